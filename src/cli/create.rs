@@ -1,0 +1,92 @@
+//! `rsbuilder create api` and `rsbuilder create webhook`: flags, and the calls into
+//! [`crate::scaffold`].
+
+use std::path::Path;
+
+/// `rsbuilder create` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum CreateCommand {
+    /// Scaffold a CRD type and its controller, or a controller for an existing type.
+    Api(ApiArgs),
+    /// Scaffold defaulting, validating or conversion webhooks for a kind.
+    Webhook(WebhookArgs),
+}
+
+/// `rsbuilder create api` flags (Kubebuilder's names).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  rsbuilder create api --group ai --version v1 --kind AIJob\n  rsbuilder create api --group core --version v1 --kind Pod --resource=false --controller=true"
+)]
+pub struct ApiArgs {
+    /// API group (`ai`; the qualified group is `<group>.<domain>`; `core`, `apps`, ... for
+    /// built-in types).
+    #[arg(long)]
+    pub group: String,
+    /// API version (`v1`, `v1beta1`).
+    #[arg(long)]
+    pub version: String,
+    /// Kind, CamelCase (`AIJob`).
+    #[arg(long)]
+    pub kind: String,
+    /// Scaffold the resource type (CRD).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = true, action = clap::ArgAction::Set)]
+    pub resource: bool,
+    /// Scaffold the controller.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = true, action = clap::ArgAction::Set)]
+    pub controller: bool,
+    /// Namespaced (true) or cluster-scoped (false) resource.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = true, action = clap::ArgAction::Set)]
+    pub namespaced: bool,
+    /// Plural resource name, when kube-derive's rule gives the wrong one (`people`).
+    #[arg(long)]
+    pub plural: Option<String>,
+    /// Overwrite the kind's types, controller and sample files if they exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `rsbuilder create webhook` flags (Kubebuilder's names).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  rsbuilder create webhook --group ai --version v1 --kind AIJob --defaulting --programmatic-validation"
+)]
+pub struct WebhookArgs {
+    /// API group of the kind.
+    #[arg(long)]
+    pub group: String,
+    /// API version of the kind.
+    #[arg(long)]
+    pub version: String,
+    /// Kind.
+    #[arg(long)]
+    pub kind: String,
+    /// Scaffold a defaulting (mutating) webhook.
+    #[arg(long)]
+    pub defaulting: bool,
+    /// Scaffold a validating webhook.
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// Scaffold a conversion webhook.
+    #[arg(long)]
+    pub conversion: bool,
+    /// Spoke versions converted through this (hub) version, with `--conversion`.
+    #[arg(long, value_delimiter = ',')]
+    pub spoke: Vec<String>,
+    /// Custom path of the defaulting webhook.
+    #[arg(long)]
+    pub defaulting_path: Option<String>,
+    /// Custom path of the validating webhook.
+    #[arg(long)]
+    pub validation_path: Option<String>,
+    /// Overwrite the webhook file if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs a `create` subcommand in `dir`.
+pub fn run(_dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
+    match cmd {
+        CreateCommand::Api(_) => super::not_implemented("create api"),
+        CreateCommand::Webhook(_) => super::not_implemented("create webhook"),
+    }
+}

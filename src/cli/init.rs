@@ -1,0 +1,43 @@
+//! `rsbuilder init`: flags, and the call into [`crate::scaffold`].
+
+use std::path::Path;
+
+/// Licenses `init` can write a header for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum License {
+    /// Apache License 2.0 (a LICENSE file and headers in generated sources).
+    Apache2,
+    /// No license file or headers.
+    None,
+}
+
+/// `rsbuilder init` flags (Kubebuilder's names).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  mkdir ai-operator && cd ai-operator\n  rsbuilder init --domain ai.example.com --repo example.com/ai-operator"
+)]
+pub struct InitArgs {
+    /// Domain for groups: an API `--group ai` becomes `ai.<domain>`.
+    #[arg(long, default_value = "my.domain")]
+    pub domain: String,
+    /// Repository path of the project (recorded in PROJECT and Cargo.toml).
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Project name (a DNS-1123 label); defaults to the directory name.
+    #[arg(long)]
+    pub project_name: Option<String>,
+    /// Copyright owner for license headers.
+    #[arg(long, default_value = "The rsbuilder authors")]
+    pub owner: String,
+    /// License of the generated project.
+    #[arg(long, value_enum, default_value_t = License::Apache2)]
+    pub license: License,
+    /// Watch only the manager's own namespace: RBAC is generated as Roles, not ClusterRoles.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
+    pub namespaced: bool,
+}
+
+/// Runs `init` in `dir`.
+pub fn run(_dir: &Path, _args: InitArgs) -> anyhow::Result<i32> {
+    super::not_implemented("init")
+}

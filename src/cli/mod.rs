@@ -1,0 +1,128 @@
+//! Command-line definitions (clap derive), one file per command; [`run`] dispatches a parsed
+//! command to the library.
+
+use clap::{Parser, Subcommand};
+
+pub mod create;
+pub mod init;
+pub mod manifests;
+
+/// Exit codes: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit codes: a user error, or drift found by `manifests --check`.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit codes: a usage error (bad flags, a command not implemented yet).
+pub const EXIT_USAGE: i32 = 2;
+
+/// rsbuilder: Kubebuilder + controller-gen for operators written in Rust on kube-rs.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rsbuilder",
+    version,
+    about = "Scaffold kube-rs operators and derive their CRD, RBAC and webhook manifests",
+    long_about = "rsbuilder scaffolds Kubernetes operators written in Rust on kube-rs, laid out like \
+Kubebuilder projects, and derives CRD YAML, RBAC roles and webhook configurations statically from \
+the annotated Rust types (the same attributes kube-derive reads).",
+    after_help = "Examples:\n  mkdir ai-operator && cd ai-operator\n  rsbuilder init --domain ai.example.com --repo example.com/ai-operator\n  rsbuilder create api --group ai --version v1 --kind AIJob\n  rsbuilder manifests"
+)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands, named as Kubebuilder names them.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Initialize a new kube-rs operator project in the current directory.
+    Init(init::InitArgs),
+    /// Scaffold a Kubernetes API (CRD type and controller) or webhook.
+    #[command(subcommand)]
+    Create(create::CreateCommand),
+    /// Generate CRD, RBAC and webhook manifests from the Rust sources, without compiling them.
+    Manifests(manifests::ManifestsArgs),
+    /// Update the project configuration (PROJECT).
+    #[command(after_help = "Example:\n  rsbuilder edit --namespaced=true")]
+    Edit(EditArgs),
+    /// Print rsbuilder's version and the kube / k8s-openapi versions it scaffolds.
+    #[command(after_help = "Example:\n  rsbuilder version")]
+    Version,
+    /// Generate a shell completion script.
+    #[command(
+        after_help = "Example:\n  rsbuilder completion bash > /etc/bash_completion.d/rsbuilder"
+    )]
+    Completion {
+        /// Shell to generate the script for.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `rsbuilder edit` flags.
+#[derive(Debug, clap::Args)]
+pub struct EditArgs {
+    /// Restrict the manager to one namespace: RBAC becomes Roles instead of ClusterRoles.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub namespaced: Option<bool>,
+}
+
+/// Versions of the crates a scaffolded project depends on.
+pub mod versions {
+    /// kube version requirement written into generated Cargo.toml files.
+    pub const KUBE: &str = "5";
+    /// k8s-openapi version requirement written into generated Cargo.toml files.
+    pub const K8S_OPENAPI: &str = "0.29";
+    /// The Kubernetes version feature of k8s-openapi that generated projects select; rsbuilder
+    /// itself links k8s-openapi with the same feature so inlined types match.
+    pub const K8S_FEATURE: &str = "v1_37";
+    /// schemars version requirement.
+    pub const SCHEMARS: &str = "1";
+}
+
+/// Runs a parsed command. Returns the process exit code, or an error whose chain the binary
+/// prints (exit code 1).
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    let cwd = std::env::current_dir()?;
+    match cli.command {
+        Command::Init(args) => init::run(&cwd, args),
+        Command::Create(cmd) => create::run(&cwd, cmd),
+        Command::Manifests(args) => manifests::run(&cwd, args),
+        Command::Edit(args) => edit(&cwd, args),
+        Command::Version => {
+            println!(
+                "rsbuilder {}\nscaffolds: kube {}, k8s-openapi {} (feature {}), schemars {}",
+                env!("CARGO_PKG_VERSION"),
+                versions::KUBE,
+                versions::K8S_OPENAPI,
+                versions::K8S_FEATURE,
+                versions::SCHEMARS
+            );
+            Ok(EXIT_OK)
+        }
+        Command::Completion { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "rsbuilder", &mut std::io::stdout());
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+fn edit(dir: &std::path::Path, args: EditArgs) -> anyhow::Result<i32> {
+    let mut project = crate::model::Project::load(dir)?;
+    if let Some(ns) = args.namespaced {
+        project.namespaced = ns;
+    }
+    let mut plan = crate::scaffold::Plan::new(dir, false);
+    plan.create(
+        crate::model::project::FILE_NAME,
+        project.render(),
+        crate::scaffold::IfExists::Overwrite,
+    );
+    print!("{}", crate::scaffold::report(&plan.apply()?));
+    Ok(EXIT_OK)
+}
+
+/// The answer of a command that a later release implements: a message and exit code 2.
+pub fn not_implemented(what: &str) -> anyhow::Result<i32> {
+    eprintln!("error: `rsbuilder {what}` is not implemented yet");
+    Ok(EXIT_USAGE)
+}

@@ -1,0 +1,84 @@
+//! Diagnostics for `manifests`: an error located at `file:line:column` with the reason and,
+//! where there is one, the fix. Several are collected per run and reported together.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// One problem in the user's sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Source file, as given to rsbuilder (relative when the input was relative).
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it, when known.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic at an explicit position (1-based line and column).
+    pub fn new(file: &Path, line: usize, column: usize, message: impl Into<String>) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// A diagnostic at the start of a syn/proc-macro2 span (needs the `span-locations`
+    /// feature of proc-macro2, which rsbuilder enables).
+    pub fn at(file: &Path, span: proc_macro2::Span, message: impl Into<String>) -> Self {
+        let start = span.start();
+        Self::new(file, start.line.max(1), start.column + 1, message)
+    }
+
+    /// Adds the fix.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            self.message
+        )?;
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// All diagnostics of a run, as one error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        if self.0.len() > 1 {
+            write!(f, "\n{} errors", self.0.len())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}

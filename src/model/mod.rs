@@ -1,0 +1,10 @@
+//! The data rsbuilder reasons about: resource names (GVK, plural, module names), their
+//! validation, built-in Kubernetes types, and the PROJECT file.
+
+pub mod builtin;
+pub mod gvk;
+pub mod project;
+pub mod validate;
+
+pub use gvk::{NameError, Resource};
+pub use project::Project;

@@ -1,0 +1,591 @@
+//! The scaffolding engine: every command describes the files it wants as a [`Plan`] of
+//! [`FileOp`]s; the engine checks every precondition, computes every final file content in
+//! memory, and only then writes, atomically (temporary file in the same directory, then
+//! rename). If any write fails, files already written are restored, so a failed command leaves
+//! the directory as it was.
+//!
+//! Modelled on Kubebuilder's `pkg/machinery`: a file is a value with a path, contents and an
+//! "if the file exists" policy; edits to existing files are fragments inserted before a marker
+//! comment (`// +kubebuilder:scaffold:<name>` in Rust, `# +kubebuilder:scaffold:<name>` in
+//! YAML, TOML and Makefiles), skipped when already present so re-running is safe.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use thiserror::Error;
+
+/// What to do when a file to create already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfExists {
+    /// Fail the whole command ("already exists; use --force"), unless the plan is forced, in
+    /// which case the file is overwritten. For files the user edits (types, controllers, ...).
+    Error,
+    /// Leave the existing file alone (shared files a previous command may have written).
+    Skip,
+    /// Always overwrite (files rsbuilder owns, such as PROJECT).
+    Overwrite,
+}
+
+/// One planned change to the project tree. Paths are relative to the project root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileOp {
+    /// Write a whole file.
+    Create {
+        /// Relative path.
+        path: PathBuf,
+        /// Full contents.
+        contents: String,
+        /// Policy when the file exists.
+        if_exists: IfExists,
+    },
+    /// Insert `fragment` before every line holding the scaffold marker `marker` (the part after
+    /// `+kubebuilder:scaffold:`), indented like that line, unless the fragment is already in
+    /// the file.
+    Insert {
+        /// Relative path.
+        path: PathBuf,
+        /// Marker name (`imports`, `controllers`, `crdkustomizeresource`).
+        marker: String,
+        /// Text to insert; a trailing newline is added when missing.
+        fragment: String,
+    },
+}
+
+/// Why a plan cannot be applied. Nothing has been written when one of these is returned.
+#[derive(Debug, Error)]
+pub enum ScaffoldError {
+    /// A path is absolute or climbs out of the project with `..`.
+    #[error("refusing to write {path}: the path must stay inside the project directory")]
+    OutsideProject {
+        /// Offending path.
+        path: PathBuf,
+    },
+    /// A path (or one of its parents) is a symbolic link that leads outside the project.
+    #[error("refusing to write {path}: {link} is a symbolic link that leads outside the project")]
+    SymlinkEscape {
+        /// Offending path.
+        path: PathBuf,
+        /// The link found on the way.
+        link: PathBuf,
+    },
+    /// A parent of the path exists but is not a directory.
+    #[error("cannot write {path}: {parent} exists and is not a directory")]
+    NotADirectory {
+        /// Offending path.
+        path: PathBuf,
+        /// The file in the way.
+        parent: PathBuf,
+    },
+    /// The file exists and its policy is [`IfExists::Error`] without `--force`.
+    #[error("{path} already exists; re-run with --force to overwrite it")]
+    Exists {
+        /// Offending path.
+        path: PathBuf,
+    },
+    /// A file to insert into does not exist.
+    #[error(
+        "{path} does not exist, so the +kubebuilder:scaffold:{marker} fragment cannot be inserted into it"
+    )]
+    MissingFile {
+        /// Offending path.
+        path: PathBuf,
+        /// Marker name.
+        marker: String,
+    },
+    /// The marker comment is missing from the file (usually deleted by hand).
+    #[error(
+        "{path} has no `{comment}` marker; rsbuilder inserts code before it. Restore the marker line where new code should go, then re-run"
+    )]
+    MissingMarker {
+        /// Offending path.
+        path: PathBuf,
+        /// The full marker comment expected.
+        comment: String,
+    },
+    /// Reading or writing failed.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done (`reading`, `writing`).
+        action: &'static str,
+        /// Path involved.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// What happened (or would happen) to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Action {
+    /// New file.
+    Created,
+    /// Existing file with new contents.
+    Updated,
+    /// Existing file left alone (policy Skip, or contents identical).
+    Unchanged,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Action::Created => "create",
+            Action::Updated => "update",
+            Action::Unchanged => "unchanged",
+        })
+    }
+}
+
+/// The resolved outcome for one path: the action and the final contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Relative path.
+    pub path: PathBuf,
+    /// Created / updated / unchanged.
+    pub action: Action,
+    /// Final contents (equal to the current contents when unchanged).
+    pub contents: String,
+}
+
+/// An ordered list of file operations against a project root.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    root: PathBuf,
+    force: bool,
+    ops: Vec<FileOp>,
+}
+
+/// The full marker comment for a marker name in a file, chosen by the file's extension:
+/// `// +kubebuilder:scaffold:<name>` for Rust, `# +kubebuilder:scaffold:<name>` otherwise.
+pub fn marker_comment(path: &Path, marker: &str) -> String {
+    let rust = path.extension().is_some_and(|e| e == "rs");
+    if rust {
+        format!("// +kubebuilder:scaffold:{marker}")
+    } else {
+        format!("# +kubebuilder:scaffold:{marker}")
+    }
+}
+
+impl Plan {
+    /// An empty plan for the project at `root`. With `force`, files whose policy is
+    /// [`IfExists::Error`] are overwritten instead of failing the plan.
+    pub fn new(root: impl Into<PathBuf>, force: bool) -> Self {
+        Self {
+            root: root.into(),
+            force,
+            ops: Vec::new(),
+        }
+    }
+
+    /// The project root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Adds a whole-file write.
+    pub fn create(
+        &mut self,
+        path: impl Into<PathBuf>,
+        contents: impl Into<String>,
+        if_exists: IfExists,
+    ) {
+        self.ops.push(FileOp::Create {
+            path: path.into(),
+            contents: contents.into(),
+            if_exists,
+        });
+    }
+
+    /// Adds a fragment insertion before the scaffold marker `marker` in `path`.
+    pub fn insert(&mut self, path: impl Into<PathBuf>, marker: &str, fragment: impl Into<String>) {
+        self.ops.push(FileOp::Insert {
+            path: path.into(),
+            marker: marker.into(),
+            fragment: fragment.into(),
+        });
+    }
+
+    /// The operations in order.
+    pub fn ops(&self) -> &[FileOp] {
+        &self.ops
+    }
+
+    /// Checks every precondition and computes every final file, reading the tree but writing
+    /// nothing. Results are sorted by path.
+    pub fn resolve(&self) -> Result<Vec<Resolved>, ScaffoldError> {
+        // path -> (original contents if the file existed, current planned contents)
+        let mut files: BTreeMap<PathBuf, (Option<String>, Option<String>)> = BTreeMap::new();
+        for op in &self.ops {
+            let rel = match op {
+                FileOp::Create { path, .. } | FileOp::Insert { path, .. } => path,
+            };
+            self.check_path(rel)?;
+            if !files.contains_key(rel) {
+                let abs = self.root.join(rel);
+                let original = match std::fs::read_to_string(&abs) {
+                    Ok(text) => Some(text),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(source) => {
+                        return Err(ScaffoldError::Io {
+                            action: "reading",
+                            path: abs,
+                            source,
+                        });
+                    }
+                };
+                files.insert(rel.clone(), (original.clone(), original));
+            }
+            let entry = files.get_mut(rel).expect("inserted above");
+            match op {
+                FileOp::Create {
+                    contents,
+                    if_exists,
+                    ..
+                } => {
+                    let exists_on_disk = entry.0.is_some();
+                    match (exists_on_disk, if_exists) {
+                        (false, _) | (true, IfExists::Overwrite) => {
+                            entry.1 = Some(contents.clone())
+                        }
+                        (true, IfExists::Skip) => {}
+                        (true, IfExists::Error) => {
+                            if self.force {
+                                entry.1 = Some(contents.clone());
+                            } else if entry.0.as_deref() != Some(contents.as_str()) {
+                                return Err(ScaffoldError::Exists {
+                                    path: self.root.join(rel),
+                                });
+                            }
+                        }
+                    }
+                }
+                FileOp::Insert {
+                    marker, fragment, ..
+                } => {
+                    let Some(current) = entry.1.as_mut() else {
+                        return Err(ScaffoldError::MissingFile {
+                            path: self.root.join(rel),
+                            marker: marker.clone(),
+                        });
+                    };
+                    let comment = marker_comment(rel, marker);
+                    *current = insert_fragment(current, &comment, fragment).ok_or_else(|| {
+                        ScaffoldError::MissingMarker {
+                            path: self.root.join(rel),
+                            comment: comment.clone(),
+                        }
+                    })?;
+                }
+            }
+        }
+        Ok(files
+            .into_iter()
+            .map(|(path, (original, planned))| {
+                let contents = planned.unwrap_or_default();
+                let action = match &original {
+                    None => Action::Created,
+                    Some(o) if *o == contents => Action::Unchanged,
+                    Some(_) => Action::Updated,
+                };
+                Resolved {
+                    path,
+                    action,
+                    contents,
+                }
+            })
+            .collect())
+    }
+
+    /// Resolves the plan, then writes every created or updated file atomically. If a write
+    /// fails, the files already written are restored (or removed) and directories created by
+    /// this plan are removed again. Returns what happened to each file, sorted by path.
+    pub fn apply(&self) -> Result<Vec<Resolved>, ScaffoldError> {
+        let resolved = self.resolve()?;
+        let mut undo: Vec<Undo> = Vec::new();
+        for r in resolved.iter().filter(|r| r.action != Action::Unchanged) {
+            if let Err(e) = self.write_one(r, &mut undo) {
+                for u in undo.into_iter().rev() {
+                    u.run();
+                }
+                return Err(e);
+            }
+        }
+        Ok(resolved)
+    }
+
+    fn write_one(&self, r: &Resolved, undo: &mut Vec<Undo>) -> Result<(), ScaffoldError> {
+        let abs = self.root.join(&r.path);
+        let io = |action: &'static str, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ScaffoldError::Io {
+                action,
+                path,
+                source,
+            }
+        };
+        let parent = abs.parent().unwrap_or(&self.root).to_path_buf();
+        // Create missing parent directories one by one, remembering them for rollback.
+        let mut missing = Vec::new();
+        let mut cur = parent.as_path();
+        while !cur.exists() {
+            missing.push(cur.to_path_buf());
+            match cur.parent() {
+                Some(p) => cur = p,
+                None => break,
+            }
+        }
+        for dir in missing.into_iter().rev() {
+            std::fs::create_dir(&dir).map_err(io("creating directory", &dir))?;
+            undo.push(Undo::RemoveDir(dir));
+        }
+        let original = if r.action == Action::Updated {
+            Some(std::fs::read(&abs).map_err(io("reading", &abs))?)
+        } else {
+            None
+        };
+        let mut tmp = tempfile::NamedTempFile::new_in(&parent).map_err(io("writing", &abs))?;
+        tmp.write_all(r.contents.as_bytes())
+            .and_then(|_| tmp.as_file().sync_all())
+            .map_err(io("writing", &abs))?;
+        if original.is_some()
+            && let Ok(meta) = std::fs::metadata(&abs)
+        {
+            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        }
+        tmp.persist(&abs).map_err(|e| ScaffoldError::Io {
+            action: "writing",
+            path: abs.clone(),
+            source: e.error,
+        })?;
+        undo.push(match original {
+            Some(bytes) => Undo::Restore(abs, bytes),
+            None => Undo::Remove(abs),
+        });
+        Ok(())
+    }
+
+    /// Rejects absolute paths, `..`, symlinks leading outside the root, and files standing
+    /// where a directory is needed.
+    fn check_path(&self, rel: &Path) -> Result<(), ScaffoldError> {
+        let outside = || ScaffoldError::OutsideProject {
+            path: rel.to_path_buf(),
+        };
+        if rel.as_os_str().is_empty() {
+            return Err(outside());
+        }
+        for c in rel.components() {
+            if !matches!(c, Component::Normal(_)) {
+                return Err(outside());
+            }
+        }
+        let root = self
+            .root
+            .canonicalize()
+            .unwrap_or_else(|_| self.root.clone());
+        let mut cur = self.root.clone();
+        let comps: Vec<_> = rel.components().collect();
+        for (i, c) in comps.iter().enumerate() {
+            cur.push(c);
+            let Ok(meta) = std::fs::symlink_metadata(&cur) else {
+                break; // does not exist yet: nothing further down exists either
+            };
+            if meta.file_type().is_symlink() {
+                let target = cur.canonicalize().unwrap_or_else(|_| cur.clone());
+                if !target.starts_with(&root) {
+                    return Err(ScaffoldError::SymlinkEscape {
+                        path: rel.to_path_buf(),
+                        link: cur.clone(),
+                    });
+                }
+            }
+            let is_last = i + 1 == comps.len();
+            if !is_last && !cur.is_dir() {
+                return Err(ScaffoldError::NotADirectory {
+                    path: rel.to_path_buf(),
+                    parent: cur.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+enum Undo {
+    Restore(PathBuf, Vec<u8>),
+    Remove(PathBuf),
+    RemoveDir(PathBuf),
+}
+
+impl Undo {
+    fn run(self) {
+        // Best effort: the original error is what the user needs to see.
+        match self {
+            Undo::Restore(path, bytes) => {
+                let _ = std::fs::write(path, bytes);
+            }
+            Undo::Remove(path) => {
+                let _ = std::fs::remove_file(path);
+            }
+            Undo::RemoveDir(path) => {
+                let _ = std::fs::remove_dir(path);
+            }
+        }
+    }
+}
+
+/// Inserts `fragment` before each line containing `comment`, indented like that line.
+/// Returns `None` when the marker is absent; returns the text unchanged when the fragment is
+/// already present (compared line by line, ignoring indentation).
+pub fn insert_fragment(text: &str, comment: &str, fragment: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let marker_lines: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == comment || l.trim_end().ends_with(comment))
+        .map(|(i, _)| i)
+        .collect();
+    if marker_lines.is_empty() {
+        return None;
+    }
+    if contains_fragment(text, fragment) {
+        return Some(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len() + fragment.len() * marker_lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if marker_lines.contains(&i) {
+            let indent: String = line
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            for frag_line in fragment.trim_end_matches('\n').split('\n') {
+                if frag_line.is_empty() {
+                    out.push('\n');
+                } else {
+                    out.push_str(&indent);
+                    out.push_str(frag_line);
+                    out.push('\n');
+                }
+            }
+        }
+        out.push_str(line);
+    }
+    Some(out)
+}
+
+fn contains_fragment(text: &str, fragment: &str) -> bool {
+    let want: Vec<&str> = fragment
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if want.is_empty() {
+        return true;
+    }
+    let have: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    have.windows(want.len()).any(|w| w == want.as_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_before_marker_with_indent_once() {
+        let text = "fn main() {\n    // +kubebuilder:scaffold:controllers\n}\n";
+        let once =
+            insert_fragment(text, "// +kubebuilder:scaffold:controllers", "run_a();").unwrap();
+        assert_eq!(
+            once,
+            "fn main() {\n    run_a();\n    // +kubebuilder:scaffold:controllers\n}\n"
+        );
+        let twice =
+            insert_fragment(&once, "// +kubebuilder:scaffold:controllers", "run_a();").unwrap();
+        assert_eq!(twice, once);
+        assert!(insert_fragment("nothing", "// +kubebuilder:scaffold:x", "y").is_none());
+    }
+
+    #[test]
+    fn plan_is_all_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("main.rs"), "fn main() {}\n").unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create("a/b.txt", "hello", IfExists::Error);
+        plan.insert("main.rs", "controllers", "x();");
+        let err = plan.apply().unwrap_err();
+        assert!(matches!(err, ScaffoldError::MissingMarker { .. }), "{err}");
+        assert!(!dir.path().join("a").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("main.rs")).unwrap(),
+            "fn main() {}\n"
+        );
+    }
+
+    #[test]
+    fn existing_files_follow_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "user").unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create("f", "new", IfExists::Error);
+        assert!(matches!(plan.apply(), Err(ScaffoldError::Exists { .. })));
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create("f", "new", IfExists::Skip);
+        plan.apply().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("f")).unwrap(),
+            "user"
+        );
+        let mut plan = Plan::new(dir.path(), true);
+        plan.create("f", "new", IfExists::Error);
+        let done = plan.apply().unwrap();
+        assert_eq!(done[0].action, Action::Updated);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("f")).unwrap(),
+            "new"
+        );
+    }
+
+    #[test]
+    fn rejects_paths_outside_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["../x", "/etc/passwd", "a/../../x"] {
+            let mut plan = Plan::new(dir.path(), true);
+            plan.create(bad, "x", IfExists::Overwrite);
+            assert!(
+                matches!(plan.apply(), Err(ScaffoldError::OutsideProject { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rejects_symlinks_leading_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("config")).unwrap();
+        let mut plan = Plan::new(dir.path(), true);
+        plan.create("config/x.yaml", "x", IfExists::Overwrite);
+        assert!(matches!(
+            plan.apply(),
+            Err(ScaffoldError::SymlinkEscape { .. })
+        ));
+        assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn file_in_place_of_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config"), "").unwrap();
+        let mut plan = Plan::new(dir.path(), true);
+        plan.create("config/x.yaml", "x", IfExists::Overwrite);
+        assert!(matches!(
+            plan.apply(),
+            Err(ScaffoldError::NotADirectory { .. })
+        ));
+    }
+}

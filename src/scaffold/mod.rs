@@ -1,0 +1,20 @@
+//! Scaffolding: the engine that plans and applies file changes ([`engine`]), and the commands
+//! that fill a plan from templates (`init`, `create api`, `create webhook`).
+
+pub mod engine;
+
+pub use engine::{Action, FileOp, IfExists, Plan, Resolved, ScaffoldError};
+
+/// Prints what a plan did, one line per file, in Kubebuilder's style (`create  config/...`).
+/// Unchanged files are not listed.
+pub fn report(resolved: &[Resolved]) -> String {
+    let mut out = String::new();
+    for r in resolved.iter().filter(|r| r.action != Action::Unchanged) {
+        out.push_str(&format!(
+            "{:<7} {}\n",
+            r.action.to_string(),
+            r.path.display()
+        ));
+    }
+    out
+}
