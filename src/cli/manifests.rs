@@ -22,7 +22,89 @@ pub struct ManifestsArgs {
     pub check: bool,
 }
 
-/// Runs `manifests` relative to `cwd`.
-pub fn run(_cwd: &Path, _args: ManifestsArgs) -> anyhow::Result<i32> {
-    super::not_implemented("manifests")
+/// Runs `manifests` relative to `cwd`: derives the manifests of the project in `--dir` (default
+/// `cwd`) from `--paths` (default `<dir>/src`) into `--output-dir` (default `<dir>/config`; a
+/// relative output dir is taken relative to the project dir).
+///
+/// Returns exit code 0 when the files were written (or, with `--check`, are up to date), 1 when
+/// the sources have errors (every diagnostic printed to stderr, nothing written) or when
+/// `--check` finds a file that would change (a unified diff per file on stdout).
+pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
+    use crate::manifests::generate::{Options, generate};
+    use crate::scaffold::{Action, IfExists, Plan};
+
+    let process_cwd = std::env::current_dir().ok();
+    let anchor = |p: &Path| -> PathBuf {
+        if p.is_absolute() || process_cwd.as_deref() == Some(cwd) {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        }
+    };
+    let dir = args
+        .dir
+        .as_deref()
+        .map(anchor)
+        .unwrap_or_else(|| anchor(Path::new(".")));
+    let namespaced = if dir.join(crate::model::project::FILE_NAME).is_file() {
+        crate::model::Project::load(&dir)?.namespaced
+    } else {
+        false
+    };
+    let paths: Vec<PathBuf> = if args.paths.is_empty() {
+        vec![if dir == Path::new(".") {
+            PathBuf::from("src")
+        } else {
+            dir.join("src")
+        }]
+    } else {
+        args.paths.iter().map(|p| anchor(p)).collect()
+    };
+    let output_dir = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("config"));
+    let (plan_root, gen_output_dir) = if output_dir.is_absolute() {
+        (output_dir.clone(), PathBuf::new())
+    } else {
+        (dir.clone(), output_dir.clone())
+    };
+    let output = match generate(&Options {
+        paths,
+        output_dir: gen_output_dir,
+        namespaced,
+    }) {
+        Ok(o) => o,
+        Err(diags) => {
+            eprintln!("error: {diags}");
+            return Ok(super::EXIT_FAILURE);
+        }
+    };
+    let mut plan = Plan::new(&plan_root, false);
+    for (path, contents) in &output.files {
+        plan.create(path, contents.as_str(), IfExists::Overwrite);
+    }
+    if args.check {
+        let resolved = plan.resolve()?;
+        let mut drift = false;
+        for r in resolved.iter().filter(|r| r.action != Action::Unchanged) {
+            drift = true;
+            let shown = plan_root.join(&r.path);
+            let old = std::fs::read_to_string(&shown).unwrap_or_default();
+            let diff = similar::TextDiff::from_lines(&old, &r.contents);
+            let label = shown.display().to_string();
+            print!(
+                "{}",
+                diff.unified_diff().context_radius(3).header(&label, &label)
+            );
+        }
+        if drift {
+            eprintln!("error: manifests are out of date; run `rsbuilder manifests` to update them");
+            return Ok(super::EXIT_FAILURE);
+        }
+        return Ok(super::EXIT_OK);
+    }
+    let done = plan.apply()?;
+    print!("{}", crate::scaffold::report(&done));
+    Ok(super::EXIT_OK)
 }

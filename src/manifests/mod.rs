@@ -1,8 +1,11 @@
 //! `manifests`: CRDs, RBAC roles and webhook configurations derived statically from Rust
 //! sources (syn, never rustc).
 
+pub mod crd;
 pub mod diag;
+pub mod generate;
 pub mod source;
 
+pub use crd::{GeneratedCrd, crds_from_sources};
 pub use diag::{Diagnostic, Diagnostics};
 pub use source::{SourceFile, SourceSet};

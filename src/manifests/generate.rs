@@ -1,0 +1,59 @@
+//! `rsbuilder manifests` as a library call: read the sources, derive every manifest, and return
+//! the files to write (relative paths and exact bytes). The CLI decides whether to write them
+//! or to diff them (`--check`).
+
+use std::path::PathBuf;
+
+use super::crd::crds_from_sources;
+use super::diag::Diagnostics;
+use super::source::SourceSet;
+
+/// What to generate from where.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Source files or directories (every `.rs` under them is parsed).
+    pub paths: Vec<PathBuf>,
+    /// Directory receiving `crd/bases`, `rbac` and `webhook` (usually `config`). Relative to the
+    /// project root, or absolute.
+    pub output_dir: PathBuf,
+    /// The PROJECT's `namespaced` setting: RBAC becomes Roles instead of ClusterRoles.
+    pub namespaced: bool,
+}
+
+/// The generated files, sorted by path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Output {
+    /// `(path under the project root (or absolute when the output dir is), exact contents)`.
+    pub files: Vec<(PathBuf, String)>,
+}
+
+/// Derives every manifest: CRDs to `<output_dir>/crd/bases/<group>_<plural>.yaml`.
+///
+/// Errors: every diagnostic of the run (syntax errors, unresolvable types, shapes for which
+/// kube-derive's `crd()` panics or emits an invalid schema), nothing generated.
+pub fn generate(opts: &Options) -> Result<Output, Diagnostics> {
+    let sources = SourceSet::load(&opts.paths).map_err(Diagnostics)?;
+    let crds = crds_from_sources(&sources).map_err(Diagnostics)?;
+    let mut files = Vec::new();
+    for c in crds {
+        let yaml = to_yaml(&c.crd).map_err(|e| {
+            Diagnostics(vec![super::Diagnostic::new(
+                std::path::Path::new(&c.file_name),
+                1,
+                1,
+                format!("cannot serialize the CRD to YAML: {e}"),
+            )])
+        })?;
+        files.push((
+            opts.output_dir.join("crd").join("bases").join(&c.file_name),
+            yaml,
+        ));
+    }
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Output { files })
+}
+
+/// Serializes a manifest object to YAML with serde-saphyr (see docs/yaml.md for the choice).
+pub fn to_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_saphyr::SerializeError> {
+    serde_saphyr::to_string(value)
+}
