@@ -4,7 +4,10 @@
 pub mod crd;
 pub mod diag;
 pub mod generate;
+pub mod markers;
+pub mod rbac;
 pub mod source;
+pub mod webhook;
 
 pub use crd::{GeneratedCrd, crds_from_sources};
 pub use diag::{Diagnostic, Diagnostics};

@@ -1,0 +1,296 @@
+//! Markers: controller-gen's `// +kubebuilder:...` comments, read from Rust sources.
+//!
+//! Where markers are read: every line whose first non-blank text is a plain `//` comment
+//! (not a `///` or `//!` doc comment, not a comment after code on the same line) whose text
+//! starts with `+`. Unlike controller-gen, which ties markers to the Go package or type they
+//! precede, rsbuilder's markers (`rbac`, `webhook`, `webhookconfiguration`) describe the whole
+//! program, so their position in a file does not matter. Lines inside multi-line string
+//! literals are not comments and are skipped.
+//!
+//! Which markers are checked: every marker whose name starts with `kubebuilder:` (or a near
+//! miss of it, such as `kubebuider:`) must be registered in [`registry::MARKERS`]; others
+//! (`+optional`, `+k8s:...`) belong to other tools and are left alone. A marker in a doc
+//! comment is an error when it names an rbac or webhook marker (it would otherwise be lost
+//! silently). Controller-gen ignores unknown and misspelled markers; rsbuilder reports them.
+
+pub mod grammar;
+pub mod registry;
+
+use std::path::{Path, PathBuf};
+
+pub use grammar::Value;
+pub use registry::{ArgDef, ArgType, Form, MARKERS, MarkerDef};
+
+use super::diag::Diagnostic;
+use super::source::SourceSet;
+
+/// One parsed argument of a [`Marker`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    /// Registered argument name (`verbs`).
+    pub name: &'static str,
+    /// Typed value.
+    pub value: Value,
+    /// 1-based column of the argument name in the source line.
+    pub column: usize,
+}
+
+/// A registered marker found in a source file, with its typed arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    /// Its definition in the registry.
+    pub def: &'static MarkerDef,
+    /// File it was found in.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column of the `+`.
+    pub column: usize,
+    /// The marker text after `+` (for messages).
+    pub text: String,
+    /// Arguments in the order written.
+    pub args: Vec<Arg>,
+}
+
+impl Marker {
+    /// Registered name (`kubebuilder:rbac`).
+    pub fn name(&self) -> &'static str {
+        self.def.name
+    }
+
+    /// A diagnostic at the marker's `+`.
+    pub fn diag(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.file, self.line, self.column, message)
+    }
+
+    /// A diagnostic at argument `name` when it was written, else at the marker.
+    pub fn diag_at(&self, name: &str, message: impl Into<String>) -> Diagnostic {
+        let column = self
+            .args
+            .iter()
+            .find(|a| a.name == name)
+            .map_or(self.column, |a| a.column);
+        Diagnostic::new(&self.file, self.line, column, message)
+    }
+
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.args.iter().find(|a| a.name == name).map(|a| &a.value)
+    }
+
+    /// A string argument, when given.
+    pub fn string(&self, name: &str) -> Option<&str> {
+        match self.get(name) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A list argument, when given.
+    pub fn list(&self, name: &str) -> Option<&[String]> {
+        match self.get(name) {
+            Some(Value::List(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// An integer argument, when given.
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.get(name) {
+            Some(Value::Int(i)) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// A bool argument, when given.
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        match self.get(name) {
+            Some(Value::Bool(b)) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+/// Reads every marker of every file of `sources` (files in path order, markers in line
+/// order). Returns the registered markers that take arguments or values (`rbac`, `webhook`,
+/// `webhookconfiguration`); ignored markers (`kubebuilder:scaffold:*`) are dropped.
+///
+/// Errors, each at the marker's file:line:column: an unknown `+kubebuilder:` marker (with the
+/// nearest registered name), a controller-gen CRD marker (with the Rust attribute to use), an
+/// unknown or repeated argument (with the nearest argument name), a missing required argument,
+/// a value of the wrong type, a bad string or list, an rbac/webhook marker in a doc comment.
+/// All errors of all files are returned together.
+pub fn collect(sources: &SourceSet) -> Result<Vec<Marker>, Vec<Diagnostic>> {
+    let mut markers = Vec::new();
+    let mut errors = Vec::new();
+    for file in &sources.files {
+        let (m, e) = collect_text(&file.path, &file.text);
+        markers.extend(m);
+        errors.extend(e);
+    }
+    if errors.is_empty() {
+        Ok(markers)
+    } else {
+        Err(errors)
+    }
+}
+
+/// [`collect`] for one file's text, claimed to come from `path`: its markers and its errors.
+pub fn collect_text(path: &Path, text: &str) -> (Vec<Marker>, Vec<Diagnostic>) {
+    let in_literal = literal_lines(text);
+    let mut markers = Vec::new();
+    let mut errors = Vec::new();
+    for (idx, line) in text.lines().enumerate() {
+        let line_no = idx + 1;
+        if in_literal.binary_search(&line_no).is_ok() {
+            continue;
+        }
+        let indent = line.chars().take_while(|c| c.is_whitespace()).count();
+        let trimmed = line.trim_start();
+        let Some(after) = trimmed.strip_prefix("//") else {
+            continue;
+        };
+        let is_doc = (after.starts_with('/') && !after.starts_with("//")) || after.starts_with('!');
+        let body = if is_doc { &after[1..] } else { after };
+        let lead = body.chars().take_while(|c| c.is_whitespace()).count();
+        let Some(text) = body.trim_start().strip_prefix('+') else {
+            continue;
+        };
+        let text = text.trim_end();
+        // 1-based column of '+'.
+        let column = indent + 2 + usize::from(is_doc) + lead + 1;
+        match parse_marker(path, line_no, column, text, is_doc) {
+            Ok(Some(m)) => markers.push(m),
+            Ok(None) => {}
+            Err(d) => errors.push(d),
+        }
+    }
+    (markers, errors)
+}
+
+/// Parses one marker text (after `+`) found at `path:line:column` (the column of `+`).
+/// `Ok(None)`: not ours, or a valid ignored marker.
+pub fn parse_marker(
+    path: &Path,
+    line: usize,
+    column: usize,
+    text: &str,
+    in_doc_comment: bool,
+) -> Result<Option<Marker>, Diagnostic> {
+    let at = |offset: usize| column + 1 + offset;
+    let (name, anon, _) = grammar::split_marker(text);
+    let first = anon.split(':').next().unwrap_or_default();
+    if first != "kubebuilder" {
+        let near_prefix = first.len() > 3
+            && strsim::damerau_levenshtein(&first.to_ascii_lowercase(), "kubebuilder") <= 2;
+        if !near_prefix || in_doc_comment {
+            return Ok(None);
+        }
+        let fixed = format!("kubebuilder{}", &name[first.len()..]);
+        let known = registry::lookup(&fixed)
+            .or_else(|| registry::lookup(&format!("kubebuilder{}", &anon[first.len()..])));
+        let d = Diagnostic::new(path, line, column, format!("unknown marker +{name}"));
+        return Err(match known {
+            Some(def) => d.with_help(format!("did you mean +{}?", def.name)),
+            None => d.with_help("rsbuilder's markers start with +kubebuilder:"),
+        });
+    }
+    let Some(def) = registry::lookup(anon).or_else(|| registry::lookup(name)) else {
+        if in_doc_comment {
+            return Ok(None);
+        }
+        let near = registry::suggest(name).or_else(|| registry::suggest(anon));
+        let d = Diagnostic::new(path, line, column, format!("unknown marker +{name}"));
+        return Err(match near {
+            Some(n) => d.with_help(format!("did you mean +{n}?")),
+            None => d.with_help(format!(
+                "rsbuilder knows {}; see docs/markers.md",
+                MARKERS
+                    .iter()
+                    .filter(|m| !matches!(m.form, Form::Unsupported(_)))
+                    .map(|m| format!("+{}", m.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        });
+    };
+    if in_doc_comment {
+        return match def.form {
+            Form::Args(_) | Form::Value(_) | Form::Flag => Err(Diagnostic::new(
+                path,
+                line,
+                column,
+                format!("+{} is in a doc comment, where markers are not read", def.name),
+            )
+            .with_help(
+                "write it as a plain `// +kubebuilder:...` comment; doc comments are documentation (kube-derive copies them into CRD descriptions)",
+            )),
+            _ => Ok(None),
+        };
+    }
+    match def.form {
+        Form::Ignored => return Ok(None),
+        Form::Unsupported(instead) => {
+            return Err(Diagnostic::new(
+                path,
+                line,
+                column,
+                format!(
+                    "+{anon} is a controller-gen marker for Go types; rsbuilder takes CRD schemas from Rust attributes, not comments"
+                ),
+            )
+            .with_help(instead));
+        }
+        _ => {}
+    }
+    // Markers may carry a trailing name part for Args markers: re-slice from the definition
+    // name so offsets count from the start of the text.
+    match grammar::parse(def, text) {
+        Ok(args) => Ok(Some(Marker {
+            def,
+            file: path.to_path_buf(),
+            line,
+            column,
+            text: text.to_string(),
+            args: args
+                .into_iter()
+                .map(|a| Arg {
+                    name: a.name,
+                    value: a.value,
+                    column: at(a.offset),
+                })
+                .collect(),
+        })),
+        Err(e) => {
+            let d = Diagnostic::new(path, line, at(e.offset), e.message);
+            Err(match e.help {
+                Some(h) => d.with_help(h),
+                None => d,
+            })
+        }
+    }
+}
+
+/// Lines (1-based, sorted) that lie inside a multi-line literal after its first line: a `//`
+/// there is string content, not a comment. Text that does not tokenize yields none.
+fn literal_lines(text: &str) -> Vec<usize> {
+    fn walk(ts: proc_macro2::TokenStream, out: &mut Vec<usize>) {
+        for tt in ts {
+            match tt {
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
+                proc_macro2::TokenTree::Literal(l) => {
+                    let span = l.span();
+                    let (start, end) = (span.start().line, span.end().line);
+                    out.extend(start + 1..=end);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(ts) = text.parse::<proc_macro2::TokenStream>() {
+        walk(ts, &mut out);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
