@@ -350,15 +350,378 @@ mod tests {
     use crate::manifests::markers::collect_text;
     use std::path::Path;
 
-    fn gen_from(src: &str, namespaced: bool) -> Result<Option<String>, Vec<Diagnostic>> {
-        let (markers, errors) = collect_text(Path::new("src/lib.rs"), src);
+    fn markers(src: &str) -> Vec<Marker> {
+        let (markers, errors) = collect_text(Path::new("src/controller.rs"), src);
         assert!(errors.is_empty(), "{errors:?}");
-        generate(&markers, namespaced)
+        markers
+    }
+
+    fn yaml(src: &str) -> String {
+        generate(&markers(src), false).unwrap().unwrap()
+    }
+
+    fn rules(src: &str) -> Vec<PolicyRule> {
+        match roles(&markers(src), false).unwrap().as_slice() {
+            [RoleObject::ClusterRole(r)] => r.rules.clone().unwrap(),
+            other => panic!("expected one ClusterRole, got {other:?}"),
+        }
+    }
+
+    fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
+        let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        PolicyRule {
+            api_groups: (!groups.is_empty()).then(|| v(groups)),
+            resources: (!resources.is_empty()).then(|| v(resources)),
+            verbs: v(verbs),
+            ..Default::default()
+        }
+    }
+
+    fn errors(src: &str, namespaced: bool) -> Vec<String> {
+        generate(&markers(src), namespaced)
+            .unwrap_err()
+            .iter()
+            .map(|d| d.to_string())
+            .collect()
+    }
+
+    /// Case A: the AIJob controller's markers, written the way Kubebuilder's controller
+    /// template writes them, plus the events rule kube-runtime's Recorder needs.
+    #[test]
+    fn case_a_role_is_merged_and_sorted_like_controller_gen() {
+        let src = "\
+// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+pub async fn reconcile() {}
+";
+        let expected = "\
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: manager-role
+rules:
+- apiGroups:
+  - ai.ai.example.com
+  resources:
+  - aijobs
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
+- apiGroups:
+  - ai.ai.example.com
+  resources:
+  - aijobs/finalizers
+  verbs:
+  - update
+- apiGroups:
+  - ai.ai.example.com
+  resources:
+  - aijobs/status
+  verbs:
+  - get
+  - patch
+  - update
+- apiGroups:
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
+";
+        assert_eq!(yaml(src), expected);
     }
 
     #[test]
-    fn dbg_case_a() {
-        let src = "// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs,verbs=get;list;watch;create;update;patch;delete\n// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/status,verbs=get;update;patch\n// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/finalizers,verbs=update\n// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch\n// +kubebuilder:rbac:urls=/metrics,verbs=get\n";
-        println!("{}", gen_from(src, false).unwrap().unwrap());
+    fn no_rbac_markers_means_no_file() {
+        let src = "// +kubebuilder:scaffold:imports\nfn main() {}\n";
+        assert_eq!(generate(&markers(src), false).unwrap(), None);
+    }
+
+    #[test]
+    fn core_group_is_the_empty_group_and_merges_with_it() {
+        let src = "\
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=pods,verbs=list
+";
+        assert_eq!(rules(src), vec![rule(&[""], &["pods"], &["get", "list"])]);
+        assert!(
+            yaml(src).contains("- apiGroups:\n  - \"\"\n"),
+            "{}",
+            yaml(src)
+        );
+    }
+
+    #[test]
+    fn lists_are_deduplicated_and_sorted() {
+        let src = "// +kubebuilder:rbac:groups=apps;apps,resources=deployments,verbs=watch;get;get;list\n";
+        assert_eq!(
+            rules(src),
+            vec![rule(&["apps"], &["deployments"], &["get", "list", "watch"])]
+        );
+    }
+
+    #[test]
+    fn verbs_for_the_same_resource_are_united_across_markers() {
+        let src = "\
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=watch
+";
+        assert_eq!(
+            rules(src),
+            vec![
+                rule(&["apps"], &["deployments"], &["get", "watch"]),
+                rule(&["apps"], &["statefulsets"], &["watch"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn rules_that_differ_only_in_resources_merge() {
+        let src = "\
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list;get
+";
+        assert_eq!(
+            rules(src),
+            vec![rule(
+                &["apps"],
+                &["deployments", "statefulsets"],
+                &["get", "list"]
+            )]
+        );
+    }
+
+    #[test]
+    fn rules_that_differ_only_in_groups_merge() {
+        let src = "\
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
+// +kubebuilder:rbac:groups=example.com,resources=jobs,verbs=get
+";
+        assert_eq!(
+            rules(src),
+            vec![rule(&["batch", "example.com"], &["jobs"], &["get"])]
+        );
+    }
+
+    /// Resources are merged per group first, groups afterwards, so two groups with
+    /// different resources stay apart (controller-gen's order of merges).
+    #[test]
+    fn rules_differing_in_two_fields_do_not_merge() {
+        let src = "\
+// +kubebuilder:rbac:groups=a.example.com,resources=xs,verbs=get
+// +kubebuilder:rbac:groups=b.example.com,resources=ys,verbs=get
+// +kubebuilder:rbac:groups=c.example.com,resources=zs,verbs=get;list
+// +kubebuilder:rbac:groups=c.example.com,resources=ws,verbs=get
+";
+        assert_eq!(
+            rules(src),
+            vec![
+                rule(&["a.example.com"], &["xs"], &["get"]),
+                rule(&["b.example.com"], &["ys"], &["get"]),
+                rule(&["c.example.com"], &["ws"], &["get"]),
+                rule(&["c.example.com"], &["zs"], &["get", "list"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn groups_merge_after_resources_merged_within_each_group() {
+        let src = "\
+// +kubebuilder:rbac:groups=a.example.com,resources=xs,verbs=get
+// +kubebuilder:rbac:groups=a.example.com,resources=ys,verbs=get
+// +kubebuilder:rbac:groups=b.example.com,resources=xs;ys,verbs=get
+";
+        assert_eq!(
+            rules(src),
+            vec![rule(
+                &["a.example.com", "b.example.com"],
+                &["xs", "ys"],
+                &["get"]
+            )]
+        );
+    }
+
+    #[test]
+    fn star_absorbs_the_other_verbs() {
+        let src = "\
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=*
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=watch;*
+";
+        // After merging, deployments has {*, get, list} and replicasets {*, watch}: they
+        // do not merge (their verb sets differ before `*` is applied), both print `*`.
+        assert_eq!(
+            rules(src),
+            vec![
+                rule(&["apps"], &["deployments"], &["*"]),
+                rule(&["apps"], &["replicasets"], &["*"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn resource_names_stay_in_their_own_rule() {
+        let src = "\
+// +kubebuilder:rbac:groups=\"\",resources=configmaps,resourceNames=b;a,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=configmaps,verbs=list
+";
+        let mut named = rule(&[""], &["configmaps"], &["get"]);
+        named.resource_names = Some(vec!["a".into(), "b".into()]);
+        // Key order: "" + configmaps + "" sorts before "" + configmaps + a&b.
+        assert_eq!(
+            rules(src),
+            vec![rule(&[""], &["configmaps"], &["list"]), named]
+        );
+    }
+
+    #[test]
+    fn non_resource_urls_with_the_same_verbs_merge() {
+        let src = "\
+// +kubebuilder:rbac:urls=/metrics,verbs=get
+// +kubebuilder:rbac:urls=/healthz;/readyz,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get
+";
+        let r = rules(src);
+        assert_eq!(r.len(), 2);
+        // The URL rule has no groups, so its key ("" + "" + ...) sorts first.
+        assert_eq!(
+            r[0],
+            PolicyRule {
+                non_resource_urls: Some(vec![
+                    "/healthz".into(),
+                    "/metrics".into(),
+                    "/readyz".into()
+                ]),
+                verbs: vec!["get".into()],
+                ..Default::default()
+            }
+        );
+        assert!(
+            yaml(src).contains("- nonResourceURLs:\n  - /healthz\n"),
+            "{}",
+            yaml(src)
+        );
+    }
+
+    #[test]
+    fn rules_sort_by_group_then_resource() {
+        let src = "\
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=deployments/status,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=create
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=delete
+";
+        let order: Vec<(String, String)> = rules(src)
+            .into_iter()
+            .map(|r| {
+                (
+                    r.api_groups.unwrap().join(","),
+                    r.resources.unwrap().join(","),
+                )
+            })
+            .collect();
+        let expect = [
+            ("", "pods"),
+            ("apps", "deployments"),
+            ("apps", "deployments/status"),
+            ("batch", "jobs"),
+        ];
+        assert_eq!(
+            order,
+            expect.map(|(g, r)| (g.to_string(), r.to_string())).to_vec()
+        );
+    }
+
+    #[test]
+    fn namespace_markers_make_roles_after_the_cluster_role() {
+        let src = "\
+// +kubebuilder:rbac:groups=\"\",resources=secrets,verbs=get,namespace=zeta
+// +kubebuilder:rbac:groups=\"\",resources=configmaps,verbs=get,namespace=alpha
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get,namespace=alpha,roleName=pod-reader
+";
+        let objs = roles(&markers(src), false).unwrap();
+        let ids: Vec<(String, Option<String>, String)> = objs
+            .iter()
+            .map(|o| match o {
+                RoleObject::ClusterRole(r) => {
+                    ("ClusterRole".into(), None, r.metadata.name.clone().unwrap())
+                }
+                RoleObject::Role(r) => (
+                    "Role".into(),
+                    r.metadata.namespace.clone(),
+                    r.metadata.name.clone().unwrap(),
+                ),
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                ("ClusterRole".into(), None, "manager-role".into()),
+                ("Role".into(), Some("alpha".into()), "manager-role".into()),
+                ("Role".into(), Some("alpha".into()), "pod-reader".into()),
+                ("Role".into(), Some("zeta".into()), "manager-role".into()),
+            ]
+        );
+        let text = yaml(src);
+        assert_eq!(text.matches("---\n").count(), 4);
+        assert!(
+            text.contains("kind: Role\nmetadata:\n  name: manager-role\n  namespace: alpha\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn namespaced_project_gets_a_role_without_namespace() {
+        let src = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+        let text = generate(&markers(src), true).unwrap().unwrap();
+        assert_eq!(
+            text,
+            "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: manager-role\nrules:\n- apiGroups:\n  - apps\n  resources:\n  - deployments\n  verbs:\n  - get\n"
+        );
+    }
+
+    #[test]
+    fn urls_cannot_be_mixed_with_resources() {
+        let e = errors(
+            "// +kubebuilder:rbac:groups=apps,resources=deployments,urls=/metrics,verbs=get\n",
+            false,
+        );
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("src/controller.rs:1:"), "{e:?}");
+        assert!(e[0].contains("both non-resource `urls` and"), "{e:?}");
+    }
+
+    #[test]
+    fn urls_are_rejected_in_roles() {
+        let e = errors(
+            "// +kubebuilder:rbac:urls=/metrics,verbs=get,namespace=x\n",
+            false,
+        );
+        assert!(e[0].contains("only be granted by a ClusterRole"), "{e:?}");
+        let e = errors("// +kubebuilder:rbac:urls=/metrics,verbs=get\n", true);
+        assert!(e[0].contains("namespaced"), "{e:?}");
+    }
+
+    #[test]
+    fn a_rule_needs_resources_or_urls_and_resources_need_groups() {
+        let e = errors("// +kubebuilder:rbac:groups=apps,verbs=get\n", false);
+        assert!(
+            e[0].contains("needs `resources` (with `groups`) or `urls`"),
+            "{e:?}"
+        );
+        let e = errors("\n// +kubebuilder:rbac:resources=pods,verbs=get\n", false);
+        assert!(e[0].starts_with("src/controller.rs:2:"), "{e:?}");
+        assert!(e[0].contains("`resources` needs `groups`"), "{e:?}");
+        assert!(e[0].contains("groups=\"\""), "{e:?}");
     }
 }

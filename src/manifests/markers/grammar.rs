@@ -43,8 +43,9 @@ pub struct ParsedArg {
 /// A grammar error: char offset into the marker text, message and optional help.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrammarError {
-    /// Char offset of the problem in the marker text (after `+`).
-    pub offset: usize,
+    /// Char offset of the problem in the marker text (after `+`); `None` when the problem is
+    /// the marker as a whole (a missing argument).
+    pub offset: Option<usize>,
     /// What is wrong.
     pub message: String,
     /// How to fix it.
@@ -54,7 +55,7 @@ pub struct GrammarError {
 impl GrammarError {
     fn new(offset: usize, message: impl Into<String>) -> Self {
         Self {
-            offset,
+            offset: Some(offset),
             message: message.into(),
             help: None,
         }
@@ -216,7 +217,11 @@ pub fn parse(def: &MarkerDef, text: &str) -> Result<Vec<ParsedArg>, GrammarError
                     .map(|a| format!("{}=<{}>", a.name, a.ty.describe()))
                     .collect::<Vec<_>>()
                     .join(",");
-                return Err(GrammarError::new(0, message).help(format!("add {help}")));
+                return Err(GrammarError {
+                    offset: None,
+                    message,
+                    help: Some(format!("add {help}")),
+                });
             }
             Ok(out)
         }

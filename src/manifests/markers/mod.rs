@@ -149,6 +149,8 @@ pub fn collect_text(path: &Path, text: &str) -> (Vec<Marker>, Vec<Diagnostic>) {
         let Some(after) = trimmed.strip_prefix("//") else {
             continue;
         };
+        // `///` and `//!` are doc comments; `////` is a plain comment whose text starts with
+        // `//`, i.e. a commented-out marker, which the `+` check below skips.
         let is_doc = (after.starts_with('/') && !after.starts_with("//")) || after.starts_with('!');
         let body = if is_doc { &after[1..] } else { after };
         let lead = body.chars().take_while(|c| c.is_whitespace()).count();
@@ -261,7 +263,7 @@ pub fn parse_marker(
                 .collect(),
         })),
         Err(e) => {
-            let d = Diagnostic::new(path, line, at(e.offset), e.message);
+            let d = Diagnostic::new(path, line, e.offset.map_or(column, at), e.message);
             Err(match e.help {
                 Some(h) => d.with_help(h),
                 None => d,
@@ -294,3 +296,6 @@ fn literal_lines(text: &str) -> Vec<usize> {
     out.dedup();
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -361,13 +361,29 @@ pub fn lookup(name: &str) -> Option<&'static MarkerDef> {
     })
 }
 
-/// The registered marker whose name is nearest to `name` (Damerau-Levenshtein over the
-/// whole name), when it is near enough to be a likely misspelling.
+/// The registered marker whose name is nearest to `name` or to one of its `:`-separated
+/// prefixes (`kubebuilder:scafold:imports` → `kubebuilder:scaffold`), by Damerau-Levenshtein
+/// distance, when it is near enough to be a likely misspelling, or that it is a truncation
+/// of.
 pub fn suggest(name: &str) -> Option<&'static str> {
-    MARKERS
-        .iter()
-        .map(|d| (strsim::damerau_levenshtein(name, d.name), d.name))
-        .filter(|(dist, cand)| *dist > 0 && *dist <= (cand.len() / 4).max(2))
+    let prefixes = name
+        .match_indices(':')
+        .map(|(i, _)| &name[..i])
+        .chain(std::iter::once(name));
+    prefixes
+        .flat_map(|p| {
+            MARKERS.iter().map(move |d| {
+                // A truncated name (`kubebuilder:webhookconfig`) is a near miss too.
+                let truncated = d.name.starts_with(p) && p.len() > "kubebuilder:".len() + 2;
+                let dist = if truncated {
+                    1
+                } else {
+                    strsim::damerau_levenshtein(p, d.name)
+                };
+                (dist, d.name)
+            })
+        })
+        .filter(|(dist, cand)| *dist > 0 && *dist <= (cand.len() / 8).max(2))
         .min_by_key(|(dist, _)| *dist)
         .map(|(_, cand)| cand)
 }
