@@ -33,7 +33,10 @@ fn version_names_scaffolded_crate_versions() {
         .arg("version")
         .assert()
         .success()
-        .stdout(predicate::str::contains(concat!("rsbuilder ", env!("CARGO_PKG_VERSION"))))
+        .stdout(predicate::str::contains(concat!(
+            "rsbuilder ",
+            env!("CARGO_PKG_VERSION")
+        )))
         .stdout(predicate::str::contains("kube 5"))
         .stdout(predicate::str::contains("k8s-openapi 0.29"));
 }
