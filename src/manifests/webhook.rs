@@ -536,3 +536,440 @@ pub fn generate(markers: &[Marker]) -> Result<Option<String>, Vec<Diagnostic>> {
     }
     Ok((!out.is_empty()).then_some(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifests::markers::collect_text;
+    use std::path::Path;
+
+    const MUTATE_AIJOB: &str = "// +kubebuilder:webhook:path=/mutate-ai-ai-example-com-v1-aijob,mutating=true,failurePolicy=fail,sideEffects=None,groups=ai.ai.example.com,resources=aijobs,verbs=create;update,versions=v1,name=maijob-v1.kb.io,admissionReviewVersions=v1";
+    const VALIDATE_AIJOB: &str = "// +kubebuilder:webhook:path=/validate-ai-ai-example-com-v1-aijob,mutating=false,failurePolicy=fail,sideEffects=None,groups=ai.ai.example.com,resources=aijobs,verbs=create;update,versions=v1,name=vaijob-v1.kb.io,admissionReviewVersions=v1";
+
+    fn markers(src: &str) -> Vec<Marker> {
+        let (markers, errors) = collect_text(Path::new("src/webhook/v1/aijob_webhook.rs"), src);
+        assert!(errors.is_empty(), "{errors:?}");
+        markers
+    }
+
+    fn yaml(src: &str) -> String {
+        generate(&markers(src)).unwrap().unwrap()
+    }
+
+    /// The error texts of generating from `src`.
+    fn errors(src: &str) -> Vec<String> {
+        generate(&markers(src))
+            .unwrap_err()
+            .iter()
+            .map(|d| d.to_string())
+            .collect()
+    }
+
+    /// A valid mutating marker with `extra` arguments appended.
+    fn mutating_with(extra: &str) -> String {
+        format!(
+            "// +kubebuilder:webhook:mutating=true,failurePolicy=fail,groups=g.example.com,resources=things,verbs=create,versions=v1,name=mthing-v1.kb.io,admissionReviewVersions=v1{extra}"
+        )
+    }
+
+    fn validating_with(extra: &str) -> String {
+        mutating_with(extra)
+            .replace("mutating=true", "mutating=false")
+            .replace("name=mthing", "name=vthing")
+    }
+
+    fn first_error(line: &str) -> String {
+        let e = errors(line);
+        assert!(!e.is_empty());
+        assert!(
+            e[0].starts_with("src/webhook/v1/aijob_webhook.rs:1:"),
+            "{e:?}"
+        );
+        e[0].clone()
+    }
+
+    /// Case A: the markers `create webhook --defaulting --programmatic-validation` writes,
+    /// against controller-gen's layout (as in Kubebuilder's CronJob tutorial).
+    #[test]
+    fn case_a_webhook_configurations() {
+        let src = format!("{VALIDATE_AIJOB}\n{MUTATE_AIJOB}\n");
+        let expected = "\
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: mutating-webhook-configuration
+webhooks:
+- admissionReviewVersions:
+  - v1
+  clientConfig:
+    service:
+      name: webhook-service
+      namespace: system
+      path: /mutate-ai-ai-example-com-v1-aijob
+  failurePolicy: Fail
+  name: maijob-v1.kb.io
+  rules:
+  - apiGroups:
+    - ai.ai.example.com
+    apiVersions:
+    - v1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - aijobs
+  sideEffects: None
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: validating-webhook-configuration
+webhooks:
+- admissionReviewVersions:
+  - v1
+  clientConfig:
+    service:
+      name: webhook-service
+      namespace: system
+      path: /validate-ai-ai-example-com-v1-aijob
+  failurePolicy: Fail
+  name: vaijob-v1.kb.io
+  rules:
+  - apiGroups:
+    - ai.ai.example.com
+    apiVersions:
+    - v1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - aijobs
+  sideEffects: None
+";
+        assert_eq!(yaml(&src), expected);
+    }
+
+    #[test]
+    fn no_webhook_markers_means_no_file() {
+        let src = "// +kubebuilder:webhookconfiguration:mutating=true,name=x\n";
+        assert_eq!(generate(&markers(src)).unwrap(), None);
+    }
+
+    #[test]
+    fn only_mutating_webhooks_give_only_the_mutating_configuration() {
+        let text = yaml(MUTATE_AIJOB);
+        assert_eq!(text.matches("---\n").count(), 1);
+        assert!(text.contains("kind: MutatingWebhookConfiguration"));
+        assert!(!text.contains("Validating"));
+    }
+
+    #[test]
+    fn webhooks_are_sorted_by_name() {
+        let src = format!(
+            "{}\n{}\n",
+            validating_with(",sideEffects=None,path=/v").replace("vthing-v1", "zeta.example.com"),
+            validating_with(",sideEffects=None,path=/v").replace("vthing-v1", "alpha.example.com")
+        );
+        let cfg = configurations(&markers(&src)).unwrap();
+        let names: Vec<String> = cfg
+            .validating
+            .unwrap()
+            .webhooks
+            .unwrap()
+            .into_iter()
+            .map(|w| w.name)
+            .collect();
+        assert_eq!(names, ["alpha.example.com.kb.io", "zeta.example.com.kb.io"]);
+    }
+
+    #[test]
+    fn webhookconfiguration_renames_the_objects() {
+        let src = format!(
+            "// +kubebuilder:webhookconfiguration:mutating=true,name=ai-mutating\n// +kubebuilder:webhookconfiguration:mutating=false,name=ai-validating\n{MUTATE_AIJOB}\n{VALIDATE_AIJOB}\n"
+        );
+        let text = yaml(&src);
+        assert!(
+            text.contains("kind: MutatingWebhookConfiguration\nmetadata:\n  name: ai-mutating\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "kind: ValidatingWebhookConfiguration\nmetadata:\n  name: ai-validating\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn policies_are_spelled_as_the_api_spells_them() {
+        let line = mutating_with(",sideEffects=noneondryrun,matchPolicy=equivalent,reinvocationPolicy=ifneeded,timeoutSeconds=5,path=/m")
+            .replace("failurePolicy=fail", "failurePolicy=IGNORE")
+            .replace("verbs=create", "verbs=Delete;connect;*");
+        let cfg = configurations(&markers(&line)).unwrap();
+        let w = &cfg.mutating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(w.failure_policy.as_deref(), Some("Ignore"));
+        assert_eq!(w.side_effects, "NoneOnDryRun");
+        assert_eq!(w.match_policy.as_deref(), Some("Equivalent"));
+        assert_eq!(w.reinvocation_policy.as_deref(), Some("IfNeeded"));
+        assert_eq!(w.timeout_seconds, Some(5));
+        assert_eq!(
+            w.rules.as_ref().unwrap()[0].operations.as_deref().unwrap(),
+            ["DELETE", "CONNECT", "*"]
+        );
+    }
+
+    #[test]
+    fn core_group_and_service_overrides() {
+        let line = validating_with(",sideEffects=None,path=/validate--v1-pod,serviceName=hooks,serviceNamespace=ops,servicePort=8443")
+            .replace("groups=g.example.com", "groups=core");
+        let cfg = configurations(&markers(&line)).unwrap();
+        let w = &cfg.validating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(
+            w.rules.as_ref().unwrap()[0].api_groups.as_deref().unwrap(),
+            [""]
+        );
+        let svc = w.client_config.service.as_ref().unwrap();
+        assert_eq!(
+            (
+                svc.name.as_str(),
+                svc.namespace.as_str(),
+                svc.path.as_deref(),
+                svc.port
+            ),
+            ("hooks", "ops", Some("/validate--v1-pod"), Some(8443))
+        );
+    }
+
+    #[test]
+    fn url_replaces_the_service() {
+        let line = mutating_with(",sideEffects=None,url=\"https://hooks.example.com:8443/mutate\"");
+        let text = yaml(&line);
+        assert!(
+            text.contains("  clientConfig:\n    url: https://hooks.example.com:8443/mutate\n"),
+            "{text}"
+        );
+        assert!(!text.contains("service:"), "{text}");
+    }
+
+    #[test]
+    fn patch_sets_fields_without_arguments() {
+        let line = mutating_with(
+            ",sideEffects=None,path=/m,patch=`{\"namespaceSelector\":{\"matchLabels\":{\"webhook\":\"on\"}},\"timeoutSeconds\":7}`",
+        );
+        let cfg = configurations(&markers(&line)).unwrap();
+        let w = &cfg.mutating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(w.timeout_seconds, Some(7));
+        let labels = w
+            .namespace_selector
+            .as_ref()
+            .unwrap()
+            .match_labels
+            .as_ref()
+            .unwrap();
+        assert_eq!(labels.get("webhook").map(String::as_str), Some("on"));
+    }
+
+    #[test]
+    fn side_effects_are_required_and_must_be_none_or_none_on_dry_run() {
+        assert!(first_error(&mutating_with(",path=/m")).contains("`sideEffects` is required"));
+        let e = first_error(&mutating_with(",path=/m,sideEffects=Some"));
+        assert!(e.contains("sideEffects `Some` is not allowed"), "{e}");
+        let e = first_error(&mutating_with(",path=/m,sideEffects=Unknown"));
+        assert!(e.contains("sideEffects `Unknown` is not allowed"), "{e}");
+        let e = first_error(&mutating_with(",path=/m,sideEffects=Maybe"));
+        assert!(
+            e.contains("`sideEffects` must be one of `None`, `NoneOnDryRun`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn timeout_must_be_between_1_and_30() {
+        for t in [0, 31, -1] {
+            let e = first_error(&mutating_with(&format!(
+                ",path=/m,sideEffects=None,timeoutSeconds={t}"
+            )));
+            assert!(
+                e.contains(&format!("between 1 and 30 seconds, not {t}")),
+                "{e}"
+            );
+        }
+        for t in [1, 30] {
+            let line = mutating_with(&format!(",path=/m,sideEffects=None,timeoutSeconds={t}"));
+            assert!(generate(&markers(&line)).is_ok());
+        }
+    }
+
+    #[test]
+    fn exactly_one_of_path_and_url() {
+        let e = first_error(&mutating_with(",sideEffects=None"));
+        assert!(e.contains("exactly one of `path` and `url`"), "{e}");
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,url=\"https://x/m\"",
+        ));
+        assert!(e.contains("mutually exclusive"), "{e}");
+    }
+
+    #[test]
+    fn match_and_failure_policies_are_checked() {
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,matchPolicy=Fuzzy",
+        ));
+        assert!(
+            e.contains("`matchPolicy` must be one of `Exact`, `Equivalent`, not `Fuzzy`"),
+            "{e}"
+        );
+        let e = first_error(
+            &mutating_with(",sideEffects=None,path=/m")
+                .replace("failurePolicy=fail", "failurePolicy=retry"),
+        );
+        assert!(
+            e.contains("`failurePolicy` must be one of `Fail`, `Ignore`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn admission_review_versions_are_required() {
+        let line =
+            mutating_with(",sideEffects=None,path=/m").replace(",admissionReviewVersions=v1", "");
+        let (_, e) = collect_text(Path::new("x.rs"), &line);
+        assert!(
+            e[0].message
+                .contains("missing the required argument `admissionReviewVersions`"),
+            "{e:?}"
+        );
+        let line = mutating_with(",sideEffects=None,path=/m")
+            .replace("admissionReviewVersions=v1", "admissionReviewVersions={}");
+        assert!(first_error(&line).contains("must name at least one version"));
+    }
+
+    #[test]
+    fn reinvocation_policy_is_for_mutating_webhooks_only() {
+        let e = first_error(&validating_with(
+            ",sideEffects=None,path=/v,reinvocationPolicy=Never",
+        ));
+        assert!(e.contains("applies to mutating webhooks only"), "{e}");
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,reinvocationPolicy=Always",
+        ));
+        assert!(e.contains("`Never`, `IfNeeded`"), "{e}");
+    }
+
+    #[test]
+    fn only_v1_configurations_are_written() {
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,webhookVersions=v1beta1",
+        ));
+        assert!(e.contains("unsupported webhook version `v1beta1`"), "{e}");
+        assert!(
+            generate(&markers(&mutating_with(
+                ",sideEffects=None,path=/m,webhookVersions=v1"
+            )))
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn verbs_must_be_operations() {
+        let e = first_error(
+            &mutating_with(",sideEffects=None,path=/m")
+                .replace("verbs=create", "verbs=create;patch"),
+        );
+        assert!(e.contains("`patch` is not a webhook operation"), "{e}");
+    }
+
+    #[test]
+    fn names_need_three_segments_and_must_be_unique() {
+        let e = first_error(
+            &mutating_with(",sideEffects=None,path=/m").replace("mthing-v1.kb.io", "mthing.io"),
+        );
+        assert!(e.contains("at least three segments"), "{e}");
+        let line = mutating_with(",sideEffects=None,path=/m");
+        let e = errors(&format!("{line}\n{line}\n"));
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].contains("`mthing-v1.kb.io` is already used at src/webhook/v1/aijob_webhook.rs:1"),
+            "{e:?}"
+        );
+        // The same name in the mutating and the validating configuration is fine.
+        let both = format!(
+            "{line}\n{}\n",
+            line.replace("mutating=true", "mutating=false")
+        );
+        assert!(generate(&markers(&both)).is_ok());
+    }
+
+    #[test]
+    fn a_second_webhookconfiguration_of_a_kind_is_an_error() {
+        let src = format!(
+            "// +kubebuilder:webhookconfiguration:mutating=true,name=a\n// +kubebuilder:webhookconfiguration:mutating=true,name=b\n{MUTATE_AIJOB}\n"
+        );
+        let e = errors(&src);
+        assert!(
+            e[0].starts_with("src/webhook/v1/aijob_webhook.rs:2:"),
+            "{e:?}"
+        );
+        assert!(
+            e[0].contains(
+                "a second +kubebuilder:webhookconfiguration for the mutating configuration"
+            ),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn client_config_values_are_checked() {
+        let e = first_error(&mutating_with(",sideEffects=None,path=mutate"));
+        assert!(e.contains("`path` must start with `/`"), "{e}");
+        let e = first_error(&mutating_with(",sideEffects=None,url=\"http://x/m\""));
+        assert!(e.contains("https://"), "{e}");
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,url=\"https://x/m\",serviceName=s",
+        ));
+        assert!(e.contains("`serviceName` has no effect with `url`"), "{e}");
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,servicePort=70000",
+        ));
+        assert!(e.contains("between 1 and 65535"), "{e}");
+    }
+
+    #[test]
+    fn patch_must_be_a_json_object_of_webhook_fields() {
+        let e = first_error(&mutating_with(",sideEffects=None,path=/m,patch=`{nope`"));
+        assert!(e.contains("not valid JSON"), "{e}");
+        let e = first_error(&mutating_with(",sideEffects=None,path=/m,patch=`[1]`"));
+        assert!(e.contains("must be a JSON object"), "{e}");
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,patch=`{\"namespaceSeletor\":{}}`",
+        ));
+        assert!(
+            e.contains("`namespaceSeletor`, which is not a field of a webhook"),
+            "{e}"
+        );
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,patch=`{\"timeoutSeconds\":\"x\"}`",
+        ));
+        assert!(e.contains("wrong type"), "{e}");
+        let e = first_error(&mutating_with(
+            ",sideEffects=None,path=/m,patch=`{\"$patch\":\"replace\"}`",
+        ));
+        assert!(e.contains("`$patch`"), "{e}");
+    }
+
+    #[test]
+    fn all_errors_of_all_markers_are_reported_in_line_order() {
+        let src = format!(
+            "{}\n{}\n",
+            mutating_with(",path=/m"),
+            validating_with(",sideEffects=None,path=/v,timeoutSeconds=99")
+        );
+        let lines: Vec<usize> = generate(&markers(&src))
+            .unwrap_err()
+            .iter()
+            .map(|d| d.line)
+            .collect();
+        assert_eq!(lines, [1, 2]);
+    }
+}
