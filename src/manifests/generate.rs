@@ -27,7 +27,8 @@ pub struct Output {
     pub files: Vec<(PathBuf, String)>,
 }
 
-/// Derives every manifest: CRDs to `<output_dir>/crd/bases/<group>_<plural>.yaml`.
+/// Derives every manifest: CRDs to `<output_dir>/crd/bases/<group>_<plural>.yaml`, RBAC to
+/// `<output_dir>/rbac/role.yaml`, webhook configurations to `<output_dir>/webhook/manifests.yaml`.
 ///
 /// Errors: every diagnostic of the run (syntax errors, unresolvable types, shapes for which
 /// kube-derive's `crd()` panics or emits an invalid schema), nothing generated.
@@ -47,6 +48,18 @@ pub fn generate(opts: &Options) -> Result<Output, Diagnostics> {
         files.push((
             opts.output_dir.join("crd").join("bases").join(&c.file_name),
             yaml,
+        ));
+    }
+    // RBAC and webhook configurations from `// +kubebuilder:` markers (written only when
+    // there are such markers).
+    let markers = super::markers::collect(&sources).map_err(Diagnostics)?;
+    if let Some(role) = super::rbac::generate(&markers, opts.namespaced).map_err(Diagnostics)? {
+        files.push((opts.output_dir.join("rbac").join("role.yaml"), role));
+    }
+    if let Some(hooks) = super::webhook::generate(&markers).map_err(Diagnostics)? {
+        files.push((
+            opts.output_dir.join("webhook").join("manifests.yaml"),
+            hooks,
         ));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
