@@ -1,0 +1,190 @@
+//! `rsbuilder manifests` on marker input, end to end through the binary: RBAC and webhook
+//! files from `// +kubebuilder:` markers, and the marker rows of case D (message, exit code 1,
+//! nothing written).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn project(main_rs: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), main_rs).unwrap();
+    dir
+}
+
+fn manifests(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rsbuilder").unwrap();
+    cmd.current_dir(dir).arg("manifests");
+    cmd
+}
+
+const CONTROLLER: &str = "\
+use std::sync::Arc;
+
+// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// +kubebuilder:webhook:path=/mutate-ai-ai-example-com-v1-aijob,mutating=true,failurePolicy=fail,sideEffects=None,groups=ai.ai.example.com,resources=aijobs,verbs=create;update,versions=v1,name=maijob-v1.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-ai-ai-example-com-v1-aijob,mutating=false,failurePolicy=fail,sideEffects=None,groups=ai.ai.example.com,resources=aijobs,verbs=create;update,versions=v1,name=vaijob-v1.kb.io,admissionReviewVersions=v1
+
+fn main() {
+    let _ = Arc::new(());
+    // +kubebuilder:scaffold:controllers
+}
+";
+
+const CASE_A_ROLE: &str = "\
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: manager-role
+rules:
+- apiGroups:
+  - ai.ai.example.com
+  resources:
+  - aijobs
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
+- apiGroups:
+  - ai.ai.example.com
+  resources:
+  - aijobs/finalizers
+  verbs:
+  - update
+- apiGroups:
+  - ai.ai.example.com
+  resources:
+  - aijobs/status
+  verbs:
+  - get
+  - patch
+  - update
+- apiGroups:
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
+";
+
+#[test]
+fn role_and_webhook_manifests_are_written_from_markers() {
+    let dir = project(CONTROLLER);
+    manifests(dir.path()).assert().success();
+    let role = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
+    assert_eq!(role, CASE_A_ROLE);
+    let hooks = std::fs::read_to_string(dir.path().join("config/webhook/manifests.yaml")).unwrap();
+    let kinds: Vec<&str> = hooks
+        .lines()
+        .filter_map(|l| l.strip_prefix("kind: "))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration"
+        ]
+    );
+    let paths: Vec<&str> = hooks
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("path: "))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/mutate-ai-ai-example-com-v1-aijob",
+            "/validate-ai-ai-example-com-v1-aijob"
+        ]
+    );
+    // Same bytes again: --check finds nothing to change.
+    manifests(dir.path()).arg("--check").assert().success();
+}
+
+#[test]
+fn no_markers_no_rbac_or_webhook_files() {
+    let dir = project("fn main() {}\n");
+    manifests(dir.path()).assert().success();
+    assert!(!dir.path().join("config/rbac/role.yaml").exists());
+    assert!(!dir.path().join("config/webhook/manifests.yaml").exists());
+}
+
+#[test]
+fn namespaced_project_gets_a_role() {
+    let dir = project(CONTROLLER);
+    std::fs::write(
+        dir.path().join("PROJECT"),
+        "domain: ai.example.com\nlayout:\n- rust.rsbuilder.io/v1\nnamespaced: true\nprojectName: ai-operator\nrepo: example.com/ai-operator\nversion: \"3\"\n",
+    )
+    .unwrap();
+    manifests(dir.path()).assert().success();
+    let role = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
+    assert_eq!(role, CASE_A_ROLE.replace("kind: ClusterRole", "kind: Role"));
+}
+
+/// Case D: `// +kubebuilder:rbac:groups=apps,resources=deployments` (no verbs).
+#[test]
+fn missing_verbs_fails_with_file_and_line_and_writes_nothing() {
+    let dir = project("fn main() {}\n\n// +kubebuilder:rbac:groups=apps,resources=deployments\n");
+    manifests(dir.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/main.rs:3:4: +kubebuilder:rbac is missing the required argument `verbs`",
+        ));
+    assert!(!dir.path().join("config").exists());
+}
+
+/// Case D: `// +kubebuilder:rbca:groups=apps,resources=deployments,verbs=get`.
+#[test]
+fn misspelled_marker_fails_with_the_near_miss_and_writes_nothing() {
+    let dir = project(
+        "// +kubebuilder:rbac:groups=apps,resources=pods,verbs=get\n// +kubebuilder:rbca:groups=apps,resources=deployments,verbs=get\nfn main() {}\n",
+    );
+    manifests(dir.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/main.rs:2:4: unknown marker +kubebuilder:rbca",
+        ))
+        .stderr(predicate::str::contains("did you mean +kubebuilder:rbac?"));
+    assert!(!dir.path().join("config").exists());
+}
+
+#[test]
+fn invalid_webhook_marker_fails_and_leaves_existing_files_alone() {
+    let dir = project(CONTROLLER);
+    manifests(dir.path()).assert().success();
+    let role_before = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
+    let broken = CONTROLLER
+        .replace("sideEffects=None", "sideEffects=Some")
+        .replace(
+            "verbs=get;list;watch;create;update;patch;delete",
+            "verbs=get",
+        );
+    std::fs::write(dir.path().join("src/main.rs"), broken).unwrap();
+    manifests(dir.path())
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("src/main.rs:8:").and(predicate::str::contains(
+                "sideEffects `Some` is not allowed",
+            )),
+        );
+    let role_after = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
+    assert_eq!(
+        role_before, role_after,
+        "role.yaml must not change on error"
+    );
+}
