@@ -470,3 +470,36 @@ fn docs_list_every_registered_marker_and_argument() {
         }
     }
 }
+
+/// Every prefix and every one-character deletion of a set of markers is read without a
+/// panic; each either parses or yields a diagnostic on its own line.
+#[test]
+fn truncated_and_damaged_markers_never_panic() {
+    let samples = [
+        "// +kubebuilder:rbac:groups=\"\",resources=pods;pods/status,resourceNames={a,\"b,c\"},verbs=*",
+        "// +kubebuilder:webhook:path=/m,mutating=true,failurePolicy=fail,sideEffects=None,groups=g,resources=r,verbs=create,versions=v1,name=a.b.c,admissionReviewVersions={v1},timeoutSeconds=-3,patch=`{\"x\":\"\\u00e9\"}`",
+        "// +kubebuilder:webhookconfiguration:mutating=false,name=\"\\x41\\U0001F600\"",
+        "/// +kubebuilder:rbac:verbs=get é",
+    ];
+    for sample in samples {
+        let chars: Vec<char> = sample.chars().collect();
+        let mut variants: Vec<String> = (0..=chars.len())
+            .map(|n| chars[..n].iter().collect())
+            .collect();
+        variants.extend(
+            (0..chars.len()).map(|i| chars[..i].iter().chain(&chars[i + 1..]).collect::<String>()),
+        );
+        for v in variants {
+            let text = format!("fn a() {{}}\n{v}\n");
+            let (markers, errors) = collect_text(Path::new(FILE), &text);
+            assert!(markers.len() + errors.len() <= 1, "{v}");
+            assert!(
+                errors.iter().all(|e| e.line == 2 && e.column >= 1),
+                "{v}: {errors:?}"
+            );
+            // Generators must not panic on whatever parsed.
+            let _ = crate::manifests::rbac::generate(&markers, false);
+            let _ = crate::manifests::webhook::generate(&markers);
+        }
+    }
+}
