@@ -19,6 +19,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use super::diag::Diagnostic;
 use super::source::SourceSet;
 
+pub mod assemble;
+pub mod attrs;
+pub mod defaults;
+pub mod derive;
+pub mod eval;
+pub mod known;
+pub mod kube_attrs;
 pub mod resolve;
 
 /// One CRD derived from the sources.
@@ -37,6 +44,36 @@ pub struct GeneratedCrd {
 /// CRD with `kube::core::crd::merge_crds` semantics. On failure returns every diagnostic found
 /// (file:line:column, reason, fix), never panics.
 pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<Diagnostic>> {
-    let _ = sources;
-    Ok(Vec::new())
+    let krate = resolve::Crate::build(sources);
+    let mut deriver = derive::Deriver::new(&krate);
+    let mut found: Vec<Found> = Vec::new();
+    for (m, module) in krate.modules.iter().enumerate() {
+        for item in module.types.values() {
+            let (ident, attrs_) = match item {
+                resolve::LocalItem::Struct(s) => (&s.ident, &s.attrs),
+                resolve::LocalItem::Enum(e) => (&e.ident, &e.attrs),
+                resolve::LocalItem::Alias(_) => continue,
+            };
+            if !attrs::derives(attrs_).iter().any(|d| d == "CustomResource") {
+                continue;
+            }
+            if let Some(f) = assemble::one_version(&mut deriver, m, ident, attrs_) {
+                found.push(f);
+            }
+        }
+    }
+    let crds = assemble::merge_versions(&mut deriver, found);
+    let mut diags = std::mem::take(&mut deriver.diags);
+    if !diags.is_empty() {
+        diags.sort_by(|a, b| {
+            (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
+        });
+        diags.dedup();
+        return Err(diags);
+    }
+    let mut crds = crds;
+    crds.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    Ok(crds)
 }
+
+use assemble::Found;

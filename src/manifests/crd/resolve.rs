@@ -1,1 +1,814 @@
-//! The module tree of the sources and rustc-like resolution of the type paths operators write.
+//! The module tree of the sources and rustc-like resolution of the type paths operators write:
+//! `use` items (groups, renames, globs), `crate::` / `self::` / `super::`, `mod` files
+//! (`foo.rs` and `foo/mod.rs`, `#[path]`), inline modules, `pub use` re-exports and type
+//! aliases. Names that leave the crate (`std::…`, `k8s_openapi::…`) resolve to their full
+//! external path, which [`super::known`] maps to a schemars type.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::manifests::source::{SourceFile, SourceSet};
+
+/// Index of a module in [`Crate::modules`].
+pub type ModId = usize;
+
+/// A struct, enum or type alias declared in the sources (the type namespace).
+#[derive(Debug, Clone, Copy)]
+pub enum LocalItem<'a> {
+    /// `struct`.
+    Struct(&'a syn::ItemStruct),
+    /// `enum`.
+    Enum(&'a syn::ItemEnum),
+    /// `type X = …;`.
+    Alias(&'a syn::ItemType),
+}
+
+/// A function, const or static (the value namespace), for default and example evaluation.
+#[derive(Debug, Clone, Copy)]
+pub enum LocalValue<'a> {
+    /// `fn`.
+    Fn(&'a syn::ItemFn),
+    /// `const`.
+    Const(&'a syn::ItemConst),
+    /// `static`.
+    Static(&'a syn::ItemStatic),
+}
+
+/// One `use` binding: `name` stands for `path` (`glob` for `path::*`).
+#[derive(Debug, Clone)]
+pub struct Import {
+    /// The bound name (`None` for globs).
+    pub name: Option<String>,
+    /// Path segments as written.
+    pub path: Vec<String>,
+    /// `::`-prefixed path.
+    pub leading_colon: bool,
+}
+
+/// One module of a crate.
+#[derive(Debug)]
+pub struct Module<'a> {
+    /// File this module's items come from.
+    pub file: &'a SourceFile,
+    /// `crate::a::b` as segments (without `crate`).
+    pub path: Vec<String>,
+    /// Enclosing module.
+    pub parent: Option<ModId>,
+    /// The crate root of this module.
+    pub root: ModId,
+    /// Child modules by name.
+    pub children: BTreeMap<String, ModId>,
+    /// Types declared here.
+    pub types: BTreeMap<String, LocalItem<'a>>,
+    /// Values declared here.
+    pub values: BTreeMap<String, LocalValue<'a>>,
+    /// Named imports.
+    pub imports: Vec<Import>,
+    /// `impl` blocks written in this module.
+    pub impls: Vec<&'a syn::ItemImpl>,
+}
+
+/// Where a path leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// A type declared in module `.0` under name `.1`.
+    Local(ModId, String),
+    /// A path outside the sources, normalised (`std::collections::BTreeMap`).
+    External(String),
+    /// A module of the sources.
+    Module(ModId),
+}
+
+/// All modules found in a [`SourceSet`]. Files that no other file includes with `mod` are
+/// crate roots of their own (a single types file, `lib.rs`, `main.rs`).
+#[derive(Debug, Default)]
+pub struct Crate<'a> {
+    /// Every module; roots first in file order.
+    pub modules: Vec<Module<'a>>,
+}
+
+/// Crate names that may begin an external path without a `use`.
+const EXTERN_CRATES: &[&str] = &[
+    "std",
+    "core",
+    "alloc",
+    "k8s_openapi",
+    "kube",
+    "kube_core",
+    "kube_derive",
+    "schemars",
+    "serde",
+    "serde_json",
+    "chrono",
+    "jiff",
+];
+
+/// Names every module sees through the standard prelude.
+const PRELUDE: &[(&str, &str)] = &[
+    ("Option", "std::option::Option"),
+    ("Some", "std::option::Option::Some"),
+    ("Vec", "std::vec::Vec"),
+    ("String", "std::string::String"),
+    ("Box", "std::boxed::Box"),
+    ("Result", "std::result::Result"),
+    ("ToString", "std::string::ToString"),
+    ("Default", "std::default::Default"),
+];
+
+const PRIMITIVES: &[&str] = &[
+    "bool", "char", "str", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+    "u128", "usize", "f32", "f64",
+];
+
+impl<'a> Crate<'a> {
+    /// Builds the module tree of every crate in `sources`.
+    pub fn build(sources: &'a SourceSet) -> Self {
+        let by_path: BTreeMap<PathBuf, &'a SourceFile> = sources
+            .files
+            .iter()
+            .map(|f| (normalize(&f.path), f))
+            .collect();
+        // Files included by another file's `mod x;` are not roots.
+        let mut included = std::collections::BTreeSet::new();
+        for f in &sources.files {
+            collect_mod_files(&f.path, &f.ast.items, is_mod_rs(&f.path), &mut included);
+        }
+        let mut krate = Crate::default();
+        for f in &sources.files {
+            if included.contains(&normalize(&f.path)) {
+                continue;
+            }
+            let id = krate.modules.len();
+            krate.push_module(f, Vec::new(), None, id);
+            let dir = f.path.parent().unwrap_or(Path::new("")).to_path_buf();
+            krate.fill(id, &f.ast.items, &dir, &by_path, 0);
+        }
+        krate
+    }
+
+    fn push_module(
+        &mut self,
+        file: &'a SourceFile,
+        path: Vec<String>,
+        parent: Option<ModId>,
+        root: ModId,
+    ) -> ModId {
+        self.modules.push(Module {
+            file,
+            path,
+            parent,
+            root,
+            children: BTreeMap::new(),
+            types: BTreeMap::new(),
+            values: BTreeMap::new(),
+            imports: Vec::new(),
+            impls: Vec::new(),
+        });
+        self.modules.len() - 1
+    }
+
+    /// Fills module `id` from `items`; `dir` is where its child module files live.
+    fn fill(
+        &mut self,
+        id: ModId,
+        items: &'a [syn::Item],
+        dir: &Path,
+        files: &BTreeMap<PathBuf, &'a SourceFile>,
+        depth: usize,
+    ) {
+        if depth > 64 {
+            return;
+        }
+        for item in items {
+            match item {
+                syn::Item::Struct(s) => {
+                    self.modules[id]
+                        .types
+                        .insert(s.ident.to_string(), LocalItem::Struct(s));
+                }
+                syn::Item::Enum(e) => {
+                    self.modules[id]
+                        .types
+                        .insert(e.ident.to_string(), LocalItem::Enum(e));
+                }
+                syn::Item::Type(t) => {
+                    self.modules[id]
+                        .types
+                        .insert(t.ident.to_string(), LocalItem::Alias(t));
+                }
+                syn::Item::Fn(f) => {
+                    self.modules[id]
+                        .values
+                        .insert(f.sig.ident.to_string(), LocalValue::Fn(f));
+                }
+                syn::Item::Const(c) => {
+                    self.modules[id]
+                        .values
+                        .insert(c.ident.to_string(), LocalValue::Const(c));
+                }
+                syn::Item::Static(s) => {
+                    self.modules[id]
+                        .values
+                        .insert(s.ident.to_string(), LocalValue::Static(s));
+                }
+                syn::Item::Impl(i) => self.modules[id].impls.push(i),
+                syn::Item::Use(u) => {
+                    let mut out = Vec::new();
+                    flatten_use(
+                        &u.tree,
+                        &mut Vec::new(),
+                        u.leading_colon.is_some(),
+                        &mut out,
+                    );
+                    self.modules[id].imports.extend(out);
+                }
+                syn::Item::Mod(m) => {
+                    let name = m.ident.to_string();
+                    let mut path = self.modules[id].path.clone();
+                    path.push(name.clone());
+                    let root = self.modules[id].root;
+                    let path_attr = path_attribute(&m.attrs);
+                    if let Some((_, inline_items)) = &m.content {
+                        let file = self.modules[id].file;
+                        let child = self.push_module(file, path, Some(id), root);
+                        self.modules[id].children.insert(name.clone(), child);
+                        let child_dir = match &path_attr {
+                            Some(p) => dir.join(p),
+                            None => dir.join(&name),
+                        };
+                        self.fill(child, inline_items, &child_dir, files, depth + 1);
+                    } else {
+                        let candidates = match &path_attr {
+                            Some(p) => vec![dir.join(p)],
+                            None => vec![
+                                dir.join(format!("{name}.rs")),
+                                dir.join(&name).join("mod.rs"),
+                            ],
+                        };
+                        let Some(file) = candidates
+                            .iter()
+                            .find_map(|c| files.get(&normalize(c)).copied())
+                        else {
+                            continue;
+                        };
+                        let child = self.push_module(file, path, Some(id), root);
+                        self.modules[id].children.insert(name.clone(), child);
+                        let child_dir = if is_mod_rs(&file.path) || path_attr.is_some() {
+                            file.path.parent().unwrap_or(Path::new("")).to_path_buf()
+                        } else {
+                            file.path.with_extension("")
+                        };
+                        self.fill(child, &file.ast.items, &child_dir, files, depth + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The module that declares an item written in `file` at the given span start, used to
+    /// find the module of a `#[derive(CustomResource)]` struct.
+    pub fn module(&self, id: ModId) -> &Module<'a> {
+        &self.modules[id]
+    }
+
+    /// Resolves a path in the type namespace as written in module `m`.
+    pub fn resolve_type(&self, m: ModId, path: &syn::Path) -> Option<Resolved> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.resolve_segments(m, &segs, path.leading_colon.is_some(), 0)
+    }
+
+    /// Resolves segments in module `m`. The last segment is looked up in the type namespace.
+    pub fn resolve_segments(
+        &self,
+        m: ModId,
+        segs: &[String],
+        leading_colon: bool,
+        depth: usize,
+    ) -> Option<Resolved> {
+        if depth > 32 || segs.is_empty() {
+            return None;
+        }
+        if leading_colon {
+            return Some(Resolved::External(normalize_external(&segs.join("::"))));
+        }
+        let first = segs[0].as_str();
+        let (start, rest) = match first {
+            "crate" => (Resolved::Module(self.modules[m].root), &segs[1..]),
+            "self" => (Resolved::Module(m), &segs[1..]),
+            "super" => {
+                let mut cur = m;
+                let mut i = 0;
+                while i < segs.len() && segs[i] == "super" {
+                    cur = self.modules[cur].parent?;
+                    i += 1;
+                }
+                (Resolved::Module(cur), &segs[i..])
+            }
+            _ => {
+                let found = self.lookup_in_scope(m, first, segs.len() == 1, depth)?;
+                (found, &segs[1..])
+            }
+        };
+        let mut cur = start;
+        for (i, seg) in rest.iter().enumerate() {
+            let last = i + 1 == rest.len();
+            cur = match cur {
+                Resolved::External(p) => Resolved::External(format!("{p}::{seg}")),
+                Resolved::Module(mid) => self.lookup_member(mid, seg, last, depth)?,
+                Resolved::Local(..) => return None, // associated items are not types we model
+            };
+        }
+        Some(match cur {
+            Resolved::External(p) => Resolved::External(normalize_external(&p)),
+            other => other,
+        })
+    }
+
+    /// A name visible in module `m`: its items, child modules, imports, globs, the prelude,
+    /// primitives and extern crates.
+    fn lookup_in_scope(
+        &self,
+        m: ModId,
+        name: &str,
+        want_type: bool,
+        depth: usize,
+    ) -> Option<Resolved> {
+        if let Some(r) = self.lookup_member(m, name, want_type, depth) {
+            return Some(r);
+        }
+        if let Some((_, p)) = PRELUDE.iter().find(|(n, _)| *n == name) {
+            return Some(Resolved::External((*p).to_string()));
+        }
+        if PRIMITIVES.contains(&name) {
+            return Some(Resolved::External(name.to_string()));
+        }
+        if EXTERN_CRATES.contains(&name) || !want_type {
+            // Any other first segment of a multi-segment path is taken as an extern crate.
+            return Some(Resolved::External(name.to_string()));
+        }
+        None
+    }
+
+    /// A member of module `m` (declared items, child modules, re-exports, globs).
+    fn lookup_member(
+        &self,
+        m: ModId,
+        name: &str,
+        want_type: bool,
+        depth: usize,
+    ) -> Option<Resolved> {
+        let module = &self.modules[m];
+        if want_type && module.types.contains_key(name) {
+            return Some(Resolved::Local(m, name.to_string()));
+        }
+        if let Some(c) = module.children.get(name) {
+            if !want_type || !module.types.contains_key(name) {
+                return Some(Resolved::Module(*c));
+            }
+        }
+        if !want_type && module.types.contains_key(name) {
+            return Some(Resolved::Local(m, name.to_string()));
+        }
+        for imp in &module.imports {
+            if imp.name.as_deref() == Some(name) {
+                if let Some(r) = self.resolve_use(m, imp, depth + 1) {
+                    return Some(r);
+                }
+            }
+        }
+        for imp in module.imports.iter().filter(|i| i.name.is_none()) {
+            match self.resolve_use_prefix(m, imp, depth + 1) {
+                Some(Resolved::Module(g)) if g != m => {
+                    if let Some(r) = self.lookup_member(g, name, want_type, depth + 1) {
+                        return Some(r);
+                    }
+                }
+                Some(Resolved::Local(gm, enum_name)) => {
+                    // `use Enum::*` brings variants, not types.
+                    let _ = (gm, enum_name);
+                }
+                Some(Resolved::External(p)) => {
+                    let full = format!("{p}::{name}");
+                    if super::known::is_known_external(&full) {
+                        return Some(Resolved::External(full));
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Resolves a named `use` binding declared in module `m`.
+    fn resolve_use(&self, m: ModId, imp: &Import, depth: usize) -> Option<Resolved> {
+        if imp.path.last().map(String::as_str) == Some("self") {
+            let p = &imp.path[..imp.path.len() - 1];
+            return self.resolve_use_path(m, p, imp.leading_colon, false, depth);
+        }
+        self.resolve_use_path(m, &imp.path, imp.leading_colon, true, depth)
+    }
+
+    /// Resolves the module (or external prefix) a glob import reads from.
+    fn resolve_use_prefix(&self, m: ModId, imp: &Import, depth: usize) -> Option<Resolved> {
+        self.resolve_use_path(m, &imp.path, imp.leading_colon, false, depth)
+    }
+
+    fn resolve_use_path(
+        &self,
+        m: ModId,
+        segs: &[String],
+        leading_colon: bool,
+        want_type: bool,
+        depth: usize,
+    ) -> Option<Resolved> {
+        if depth > 32 || segs.is_empty() {
+            return None;
+        }
+        if leading_colon {
+            return Some(Resolved::External(normalize_external(&segs.join("::"))));
+        }
+        let first = segs[0].as_str();
+        if matches!(first, "crate" | "self" | "super") {
+            return self.resolve_path_from(m, segs, want_type, depth);
+        }
+        // Uniform paths: a local name first, else an extern crate.
+        let module = &self.modules[m];
+        if module.children.contains_key(first)
+            || module.types.contains_key(first)
+            || module.imports.iter().any(|i| {
+                i.name.as_deref() == Some(first)
+                    && i.path.first().map(String::as_str) != Some(first)
+            })
+        {
+            return self.resolve_path_from(m, segs, want_type, depth);
+        }
+        Some(Resolved::External(normalize_external(&segs.join("::"))))
+    }
+
+    fn resolve_path_from(
+        &self,
+        m: ModId,
+        segs: &[String],
+        want_type: bool,
+        depth: usize,
+    ) -> Option<Resolved> {
+        if want_type {
+            self.resolve_segments(m, segs, false, depth + 1)
+        } else {
+            // Resolve everything as modules/types without requiring the last to be a type.
+            let (start, rest) = match segs[0].as_str() {
+                "crate" => (Resolved::Module(self.modules[m].root), &segs[1..]),
+                "self" => (Resolved::Module(m), &segs[1..]),
+                "super" => {
+                    let mut cur = m;
+                    let mut i = 0;
+                    while i < segs.len() && segs[i] == "super" {
+                        cur = self.modules[cur].parent?;
+                        i += 1;
+                    }
+                    (Resolved::Module(cur), &segs[i..])
+                }
+                first => (self.lookup_member(m, first, false, depth + 1)?, &segs[1..]),
+            };
+            let mut cur = start;
+            for seg in rest {
+                cur = match cur {
+                    Resolved::External(p) => Resolved::External(format!("{p}::{seg}")),
+                    Resolved::Module(mid) => self.lookup_member(mid, seg, false, depth + 1)?,
+                    Resolved::Local(..) => return None,
+                };
+            }
+            Some(match cur {
+                Resolved::External(p) => Resolved::External(normalize_external(&p)),
+                other => other,
+            })
+        }
+    }
+
+    /// Resolves a path in the value namespace (functions, consts, statics) as written in `m`.
+    pub fn resolve_value(&self, m: ModId, path: &syn::Path) -> Option<(ModId, LocalValue<'a>)> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let (last, prefix) = segs.split_last()?;
+        let module = if prefix.is_empty() {
+            if let Some(v) = self.modules[m].values.get(last) {
+                return Some((m, *v));
+            }
+            // An imported function or const.
+            for imp in &self.modules[m].imports {
+                if imp.name.as_deref() == Some(last.as_str()) {
+                    let (l, p) = imp.path.split_last()?;
+                    let target = if p.is_empty() {
+                        m
+                    } else {
+                        match self.resolve_use_path(m, p, imp.leading_colon, false, 0)? {
+                            Resolved::Module(t) => t,
+                            _ => continue,
+                        }
+                    };
+                    if let Some(v) = self.modules[target].values.get(l) {
+                        return Some((target, *v));
+                    }
+                }
+            }
+            for imp in self.modules[m].imports.iter().filter(|i| i.name.is_none()) {
+                if let Some(Resolved::Module(g)) = self.resolve_use_prefix(m, imp, 0) {
+                    if let Some(v) = self.modules[g].values.get(last) {
+                        return Some((g, *v));
+                    }
+                }
+            }
+            return None;
+        } else {
+            match self.resolve_path_from(m, prefix, false, 0)? {
+                Resolved::Module(t) => t,
+                _ => return None,
+            }
+        };
+        self.modules[module].values.get(last).map(|v| (module, *v))
+    }
+
+    /// The type item a [`Resolved::Local`] names.
+    pub fn item(&self, m: ModId, name: &str) -> Option<LocalItem<'a>> {
+        self.modules[m].types.get(name).copied()
+    }
+
+    /// The module whose items include the item with this identifier span, searched by file
+    /// and identity.
+    pub fn module_of_struct(&self, s: &syn::ItemStruct) -> Option<ModId> {
+        self.modules.iter().position(|m| {
+            m.types
+                .get(&s.ident.to_string())
+                .is_some_and(|i| matches!(i, LocalItem::Struct(x) if std::ptr::eq(*x, s)))
+        })
+    }
+
+    /// Every `impl` block of the sources with its module.
+    pub fn impls(&self) -> impl Iterator<Item = (ModId, &'a syn::ItemImpl)> + '_ {
+        self.modules
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| m.impls.iter().map(move |x| (i, *x)))
+    }
+}
+
+fn is_mod_rs(p: &Path) -> bool {
+    matches!(
+        p.file_name().and_then(|n| n.to_str()),
+        Some("mod.rs" | "lib.rs" | "main.rs")
+    )
+}
+
+fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| {
+        if !a.path().is_ident("path") {
+            return None;
+        }
+        let nv = a.meta.require_name_value().ok()?;
+        match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        }
+    })
+}
+
+/// Records the files that `mod x;` items of a file (and its inline modules) include.
+fn collect_mod_files(
+    file: &Path,
+    items: &[syn::Item],
+    dir_is_own: bool,
+    out: &mut std::collections::BTreeSet<PathBuf>,
+) {
+    let dir = if dir_is_own {
+        file.parent().unwrap_or(Path::new("")).to_path_buf()
+    } else {
+        file.with_extension("")
+    };
+    collect_in_dir(&dir, items, out);
+}
+
+fn collect_in_dir(dir: &Path, items: &[syn::Item], out: &mut std::collections::BTreeSet<PathBuf>) {
+    for item in items {
+        if let syn::Item::Mod(m) = item {
+            let name = m.ident.to_string();
+            let path_attr = path_attribute(&m.attrs);
+            match &m.content {
+                Some((_, inner)) => {
+                    let d = match &path_attr {
+                        Some(p) => dir.join(p),
+                        None => dir.join(&name),
+                    };
+                    collect_in_dir(&d, inner, out);
+                }
+                None => match &path_attr {
+                    Some(p) => {
+                        out.insert(normalize(&dir.join(p)));
+                    }
+                    None => {
+                        out.insert(normalize(&dir.join(format!("{name}.rs"))));
+                        out.insert(normalize(&dir.join(&name).join("mod.rs")));
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// Lexically normalises `a/./b/../c` to `a/c`.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn flatten_use(
+    tree: &syn::UseTree,
+    prefix: &mut Vec<String>,
+    leading: bool,
+    out: &mut Vec<Import>,
+) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, leading, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            let mut path = prefix.clone();
+            path.push(name.clone());
+            let bound = if name == "self" {
+                prefix.last().cloned().unwrap_or(name)
+            } else {
+                name
+            };
+            out.push(Import {
+                name: Some(bound),
+                path,
+                leading_colon: leading,
+            });
+        }
+        syn::UseTree::Rename(r) => {
+            let mut path = prefix.clone();
+            path.push(r.ident.to_string());
+            let name = r.rename.to_string();
+            if name == "_" {
+                return;
+            }
+            out.push(Import {
+                name: Some(name),
+                path,
+                leading_colon: leading,
+            });
+        }
+        syn::UseTree::Glob(_) => out.push(Import {
+            name: None,
+            path: prefix.clone(),
+            leading_colon: leading,
+        }),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix, leading, out);
+            }
+        }
+    }
+}
+
+/// Normalises an external path: `core::`/`alloc::` become `std::`, and well-known re-exports
+/// map to the path of the type they re-export.
+pub fn normalize_external(p: &str) -> String {
+    let p = p.trim_start_matches("::");
+    let p = if let Some(rest) = p.strip_prefix("core::") {
+        format!("std::{rest}")
+    } else if let Some(rest) = p.strip_prefix("alloc::") {
+        format!("std::{rest}")
+    } else {
+        p.to_string()
+    };
+    const META: &str = "k8s_openapi::apimachinery::pkg::apis::meta::v1";
+    for (from, to) in [
+        ("kube::core::ObjectMeta", format!("{META}::ObjectMeta")),
+        ("kube::api::ObjectMeta", format!("{META}::ObjectMeta")),
+        ("kube_core::ObjectMeta", format!("{META}::ObjectMeta")),
+        (
+            "kube::core::metadata::ObjectMeta",
+            format!("{META}::ObjectMeta"),
+        ),
+        ("kube::core::ListMeta", format!("{META}::ListMeta")),
+        ("kube_core::ListMeta", format!("{META}::ListMeta")),
+        ("kube::core::Duration", "kube_core::Duration".to_string()),
+        (
+            "kube::core::duration::Duration",
+            "kube_core::Duration".to_string(),
+        ),
+        (
+            "kube_core::duration::Duration",
+            "kube_core::Duration".to_string(),
+        ),
+        ("kube::api::Duration", "kube_core::Duration".to_string()),
+    ] {
+        if p == from {
+            return to;
+        }
+    }
+    if let Some(rest) = p.strip_prefix("kube::k8s_openapi::") {
+        return format!("k8s_openapi::{rest}");
+    }
+    if let Some(rest) = p.strip_prefix("kube::api::k8s_openapi::") {
+        return format!("k8s_openapi::{rest}");
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(files: &[(&str, &str)]) -> SourceSet {
+        SourceSet {
+            files: files
+                .iter()
+                .map(|(p, t)| SourceSet::parse_text(Path::new(p), t.to_string()).unwrap())
+                .collect(),
+        }
+    }
+
+    fn ty_path(s: &str) -> syn::Path {
+        syn::parse_str(s).unwrap()
+    }
+
+    #[test]
+    fn resolves_uses_modules_and_reexports() {
+        let s = set(&[
+            (
+                "src/lib.rs",
+                "pub mod api; mod util { pub struct Helper; }\nuse std::collections::{BTreeMap as Map, self};\nuse k8s_openapi::api::core::v1 as corev1;\npub use api::v1::Thing as Reexported;",
+            ),
+            ("src/api/mod.rs", "pub mod v1;"),
+            (
+                "src/api/v1.rs",
+                "use super::super::util::*;\nuse crate::Reexported as R2;\npub struct Thing;\ntype Alias = Thing;",
+            ),
+        ]);
+        let c = Crate::build(&s);
+        assert_eq!(
+            c.modules.len(),
+            4,
+            "{:#?}",
+            c.modules.iter().map(|m| &m.path).collect::<Vec<_>>()
+        );
+        let root = 0;
+        assert_eq!(
+            c.resolve_type(root, &ty_path("Map")),
+            Some(Resolved::External("std::collections::BTreeMap".into()))
+        );
+        assert_eq!(
+            c.resolve_type(root, &ty_path("collections::HashMap")),
+            Some(Resolved::External("std::collections::HashMap".into()))
+        );
+        assert_eq!(
+            c.resolve_type(root, &ty_path("corev1::Pod")),
+            Some(Resolved::External("k8s_openapi::api::core::v1::Pod".into()))
+        );
+        let v1 = c
+            .modules
+            .iter()
+            .position(|m| m.path == ["api", "v1"])
+            .unwrap();
+        assert_eq!(
+            c.resolve_type(root, &ty_path("Reexported")),
+            Some(Resolved::Local(v1, "Thing".into()))
+        );
+        let util = c.modules.iter().position(|m| m.path == ["util"]).unwrap();
+        assert_eq!(
+            c.resolve_type(v1, &ty_path("Helper")),
+            Some(Resolved::Local(util, "Helper".into()))
+        );
+        assert_eq!(
+            c.resolve_type(v1, &ty_path("R2")),
+            Some(Resolved::Local(v1, "Thing".into()))
+        );
+        assert_eq!(
+            c.resolve_type(v1, &ty_path("crate::api::v1::Alias")),
+            Some(Resolved::Local(v1, "Alias".into()))
+        );
+        assert_eq!(
+            c.resolve_type(v1, &ty_path("Option")),
+            Some(Resolved::External("std::option::Option".into()))
+        );
+        assert_eq!(c.resolve_type(v1, &ty_path("Nope")), None);
+    }
+}

@@ -1,0 +1,332 @@
+//! The CRD object as kube-derive's generated `crd()` builds it: the root schema through the
+//! transforms, then the typed k8s-openapi `CustomResourceDefinition`; and several versions of
+//! one kind merged with `kube::core::crd::merge_crds`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::Value;
+
+use super::GeneratedCrd;
+use super::derive::{Deriver, run_transforms};
+use super::kube_attrs::{self, KubeAttrs, SchemaMode};
+use super::resolve::ModId;
+
+/// One `#[derive(CustomResource)]` turned into a one-version CRD.
+pub struct Found {
+    /// Where it was written (for merge errors).
+    pub module: ModId,
+    /// The spec type's identifier.
+    pub ident: syn::Ident,
+    /// The `#[kube]` attributes.
+    pub attrs: KubeAttrs,
+    /// The CRD `crd()` returns for this type.
+    pub crd: apiext::CustomResourceDefinition,
+}
+
+/// Builds the CRD of the spec type `ident` (module `m`); diagnostics go to the deriver.
+pub fn one_version(
+    d: &mut Deriver<'_, '_>,
+    m: ModId,
+    ident: &syn::Ident,
+    attrs: &[syn::Attribute],
+) -> Option<Found> {
+    let k = match kube_attrs::parse(ident, attrs) {
+        Ok(k) => k,
+        Err(e) => {
+            for one in e {
+                let msg = one.to_string();
+                d.error(m, one.span(), msg, None);
+            }
+            return None;
+        }
+    };
+    let struct_name = k.root.clone().unwrap_or_else(|| k.kind.clone());
+    if *ident == struct_name {
+        d.error(
+            m,
+            ident.span(),
+            "#[derive(CustomResource)] `kind = \"...\"` must not equal the struct name (kube-derive generates that struct)",
+            Some(format!("rename the struct to `{}Spec`", k.kind)),
+        );
+        return None;
+    }
+    let name = k
+        .singular
+        .clone()
+        .unwrap_or_else(|| k.kind.to_ascii_lowercase());
+    let plural = k
+        .plural
+        .clone()
+        .unwrap_or_else(|| kube_attrs::to_plural(&name));
+    let docstr = k.doc.clone().unwrap_or_else(|| {
+        format!(" Auto-generated derived type for {ident} via `CustomResource`")
+    });
+    let doc = docstr.strip_prefix(' ').unwrap_or(&docstr).to_string();
+
+    let schema = match k.schema {
+        SchemaMode::Disabled => None,
+        SchemaMode::Manual => {
+            d.error(
+                m,
+                ident.span(),
+                format!("#[kube(schema = \"manual\")]: crd() calls your hand-written `JsonSchema` impl of `{struct_name}`, which rsbuilder cannot run statically"),
+                Some("use the derived schema (remove `schema`), or `schema = \"disabled\"` (crd() then has no schema and rsbuilder emits `schema: {}` too)".into()),
+            );
+            return None;
+        }
+        SchemaMode::Derived => {
+            let mut schema = d
+                .root_schema(
+                    m,
+                    &struct_name,
+                    ident,
+                    k.status.as_ref(),
+                    k.no_spec,
+                    &doc,
+                    &k.validations,
+                )
+                .ok()?;
+            if let Err(msg) = run_transforms(&mut schema) {
+                d.error(
+                    m,
+                    ident.span(),
+                    format!("kube-derive's crd() panics on this type: {msg}"),
+                    Some("enum variants must not give the same property different schemas; see docs/attributes.md".into()),
+                );
+                return None;
+            }
+            let value = schema.to_value();
+            if let Some(path) = find_ref(&value, "") {
+                d.error(
+                    m,
+                    ident.span(),
+                    format!("the schema of `{ident}` keeps a `$ref` at {path} (a recursive type): the API server rejects it, a CRD schema must be structural"),
+                    Some("break the cycle with a `serde_json::Value` field marked `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`".into()),
+                );
+                return None;
+            }
+            match serde_json::from_value::<apiext::JSONSchemaProps>(value) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    d.error(
+                        m,
+                        ident.span(),
+                        format!(
+                            "the schema is not a valid JSONSchemaProps (crd() would panic): {e}"
+                        ),
+                        None,
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+
+    let opt_vec = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
+    let opt_map = |v: &BTreeMap<String, String>| (!v.is_empty()).then(|| v.clone());
+    let printer_columns = (!k.printcolumns.is_empty()).then(|| {
+        k.printcolumns
+            .iter()
+            .map(|p| apiext::CustomResourceColumnDefinition {
+                description: p.description.clone(),
+                format: p.format.clone(),
+                json_path: p.json_path.clone(),
+                name: p.name.clone(),
+                priority: p.priority,
+                type_: p.type_.clone(),
+            })
+            .collect()
+    });
+    let selectable = (!k.selectable.is_empty()).then(|| {
+        k.selectable
+            .iter()
+            .map(|p| apiext::SelectableField {
+                json_path: p.clone(),
+            })
+            .collect()
+    });
+    // As in kube-derive: subresources only with a status; `scale` alone is dropped.
+    let subresources = k
+        .status
+        .is_some()
+        .then(|| apiext::CustomResourceSubresources {
+            scale: k
+                .scale
+                .as_ref()
+                .map(|s| apiext::CustomResourceSubresourceScale {
+                    label_selector_path: s.label_selector_path.clone(),
+                    spec_replicas_path: s.spec_replicas_path.clone(),
+                    status_replicas_path: s.status_replicas_path.clone(),
+                }),
+            status: Some(apiext::CustomResourceSubresourceStatus(Value::Object(
+                Default::default(),
+            ))),
+        });
+    let (deprecated, deprecation_warning) = match &k.deprecated {
+        None => (None, None),
+        Some(w) => (Some(true), w.clone()),
+    };
+    let crd = apiext::CustomResourceDefinition {
+        metadata: ObjectMeta {
+            annotations: opt_map(&k.annotations),
+            labels: opt_map(&k.labels),
+            name: Some(format!("{plural}.{}", k.group)),
+            ..Default::default()
+        },
+        spec: apiext::CustomResourceDefinitionSpec {
+            group: k.group.clone(),
+            names: apiext::CustomResourceDefinitionNames {
+                categories: opt_vec(&k.categories),
+                kind: k.kind.clone(),
+                plural,
+                short_names: opt_vec(&k.shortnames),
+                singular: Some(name),
+                ..Default::default()
+            },
+            scope: if k.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            }
+            .into(),
+            versions: vec![apiext::CustomResourceDefinitionVersion {
+                additional_printer_columns: printer_columns,
+                deprecated,
+                deprecation_warning,
+                name: k.version.clone(),
+                schema: Some(apiext::CustomResourceValidation {
+                    open_api_v3_schema: schema,
+                }),
+                selectable_fields: selectable,
+                served: k.served,
+                storage: k.storage,
+                subresources,
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Some(Found {
+        module: m,
+        ident: ident.clone(),
+        attrs: k,
+        crd,
+    })
+}
+
+fn find_ref(v: &Value, at: &str) -> Option<String> {
+    match v {
+        Value::Object(o) => {
+            if o.contains_key("$ref") {
+                return Some(if at.is_empty() {
+                    "the root".into()
+                } else {
+                    at.to_string()
+                });
+            }
+            o.iter()
+                .find_map(|(k, x)| find_ref(x, &format!("{at}/{k}")))
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| find_ref(x, &format!("{at}/{i}"))),
+        _ => None,
+    }
+}
+
+/// Groups the one-version CRDs by (group, kind) and merges each group as `merge_crds` does,
+/// with the one version marked `storage` as the stored version.
+pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<GeneratedCrd> {
+    let mut groups: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
+    for f in found {
+        groups
+            .entry((f.attrs.group.clone(), f.attrs.kind.clone()))
+            .or_default()
+            .push(f);
+    }
+    let mut out = Vec::new();
+    for ((group, kind), mut versions) in groups {
+        versions.sort_by(|a, b| a.attrs.version.cmp(&b.attrs.version));
+        if let Some(dup) = versions
+            .windows(2)
+            .find(|w| w[0].attrs.version == w[1].attrs.version)
+        {
+            let f = &dup[1];
+            d.error(
+                f.module,
+                f.ident.span(),
+                format!(
+                    "{kind}.{group} version {} is declared twice (also by `{}`)",
+                    f.attrs.version, dup[0].ident
+                ),
+                Some("give each #[derive(CustomResource)] of one kind a distinct version".into()),
+            );
+            continue;
+        }
+        let file_name = |crd: &apiext::CustomResourceDefinition| {
+            format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
+        };
+        if versions.len() == 1 {
+            let f = versions.pop().expect("one version");
+            out.push(GeneratedCrd {
+                file_name: file_name(&f.crd),
+                crd: f.crd,
+            });
+            continue;
+        }
+        let stored: Vec<&Found> = versions.iter().filter(|f| f.attrs.storage).collect();
+        if stored.len() != 1 {
+            let names: Vec<String> = versions
+                .iter()
+                .map(|f| format!("{} ({})", f.attrs.version, f.ident))
+                .collect();
+            let f = stored.get(1).copied().unwrap_or(&versions[0]);
+            let (msg, help) = if stored.is_empty() {
+                (
+                    format!(
+                        "no version of {kind}.{group} is the storage version ({})",
+                        names.join(", ")
+                    ),
+                    "keep `storage` at its default (true) on exactly one version".to_string(),
+                )
+            } else {
+                (
+                    format!(
+                        "{} versions of {kind}.{group} are marked as storage versions ({}); a CRD stores exactly one",
+                        stored.len(),
+                        stored
+                            .iter()
+                            .map(|f| f.attrs.version.clone())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    "add `storage = false` to #[kube(...)] on every version but the stored one"
+                        .to_string(),
+                )
+            };
+            d.error(f.module, f.ident.span(), msg, Some(help));
+            continue;
+        }
+        let stored_version = stored[0].attrs.version.clone();
+        let (m, ident) = (versions[0].module, versions[0].ident.clone());
+        let crds: Vec<_> = versions.into_iter().map(|f| f.crd).collect();
+        match kube_core::crd::merge_crds(crds, &stored_version) {
+            Ok(crd) => out.push(GeneratedCrd {
+                file_name: file_name(&crd),
+                crd,
+            }),
+            Err(e) => {
+                d.error(
+                    m,
+                    ident.span(),
+                    format!("the versions of {kind}.{group} cannot be merged into one CRD: {e}"),
+                    Some("every version of a kind must use the same group, kind and scope (namespaced)".into()),
+                );
+            }
+        }
+    }
+    out
+}

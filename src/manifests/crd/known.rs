@@ -1,0 +1,379 @@
+//! Types whose schema rsbuilder asks schemars for instead of emulating it: primitives, std
+//! containers and wrappers, serde_json, kube-core's `Duration` and every k8s-openapi type
+//! (feature `v1_37`). Their `JsonSchema` impls are called on the same `SchemaGenerator`
+//! settings `crd()` uses.
+//!
+//! Generic containers (`Option<T>`, `Vec<T>`, `BTreeMap<K, V>`, tuples, arrays, …) compose
+//! with the user's own types through [`Hole`]: a placeholder `JsonSchema` type whose schema is
+//! whatever rsbuilder computed for the type argument. `Vec<Hole<0>>`'s real impl is called, so
+//! the composition is schemars' own (e.g. `Option`'s null handling, map key patterns).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+
+/// A computed schema of a type, with what `#[derive(JsonSchema)]` asks of a field type.
+#[derive(Debug, Clone)]
+pub struct Eval {
+    /// `T::json_schema` / `subschema_for::<T>()`.
+    pub schema: Schema,
+    /// `T::_schemars_private_non_optional_json_schema` (the inner schema of an `Option`).
+    pub non_optional: Schema,
+    /// `T::_schemars_private_is_option()`.
+    pub is_option: bool,
+}
+
+impl Eval {
+    /// A plain (non-`Option`) schema.
+    pub fn plain(schema: Schema) -> Self {
+        Self {
+            non_optional: schema.clone(),
+            schema,
+            is_option: false,
+        }
+    }
+}
+
+thread_local! {
+    static HOLES: RefCell<Vec<Vec<Eval>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Placeholder for the `N`th type argument of a container; see the module docs.
+pub struct Hole<const N: usize>;
+
+fn hole<const N: usize>() -> Eval {
+    HOLES.with(|h| {
+        h.borrow()
+            .last()
+            .and_then(|f| f.get(N).cloned())
+            .unwrap_or_else(|| Eval::plain(Schema::default()))
+    })
+}
+
+impl<const N: usize> JsonSchema for Hole<N> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Hole{N}").into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        format!("rsbuilder::Hole<{N}>").into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        hole::<N>().schema
+    }
+    fn _schemars_private_non_optional_json_schema(_: &mut SchemaGenerator) -> Schema {
+        hole::<N>().non_optional
+    }
+    fn _schemars_private_is_option() -> bool {
+        hole::<N>().is_option
+    }
+}
+
+/// Evaluates `T` with `args` standing in for its [`Hole`]s.
+fn with_holes<T: JsonSchema + ?Sized>(g: &mut SchemaGenerator, args: Vec<Eval>) -> Eval {
+    HOLES.with(|h| h.borrow_mut().push(args));
+    let schema = g.subschema_for::<T>();
+    let non_optional = T::_schemars_private_non_optional_json_schema(g);
+    let is_option = T::_schemars_private_is_option();
+    HOLES.with(|h| h.borrow_mut().pop());
+    Eval {
+        schema,
+        non_optional,
+        is_option,
+    }
+}
+
+/// `schemars::_private::json_schema_for_flatten::<T>(generator, required)` for a computed
+/// type: the schema a `#[serde(flatten)]` field merges into its struct.
+pub fn flatten_with(g: &mut SchemaGenerator, arg: Eval, required: bool) -> Schema {
+    HOLES.with(|h| h.borrow_mut().push(vec![arg]));
+    let schema = schemars::_private::json_schema_for_flatten::<Hole<0>>(g, required);
+    HOLES.with(|h| h.borrow_mut().pop());
+    schema
+}
+
+/// Calls schemars for a container applied to already computed type arguments.
+pub type ContainerFn = fn(&mut SchemaGenerator, Vec<Eval>) -> Eval;
+/// Calls schemars for a type without parameters.
+pub type LeafFn = fn(&mut SchemaGenerator) -> Eval;
+
+fn leaf<T: JsonSchema + ?Sized>(g: &mut SchemaGenerator) -> Eval {
+    with_holes::<T>(g, Vec::new())
+}
+
+type H0 = Hole<0>;
+type H1 = Hole<1>;
+type H2 = Hole<2>;
+type H3 = Hole<3>;
+type H4 = Hole<4>;
+type H5 = Hole<5>;
+type H6 = Hole<6>;
+type H7 = Hole<7>;
+
+/// How a generic std type is handled.
+#[derive(Clone, Copy)]
+pub enum Generic {
+    /// Pure forwarding wrapper (`Box`, `Arc`, `Rc`, `Cell`, `Mutex`, `Cow`, …): the schema of
+    /// its argument, exactly as schemars' `forward_impl!` does.
+    Forward,
+    /// A container whose schemars impl is called with holes; the number of type arguments.
+    Container(usize, ContainerFn),
+}
+
+macro_rules! std_generics {
+    ($( [$($name:literal),+] => $kind:expr ),* $(,)?) => {
+        fn std_generic_table() -> HashMap<&'static str, Generic> {
+            let mut m = HashMap::new();
+            $( $( m.insert($name, $kind); )+ )*
+            m
+        }
+    };
+}
+
+std_generics! {
+    ["std::boxed::Box", "std::rc::Rc", "std::sync::Arc", "std::rc::Weak", "std::sync::Weak",
+     "std::sync::Mutex", "std::sync::RwLock", "std::cell::Cell", "std::cell::RefCell",
+     "std::borrow::Cow", "std::num::Wrapping", "std::cmp::Reverse"] => Generic::Forward,
+    ["std::option::Option"] => Generic::Container(1, with_holes::<Option<H0>>),
+    ["std::vec::Vec"] => Generic::Container(1, with_holes::<Vec<H0>>),
+    ["std::collections::VecDeque", "std::collections::vec_deque::VecDeque"] =>
+        Generic::Container(1, with_holes::<std::collections::VecDeque<H0>>),
+    ["std::collections::LinkedList", "std::collections::linked_list::LinkedList"] =>
+        Generic::Container(1, with_holes::<std::collections::LinkedList<H0>>),
+    ["std::collections::BinaryHeap", "std::collections::binary_heap::BinaryHeap"] =>
+        Generic::Container(1, with_holes::<std::collections::BinaryHeap<H0>>),
+    ["std::collections::BTreeSet", "std::collections::btree_set::BTreeSet"] =>
+        Generic::Container(1, with_holes::<std::collections::BTreeSet<H0>>),
+    ["std::collections::HashSet", "std::collections::hash_set::HashSet"] =>
+        Generic::Container(1, with_holes::<std::collections::HashSet<H0>>),
+    ["std::collections::BTreeMap", "std::collections::btree_map::BTreeMap"] =>
+        Generic::Container(2, with_holes::<std::collections::BTreeMap<H0, H1>>),
+    ["std::collections::HashMap", "std::collections::hash_map::HashMap"] =>
+        Generic::Container(2, with_holes::<std::collections::HashMap<H0, H1>>),
+    ["std::result::Result"] => Generic::Container(2, with_holes::<Result<H0, H1>>),
+    ["std::ops::Range"] => Generic::Container(1, with_holes::<std::ops::Range<H0>>),
+    ["std::ops::RangeInclusive"] =>
+        Generic::Container(1, with_holes::<std::ops::RangeInclusive<H0>>),
+    ["std::ops::Bound"] => Generic::Container(1, with_holes::<std::ops::Bound<H0>>),
+    ["std::marker::PhantomData"] => Generic::Container(1, |g, _| leaf::<()>(g)),
+}
+
+/// The schemars impl of a generic std type, by normalised path (see
+/// [`super::resolve::normalize_external`]).
+pub fn std_generic(path: &str) -> Option<Generic> {
+    static TABLE: OnceLock<HashMap<&'static str, Generic>> = OnceLock::new();
+    TABLE.get_or_init(std_generic_table).get(path).copied()
+}
+
+/// `serde_json::Map<K, V>`: schemars implements `Map<String, Value>` only.
+const SERDE_JSON_MAP: &str = "serde_json::Map";
+
+/// The schemars impl of a tuple of `n` elements (1 to 8).
+pub fn tuple(n: usize) -> Option<ContainerFn> {
+    Some(match n {
+        1 => with_holes::<(H0,)>,
+        2 => with_holes::<(H0, H1)>,
+        3 => with_holes::<(H0, H1, H2)>,
+        4 => with_holes::<(H0, H1, H2, H3)>,
+        5 => with_holes::<(H0, H1, H2, H3, H4)>,
+        6 => with_holes::<(H0, H1, H2, H3, H4, H5)>,
+        7 => with_holes::<(H0, H1, H2, H3, H4, H5, H6)>,
+        8 => with_holes::<(H0, H1, H2, H3, H4, H5, H6, H7)>,
+        _ => return None,
+    })
+}
+
+/// The schemars impl of `[T]` (slices, `Box<[T]>`).
+pub fn slice() -> ContainerFn {
+    with_holes::<[H0]>
+}
+
+macro_rules! arrays {
+    ($($n:literal)+) => {
+        /// The schemars impl of `[T; n]` (0 to 32, as schemars implements).
+        pub fn array(n: usize) -> Option<ContainerFn> {
+            Some(match n {
+                $( $n => with_holes::<[H0; $n]>, )+
+                _ => return None,
+            })
+        }
+    };
+}
+arrays!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32);
+
+macro_rules! leaves {
+    ($( $name:literal => $ty:ty ),* $(,)?) => {
+        fn std_leaf_table(m: &mut HashMap<String, LeafFn>) {
+            $( m.insert($name.to_string(), leaf::<$ty> as LeafFn); )*
+        }
+    };
+}
+
+leaves! {
+    "bool" => bool, "char" => char, "str" => str,
+    "i8" => i8, "i16" => i16, "i32" => i32, "i64" => i64, "i128" => i128, "isize" => isize,
+    "u8" => u8, "u16" => u16, "u32" => u32, "u64" => u64, "u128" => u128, "usize" => usize,
+    "f32" => f32, "f64" => f64, "()" => (),
+    "std::string::String" => String,
+    "std::num::NonZeroI8" => std::num::NonZeroI8, "std::num::NonZeroI16" => std::num::NonZeroI16,
+    "std::num::NonZeroI32" => std::num::NonZeroI32, "std::num::NonZeroI64" => std::num::NonZeroI64,
+    "std::num::NonZeroI128" => std::num::NonZeroI128, "std::num::NonZeroIsize" => std::num::NonZeroIsize,
+    "std::num::NonZeroU8" => std::num::NonZeroU8, "std::num::NonZeroU16" => std::num::NonZeroU16,
+    "std::num::NonZeroU32" => std::num::NonZeroU32, "std::num::NonZeroU64" => std::num::NonZeroU64,
+    "std::num::NonZeroU128" => std::num::NonZeroU128, "std::num::NonZeroUsize" => std::num::NonZeroUsize,
+    "std::path::PathBuf" => std::path::PathBuf, "std::path::Path" => std::path::Path,
+    "std::net::IpAddr" => std::net::IpAddr, "std::net::Ipv4Addr" => std::net::Ipv4Addr,
+    "std::net::Ipv6Addr" => std::net::Ipv6Addr, "std::net::SocketAddr" => std::net::SocketAddr,
+    "std::net::SocketAddrV4" => std::net::SocketAddrV4, "std::net::SocketAddrV6" => std::net::SocketAddrV6,
+    "std::time::Duration" => std::time::Duration, "std::time::SystemTime" => std::time::SystemTime,
+    "std::ffi::OsString" => std::ffi::OsString, "std::ffi::CString" => std::ffi::CString,
+    "std::sync::atomic::AtomicBool" => std::sync::atomic::AtomicBool,
+    "std::sync::atomic::AtomicI32" => std::sync::atomic::AtomicI32,
+    "std::sync::atomic::AtomicI64" => std::sync::atomic::AtomicI64,
+    "std::sync::atomic::AtomicU32" => std::sync::atomic::AtomicU32,
+    "std::sync::atomic::AtomicU64" => std::sync::atomic::AtomicU64,
+    "serde_json::Value" => serde_json::Value, "serde_json::value::Value" => serde_json::Value,
+    "serde_json::Map" => serde_json::Map<String, serde_json::Value>,
+    "serde_json::value::Map" => serde_json::Map<String, serde_json::Value>,
+    "serde_json::Number" => serde_json::Number, "serde_json::value::Number" => serde_json::Number,
+    "kube_core::Duration" => kube_core::Duration,
+}
+
+/// The serialized `Default` of a type, when it has one (autoref specialization: the inherent
+/// method wins when `T: Default + Serialize`).
+struct DefaultOf<T>(std::marker::PhantomData<T>);
+trait NoDefault {
+    fn get(&self) -> Option<serde_json::Value> {
+        None
+    }
+}
+impl<T> NoDefault for DefaultOf<T> {}
+impl<T: Default + serde::Serialize> DefaultOf<T> {
+    fn get(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(T::default()).ok()
+    }
+}
+
+/// Serialized `Default::default()` of a k8s-openapi type.
+pub type DefaultFn = fn() -> serde_json::Value;
+
+macro_rules! k8s_types {
+    ($($($seg:ident)::+),* $(,)?) => {
+        fn k8s_leaf_table(m: &mut HashMap<String, LeafFn>) {
+            $( m.insert(
+                concat!("k8s_openapi", $("::", stringify!($seg)),+).to_string(),
+                leaf::<k8s_openapi::$($seg)::+> as LeafFn,
+            ); )*
+        }
+        fn k8s_default_table(m: &mut HashMap<String, Option<serde_json::Value>>) {
+            $( m.insert(
+                concat!("k8s_openapi", $("::", stringify!($seg)),+).to_string(),
+                #[allow(unused_imports)]
+                { use NoDefault as _; DefaultOf::<k8s_openapi::$($seg)::+>(std::marker::PhantomData).get() },
+            ); )*
+        }
+    };
+}
+
+/// The serialized `Default` of a k8s-openapi type, when it implements `Default`.
+pub fn k8s_default(path: &str) -> Option<DefaultFn> {
+    static TABLE: OnceLock<HashMap<String, Option<serde_json::Value>>> = OnceLock::new();
+    let v = TABLE
+        .get_or_init(|| {
+            let mut m = HashMap::new();
+            k8s_default_table(&mut m);
+            m
+        })
+        .get(path)?
+        .clone()?;
+    K8S_DEFAULT.with(|d| *d.borrow_mut() = Some(v));
+    Some(|| K8S_DEFAULT.with(|d| d.borrow().clone().unwrap_or_default()))
+}
+
+thread_local! {
+    static K8S_DEFAULT: RefCell<Option<serde_json::Value>> = const { RefCell::new(None) };
+}
+
+include!("k8s_types.in");
+
+fn leaf_table() -> &'static HashMap<String, LeafFn> {
+    static TABLE: OnceLock<HashMap<String, LeafFn>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut m = HashMap::new();
+        std_leaf_table(&mut m);
+        k8s_leaf_table(&mut m);
+        m
+    })
+}
+
+/// The schemars impl of a type without type parameters, by normalised path.
+pub fn leaf_type(path: &str) -> Option<LeafFn> {
+    leaf_table().get(path).copied()
+}
+
+/// Whether `path` names a type rsbuilder knows outside the sources (for glob imports such as
+/// `use k8s_openapi::api::core::v1::*`).
+pub fn is_known_external(path: &str) -> bool {
+    let p = super::resolve::normalize_external(path);
+    leaf_type(&p).is_some() || std_generic(&p).is_some() || p == SERDE_JSON_MAP
+}
+
+/// The settings kube-derive's `crd()` builds its generator with: OpenAPI 3, inlined
+/// subschemas, no meta schema, then `AddNullable`, `StructuralSchemaRewriter`, `OptionalEnum`
+/// and `OptionalIntOrString`.
+pub fn crd_settings() -> schemars::generate::SchemaSettings {
+    schemars::generate::SchemaSettings::openapi3()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .with_transform(schemars::transform::AddNullable::default())
+        .with_transform(kube_core::schema::StructuralSchemaRewriter)
+        .with_transform(kube_core::schema::OptionalEnum)
+        .with_transform(kube_core::schema::OptionalIntOrString)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holes_compose_with_schemars_impls() {
+        let mut g = crd_settings().into_generator();
+        let inner = leaf_type("i32").unwrap()(&mut g);
+        let opt = match std_generic("std::option::Option").unwrap() {
+            Generic::Container(1, f) => f(&mut g, vec![inner.clone()]),
+            _ => unreachable!(),
+        };
+        assert!(opt.is_option);
+        assert_eq!(opt.non_optional, inner.schema);
+        assert_eq!(
+            opt.schema.to_value(),
+            serde_json::json!({"type": ["integer", "null"], "format": "int32"})
+        );
+        let string = leaf_type("std::string::String").unwrap()(&mut g);
+        let map = match std_generic("std::collections::BTreeMap").unwrap() {
+            Generic::Container(2, f) => f(&mut g, vec![string, opt]),
+            _ => unreachable!(),
+        };
+        assert_eq!(
+            map.schema.to_value(),
+            serde_json::json!({"type": "object", "additionalProperties": {"type": ["integer", "null"], "format": "int32"}})
+        );
+    }
+
+    #[test]
+    fn k8s_types_are_listed() {
+        assert!(leaf_type("k8s_openapi::api::core::v1::ResourceRequirements").is_some());
+        assert!(leaf_type("k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition").is_some());
+        assert!(leaf_type("k8s_openapi::apimachinery::pkg::util::intstr::IntOrString").is_some());
+        assert!(is_known_external(
+            "k8s_openapi::apimachinery::pkg::api::resource::Quantity"
+        ));
+        assert!(leaf_table().len() > 760);
+    }
+}

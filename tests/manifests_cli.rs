@@ -1,0 +1,323 @@
+//! `rsbuilder manifests` end to end: case B (the seed's Database API), the manifests rows of
+//! case D (bad input gives file:line:column, the reason and the fix, writes nothing), and
+//! `--check`.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn rsbuilder() -> Command {
+    Command::cargo_bin("rsbuilder").unwrap()
+}
+
+fn yaml_value(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+/// Numbers compared by value (YAML `10.0` and `10` are the same number for the API server).
+fn normalise(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Number(n) => serde_json::json!(n.as_f64().unwrap()),
+        serde_json::Value::Array(a) => {
+            serde_json::Value::Array(a.into_iter().map(normalise).collect())
+        }
+        serde_json::Value::Object(o) => {
+            serde_json::Value::Object(o.into_iter().map(|(k, v)| (k, normalise(v))).collect())
+        }
+        other => other,
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn case_b_database_crd_equals_kube_derive_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let types = tmp.path().join("database_types.rs");
+    std::fs::copy(fixture("database/database_types.rs"), &types).unwrap();
+    let out = tmp.path().join("out");
+    rsbuilder()
+        .args(["manifests", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "crd/bases/example.com_databases.yaml",
+        ));
+    let got = yaml_value(&out.join("crd/bases/example.com_databases.yaml"));
+    let want = yaml_value(&fixture("database/expected_crd.yaml"));
+    assert_eq!(normalise(got.clone()), normalise(want));
+    // What kube-derive does here, spelled out.
+    let schema = &got["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(schema["properties"]["status"]["nullable"], true);
+    assert_eq!(
+        schema["properties"]["spec"]["required"],
+        serde_json::json!(["engine", "labels", "version"])
+    );
+    assert!(
+        schema["properties"]["spec"]["properties"]["size"]
+            .get("type")
+            .is_none()
+    );
+    assert!(got["spec"]["names"].get("listKind").is_none());
+}
+
+#[test]
+fn output_is_deterministic_and_rerun_is_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let types = tmp.path().join("database_types.rs");
+    std::fs::copy(fixture("database/database_types.rs"), &types).unwrap();
+    let out = tmp.path().join("out");
+    let run = || {
+        rsbuilder()
+            .args(["manifests", "--paths"])
+            .arg(&types)
+            .arg("--output-dir")
+            .arg(&out)
+            .assert()
+            .success()
+    };
+    run();
+    let first = std::fs::read(out.join("crd/bases/example.com_databases.yaml")).unwrap();
+    run().stdout(predicate::str::is_empty());
+    let second = std::fs::read(out.join("crd/bases/example.com_databases.yaml")).unwrap();
+    assert_eq!(first, second);
+}
+
+#[test]
+fn check_reports_drift_with_a_diff_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let types = tmp.path().join("database_types.rs");
+    std::fs::copy(fixture("database/database_types.rs"), &types).unwrap();
+    let out = tmp.path().join("out");
+    // Nothing generated yet: drift, and still nothing on disk.
+    rsbuilder()
+        .args(["manifests", "--check", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("+kind: CustomResourceDefinition"))
+        .stderr(predicate::str::contains("out of date"));
+    assert!(!out.exists());
+    // Generate, then check is clean.
+    rsbuilder()
+        .args(["manifests", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .success();
+    rsbuilder()
+        .args(["manifests", "--check", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::is_empty());
+    // Change the types: check shows the changed line and leaves the file alone.
+    let text = std::fs::read_to_string(&types)
+        .unwrap()
+        .replace("max = 10", "max = 20");
+    std::fs::write(&types, text).unwrap();
+    let file = out.join("crd/bases/example.com_databases.yaml");
+    let before = std::fs::read(&file).unwrap();
+    rsbuilder()
+        .args(["manifests", "--check", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("-                maximum: 10.0")
+                .and(predicate::str::contains("+                maximum: 20.0")),
+        );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn default_layout_uses_src_and_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("src/api")).unwrap();
+    write(&tmp.path().join("src"), "lib.rs", "pub mod api;\n");
+    write(
+        &tmp.path().join("src/api"),
+        "mod.rs",
+        "mod db;\npub use db::*;\n",
+    );
+    std::fs::copy(
+        fixture("database/database_types.rs"),
+        tmp.path().join("src/api/db.rs"),
+    )
+    .unwrap();
+    rsbuilder()
+        .arg("manifests")
+        .current_dir(tmp.path())
+        .assert()
+        .success();
+    assert!(
+        tmp.path()
+            .join("config/crd/bases/example.com_databases.yaml")
+            .is_file()
+    );
+}
+
+#[test]
+fn syntax_error_names_file_line_and_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        tmp.path(),
+        "bad.rs",
+        "use kube::CustomResource;\n\npub struct FooSpec {\n    a: ,\n}\n",
+    );
+    let out = tmp.path().join("out");
+    rsbuilder()
+        .args(["manifests", "--paths"])
+        .arg(&f)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "{}:4:8: Rust syntax error",
+            f.display()
+        )));
+    assert!(!out.exists());
+}
+
+const HEADER: &str =
+    "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+
+#[test]
+fn internally_tagged_enum_is_an_error_with_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = format!(
+        "{HEADER}
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"App\", namespaced)]
+pub struct AppSpec {{
+    pub auth: Auth,
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[serde(tag = \"type\")]
+pub enum Auth {{
+    Basic {{ user: String }},
+    Token {{ token: String }},
+}}
+"
+    );
+    let f = write(tmp.path(), "app.rs", &src);
+    let out = tmp.path().join("out");
+    rsbuilder()
+        .args(["manifests", "--paths"])
+        .arg(&f)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains(format!("{}:13:10:", f.display()))
+                .and(predicate::str::contains("internally tagged"))
+                .and(predicate::str::contains("crd() panics"))
+                .and(predicate::str::contains(
+                    "help: use an externally tagged enum",
+                )),
+        );
+    assert!(!out.exists());
+}
+
+#[test]
+fn recursive_type_is_an_error_with_the_way_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = format!(
+        "{HEADER}
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Tree\")]
+pub struct TreeSpec {{
+    pub root: Node,
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub struct Node {{
+    pub name: String,
+    pub children: Vec<Node>,
+}}
+"
+    );
+    let f = write(tmp.path(), "tree.rs", &src);
+    let out = tmp.path().join("out");
+    rsbuilder()
+        .args(["manifests", "--paths"])
+        .arg(&f)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains(format!("{}:14:23:", f.display()))
+                .and(predicate::str::contains("recursive type `Node`"))
+                .and(predicate::str::contains("structural"))
+                .and(predicate::str::contains("serde_json::Value"))
+                .and(predicate::str::contains(
+                    "x-kubernetes-preserve-unknown-fields",
+                )),
+        );
+    assert!(!out.exists());
+}
+
+#[test]
+fn several_errors_are_reported_in_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = format!(
+        "{HEADER}
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Multi\")]
+pub struct MultiSpec {{
+    pub a: Missing,
+    pub b: Mixed,
+    #[schemars(schema_with = \"my_schema\")]
+    pub c: String,
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub enum Mixed {{
+    Plain,
+    WithData(String),
+}}
+"
+    );
+    let f = write(tmp.path(), "multi.rs", &src);
+    rsbuilder()
+        .args(["manifests", "--paths"])
+        .arg(&f)
+        .arg("--output-dir")
+        .arg(tmp.path().join("out"))
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("cannot resolve type `Missing`")
+                .and(predicate::str::contains(
+                    "mixes unit variants and variants with data",
+                ))
+                .and(predicate::str::contains("schema_with = \"my_schema\""))
+                .and(predicate::str::contains("3 errors")),
+        );
+}
