@@ -4,8 +4,8 @@
 //! (not a `///` or `//!` doc comment, not a comment after code on the same line) whose text
 //! starts with `+`. Unlike controller-gen, which ties markers to the Go package or type they
 //! precede, rsbuilder's markers (`rbac`, `webhook`, `webhookconfiguration`) describe the whole
-//! program, so their position in a file does not matter. Lines inside multi-line string
-//! literals are not comments and are skipped.
+//! program, so their position in a file does not matter. Lines inside string literals and
+//! block comments are not line comments and are skipped.
 //!
 //! Which markers are checked: every marker whose name starts with `kubebuilder:` (or a near
 //! miss of it, such as `kubebuider:`) must be registered in [`registry::MARKERS`]; others
@@ -136,12 +136,12 @@ pub fn collect(sources: &SourceSet) -> Result<Vec<Marker>, Vec<Diagnostic>> {
 
 /// [`collect`] for one file's text, claimed to come from `path`: its markers and its errors.
 pub fn collect_text(path: &Path, text: &str) -> (Vec<Marker>, Vec<Diagnostic>) {
-    let in_literal = literal_lines(text);
+    let comment_lines = line_comment_lines(text);
     let mut markers = Vec::new();
     let mut errors = Vec::new();
     for (idx, line) in text.lines().enumerate() {
         let line_no = idx + 1;
-        if in_literal.binary_search(&line_no).is_ok() {
+        if comment_lines.binary_search(&line_no).is_err() {
             continue;
         }
         let indent = line.chars().take_while(|c| c.is_whitespace()).count();
@@ -272,28 +272,107 @@ pub fn parse_marker(
     }
 }
 
-/// Lines (1-based, sorted) that lie inside a multi-line literal after its first line: a `//`
-/// there is string content, not a comment. Text that does not tokenize yields none.
-fn literal_lines(text: &str) -> Vec<usize> {
-    fn walk(ts: proc_macro2::TokenStream, out: &mut Vec<usize>) {
-        for tt in ts {
-            match tt {
-                proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
-                proc_macro2::TokenTree::Literal(l) => {
-                    let span = l.span();
-                    let (start, end) = (span.start().line, span.end().line);
-                    out.extend(start + 1..=end);
-                }
-                _ => {}
+/// Lines (1-based, sorted) whose first non-blank text starts a `//` comment in code: not
+/// inside a string, char or raw string literal, and not inside a (nested) block comment.
+/// A small lexer of Rust's comment and literal syntax; anything else is code.
+fn line_comment_lines(text: &str) -> Vec<usize> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0usize, 1usize);
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    // Advances over one char, keeping the line count.
+    macro_rules! bump {
+        () => {{
+            if chars[i] == '\n' {
+                line += 1;
             }
+            i += 1;
+        }};
+    }
+    while i < chars.len() {
+        let next = chars.get(i + 1).copied();
+        match chars[i] {
+            '/' if next == Some('/') => {
+                let line_start = chars[..i]
+                    .iter()
+                    .rposition(|&c| c == '\n')
+                    .map_or(0, |p| p + 1);
+                if chars[line_start..i].iter().all(|c| c.is_whitespace()) {
+                    out.push(line);
+                }
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '/' if next == Some('*') => {
+                let mut depth = 0usize;
+                while i < chars.len() {
+                    if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        bump!();
+                    }
+                }
+            }
+            '"' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' && i + 1 < chars.len() {
+                        bump!();
+                    }
+                    bump!();
+                }
+                i += 1;
+            }
+            'r' if (i == 0
+                || !is_ident(chars[i - 1])
+                || (chars[i - 1] == 'b' && (i == 1 || !is_ident(chars[i - 2]))))
+                && matches!(next, Some('"') | Some('#')) =>
+            {
+                // Raw string r"..." / r#"..."#: count the hashes.
+                let mut j = i + 1;
+                while chars.get(j) == Some(&'#') {
+                    j += 1;
+                }
+                if chars.get(j) != Some(&'"') {
+                    // `r#ident`: a raw identifier.
+                    i += 1;
+                    continue;
+                }
+                let hashes = j - i - 1;
+                i = j + 1;
+                while i < chars.len() {
+                    if chars[i] == '"' && (1..=hashes).all(|k| chars.get(i + k) == Some(&'#')) {
+                        i += 1 + hashes;
+                        break;
+                    }
+                    bump!();
+                }
+            }
+            '\'' => {
+                // A char literal ('a', '\n', '\u{..}') or a lifetime / label ('a).
+                if next == Some('\\') {
+                    i += 2;
+                    while i < chars.len() && chars[i] != '\'' && chars[i] != '\n' {
+                        i += 1;
+                    }
+                    i += 1;
+                } else if chars.get(i + 2) == Some(&'\'') {
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+            }
+            _ => bump!(),
         }
     }
-    let mut out = Vec::new();
-    if let Ok(ts) = text.parse::<proc_macro2::TokenStream>() {
-        walk(ts, &mut out);
-    }
-    out.sort_unstable();
-    out.dedup();
     out
 }
 

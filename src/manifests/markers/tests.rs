@@ -347,20 +347,30 @@ fn scaffold_markers_and_foreign_markers_are_ignored() {
 
 #[test]
 fn only_whole_line_plain_comments_are_read() {
-    let text = r#"
+    let text = r##"
 let x = 1; // +kubebuilder:rbac:groups=apps,resources=pods
 /// Docs: +kubebuilder:rbca is fine in prose.
 //// +kubebuilder:rbac:groups=apps,resources=pods,verbs=get
 const S: &str = "
-// +kubebuilder:rbca:not-a-comment
+// +kubebuilder:rbca:not-a-comment \" still in the string
 ";
-// +kubebuilder:rbac:groups=apps,resources=pods,verbs=get
+const R: &str = r#"a "quoted" part
+// +kubebuilder:rbca:in-a-raw-string
 "#;
+const Q: char = '"';
+/* a block comment
+// +kubebuilder:rbca:in-a-block-comment
+   /* nested */
+// +kubebuilder:rbca:still-in-the-block-comment
+*/
+fn f<'a>(s: &'a str) -> &'a str { s }
+// +kubebuilder:rbac:groups=apps,resources=pods,verbs=get
+"##;
     let (markers, errors) = collect_text(Path::new(FILE), text);
     assert!(errors.is_empty(), "{errors:?}");
-    // `//// +...` is a commented-out marker; the line inside the string literal is not a
-    // comment; only line 8 is read.
-    assert_eq!(markers.iter().map(|m| m.line).collect::<Vec<_>>(), vec![8]);
+    // `//// +...` is a commented-out marker; the lines inside literals and the block comment
+    // are not comments; only line 18 is read.
+    assert_eq!(markers.iter().map(|m| m.line).collect::<Vec<_>>(), vec![18]);
 }
 
 #[test]
