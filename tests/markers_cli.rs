@@ -188,3 +188,44 @@ fn invalid_webhook_marker_fails_and_leaves_existing_files_alone() {
         "role.yaml must not change on error"
     );
 }
+
+/// The generated role and webhook configurations pass `kubernetes-validate --strict`
+/// (installed by `.ci/run`); skipped with a message when the tool is not on PATH.
+#[test]
+fn generated_manifests_pass_kubernetes_validate() {
+    let probe = std::process::Command::new("kubernetes-validate")
+        .arg("--version")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "skipped: kubernetes-validate is not installed (pip install kubernetes-validate)"
+        );
+        return;
+    }
+    let dir = project(&CONTROLLER.replace(
+        "// +kubebuilder:rbac:groups=events.k8s.io",
+        "// +kubebuilder:rbac:urls=/metrics,verbs=get\n// +kubebuilder:rbac:groups=\"\",resources=configmaps,verbs=get,namespace=ops\n// +kubebuilder:rbac:groups=events.k8s.io",
+    ));
+    manifests(dir.path()).assert().success();
+    let out = std::process::Command::new("kubernetes-validate")
+        .arg("--strict")
+        .arg("config/rbac/role.yaml")
+        .arg("config/webhook/manifests.yaml")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    for resource in [
+        "clusterrole/manager-role",
+        "role/manager-role",
+        "mutatingwebhookconfiguration/mutating-webhook-configuration",
+        "validatingwebhookconfiguration/validating-webhook-configuration",
+    ] {
+        assert!(
+            report.contains(&format!("passed for resource {resource}")),
+            "{report}"
+        );
+    }
+}
