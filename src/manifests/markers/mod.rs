@@ -74,6 +74,13 @@ impl Marker {
     }
 
     fn get(&self, name: &str) -> Option<&Value> {
+        // A generator asking for an argument its marker does not define is a bug in
+        // rsbuilder, not bad input: catch it in tests.
+        debug_assert!(
+            self.def.args().iter().any(|a| a.name == name),
+            "+{} has no argument `{name}` in the registry",
+            self.def.name
+        );
         self.args.iter().find(|a| a.name == name).map(|a| &a.value)
     }
 
