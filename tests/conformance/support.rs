@@ -1,0 +1,215 @@
+//! Shared by the conformance tests (`tests/conformance.rs`) and the kopium corpus test
+//! (`tests/corpus.rs`): building and running a fixture crate with kube-derive, running
+//! rsbuilder's static engine on one source file, and comparing the two as JSON values.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rsbuilder::manifests::{Diagnostic, SourceSet, crds_from_sources};
+use serde_json::{Map, Value};
+
+/// The rsbuilder checkout.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Target directory shared by every crate the tests build: `RSBUILDER_E2E_TARGET_DIR`, or
+/// `<repo>/target/e2e`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target").join("e2e"))
+}
+
+/// The fixture crate of the conformance suite.
+pub fn fixture_crate() -> PathBuf {
+    repo_root().join("tests/conformance/fixtures")
+}
+
+/// Builds and runs a fixture crate (see `tests/conformance/fixtures/src/main.rs`) and returns
+/// its JSON: case name to `[crd, ...]`, `{"panic": ...}` or `{"error": ...}`.
+pub fn run_fixture_crate(dir: &Path) -> Result<Map<String, Value>, String> {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["run", "--quiet", "--locked", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "building or running the fixture crate {} failed ({}):\n{}",
+            dir.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    match serde_json::from_slice(&out.stdout) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!("fixture output is not a JSON object: {other}")),
+        Err(e) => Err(format!("fixture output is not JSON: {e}")),
+    }
+}
+
+/// What rsbuilder gives for one source file.
+pub enum Static {
+    /// The CRDs as JSON, sorted by `metadata.name`, with their file names.
+    Crds(Vec<Value>, Vec<String>),
+    /// The diagnostics.
+    Errors(Vec<Diagnostic>),
+    /// The engine panicked (always a bug: rsbuilder must never panic on input).
+    Panic(String),
+}
+
+/// Runs rsbuilder's static CRD engine on `files`, catching panics.
+pub fn rsbuilder_crds(files: &[PathBuf]) -> Static {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let sources = SourceSet::load(files)?;
+        crds_from_sources(&sources)
+    }));
+    match result {
+        Err(payload) => Static::Panic(
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "non-string panic payload".into()),
+        ),
+        Ok(Err(diags)) => Static::Errors(diags),
+        Ok(Ok(crds)) => {
+            let mut pairs: Vec<(Value, String)> = crds
+                .into_iter()
+                .map(|g| {
+                    (
+                        serde_json::to_value(&g.crd).expect("a CRD serializes"),
+                        g.file_name,
+                    )
+                })
+                .collect();
+            pairs.sort_by(|a, b| {
+                a.0["metadata"]["name"]
+                    .as_str()
+                    .cmp(&b.0["metadata"]["name"].as_str())
+            });
+            let (crds, names) = pairs.into_iter().unzip();
+            Static::Crds(crds, names)
+        }
+    }
+}
+
+/// The file name rsbuilder must give a CRD: `<group>_<plural>.yaml`.
+pub fn expected_file_name(crd: &Value) -> String {
+    format!(
+        "{}_{}.yaml",
+        crd["spec"]["group"].as_str().unwrap_or_default(),
+        crd["spec"]["names"]["plural"].as_str().unwrap_or_default()
+    )
+}
+
+/// Compares what kube-derive gave (`expected`, an array of CRDs) with what rsbuilder gave.
+/// `None` when equal; otherwise a report: the differing fields (JSON paths) and a unified
+/// diff of the pretty-printed JSON.
+pub fn compare(expected: &Value, actual: &Value) -> Option<String> {
+    if expected == actual {
+        return None;
+    }
+    let mut paths = Vec::new();
+    diff_paths("$", expected, actual, &mut paths);
+    let mut report = String::new();
+    let shown = paths.len().min(25);
+    writeln!(report, "{} differing field(s):", paths.len()).unwrap();
+    for p in &paths[..shown] {
+        writeln!(report, "  {p}").unwrap();
+    }
+    if paths.len() > shown {
+        writeln!(report, "  ... and {} more", paths.len() - shown).unwrap();
+    }
+    let left = serde_json::to_string_pretty(expected).unwrap();
+    let right = serde_json::to_string_pretty(actual).unwrap();
+    let diff = similar::TextDiff::from_lines(&left, &right)
+        .unified_diff()
+        .context_radius(3)
+        .header("kube-derive crd()", "rsbuilder")
+        .to_string();
+    let lines: Vec<&str> = diff.lines().collect();
+    let limit = 200;
+    for l in lines.iter().take(limit) {
+        writeln!(report, "{l}").unwrap();
+    }
+    if lines.len() > limit {
+        writeln!(report, "... ({} more diff lines)", lines.len() - limit).unwrap();
+    }
+    Some(report)
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 120 {
+        format!("{}...", s.chars().take(117).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// Lists the JSON paths where `a` and `b` differ, descending into objects and equal-length
+/// arrays.
+fn diff_paths(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let p = format!("{path}.{k}");
+                match (x.get(k), y.get(k)) {
+                    (Some(va), Some(vb)) => diff_paths(&p, va, vb, out),
+                    (Some(va), None) => out.push(format!(
+                        "{p}: missing in rsbuilder (expected {})",
+                        short(va)
+                    )),
+                    (None, Some(vb)) => {
+                        out.push(format!("{p}: unexpected in rsbuilder ({})", short(vb)))
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                diff_paths(&format!("{path}[{i}]"), va, vb, out);
+            }
+        }
+        _ if a != b => out.push(format!(
+            "{path}: expected {}, rsbuilder {}",
+            short(a),
+            short(b)
+        )),
+        _ => {}
+    }
+}
+
+/// One `// key: value` line from the leading comment block of a case file.
+pub fn header_values(text: &str, key: &str) -> Vec<String> {
+    let prefix = format!("{key}:");
+    text.lines()
+        .take_while(|l| l.starts_with("//"))
+        .map(|l| l.trim_start_matches('/').trim())
+        .filter_map(|l| l.strip_prefix(&prefix).map(|v| v.trim().to_string()))
+        .collect()
+}
+
+/// `.rs` files directly in `dir`, sorted.
+pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    files
+}
