@@ -197,6 +197,9 @@ fn check(m: &Marker, namespaced: bool, errors: &mut Vec<Diagnostic>) {
                 .with_help("write groups=\"\" (or groups=core) for the core API group"),
         );
     }
+    if m.list("verbs").is_some_and(<[String]>::is_empty) {
+        errors.push(m.diag_at("verbs", "`verbs` must name at least one verb"));
+    }
     if let Some(ns) = m.string("namespace") {
         if ns.is_empty() {
             errors.push(m.diag_at("namespace", "`namespace` is empty"));
@@ -304,7 +307,8 @@ pub fn roles(markers: &[Marker], namespaced: bool) -> Result<Vec<RoleObject>, Ve
 ///
 /// Errors (all markers are checked, every error is returned), each at the marker's
 /// file:line: a rule with non-resource URLs and resources, URLs in a Role, a rule with neither
-/// resources nor URLs, resources without groups, an empty namespace or roleName.
+/// resources nor URLs, resources without groups, no verbs (`verbs={}`), an empty namespace or
+/// roleName.
 pub fn generate(markers: &[Marker], namespaced: bool) -> Result<Option<String>, Vec<Diagnostic>> {
     let objects = roles(markers, namespaced)?;
     if objects.is_empty() {
@@ -717,6 +721,14 @@ rules:
         let e = errors("// +kubebuilder:rbac:groups=apps,verbs=get\n", false);
         assert!(
             e[0].contains("needs `resources` (with `groups`) or `urls`"),
+            "{e:?}"
+        );
+        let e = errors(
+            "// +kubebuilder:rbac:groups=apps,resources=pods,verbs={}\n",
+            false,
+        );
+        assert!(
+            e[0].contains("`verbs` must name at least one verb"),
             "{e:?}"
         );
         let e = errors("\n// +kubebuilder:rbac:resources=pods,verbs=get\n", false);

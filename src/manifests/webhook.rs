@@ -15,7 +15,7 @@
 //!
 //! What controller-gen rejects is rejected here too, at the marker's file:line: sideEffects
 //! missing or `Some`/`Unknown`, timeoutSeconds outside 1–30, not exactly one of `path` and
-//! `url`, an unknown matchPolicy, no admissionReviewVersions, a webhookVersion other than
+//! `url`, an unknown matchPolicy, no admissionReviewVersions (rsbuilder: none of v1, v1beta1), a webhookVersion other than
 //! `v1`, two `webhookconfiguration` markers for the same kind. Where controller-gen passes
 //! bad values through to the API server (or drops them), rsbuilder reports them too: unknown
 //! failurePolicy, sideEffects, reinvocationPolicy or verb, reinvocationPolicy on a validating
@@ -161,10 +161,10 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
         .list("admissionReviewVersions")
         .unwrap_or_default()
         .to_vec();
-    if review_versions.is_empty() {
+    if !review_versions.iter().any(|v| v == "v1" || v == "v1beta1") {
         errors.push(m.diag_at(
             "admissionReviewVersions",
-            "`admissionReviewVersions` must name at least one version (v1)",
+            "`admissionReviewVersions` must name at least one version the API server speaks (v1 or v1beta1)",
         ));
     }
     let mut operations = Vec::new();
@@ -843,6 +843,8 @@ webhooks:
         let line = mutating_with(",sideEffects=None,path=/m")
             .replace("admissionReviewVersions=v1", "admissionReviewVersions={}");
         assert!(first_error(&line).contains("must name at least one version"));
+        let line = line.replace("admissionReviewVersions={}", "admissionReviewVersions=v2");
+        assert!(first_error(&line).contains("(v1 or v1beta1)"));
     }
 
     #[test]
