@@ -37,7 +37,28 @@ pub struct InitArgs {
     pub namespaced: bool,
 }
 
-/// Runs `init` in `dir`.
-pub fn run(_dir: &Path, _args: InitArgs) -> anyhow::Result<i32> {
-    super::not_implemented("init")
+/// Runs `init` in `dir`: validates the flags, refuses a directory that already holds a
+/// project (PROJECT, Cargo.toml or src/main.rs), writes the project atomically, and prints
+/// each file created and the next steps. Returns exit code 0; every refusal is an error
+/// (exit code 1) with nothing written.
+pub fn run(dir: &Path, args: InitArgs) -> anyhow::Result<i32> {
+    use crate::scaffold::init;
+    let project_name = init::project_name(dir, args.project_name.as_deref())?;
+    let opts = init::InitOptions {
+        repo: args.repo.unwrap_or_else(|| project_name.clone()),
+        project_name,
+        domain: args.domain,
+        owner: args.owner,
+        apache2: args.license == License::Apache2,
+        namespaced: args.namespaced,
+        year: init::current_year(),
+    };
+    let plan = init::plan(dir, &opts)?;
+    print!("{}", crate::scaffold::report(&plan.apply()?));
+    println!(
+        "\nNext: add an API and its controller, then build and test:\n  \
+         rsbuilder create api --group <group> --version v1 --kind <Kind>\n  \
+         cargo build && cargo test"
+    );
+    Ok(super::EXIT_OK)
 }

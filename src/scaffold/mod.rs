@@ -1,7 +1,10 @@
 //! Scaffolding: the engine that plans and applies file changes ([`engine`]), and the commands
 //! that fill a plan from templates (`init`, `create api`, `create webhook`).
 
+pub mod api;
 pub mod engine;
+pub mod init;
+pub mod webhook;
 
 pub use engine::{Action, FileOp, IfExists, Plan, Resolved, ScaffoldError};
 

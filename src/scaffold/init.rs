@@ -1,0 +1,491 @@
+//! `rsbuilder init`: the files of a new kube-rs operator project, rendered from the askama
+//! templates under `templates/init/` (laid out like the tree they generate).
+//!
+//! The tree mirrors what Kubebuilder's `init` writes for a Go project (PROJECT, Makefile,
+//! Dockerfile, `config/{default,rbac,manager,prometheus,network-policy}`), with a Rust
+//! manager in place of `cmd/main.go`. Later commands extend the files through the
+//! `+kubebuilder:scaffold:<name>` markers the templates leave; docs/generated-project.md
+//! lists them.
+
+use std::path::{Path, PathBuf};
+
+use askama::Template;
+use thiserror::Error;
+
+use super::{IfExists, Plan};
+use crate::model::Project;
+use crate::model::gvk::{NameError, validate_domain, validate_project_name};
+use crate::model::project::FILE_NAME as PROJECT_FILE;
+
+/// Files whose presence means the directory already holds a project: `init` refuses to run.
+pub const PROJECT_MARKERS: [&str; 3] = [PROJECT_FILE, "Cargo.toml", "src/main.rs"];
+
+/// Everything `init` needs to render the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitOptions {
+    /// `--domain`: groups of the project's APIs are `<group>.<domain>`.
+    pub domain: String,
+    /// `--repo`: repository path recorded in PROJECT and Cargo.toml.
+    pub repo: String,
+    /// `--project-name`, or the directory name: package name, prefix of cluster objects.
+    pub project_name: String,
+    /// `--owner`: copyright holder in license headers.
+    pub owner: String,
+    /// `--license apache2` (true) or `none` (false).
+    pub apache2: bool,
+    /// `--namespaced`: the manager watches only its own namespace; RBAC uses Roles.
+    pub namespaced: bool,
+    /// Copyright year in license headers.
+    pub year: i32,
+}
+
+/// Why `init` refused to run. Nothing is written when one of these is returned.
+#[derive(Debug, Error)]
+pub enum InitError {
+    /// A flag value broke a naming rule.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// The directory already holds a project (or files `init` would overwrite).
+    #[error(
+        "{dir} already holds {}; `rsbuilder init` only scaffolds a new project and changed nothing",
+        .existing.join(", ")
+    )]
+    AlreadyInitialized {
+        /// The project directory.
+        dir: PathBuf,
+        /// The files in the way, relative to `dir`.
+        existing: Vec<String>,
+    },
+    /// No `--project-name` and the directory has no usable name.
+    #[error("cannot take a project name from the directory {0}; pass --project-name")]
+    NoDirectoryName(PathBuf),
+}
+
+/// The template context: options plus the values derived from them.
+struct Ctx {
+    project_name: String,
+    crate_name: String,
+    domain: String,
+    repo: String,
+    owner: String,
+    apache2: bool,
+    namespaced: bool,
+    year: i32,
+    leader_election_id: String,
+    rust_header: String,
+}
+
+macro_rules! templates {
+    ($($name:ident => $path:literal),* $(,)?) => {
+        $(
+            #[derive(Template)]
+            #[template(path = $path, escape = "none")]
+            struct $name<'a> {
+                // Static templates (Dockerfile, .gitignore, ...) do not read the context.
+                #[allow(dead_code)]
+                p: &'a Ctx,
+            }
+        )*
+    };
+}
+
+templates! {
+    CargoToml => "init/Cargo.toml.askama",
+    LibRs => "init/src/lib.rs",
+    MainRs => "init/src/main.rs",
+    ManagerRs => "init/src/manager.rs",
+    ManagerTestsRs => "init/tests/manager_tests.rs",
+    DefaultKustomization => "init/config/default/kustomization.yaml",
+    MetricsService => "init/config/default/metrics_service.yaml",
+    RbacKustomization => "init/config/rbac/kustomization.yaml",
+    ServiceAccount => "init/config/rbac/service_account.yaml",
+    Role => "init/config/rbac/role.yaml",
+    RoleBinding => "init/config/rbac/role_binding.yaml",
+    LeaderElectionRole => "init/config/rbac/leader_election_role.yaml",
+    LeaderElectionRoleBinding => "init/config/rbac/leader_election_role_binding.yaml",
+    MetricsAuthRole => "init/config/rbac/metrics_auth_role.yaml",
+    MetricsAuthRoleBinding => "init/config/rbac/metrics_auth_role_binding.yaml",
+    MetricsReaderRole => "init/config/rbac/metrics_reader_role.yaml",
+    ManagerKustomization => "init/config/manager/kustomization.yaml",
+    ManagerYaml => "init/config/manager/manager.yaml",
+    PrometheusKustomization => "init/config/prometheus/kustomization.yaml",
+    Monitor => "init/config/prometheus/monitor.yaml",
+    NetworkPolicyKustomization => "init/config/network-policy/kustomization.yaml",
+    AllowMetricsTraffic => "init/config/network-policy/allow-metrics-traffic.yaml",
+    Dockerfile => "init/Dockerfile",
+    DockerIgnore => "init/.dockerignore",
+    GitIgnore => "init/.gitignore",
+    Makefile => "init/Makefile",
+    Readme => "init/README.md",
+}
+
+/// The Apache License 2.0 text written to `LICENSE` with `--license apache2`.
+const APACHE2_TEXT: &str = include_str!("../../templates/init/LICENSE");
+
+/// Files the user may already have in a fresh repository (a clone with a README and a
+/// license): `init` leaves them alone instead of refusing.
+const KEEP_IF_PRESENT: [&str; 4] = ["README.md", "LICENSE", ".gitignore", ".dockerignore"];
+
+/// Words a Cargo package name cannot be (Rust keywords and reserved names), which would
+/// otherwise pass as DNS-1123 labels.
+const RESERVED_NAMES: &[&str] = &[
+    "abstract",
+    "as",
+    "async",
+    "await",
+    "become",
+    "box",
+    "break",
+    "const",
+    "continue",
+    "crate",
+    "do",
+    "dyn",
+    "else",
+    "enum",
+    "extern",
+    "false",
+    "final",
+    "fn",
+    "for",
+    "gen",
+    "if",
+    "impl",
+    "in",
+    "let",
+    "loop",
+    "macro",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "override",
+    "priv",
+    "pub",
+    "ref",
+    "return",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "trait",
+    "true",
+    "try",
+    "type",
+    "typeof",
+    "unsafe",
+    "unsized",
+    "use",
+    "virtual",
+    "where",
+    "while",
+    "yield",
+    "alloc",
+    "core",
+    "proc-macro",
+    "std",
+    "test",
+];
+
+impl InitOptions {
+    /// Checks every value, each rejection naming the flag, the value and the rule:
+    /// `--domain` is a DNS-1123 subdomain; `--project-name` is a DNS-1123 label that starts
+    /// with a letter and is not a Rust keyword (it becomes the Cargo package and crate name);
+    /// `--repo` has no whitespace, quotes or backslashes (it goes into Cargo.toml);
+    /// `--owner` is one line; the Lease name `<project>.<domain>` fits in 253 characters.
+    pub fn validate(&self) -> Result<(), NameError> {
+        validate_domain(&self.domain)?;
+        validate_project_name(&self.project_name)?;
+        let name_error = |flag: &str, value: &str, reason: String| NameError {
+            flag: flag.into(),
+            value: value.into(),
+            reason,
+        };
+        if !self
+            .project_name
+            .starts_with(|c: char| c.is_ascii_lowercase())
+        {
+            return Err(name_error(
+                "--project-name",
+                &self.project_name,
+                "the project name must start with a letter, because it becomes the Cargo \
+                 package and Rust crate name; pass --project-name to choose one"
+                    .into(),
+            ));
+        }
+        if RESERVED_NAMES.contains(&self.project_name.as_str()) {
+            return Err(name_error(
+                "--project-name",
+                &self.project_name,
+                "the project name is a Rust keyword or a reserved crate name, which Cargo \
+                 rejects as a package name; pass --project-name to choose another"
+                    .into(),
+            ));
+        }
+        if self.repo.is_empty()
+            || self
+                .repo
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
+        {
+            return Err(name_error(
+                "--repo",
+                &self.repo,
+                "the repository path must be non-empty, without whitespace, quotes or \
+                 backslashes (like example.com/ai-operator)"
+                    .into(),
+            ));
+        }
+        if self.owner.chars().any(char::is_control) {
+            return Err(name_error(
+                "--owner",
+                &self.owner,
+                "the owner must be a single line of text".into(),
+            ));
+        }
+        let lease = leader_election_id(&self.project_name, &self.domain);
+        if lease.len() > crate::model::validate::SUBDOMAIN_MAX {
+            return Err(name_error(
+                "--domain",
+                &self.domain,
+                format!(
+                    "the leader-election Lease name {lease:?} would be longer than {} \
+                     characters; choose a shorter domain or project name",
+                    crate::model::validate::SUBDOMAIN_MAX
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn context(&self) -> Ctx {
+        let rust_header = if self.apache2 {
+            format!(
+                "// Copyright {} {}.\n\
+                 //\n\
+                 // Licensed under the Apache License, Version 2.0 (the \"License\");\n\
+                 // you may not use this file except in compliance with the License.\n\
+                 // You may obtain a copy of the License at\n\
+                 //\n\
+                 //     http://www.apache.org/licenses/LICENSE-2.0\n\
+                 //\n\
+                 // Unless required by applicable law or agreed to in writing, software\n\
+                 // distributed under the License is distributed on an \"AS IS\" BASIS,\n\
+                 // WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.\n\
+                 // See the License for the specific language governing permissions and\n\
+                 // limitations under the License.\n\n",
+                self.year,
+                self.owner.trim_end_matches('.')
+            )
+        } else {
+            String::new()
+        };
+        Ctx {
+            project_name: self.project_name.clone(),
+            crate_name: self.project_name.replace('-', "_"),
+            domain: self.domain.clone(),
+            repo: self.repo.clone(),
+            owner: self.owner.trim_end_matches('.').to_owned(),
+            apache2: self.apache2,
+            namespaced: self.namespaced,
+            year: self.year,
+            leader_election_id: leader_election_id(&self.project_name, &self.domain),
+            rust_header,
+        }
+    }
+}
+
+/// Default name of the leader-election Lease: `<project>.<domain>`, unique per operator as
+/// Kubebuilder's `<hash>.<domain>` is, and readable.
+pub fn leader_election_id(project_name: &str, domain: &str) -> String {
+    format!("{project_name}.{domain}")
+}
+
+/// The project name `init` uses: `--project-name` when given, else the directory's name.
+pub fn project_name(dir: &Path, flag: Option<&str>) -> Result<String, InitError> {
+    match flag {
+        Some(name) => Ok(name.to_owned()),
+        None => dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(str::to_owned)
+            .ok_or_else(|| InitError::NoDirectoryName(dir.to_path_buf())),
+    }
+}
+
+/// The copyright year: from `SOURCE_DATE_EPOCH` when set (reproducible output, as the
+/// reproducible-builds convention asks), else from the clock.
+pub fn current_year() -> i32 {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0)
+        });
+    year_of(secs)
+}
+
+/// The proleptic Gregorian year of a Unix timestamp (days-to-civil conversion).
+fn year_of(unix_secs: i64) -> i32 {
+    let days = unix_secs.div_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    year as i32
+}
+
+fn render(t: &impl Template) -> String {
+    // Templates are checked at compile time and only display strings and booleans, so
+    // rendering cannot fail; askama drops the template file's final newline, put it back.
+    let mut out = t
+        .render()
+        .unwrap_or_else(|e| format!("template error: {e}\n"));
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// Every file of a new project, as (relative path, contents), in a stable order. Does not
+/// validate; call [`InitOptions::validate`] first.
+pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
+    let c = opts.context();
+    let p = &c;
+    let project = Project::new(
+        &opts.domain,
+        &opts.repo,
+        &opts.project_name,
+        opts.namespaced,
+    );
+    let mut files = vec![
+        (PROJECT_FILE, project.render()),
+        ("Cargo.toml", render(&CargoToml { p })),
+        ("src/lib.rs", render(&LibRs { p })),
+        ("src/main.rs", render(&MainRs { p })),
+        ("src/manager.rs", render(&ManagerRs { p })),
+        ("tests/manager_tests.rs", render(&ManagerTestsRs { p })),
+        (
+            "config/default/kustomization.yaml",
+            render(&DefaultKustomization { p }),
+        ),
+        (
+            "config/default/metrics_service.yaml",
+            render(&MetricsService { p }),
+        ),
+        (
+            "config/rbac/kustomization.yaml",
+            render(&RbacKustomization { p }),
+        ),
+        (
+            "config/rbac/service_account.yaml",
+            render(&ServiceAccount { p }),
+        ),
+        ("config/rbac/role.yaml", render(&Role { p })),
+        ("config/rbac/role_binding.yaml", render(&RoleBinding { p })),
+        (
+            "config/rbac/leader_election_role.yaml",
+            render(&LeaderElectionRole { p }),
+        ),
+        (
+            "config/rbac/leader_election_role_binding.yaml",
+            render(&LeaderElectionRoleBinding { p }),
+        ),
+        (
+            "config/rbac/metrics_auth_role.yaml",
+            render(&MetricsAuthRole { p }),
+        ),
+        (
+            "config/rbac/metrics_auth_role_binding.yaml",
+            render(&MetricsAuthRoleBinding { p }),
+        ),
+        (
+            "config/rbac/metrics_reader_role.yaml",
+            render(&MetricsReaderRole { p }),
+        ),
+        (
+            "config/manager/kustomization.yaml",
+            render(&ManagerKustomization { p }),
+        ),
+        ("config/manager/manager.yaml", render(&ManagerYaml { p })),
+        (
+            "config/prometheus/kustomization.yaml",
+            render(&PrometheusKustomization { p }),
+        ),
+        ("config/prometheus/monitor.yaml", render(&Monitor { p })),
+        (
+            "config/network-policy/kustomization.yaml",
+            render(&NetworkPolicyKustomization { p }),
+        ),
+        (
+            "config/network-policy/allow-metrics-traffic.yaml",
+            render(&AllowMetricsTraffic { p }),
+        ),
+        ("Dockerfile", render(&Dockerfile { p })),
+        (".dockerignore", render(&DockerIgnore { p })),
+        (".gitignore", render(&GitIgnore { p })),
+        ("Makefile", render(&Makefile { p })),
+        ("README.md", render(&Readme { p })),
+    ];
+    if opts.apache2 {
+        files.push(("LICENSE", APACHE2_TEXT.to_owned()));
+    }
+    files
+}
+
+/// Plans `init` in `dir`: validates `opts`, refuses a directory that already holds a
+/// project ([`PROJECT_MARKERS`]) or any file `init` would write (other than a README,
+/// LICENSE or ignore file, which are kept), and returns the plan. Writes nothing.
+pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
+    opts.validate()?;
+    let files = files(opts);
+    let existing: Vec<String> = PROJECT_MARKERS
+        .iter()
+        .copied()
+        .chain(
+            files
+                .iter()
+                .map(|(path, _)| *path)
+                .filter(|p| !PROJECT_MARKERS.contains(p) && !KEEP_IF_PRESENT.contains(p)),
+        )
+        .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
+        .map(str::to_owned)
+        .collect();
+    if !existing.is_empty() {
+        return Err(InitError::AlreadyInitialized {
+            dir: dir.to_path_buf(),
+            existing,
+        });
+    }
+    let mut plan = Plan::new(dir, false);
+    for (path, contents) in files {
+        let policy = if KEEP_IF_PRESENT.contains(&path) {
+            IfExists::Skip
+        } else {
+            IfExists::Error
+        };
+        plan.create(path, contents, policy);
+    }
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn years_from_timestamps() {
+        assert_eq!(year_of(0), 1970);
+        assert_eq!(year_of(951_782_400), 2000); // 2000-02-29
+        assert_eq!(year_of(1_798_761_599), 2026); // 2026-12-31T23:59:59Z
+        assert_eq!(year_of(1_798_761_600), 2027);
+        assert_eq!(year_of(-1), 1969);
+    }
+}
