@@ -237,8 +237,8 @@ fn find_ref(v: &Value, at: &str) -> Option<String> {
     }
 }
 
-/// Groups the one-version CRDs by (group, kind) and merges each group as `merge_crds` does,
-/// with the one version marked `storage` as the stored version.
+/// Groups the one-version CRDs by (group, kind) and merges each group, in source order, as
+/// `merge_crds` does, with the one version marked `storage` as the stored version.
 pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<GeneratedCrd> {
     let mut groups: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
     for f in found {
@@ -249,18 +249,19 @@ pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<Generat
     }
     let mut out = Vec::new();
     for ((group, kind), mut versions) in groups {
-        versions.sort_by(|a, b| a.attrs.version.cmp(&b.attrs.version));
-        if let Some(dup) = versions
-            .windows(2)
-            .find(|w| w[0].attrs.version == w[1].attrs.version)
-        {
-            let f = &dup[1];
+        let dup = versions.iter().enumerate().find_map(|(i, a)| {
+            versions[..i]
+                .iter()
+                .find(|b| b.attrs.version == a.attrs.version)
+                .map(|b| (a, b))
+        });
+        if let Some((f, first)) = dup {
             d.error(
                 f.module,
                 f.ident.span(),
                 format!(
                     "{kind}.{group} version {} is declared twice (also by `{}`)",
-                    f.attrs.version, dup[0].ident
+                    f.attrs.version, first.ident
                 ),
                 Some("give each #[derive(CustomResource)] of one kind a distinct version".into()),
             );

@@ -49,7 +49,7 @@ pub fn field_default(
                     member_of_block(
                         krate,
                         fm,
-                        &func.block,
+                        func.body().expect("checked by local_fn"),
                         &member,
                         m,
                         f.ty,
@@ -90,9 +90,9 @@ fn predicate(path: &syn::Path, v: &Value) -> Res<bool> {
     }
 }
 
-fn local_fn<'a>(krate: &Crate<'a>, m: ModId, path: &syn::Path) -> Res<(ModId, &'a syn::ItemFn)> {
+fn local_fn<'a>(krate: &Crate<'a>, m: ModId, path: &syn::Path) -> Res<(ModId, LocalValue<'a>)> {
     match krate.resolve_value(m, path) {
-        Some((fm, LocalValue::Fn(f))) => Ok((fm, f)),
+        Some((fm, v)) if v.body().is_some() => Ok((fm, v)),
         _ => Err(format!(
             "the default function `{}` is not defined in the given sources",
             quote::ToTokens::to_token_stream(path)
@@ -115,14 +115,13 @@ fn call_fn(
         return Err("the default evaluation recurses too deeply".into());
     }
     let (fm, func) = local_fn(krate, m, path)?;
-    let body_value =
-        |tm: ModId, t: &syn::Type| block_typed(krate, fm, &func.block, tm, t, depth + 1);
-    let fname = func.sig.ident.to_string();
+    let block = func.body().expect("checked by local_fn");
+    let fname = func.name();
     let r = match ty {
-        Some((tm, t)) => body_value(tm, t),
-        None => match &func.sig.output {
-            syn::ReturnType::Type(_, t) => body_value(fm, t),
-            syn::ReturnType::Default => Ok(Value::Null),
+        Some((tm, t)) => block_typed(krate, fm, block, tm, t, depth + 1),
+        None => match func.output() {
+            Some(syn::ReturnType::Type(_, t)) => block_typed(krate, fm, block, fm, t, depth + 1),
+            _ => Ok(Value::Null),
         },
     };
     r.map_err(|e| format!("function `{fname}`: {e}"))

@@ -586,7 +586,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     Err(msg) => {
                         self.error(
                             m,
-                            f.original.span(),
+                            f.original.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| f.original.ty.span()),
                             format!("the #[serde(default)] value of this field cannot be computed statically: {msg}"),
                             Some("use a literal or a simple constructor in the default function (e.g. `fn default_x() -> i32 { 3 }`), or derive Default".into()),
                         );

@@ -119,7 +119,10 @@ fn eval_depth(
                 }
                 (Some("BTreeMap" | "HashMap"), "new", 0) => Ok(Value::Object(Default::default())),
                 (_, _, 0) => match krate.resolve_value(m, &func.path) {
-                    Some((fm, LocalValue::Fn(f))) => block_value(krate, fm, &f.block, depth + 1),
+                    Some((fm, v)) => match v.body() {
+                        Some(b) => block_value(krate, fm, b, depth + 1),
+                        None => Err(unsupported(expr)),
+                    },
                     _ => Err(unsupported(expr)),
                 },
                 _ => Err(unsupported(expr)),

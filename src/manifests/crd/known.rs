@@ -352,7 +352,7 @@ mod tests {
         assert!(opt.is_option);
         assert_eq!(opt.non_optional, inner.schema);
         assert_eq!(
-            opt.schema.to_value(),
+            opt.schema.clone().to_value(),
             serde_json::json!({"type": ["integer", "null"], "format": "int32"})
         );
         let string = leaf_type("std::string::String").unwrap()(&mut g);

@@ -48,7 +48,7 @@ pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<D
     let mut deriver = derive::Deriver::new(&krate);
     let mut found: Vec<Found> = Vec::new();
     for (m, module) in krate.modules.iter().enumerate() {
-        for item in module.types.values() {
+        for item in module.type_order.iter().filter_map(|n| module.types.get(n)) {
             let (ident, attrs_) = match item {
                 resolve::LocalItem::Struct(s) => (&s.ident, &s.attrs),
                 resolve::LocalItem::Enum(e) => (&e.ident, &e.attrs),

@@ -32,6 +32,38 @@ pub enum LocalValue<'a> {
     Const(&'a syn::ItemConst),
     /// `static`.
     Static(&'a syn::ItemStatic),
+    /// An associated function (`Type::function`) of an inherent `impl`.
+    Method(&'a syn::ImplItemFn),
+}
+
+impl<'a> LocalValue<'a> {
+    /// The body of a function or associated function.
+    pub fn body(&self) -> Option<&'a syn::Block> {
+        match self {
+            LocalValue::Fn(f) => Some(&f.block),
+            LocalValue::Method(f) => Some(&f.block),
+            _ => None,
+        }
+    }
+
+    /// The declared return type of a function.
+    pub fn output(&self) -> Option<&'a syn::ReturnType> {
+        match self {
+            LocalValue::Fn(f) => Some(&f.sig.output),
+            LocalValue::Method(f) => Some(&f.sig.output),
+            _ => None,
+        }
+    }
+
+    /// The function's name, for messages.
+    pub fn name(&self) -> String {
+        match self {
+            LocalValue::Fn(f) => f.sig.ident.to_string(),
+            LocalValue::Method(f) => f.sig.ident.to_string(),
+            LocalValue::Const(c) => c.ident.to_string(),
+            LocalValue::Static(s) => s.ident.to_string(),
+        }
+    }
 }
 
 /// One `use` binding: `name` stands for `path` (`glob` for `path::*`).
@@ -60,6 +92,8 @@ pub struct Module<'a> {
     pub children: BTreeMap<String, ModId>,
     /// Types declared here.
     pub types: BTreeMap<String, LocalItem<'a>>,
+    /// Names of [`Module::types`] in source order.
+    pub type_order: Vec<String>,
     /// Values declared here.
     pub values: BTreeMap<String, LocalValue<'a>>,
     /// Named imports.
@@ -160,6 +194,7 @@ impl<'a> Crate<'a> {
             root,
             children: BTreeMap::new(),
             types: BTreeMap::new(),
+            type_order: Vec::new(),
             values: BTreeMap::new(),
             imports: Vec::new(),
             impls: Vec::new(),
@@ -185,16 +220,19 @@ impl<'a> Crate<'a> {
                     self.modules[id]
                         .types
                         .insert(s.ident.to_string(), LocalItem::Struct(s));
+                    self.modules[id].type_order.push(s.ident.to_string());
                 }
                 syn::Item::Enum(e) => {
                     self.modules[id]
                         .types
                         .insert(e.ident.to_string(), LocalItem::Enum(e));
+                    self.modules[id].type_order.push(e.ident.to_string());
                 }
                 syn::Item::Type(t) => {
                     self.modules[id]
                         .types
                         .insert(t.ident.to_string(), LocalItem::Alias(t));
+                    self.modules[id].type_order.push(t.ident.to_string());
                 }
                 syn::Item::Fn(f) => {
                     self.modules[id]
@@ -522,10 +560,39 @@ impl<'a> Crate<'a> {
         } else {
             match self.resolve_path_from(m, prefix, false, 0)? {
                 Resolved::Module(t) => t,
-                _ => return None,
+                Resolved::Local(tm, ty) => return self.associated_fn(tm, &ty, last),
+                Resolved::External(_) => return None,
             }
         };
         self.modules[module].values.get(last).map(|v| (module, *v))
+    }
+
+    /// The associated function `name` of an inherent `impl` of the local type `ty`.
+    pub fn associated_fn(
+        &self,
+        tm: ModId,
+        ty: &str,
+        name: &str,
+    ) -> Option<(ModId, LocalValue<'a>)> {
+        for (im, imp) in self.impls() {
+            if imp.trait_.is_some() {
+                continue;
+            }
+            let syn::Type::Path(tp) = &*imp.self_ty else {
+                continue;
+            };
+            if self.resolve_type(im, &tp.path) != Some(Resolved::Local(tm, ty.to_string())) {
+                continue;
+            }
+            for item in &imp.items {
+                if let syn::ImplItem::Fn(f) = item {
+                    if f.sig.ident == name {
+                        return Some((im, LocalValue::Method(f)));
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The type item a [`Resolved::Local`] names.
