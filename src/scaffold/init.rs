@@ -446,18 +446,22 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
 pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
     opts.validate()?;
     let files = files(opts);
-    let existing: Vec<String> = PROJECT_MARKERS
-        .iter()
-        .copied()
-        .chain(
-            files
+    let present = |paths: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+        paths
+            .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
+            .map(str::to_owned)
+            .collect()
+    };
+    // A project is named by its marker files alone; otherwise every file init would write.
+    let mut existing = present(&mut PROJECT_MARKERS.iter().copied());
+    if existing.is_empty() {
+        existing = present(
+            &mut files
                 .iter()
                 .map(|(path, _)| *path)
-                .filter(|p| !PROJECT_MARKERS.contains(p) && !KEEP_IF_PRESENT.contains(p)),
-        )
-        .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
-        .map(str::to_owned)
-        .collect();
+                .filter(|p| !KEEP_IF_PRESENT.contains(p)),
+        );
+    }
     if !existing.is_empty() {
         return Err(InitError::AlreadyInitialized {
             dir: dir.to_path_buf(),

@@ -1,0 +1,515 @@
+//! `rsbuilder init`: the whole generated tree (insta snapshots), its variants, and every
+//! refusal (exit code 1, a message naming the flag or file, nothing written).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use rsbuilder::scaffold::Plan;
+
+/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
+const EPOCH_2026: &str = "1780272000";
+
+fn rsbuilder(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
+    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
+    cmd
+}
+
+/// Every file under `dir` (relative path → bytes), to compare trees byte for byte.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap();
+            (
+                rel.to_string_lossy().replace('\\', "/"),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A fresh directory named `name` inside a temp dir (the name is the default project name).
+fn project_dir(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    std::fs::create_dir(&dir).unwrap();
+    (tmp, dir)
+}
+
+fn init_ai_operator() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, dir) = project_dir("ai-operator");
+    rsbuilder(&dir)
+        .args([
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            "example.com/ai-operator",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("create  src/main.rs"));
+    (tmp, dir)
+}
+
+const EXPECTED_FILES: &[&str] = &[
+    ".dockerignore",
+    ".gitignore",
+    "Cargo.toml",
+    "Dockerfile",
+    "LICENSE",
+    "Makefile",
+    "PROJECT",
+    "README.md",
+    "config/default/kustomization.yaml",
+    "config/default/metrics_service.yaml",
+    "config/manager/kustomization.yaml",
+    "config/manager/manager.yaml",
+    "config/network-policy/allow-metrics-traffic.yaml",
+    "config/network-policy/kustomization.yaml",
+    "config/prometheus/kustomization.yaml",
+    "config/prometheus/monitor.yaml",
+    "config/rbac/kustomization.yaml",
+    "config/rbac/leader_election_role.yaml",
+    "config/rbac/leader_election_role_binding.yaml",
+    "config/rbac/metrics_auth_role.yaml",
+    "config/rbac/metrics_auth_role_binding.yaml",
+    "config/rbac/metrics_reader_role.yaml",
+    "config/rbac/role.yaml",
+    "config/rbac/role_binding.yaml",
+    "config/rbac/service_account.yaml",
+    "src/lib.rs",
+    "src/main.rs",
+    "src/manager.rs",
+    "tests/manager_tests.rs",
+];
+
+fn snapshot_name(prefix: &str, path: &str) -> String {
+    format!("{prefix}{}", path.replace(['/', '.'], "_"))
+}
+
+#[test]
+fn init_writes_the_whole_tree() {
+    let (_tmp, dir) = init_ai_operator();
+    let files = tree(&dir);
+    assert_eq!(
+        files.keys().map(String::as_str).collect::<Vec<_>>(),
+        EXPECTED_FILES
+    );
+    for (path, bytes) in &files {
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        if path == "LICENSE" {
+            // The license text itself is not ours to review line by line.
+            assert!(text.contains("Apache License"), "{text}");
+            assert!(text.contains("Version 2.0, January 2004"), "{text}");
+            continue;
+        }
+        assert!(text.ends_with('\n') && !text.ends_with("\n\n"), "{path}");
+        insta::assert_snapshot!(snapshot_name("tree__", path), text);
+    }
+}
+
+#[test]
+fn init_records_the_project() {
+    let (_tmp, dir) = init_ai_operator();
+    let project = rsbuilder::model::Project::load(&dir).unwrap();
+    assert_eq!(project.domain, "ai.example.com");
+    assert_eq!(project.repo, "example.com/ai-operator");
+    assert_eq!(project.project_name, "ai-operator");
+    assert_eq!(project.layout, vec![rsbuilder::model::project::LAYOUT]);
+    assert_eq!(project.version, "3");
+    assert!(!project.namespaced);
+    assert!(project.resources.is_empty());
+}
+
+#[test]
+fn generated_sources_keep_every_scaffold_marker() {
+    let (_tmp, dir) = init_ai_operator();
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    let cargo = read("Cargo.toml");
+    let deps = cargo.split("[dev-dependencies]").next().unwrap();
+    assert_eq!(
+        deps.trim_end().lines().last(),
+        Some("# +kubebuilder:scaffold:dependencies")
+    );
+    assert_eq!(
+        cargo.trim_end().lines().last(),
+        Some("# +kubebuilder:scaffold:dev-dependencies")
+    );
+    assert!(read("src/lib.rs").contains("\npub mod manager;\n// +kubebuilder:scaffold:modules\n"));
+    let main = read("src/main.rs");
+    for marker in ["imports", "controllers", "webhooks"] {
+        assert_eq!(
+            main.matches(&format!("// +kubebuilder:scaffold:{marker}\n"))
+                .count(),
+            1,
+            "{marker}"
+        );
+    }
+    let joinset = main
+        .find("let mut controllers = tokio::task::JoinSet::new();")
+        .unwrap();
+    assert!(joinset < main.find("+kubebuilder:scaffold:webhooks").unwrap());
+    assert!(joinset < main.find("+kubebuilder:scaffold:controllers").unwrap());
+    let default = read("config/default/kustomization.yaml");
+    for marker in ["default-resources", "default-patches", "default-sections"] {
+        assert!(
+            default.contains(&format!("\n# +kubebuilder:scaffold:{marker}\n")),
+            "{marker}"
+        );
+    }
+    assert!(
+        read("config/rbac/kustomization.yaml").contains("# +kubebuilder:scaffold:rbac-resources")
+    );
+}
+
+#[test]
+fn namespaced_projects_use_roles_and_the_pod_namespace() {
+    let (_tmp, dir) = project_dir("team-operator");
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com", "--namespaced"])
+        .assert()
+        .success();
+    let files = tree(&dir);
+    for path in [
+        "PROJECT",
+        "config/rbac/role.yaml",
+        "config/rbac/role_binding.yaml",
+        "config/manager/manager.yaml",
+    ] {
+        let text = String::from_utf8(files[path].clone()).unwrap();
+        insta::assert_snapshot!(snapshot_name("namespaced__", path), text);
+    }
+    let manager = String::from_utf8(files["src/manager.rs"].clone()).unwrap();
+    assert!(manager.contains(r#"#[arg(long, env = "POD_NAMESPACE")]"#));
+    let main = String::from_utf8(files["src/main.rs"].clone()).unwrap();
+    assert!(main.contains("client.default_namespace()"));
+    // --repo defaults to the project name.
+    let project = rsbuilder::model::Project::load(&dir).unwrap();
+    assert!(project.namespaced);
+    assert_eq!(project.repo, "team-operator");
+}
+
+#[test]
+fn license_none_writes_no_license_or_headers() {
+    let (_tmp, dir) = project_dir("plain");
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com", "--license", "none"])
+        .assert()
+        .success();
+    let files = tree(&dir);
+    assert!(!files.contains_key("LICENSE"));
+    let cargo = String::from_utf8(files["Cargo.toml"].clone()).unwrap();
+    assert!(!cargo.contains("license"), "{cargo}");
+    let lib = String::from_utf8(files["src/lib.rs"].clone()).unwrap();
+    assert!(lib.starts_with("//! plain: "), "{lib}");
+    let readme = String::from_utf8(files["README.md"].clone()).unwrap();
+    assert!(!readme.contains("Apache"), "{readme}");
+}
+
+#[test]
+fn owner_and_year_go_into_the_headers() {
+    let (_tmp, dir) = project_dir("owned");
+    rsbuilder(&dir)
+        .args([
+            "init",
+            "--domain",
+            "example.com",
+            "--owner",
+            "Example Corp.",
+        ])
+        .env("SOURCE_DATE_EPOCH", "1893456000") // 2030-01-01
+        .assert()
+        .success();
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.starts_with(
+            "// Copyright 2030 Example Corp.\n//\n// Licensed under the Apache License, Version 2.0"
+        ),
+        "{lib}"
+    );
+}
+
+#[test]
+fn second_init_refuses_and_changes_nothing() {
+    let (_tmp, dir) = init_ai_operator();
+    // A user edit that must survive.
+    std::fs::write(dir.join("src/lib.rs"), "// edited\n").unwrap();
+    let before = tree(&dir);
+    rsbuilder(&dir)
+        .args(["init", "--domain", "other.example.com", "--repo", "x/y"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "already holds PROJECT, Cargo.toml, src/main.rs",
+        ))
+        .stderr(predicate::str::contains("changed nothing"));
+    assert_eq!(tree(&dir), before);
+}
+
+#[test]
+fn init_refuses_an_existing_cargo_project() {
+    for existing in ["Cargo.toml", "PROJECT", "src/main.rs"] {
+        let (_tmp, dir) = project_dir("existing");
+        let file = dir.join(existing);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "user content\n").unwrap();
+        let before = tree(&dir);
+        rsbuilder(&dir)
+            .args(["init", "--domain", "example.com"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!(
+                "already holds {existing}"
+            )));
+        assert_eq!(tree(&dir), before, "{existing}");
+    }
+}
+
+#[test]
+fn init_refuses_files_it_would_overwrite() {
+    let (_tmp, dir) = project_dir("half");
+    std::fs::create_dir_all(dir.join("config/manager")).unwrap();
+    std::fs::write(dir.join("config/manager/manager.yaml"), "mine\n").unwrap();
+    std::fs::write(dir.join("Makefile"), "all:\n").unwrap();
+    let before = tree(&dir);
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "already holds config/manager/manager.yaml, Makefile",
+        ));
+    assert_eq!(tree(&dir), before);
+}
+
+#[test]
+fn init_keeps_an_existing_readme_license_and_gitignore() {
+    let (_tmp, dir) = project_dir("cloned");
+    for f in ["README.md", "LICENSE", ".gitignore"] {
+        std::fs::write(dir.join(f), format!("user {f}\n")).unwrap();
+    }
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("create  Cargo.toml"))
+        .stdout(predicate::str::contains("README.md").not());
+    for f in ["README.md", "LICENSE", ".gitignore"] {
+        assert_eq!(
+            std::fs::read_to_string(dir.join(f)).unwrap(),
+            format!("user {f}\n")
+        );
+    }
+    assert!(dir.join("src/main.rs").is_file());
+}
+
+/// Runs `init` with `args` in a directory named `dir_name` and asserts it fails with exit
+/// code 1, a message containing every one of `messages`, and an empty directory.
+fn assert_refused(dir_name: &str, args: &[&str], messages: &[&str]) {
+    let (_tmp, dir) = project_dir(dir_name);
+    let assert = rsbuilder(&dir).arg("init").args(args).assert().code(1);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    for m in messages {
+        assert!(stderr.contains(m), "{args:?}: expected {m:?} in {stderr}");
+    }
+    assert!(
+        tree(&dir).is_empty(),
+        "{args:?} wrote files: {:?}",
+        tree(&dir).keys()
+    );
+}
+
+#[test]
+fn bad_project_names_are_rejected() {
+    let long = "a".repeat(64);
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "My_Operator",
+            &["--project-name", "\"My_Operator\"", "DNS-1123 label"],
+        ),
+        (
+            "-op",
+            &["--project-name", "start and end with an alphanumeric"],
+        ),
+        (
+            "1op",
+            &["--project-name", "must start with a letter", "Cargo"],
+        ),
+        ("fn", &["--project-name", "Rust keyword"]),
+        (&long, &["--project-name", "no more than 63 characters"]),
+    ];
+    for (name, messages) in cases {
+        let flag = format!("--project-name={name}");
+        assert_refused("ok-dir", &["--domain", "example.com", &flag], messages);
+    }
+}
+
+#[test]
+fn a_bad_directory_name_needs_project_name() {
+    assert_refused(
+        "My_Operator",
+        &["--domain", "example.com"],
+        &["--project-name", "\"My_Operator\"", "pass --project-name"],
+    );
+    // The flag fixes it.
+    let (_tmp, dir) = project_dir("My_Operator");
+    rsbuilder(&dir)
+        .args([
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "my-operator",
+        ])
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(dir.join("Cargo.toml"))
+            .unwrap()
+            .contains("name = \"my-operator\"")
+    );
+}
+
+#[test]
+fn bad_domains_are_rejected() {
+    for domain in ["Example.com", "example..com", "-example.com", "example_com"] {
+        assert_refused(
+            "op",
+            &[&format!("--domain={domain}")],
+            &["--domain", &format!("{domain:?}"), "DNS-1123 subdomain"],
+        );
+    }
+    assert_refused("op", &["--domain", ""], &["--domain", "must not be empty"]);
+}
+
+#[test]
+fn bad_repo_and_owner_are_rejected() {
+    assert_refused(
+        "op",
+        &["--domain", "example.com", "--repo", "example.com/\"x\""],
+        &["--repo", "quotes"],
+    );
+    assert_refused(
+        "op",
+        &["--domain", "example.com", "--repo", "my repo"],
+        &["--repo", "whitespace"],
+    );
+    assert_refused(
+        "op",
+        &["--domain", "example.com", "--owner", "Line one\nLine two"],
+        &["--owner", "single line"],
+    );
+}
+
+#[test]
+fn bad_license_is_a_usage_error() {
+    let (_tmp, dir) = project_dir("op");
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com", "--license", "mit"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--license"));
+    assert!(tree(&dir).is_empty());
+}
+
+fn kubectl_kustomize(dir: &Path) -> Option<String> {
+    let out = match StdCommand::new("kubectl")
+        .args(["kustomize", "config/default"])
+        .current_dir(dir)
+        .output()
+    {
+        Ok(out) => out,
+        Err(_) => {
+            eprintln!("skipping the kustomize check: kubectl is not installed");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "kubectl kustomize config/default failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn config_default_renders_with_kustomize() {
+    let (_tmp, dir) = init_ai_operator();
+    let Some(yaml) = kubectl_kustomize(&dir) else {
+        return;
+    };
+    for expected in [
+        "kind: Namespace\nmetadata:\n  labels:\n    app.kubernetes.io/managed-by: kustomize\n    app.kubernetes.io/name: ai-operator\n    control-plane: controller-manager\n  name: ai-operator-system\n",
+        "name: ai-operator-controller-manager\n  namespace: ai-operator-system\n",
+        "name: ai-operator-manager-role\n",
+        "name: ai-operator-leader-election-role\n  namespace: ai-operator-system\n",
+        "name: ai-operator-controller-manager-metrics-service\n",
+        "serviceAccountName: ai-operator-controller-manager\n",
+        "runAsNonRoot: true",
+        "readOnlyRootFilesystem: true",
+        "allowPrivilegeEscalation: false",
+        "type: RuntimeDefault",
+        "- --leader-elect\n",
+    ] {
+        assert!(yaml.contains(expected), "missing {expected:?} in\n{yaml}");
+    }
+    assert_eq!(yaml.matches("\n---\n").count() + 1, 11, "{yaml}");
+}
+
+#[test]
+fn config_default_renders_after_later_commands_insert_into_it() {
+    let (_tmp, dir) = init_ai_operator();
+    // What `create api` and `create webhook` do to config/default: a resource, a patch of
+    // the Deployment, a whole section at the end.
+    let mut plan = Plan::new(&dir, false);
+    plan.create(
+        "config/extra/kustomization.yaml",
+        "resources:\n- extra.yaml\n",
+        rsbuilder::scaffold::IfExists::Error,
+    );
+    plan.create(
+        "config/extra/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: system\n",
+        rsbuilder::scaffold::IfExists::Error,
+    );
+    plan.insert(
+        "config/default/kustomization.yaml",
+        "default-resources",
+        "- ../extra",
+    );
+    plan.create(
+        "config/default/manager_port_patch.yaml",
+        "- op: add\n  path: /spec/template/spec/containers/0/ports/-\n  value:\n    containerPort: 9443\n    name: webhook-server\n    protocol: TCP\n",
+        rsbuilder::scaffold::IfExists::Error,
+    );
+    plan.insert(
+        "config/default/kustomization.yaml",
+        "default-patches",
+        "- path: manager_port_patch.yaml\n  target:\n    kind: Deployment",
+    );
+    plan.insert(
+        "config/default/kustomization.yaml",
+        "default-sections",
+        "labels:\n- pairs:\n    team: ai",
+    );
+    plan.apply().unwrap();
+    let Some(yaml) = kubectl_kustomize(&dir) else {
+        return;
+    };
+    assert!(
+        yaml.contains("name: ai-operator-extra\n  namespace: ai-operator-system\n"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("containerPort: 9443\n          name: webhook-server"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("team: ai"), "{yaml}");
+}
