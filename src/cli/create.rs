@@ -84,9 +84,24 @@ pub struct WebhookArgs {
 }
 
 /// Runs a `create` subcommand in `dir`.
-pub fn run(_dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
+pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
     match cmd {
-        CreateCommand::Api(_) => super::not_implemented("create api"),
+        CreateCommand::Api(args) => {
+            let opts = crate::scaffold::api::ApiOptions {
+                group: args.group,
+                version: args.version,
+                kind: args.kind,
+                resource: args.resource,
+                controller: args.controller,
+                namespaced: args.namespaced,
+                plural: args.plural,
+                force: args.force,
+            };
+            let done = crate::scaffold::api::run(dir, &opts)?;
+            print!("{}", crate::scaffold::report(&done));
+            print!("{}", crate::scaffold::api::next_steps(&opts));
+            Ok(super::EXIT_OK)
+        }
         CreateCommand::Webhook(_) => super::not_implemented("create webhook"),
     }
 }
