@@ -1,0 +1,635 @@
+//! `rsbuilder create api`: the files a new API (CRD types) and its controller add to a project,
+//! and the edits to files `init` and earlier commands wrote.
+//!
+//! Mirrors Kubebuilder's `create api` (go/v4 plugin) on a kube-rs layout:
+//!
+//! - with `--resource`: `src/api/<version>/<kind>_types.rs` (a `#[derive(CustomResource)]` spec
+//!   and its status), module wiring in `src/api/`, a sample in `config/samples/`, the CRD base
+//!   entry in `config/crd/kustomization.yaml`, admin/editor/viewer roles in `config/rbac/`, and
+//!   the PROJECT entry;
+//! - with `--controller`: `src/controller/<kind>_controller.rs` (reconcile with a finalizer,
+//!   status by server-side apply, events, backoff; a mocked-API-server unit test) and its start
+//!   in `src/main.rs`;
+//! - `--resource=false` on a built-in type (`core/v1 Pod`, `apps/v1 Deployment`, any type
+//!   k8s-openapi knows) or on a kind already in PROJECT: only the controller.
+//!
+//! Everything is planned first and applied all-or-nothing by [`Plan`]; a failed command writes
+//! nothing.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use askama::Template;
+
+use crate::model::project::{self, ProjectResource, ResourceApi};
+use crate::model::{NameError, Project, Resource};
+use crate::scaffold::{IfExists, Plan, Resolved};
+
+/// What `create api` was asked to do (the command-line flags, without clap).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiOptions {
+    /// `--group`: short group (`ai`), or a built-in group (`core`, `apps`) with
+    /// `resource == false`.
+    pub group: String,
+    /// `--version` (`v1`).
+    pub version: String,
+    /// `--kind` (`AIJob`).
+    pub kind: String,
+    /// `--resource`: scaffold the CRD types.
+    pub resource: bool,
+    /// `--controller`: scaffold the controller.
+    pub controller: bool,
+    /// `--namespaced`: namespaced (`true`) or cluster-scoped kind; new custom kinds only.
+    pub namespaced: bool,
+    /// `--plural`: the plural, when kube-derive's rule gets it wrong; new custom kinds only.
+    pub plural: Option<String>,
+    /// `--force`: re-render the kind's types, controller and sample files over existing ones.
+    pub force: bool,
+}
+
+/// Names the templates use, computed once from the resource and the project.
+#[derive(Debug, Clone)]
+struct Names {
+    kind: String,
+    /// Lower-case kind: file and module stem (`aijob`).
+    module: String,
+    /// The API group as the API server knows it (`ai.ai.example.com`, `""` for core).
+    group: String,
+    /// The group in RBAC markers (`core` for the core group).
+    rbac_group: String,
+    version: String,
+    api_version: String,
+    plural: String,
+    plural_overridden: bool,
+    namespaced: bool,
+    crd_file: String,
+    crd_name: String,
+    project_name: String,
+    controller_name: String,
+    /// Rust path of the kind's type (`crate::api::v1::AIJob`,
+    /// `k8s_openapi::api::core::v1::Pod`).
+    type_path: String,
+}
+
+impl Names {
+    fn new(r: &Resource, project: &Project) -> Self {
+        let module = r.module();
+        let type_path = match &r.builtin {
+            Some(b) => b.rust_path.to_string(),
+            None => format!("crate::api::{}::{}", r.version, r.kind),
+        };
+        Self {
+            kind: r.kind.clone(),
+            group: r.qualified_group(),
+            rbac_group: r.rbac_group(),
+            version: r.version.clone(),
+            api_version: r.api_version(),
+            plural: r.plural.clone(),
+            plural_overridden: r.plural_overridden,
+            namespaced: r.namespaced,
+            crd_file: r.crd_file_name(),
+            crd_name: r.crd_name(),
+            project_name: project.project_name.clone(),
+            controller_name: format!("{module}-controller"),
+            type_path,
+            module,
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "api/types.rs", escape = "none", whitespace = "preserve")]
+struct TypesRs<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "api/controller.rs", escape = "none", whitespace = "preserve")]
+struct ControllerRs<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(
+    path = "api/controller_builtin.rs",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct BuiltinControllerRs<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "api/api_mod.rs", escape = "none", whitespace = "preserve")]
+struct ApiModRs;
+
+#[derive(Template)]
+#[template(path = "api/version_mod.rs", escape = "none", whitespace = "preserve")]
+struct VersionModRs<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(
+    path = "api/controller_mod.rs",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct ControllerModRs;
+
+#[derive(Template)]
+#[template(path = "api/sample.yaml", escape = "none", whitespace = "preserve")]
+struct SampleYaml<'a> {
+    n: &'a Names,
+}
+
+/// One of the admin / editor / viewer roles Kubebuilder scaffolds for each kind.
+struct Role {
+    name: &'static str,
+    purpose: &'static str,
+    verbs: &'static [&'static str],
+}
+
+const ROLES: [Role; 3] = [
+    Role {
+        name: "admin",
+        purpose: "Admin: every verb on the objects (`*`); it grants no right over RBAC itself.",
+        verbs: &["'*'"],
+    },
+    Role {
+        name: "editor",
+        purpose: "Editor: create, read, update and delete the objects; read their status.",
+        verbs: &[
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ],
+    },
+    Role {
+        name: "viewer",
+        purpose: "Viewer: read the objects and their status.",
+        verbs: &["get", "list", "watch"],
+    },
+];
+
+#[derive(Template)]
+#[template(path = "api/role.yaml", escape = "none", whitespace = "preserve")]
+struct RoleYaml<'a> {
+    n: &'a Names,
+    role: &'a Role,
+}
+
+#[derive(Template)]
+#[template(
+    path = "api/crd_kustomization.yaml",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct CrdKustomization;
+
+#[derive(Template)]
+#[template(
+    path = "api/samples_kustomization.yaml",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct SamplesKustomization;
+
+/// Renders a template; askama drops the template file's final newline, so it is put back.
+fn render(t: &impl Template) -> Result<String> {
+    let mut text = t.render().context("rendering a template")?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// The license header of the project's Rust files: the leading `//` comment block of
+/// `src/lib.rs` (or `src/main.rs`) that `init` wrote, followed by a blank line; empty when the
+/// project has none. Like Kubebuilder's `hack/boilerplate.go.txt`, new Rust files get the same.
+pub fn rust_header(dir: &Path) -> String {
+    for file in [paths::LIB_RS, paths::MAIN_RS] {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        let header: Vec<&str> = text
+            .lines()
+            .take_while(|l| l.starts_with("//") && !l.starts_with("//!") && !l.starts_with("///"))
+            .collect();
+        if header.is_empty() {
+            return String::new();
+        }
+        return format!("{}\n\n", header.join("\n"));
+    }
+    String::new()
+}
+
+/// Names that the generated types and controller modules import or define; a kind with one of
+/// these names would not compile there.
+const RESERVED_KINDS: &[&str] = &[
+    "Action",
+    "Api",
+    "Arc",
+    "Client",
+    "Condition",
+    "Context",
+    "Controller",
+    "CustomResource",
+    "Deserialize",
+    "Duration",
+    "Error",
+    "Event",
+    "EventType",
+    "HashMap",
+    "Instant",
+    "JsonSchema",
+    "ListParams",
+    "Manager",
+    "Mutex",
+    "Patch",
+    "PatchParams",
+    "Recorder",
+    "Reporter",
+    "Resource",
+    "ResourceExt",
+    "Serialize",
+    "StreamExt",
+    "Time",
+];
+
+/// The paths `create api` touches, relative to the project root.
+pub mod paths {
+    /// `src/lib.rs` (module markers).
+    pub const LIB_RS: &str = "src/lib.rs";
+    /// `src/main.rs` (controller start marker).
+    pub const MAIN_RS: &str = "src/main.rs";
+    /// `src/api/mod.rs`.
+    pub const API_MOD: &str = "src/api/mod.rs";
+    /// `src/controller/mod.rs`.
+    pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
+    /// `config/crd/kustomization.yaml`.
+    pub const CRD_KUSTOMIZATION: &str = "config/crd/kustomization.yaml";
+    /// `config/samples/kustomization.yaml`.
+    pub const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
+    /// `config/default/kustomization.yaml`.
+    pub const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
+    /// `config/rbac/kustomization.yaml`.
+    pub const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
+}
+
+/// The crate name of the generated project: its project name with `-` as `_` (the name
+/// `init` gives the package).
+pub fn crate_name(project: &Project) -> String {
+    project.project_name.replace('-', "_")
+}
+
+/// Decides which resource `opts` names, reading PROJECT for the domain and existing kinds.
+///
+/// Errors: invalid names (flag, value, rule); `--resource` on a built-in Kubernetes type;
+/// `--resource=false` on a kind that is neither built in nor in PROJECT; a GVK already
+/// scaffolded (unless `--force`); nothing to do.
+fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, Option<usize>)> {
+    if !opts.resource && !opts.controller {
+        bail!("nothing to scaffold: --resource=false and --controller=false");
+    }
+    let existing = project
+        .resources
+        .iter()
+        .position(|r| r.group == opts.group && r.version == opts.version && r.kind == opts.kind);
+    let entry = existing.map(|i| &project.resources[i]);
+    let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
+
+    let resource = if let Some(e) = entry.filter(|e| e.api.is_some()) {
+        // A kind this project already defines: its names come from PROJECT, so a controller
+        // added later (or files re-rendered with --force) match the recorded API.
+        let domain = e.domain.clone().unwrap_or_else(|| project.domain.clone());
+        let namespaced = e.api.as_ref().is_some_and(|a| a.namespaced);
+        Resource::custom(
+            &e.group,
+            &domain,
+            &e.version,
+            &e.kind,
+            e.plural.as_deref(),
+            namespaced,
+        )?
+    } else if opts.resource {
+        if let Ok(Some(b)) = Resource::builtin(&opts.group, &opts.version, &opts.kind) {
+            bail!(
+                "{gvk} is the built-in Kubernetes type {}; a project cannot define it again. \
+                 For a controller of it, pass --resource=false",
+                b.builtin.map(|b| b.rust_path).unwrap_or_default()
+            );
+        }
+        if entry.is_some_and(|e| e.core) {
+            bail!("{gvk} is recorded in PROJECT as a built-in type; --resource cannot apply to it");
+        }
+        Resource::custom(
+            &opts.group,
+            &project.domain,
+            &opts.version,
+            &opts.kind,
+            opts.plural.as_deref(),
+            opts.namespaced,
+        )?
+    } else {
+        match Resource::builtin(&opts.group, &opts.version, &opts.kind)? {
+            Some(r) => r,
+            None => bail!(
+                "--resource=false needs an existing type, but {gvk} is neither a kind of this \
+                 project (PROJECT has no API for it) nor a built-in Kubernetes type (groups \
+                 core, apps, batch, networking, ...). Create the API first: \
+                 rsbuilder create api --group {} --version {} --kind {}",
+                opts.group,
+                opts.version,
+                opts.kind
+            ),
+        }
+    };
+    if resource.builtin.is_some() && opts.plural.is_some() {
+        return Err(NameError {
+            flag: "--plural".into(),
+            value: opts.plural.clone().unwrap_or_default(),
+            reason: format!(
+                "{gvk} is a built-in type whose plural comes from k8s-openapi ({}); drop --plural",
+                resource.plural
+            ),
+        }
+        .into());
+    }
+    if resource.builtin.is_none() {
+        check_reserved(&resource.kind)?;
+    }
+    Ok((resource, existing))
+}
+
+fn check_reserved(kind: &str) -> Result<(), NameError> {
+    if RESERVED_KINDS.contains(&kind) {
+        return Err(NameError {
+            flag: "--kind".into(),
+            value: kind.into(),
+            reason: format!(
+                "the generated Rust modules already use the name `{kind}` (reserved: {}); choose another kind",
+                RESERVED_KINDS.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Builds the plan for `create api` in the project at `dir`, writing nothing.
+///
+/// Errors: no PROJECT (run `rsbuilder init` first), invalid names, the kind already
+/// scaffolded without `--force`, and the cases of `resolve_resource`. Missing scaffold
+/// markers and files are reported later, by [`Plan::resolve`] / [`Plan::apply`].
+pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
+    let mut project = Project::load(dir).map_err(|e| {
+        if !dir.join(project::FILE_NAME).exists() {
+            anyhow::anyhow!(
+                "no PROJECT file here ({}); run `rsbuilder init` first",
+                dir.display()
+            )
+        } else {
+            e
+        }
+    })?;
+    let (resource, existing) = resolve_resource(&project, opts)?;
+    let n = Names::new(&resource, &project);
+    let krate = crate_name(&project);
+    let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
+    let header = rust_header(dir);
+    let rust = |text: String| format!("{header}{text}");
+
+    let entry = existing.map(|i| project.resources[i].clone());
+    let has_api = entry.as_ref().is_some_and(|e| e.api.is_some());
+    let has_controller = entry.as_ref().is_some_and(|e| e.controller);
+    if !opts.force {
+        if opts.resource && has_api {
+            bail!(
+                "the API {gvk} already exists in PROJECT; re-run with --force to re-render its \
+                 types, controller and sample files"
+            );
+        }
+        if opts.controller && has_controller {
+            bail!(
+                "the controller for {gvk} already exists in PROJECT; re-run with --force to \
+                 re-render its files"
+            );
+        }
+    }
+    // What is new gets wired into the project; what exists is only re-rendered (--force).
+    let new_api = opts.resource && !has_api;
+    let new_controller = opts.controller && !has_controller;
+
+    let mut plan = Plan::new(dir, opts.force);
+    if opts.resource {
+        plan.create(
+            format!("src/api/{}/{}_types.rs", n.version, n.module),
+            rust(render(&TypesRs { n: &n })?),
+            IfExists::Error,
+        );
+        plan.create(
+            format!("config/samples/{}.yaml", resource.sample_stem()),
+            render(&SampleYaml { n: &n })?,
+            IfExists::Error,
+        );
+    }
+    if opts.controller {
+        let text = if resource.builtin.is_some() {
+            render(&BuiltinControllerRs { n: &n })?
+        } else {
+            render(&ControllerRs { n: &n })?
+        };
+        plan.create(controller_file(&n), rust(text), IfExists::Error);
+    }
+
+    if new_api {
+        wire_api(&mut plan, &n, &resource, &header)?;
+    }
+    if new_controller {
+        plan.create(
+            paths::CONTROLLER_MOD,
+            render(&ControllerModRs)?,
+            IfExists::Skip,
+        );
+        plan.insert(
+            paths::CONTROLLER_MOD,
+            "controller-modules",
+            format!("pub mod {}_controller;", n.module),
+        );
+        plan.insert(paths::LIB_RS, "modules", "pub mod controller;");
+        plan.insert(
+            paths::MAIN_RS,
+            "controllers",
+            format!(
+                "controllers.spawn({krate}::controller::{}_controller::run(mgr.clone()));",
+                n.module
+            ),
+        );
+    }
+    if new_api || new_controller {
+        update_project(
+            &mut project,
+            &resource,
+            &n,
+            existing,
+            new_api,
+            new_controller,
+        );
+        plan.create(project::FILE_NAME, project.render(), IfExists::Overwrite);
+    }
+    Ok(plan)
+}
+
+fn controller_file(n: &Names) -> PathBuf {
+    PathBuf::from(format!("src/controller/{}_controller.rs", n.module))
+}
+
+/// Module wiring, kustomize entries and roles of a new custom API.
+fn wire_api(plan: &mut Plan, n: &Names, resource: &Resource, header: &str) -> Result<()> {
+    plan.create(
+        paths::API_MOD,
+        format!("{header}{}", render(&ApiModRs)?),
+        IfExists::Skip,
+    );
+    plan.insert(
+        paths::API_MOD,
+        "api-versions",
+        format!("pub mod {};", n.version),
+    );
+    let version_mod = format!("src/api/{}/mod.rs", n.version);
+    plan.create(
+        &version_mod,
+        format!("{header}{}", render(&VersionModRs { n })?),
+        IfExists::Skip,
+    );
+    plan.insert(
+        &version_mod,
+        "api-kinds",
+        format!("pub mod {m}_types;\npub use {m}_types::*;", m = n.module),
+    );
+    plan.insert(paths::LIB_RS, "modules", "pub mod api;");
+
+    plan.create(
+        paths::SAMPLES_KUSTOMIZATION,
+        render(&SamplesKustomization)?,
+        IfExists::Skip,
+    );
+    plan.insert(
+        paths::SAMPLES_KUSTOMIZATION,
+        "manifestskustomizesamples",
+        format!("- {}.yaml", resource.sample_stem()),
+    );
+    plan.create(
+        paths::CRD_KUSTOMIZATION,
+        render(&CrdKustomization)?,
+        IfExists::Skip,
+    );
+    plan.insert(
+        paths::CRD_KUSTOMIZATION,
+        "crdkustomizeresource",
+        format!("- bases/{}", n.crd_file),
+    );
+    plan.insert(
+        paths::DEFAULT_KUSTOMIZATION,
+        "default-resources",
+        "- ../crd",
+    );
+    for role in &ROLES {
+        let file = format!("{}_{}_role.yaml", n.module, role.name);
+        plan.create(
+            format!("config/rbac/{file}"),
+            render(&RoleYaml { n, role })?,
+            IfExists::Skip,
+        );
+        plan.insert(
+            paths::RBAC_KUSTOMIZATION,
+            "rbac-resources",
+            format!("- {file}"),
+        );
+    }
+    Ok(())
+}
+
+/// Adds or completes the PROJECT entry, as Kubebuilder records it.
+fn update_project(
+    project: &mut Project,
+    resource: &Resource,
+    n: &Names,
+    existing: Option<usize>,
+    new_api: bool,
+    new_controller: bool,
+) {
+    let fresh = || {
+        let mut entry = ProjectResource {
+            group: resource.group.clone(),
+            kind: resource.kind.clone(),
+            version: resource.version.clone(),
+            path: Some(match &resource.builtin {
+                Some(b) => b.rust_path.to_string(),
+                None => n.type_path.clone(),
+            }),
+            ..Default::default()
+        };
+        if resource.builtin.is_some() {
+            entry.core = true;
+        } else {
+            entry.domain = Some(resource.domain.clone());
+            if resource.plural_overridden {
+                entry.plural = Some(resource.plural.clone());
+            }
+        }
+        entry
+    };
+    let index = match existing {
+        Some(i) => i,
+        None => {
+            project.resources.push(fresh());
+            project.resources.len() - 1
+        }
+    };
+    let entry = &mut project.resources[index];
+    if new_api {
+        entry.api = Some(ResourceApi {
+            crd_version: Some("v1".into()),
+            namespaced: resource.namespaced,
+        });
+        entry.domain = Some(resource.domain.clone());
+        if resource.plural_overridden {
+            entry.plural = Some(resource.plural.clone());
+        }
+        if entry.path.is_none() {
+            entry.path = Some(n.type_path.clone());
+        }
+    }
+    if new_controller {
+        entry.controller = true;
+    }
+}
+
+/// Runs `create api` in `dir`: plans, then applies all-or-nothing. Returns what happened to
+/// each file (for [`crate::scaffold::report`]).
+///
+/// Errors: those of [`plan`], and the engine's (a scaffold marker or file missing, a file in
+/// the way, an I/O error); nothing is written when an error is returned.
+pub fn run(dir: &Path, opts: &ApiOptions) -> Result<Vec<Resolved>> {
+    Ok(plan(dir, opts)?.apply()?)
+}
+
+/// What to do next, printed after a successful `create api`.
+pub fn next_steps(opts: &ApiOptions) -> String {
+    let mut out = String::new();
+    if opts.resource {
+        out.push_str(&format!(
+            "Next: add fields to src/api/{}/{}_types.rs, then run `rsbuilder manifests` to \
+             (re)generate config/crd/bases/.\n",
+            opts.version,
+            opts.kind.to_lowercase()
+        ));
+    }
+    if opts.controller {
+        out.push_str(&format!(
+            "Write the reconcile logic in src/controller/{}_controller.rs; `cargo test` runs its \
+             tests.\n",
+            opts.kind.to_lowercase()
+        ));
+    }
+    out
+}

@@ -1,0 +1,57 @@
+//! The `{{ n.kind }}` custom resource of API group `{{ n.group }}`, version `{{ n.version }}`.
+//!
+//! These Rust types are the single source of the CRD: `rsbuilder manifests` reads them (without
+//! compiling) and regenerates `config/crd/bases/{{ n.crd_file }}`, the same object that
+//! `{{ n.kind }}::crd()` returns. Edit the types, then run `rsbuilder manifests` (or `make manifests`).
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The desired state of a `{{ n.kind }}` object: its `spec`.
+///
+/// Add your fields here. Each field becomes a property of `spec` in the CRD schema:
+/// - the field's doc comment becomes the property's `description`;
+/// - serde attributes name the property and decide whether it is required: names are camelCase
+///   (`rename_all` below), `Option<T>` and `#[serde(default)]` fields are optional, the others
+///   are required;
+/// - schemars attributes add validation: `#[schemars(range(min = 1, max = 100))]`,
+///   `#[schemars(length(max = 63))]`, `#[schemars(regex(pattern = r"^[a-z]+$"))]`;
+/// - CEL rules: derive `kube::KubeSchema` instead of `JsonSchema` and write
+///   `#[x_kube(validation = "self.minReplicas <= self.maxReplicas")]` on the struct or a field.
+///
+/// `Default` is derived so that tests can build objects (`{{ n.kind }}Spec::default()`); keep every
+/// field type `Default`, or change those tests.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[kube(
+    group = "{{ n.group }}",
+    version = "{{ n.version }}",
+    kind = "{{ n.kind }}",
+{%- if n.plural_overridden %}
+    plural = "{{ n.plural }}",
+{%- endif %}
+{%- if n.namespaced %}
+    namespaced,
+{%- endif %}
+    status = "{{ n.kind }}Status"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct {{ n.kind }}Spec {
+    /// An example field: replace it with your own. Being an `Option`, it is not required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foo: Option<String>,
+}
+
+/// The observed state of a `{{ n.kind }}` object: its `status`, written by the controller
+/// through the status subresource.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct {{ n.kind }}Status {
+    /// The latest observations of the object's state; the controller maintains `Ready`.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` that the controller last reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
