@@ -38,8 +38,8 @@ pub enum Error {
     #[error("Kubernetes API call failed: {0}")]
     Kube(#[from] kube::Error),
     /// Adding or removing the finalizer failed, or the `apply` / `cleanup` step it wraps did.
-    #[error("{0}")]
-    Finalizer(#[source] Box<finalizer::Error<Error>>),
+    #[error(transparent)]
+    Finalizer(Box<finalizer::Error<Error>>),
 {%- if n.namespaced %}
     /// The object has no namespace, though the kind is namespaced.
     #[error("the object has no namespace")]

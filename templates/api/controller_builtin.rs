@@ -1,5 +1,6 @@
-//! The `{{ n.kind }}` controller: watches the built-in Kubernetes kind `{{ n.kind }}`
-//! (`{{ n.api_version }}`, the k8s-openapi type `{{ n.type_path }}`) and reconciles each object.
+//! The `{{ n.kind }}` controller: watches objects of the built-in Kubernetes kind `{{ n.kind }}`
+//! (group `{{ n.rbac_group }}`, version `{{ n.version }}`; the k8s-openapi type
+//! `{{ n.type_path }}`) and reconciles each one.
 //!
 //! [`run`] is started by the manager (`src/main.rs`); put your logic in [`reconcile`]. This
 //! project does not own `{{ n.kind }}` objects: change only what your controller is responsible

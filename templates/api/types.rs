@@ -1,8 +1,9 @@
 //! The `{{ n.kind }}` custom resource of API group `{{ n.group }}`, version `{{ n.version }}`.
 //!
-//! These Rust types are the single source of the CRD: `rsbuilder manifests` reads them (without
-//! compiling) and regenerates `config/crd/bases/{{ n.crd_file }}`, the same object that
-//! `{{ n.kind }}::crd()` returns. Edit the types, then run `rsbuilder manifests` (or `make manifests`).
+//! These Rust types are the single source of the CRD in
+//! `config/crd/bases/{{ n.crd_file }}`: `rsbuilder manifests` (or `make manifests`)
+//! reads them, without compiling, and writes the object that `{{ n.kind }}::crd()` returns.
+//! Edit the types, then run it again.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;

@@ -1,0 +1,746 @@
+//! `rsbuilder create api`: the files each variant adds or changes (insta snapshots: whole new
+//! files, unified diffs of updated ones), PROJECT bookkeeping, `--force`, and every refusal of
+//! case D (message, exit code, and the tree byte for byte unchanged).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
+const EPOCH_2026: &str = "1780272000";
+
+fn rsbuilder(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
+    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
+    cmd
+}
+
+/// Every file under `dir` (relative path → bytes), to compare trees byte for byte.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap();
+            (
+                rel.to_string_lossy().replace('\\', "/"),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `rsbuilder init` for `ai-operator` (domain `ai.example.com`) in a fresh temp dir.
+fn init_ai_operator() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    std::fs::create_dir(&dir).unwrap();
+    rsbuilder(&dir)
+        .args([
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            "example.com/ai-operator",
+        ])
+        .assert()
+        .success();
+    (tmp, dir)
+}
+
+fn create_api(dir: &Path, args: &[&str]) -> String {
+    let out = rsbuilder(dir)
+        .args(["create", "api"])
+        .args(args)
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// Snapshots what changed between `before` and `after`: a new file whole, an updated file as
+/// a unified diff. `only` limits the snapshots to these paths (all changes when empty); the
+/// list of changed paths is returned for the caller to assert.
+fn snapshot_changes(
+    variant: &str,
+    before: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+    only: &[&str],
+) -> Vec<String> {
+    let mut changed = Vec::new();
+    for (path, new) in after {
+        let old = before.get(path);
+        if old == Some(new) {
+            continue;
+        }
+        changed.push(path.clone());
+        if !only.is_empty() && !only.contains(&path.as_str()) {
+            continue;
+        }
+        let name = format!("{variant}__{}", path.replace(['/', '.'], "_"));
+        match old {
+            None => insta::assert_snapshot!(name, text(new)),
+            Some(old) => {
+                let diff = similar::TextDiff::from_lines(&text(old), &text(new))
+                    .unified_diff()
+                    .context_radius(2)
+                    .header(path, path)
+                    .to_string();
+                insta::assert_snapshot!(name, diff);
+            }
+        }
+    }
+    assert!(
+        before.keys().all(|k| after.contains_key(k)),
+        "create api removed a file"
+    );
+    changed
+}
+
+#[test]
+fn aijob_adds_types_controller_wiring_and_project_entry() {
+    let (_tmp, dir) = init_ai_operator();
+    let before = tree(&dir);
+    let stdout = create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    let after = tree(&dir);
+    let changed = snapshot_changes("aijob", &before, &after, &[]);
+    assert_eq!(
+        changed,
+        [
+            "PROJECT",
+            "config/crd/kustomization.yaml",
+            "config/default/kustomization.yaml",
+            "config/rbac/aijob_admin_role.yaml",
+            "config/rbac/aijob_editor_role.yaml",
+            "config/rbac/aijob_viewer_role.yaml",
+            "config/rbac/kustomization.yaml",
+            "config/samples/ai_v1_aijob.yaml",
+            "config/samples/kustomization.yaml",
+            "src/api/mod.rs",
+            "src/api/v1/aijob_types.rs",
+            "src/api/v1/mod.rs",
+            "src/controller/aijob_controller.rs",
+            "src/controller/mod.rs",
+            "src/lib.rs",
+            "src/main.rs",
+        ]
+    );
+    assert!(
+        stdout.contains("create  src/api/v1/aijob_types.rs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("update  src/main.rs"), "{stdout}");
+    assert!(stdout.contains("rsbuilder manifests"), "{stdout}");
+
+    // Case A's names: qualified group, plural, CRD file, finalizer, RBAC markers.
+    let types = text(&after["src/api/v1/aijob_types.rs"]);
+    assert!(types.contains("group = \"ai.ai.example.com\""), "{types}");
+    assert!(types.contains("    namespaced,\n"), "{types}");
+    assert!(!types.contains("plural ="), "{types}");
+    let controller = text(&after["src/controller/aijob_controller.rs"]);
+    for marker in [
+        "// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs,verbs=get;list;watch;create;update;patch;delete",
+        "// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/status,verbs=get;update;patch",
+        "// +kubebuilder:rbac:groups=ai.ai.example.com,resources=aijobs/finalizers,verbs=update",
+        "// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch",
+    ] {
+        assert!(controller.contains(marker), "missing {marker}");
+    }
+    assert!(controller.contains("\"ai.ai.example.com/finalizer\""));
+    // The license header init wrote goes on the new Rust files too.
+    assert!(types.starts_with("// Copyright 2026 The rsbuilder authors."));
+}
+
+#[test]
+fn cluster_scoped_kind_has_no_namespaced_attribute_and_watches_all() {
+    let (_tmp, dir) = init_ai_operator();
+    let before = tree(&dir);
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "infra",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "GpuPool",
+            "--namespaced=false",
+        ],
+    );
+    let after = tree(&dir);
+    snapshot_changes(
+        "cluster",
+        &before,
+        &after,
+        &[
+            "src/api/v1alpha1/gpupool_types.rs",
+            "src/controller/gpupool_controller.rs",
+            "PROJECT",
+        ],
+    );
+    let types = text(&after["src/api/v1alpha1/gpupool_types.rs"]);
+    assert!(!types.contains("namespaced"), "{types}");
+    let controller = text(&after["src/controller/gpupool_controller.rs"]);
+    assert!(!controller.contains("Api::namespaced"), "{controller}");
+    assert!(controller.contains("Api::all(ctx.client.clone())"));
+    let project = text(&after["PROJECT"]);
+    assert!(!project.contains("namespaced"), "{project}");
+}
+
+#[test]
+fn plural_flag_goes_into_kube_attribute_project_and_rbac() {
+    let (_tmp, dir) = init_ai_operator();
+    let before = tree(&dir);
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "Person",
+            "--plural",
+            "people",
+        ],
+    );
+    let after = tree(&dir);
+    snapshot_changes(
+        "plural",
+        &before,
+        &after,
+        &["src/api/v1/person_types.rs", "PROJECT"],
+    );
+    let types = text(&after["src/api/v1/person_types.rs"]);
+    assert!(types.contains("    plural = \"people\",\n"), "{types}");
+    assert!(text(&after["PROJECT"]).contains("plural: people"));
+    let controller = text(&after["src/controller/person_controller.rs"]);
+    assert!(controller.contains("resources=people,"), "{controller}");
+    assert!(controller.contains("resources=people/status,"));
+    assert!(
+        text(&after["config/crd/kustomization.yaml"])
+            .contains("- bases/ai.ai.example.com_people.yaml")
+    );
+    assert!(text(&after["config/rbac/person_editor_role.yaml"]).contains("  - people\n"));
+}
+
+#[test]
+fn core_pod_controller_without_resource() {
+    let (_tmp, dir) = init_ai_operator();
+    let before = tree(&dir);
+    let stdout = create_api(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--resource=false",
+            "--controller=true",
+        ],
+    );
+    let after = tree(&dir);
+    let changed = snapshot_changes("pod", &before, &after, &[]);
+    // No types, CRD, sample or roles: only the controller and its wiring.
+    assert_eq!(
+        changed,
+        [
+            "PROJECT",
+            "src/controller/mod.rs",
+            "src/controller/pod_controller.rs",
+            "src/lib.rs",
+            "src/main.rs",
+        ]
+    );
+    assert!(!stdout.contains("rsbuilder manifests"), "{stdout}");
+    let controller = text(&after["src/controller/pod_controller.rs"]);
+    assert!(controller.contains("use k8s_openapi::api::core::v1::Pod;"));
+    assert!(controller.contains(
+        "// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;update;patch"
+    ));
+    assert!(controller.contains("groups=events.k8s.io,resources=events,verbs=create;patch"));
+    let project = rsbuilder::model::Project::parse(&text(&after["PROJECT"])).unwrap();
+    let pod = project.find("core", "v1", "Pod").unwrap();
+    assert!(pod.core && pod.controller && pod.api.is_none() && pod.domain.is_none());
+    assert_eq!(pod.path.as_deref(), Some("k8s_openapi::api::core::v1::Pod"));
+}
+
+#[test]
+fn builtin_types_of_other_groups_resolve_through_k8s_openapi() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "networking",
+            "--version",
+            "v1",
+            "--kind",
+            "Ingress",
+            "--resource=false",
+        ],
+    );
+    let deploy =
+        std::fs::read_to_string(dir.join("src/controller/deployment_controller.rs")).unwrap();
+    assert!(deploy.contains("use k8s_openapi::api::apps::v1::Deployment;"));
+    assert!(deploy.contains("groups=apps,resources=deployments,verbs="));
+    let ingress =
+        std::fs::read_to_string(dir.join("src/controller/ingress_controller.rs")).unwrap();
+    assert!(ingress.contains("groups=networking.k8s.io,resources=ingresses,verbs="));
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(project.contains("path: k8s_openapi::api::networking::v1::Ingress"));
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(main.contains(
+        "controllers.spawn(ai_operator::controller::deployment_controller::run(mgr.clone()));"
+    ));
+    assert!(main.contains(
+        "controllers.spawn(ai_operator::controller::ingress_controller::run(mgr.clone()));"
+    ));
+}
+
+#[test]
+fn kinds_share_version_modules_and_kustomizations() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "Model"],
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+            "--controller=false",
+        ],
+    );
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    let v1 = read("src/api/v1/mod.rs");
+    assert!(v1.contains(
+        "pub mod aijob_types;\npub use aijob_types::*;\npub mod model_types;\npub use model_types::*;\n// +kubebuilder:scaffold:api-kinds"
+    ), "{v1}");
+    assert!(
+        read("src/api/mod.rs")
+            .contains("pub mod v1;\npub mod v2;\n// +kubebuilder:scaffold:api-versions")
+    );
+    let lib = read("src/lib.rs");
+    assert_eq!(lib.matches("pub mod api;").count(), 1, "{lib}");
+    assert_eq!(lib.matches("pub mod controller;").count(), 1, "{lib}");
+    assert_eq!(
+        read("config/default/kustomization.yaml")
+            .matches("- ../crd\n")
+            .count(),
+        1
+    );
+    let crd = read("config/crd/kustomization.yaml");
+    assert!(
+        crd.contains(
+            "- bases/ai.ai.example.com_aijobs.yaml\n- bases/ai.ai.example.com_models.yaml\n"
+        ),
+        "{crd}"
+    );
+    // v2 of AIJob: same CRD file (one CRD, two versions), no second entry, no second controller.
+    assert_eq!(
+        crd.matches("ai.ai.example.com_aijobs.yaml").count(),
+        1,
+        "{crd}"
+    );
+    let main = read("src/main.rs");
+    assert_eq!(main.matches("aijob_controller::run").count(), 1, "{main}");
+    let project = rsbuilder::model::Project::parse(&read("PROJECT")).unwrap();
+    let kinds: Vec<(String, String, bool)> = project
+        .resources
+        .iter()
+        .map(|r| (r.version.clone(), r.kind.clone(), r.controller))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("v1".to_string(), "AIJob".to_string(), true),
+            ("v1".to_string(), "Model".to_string(), true),
+            ("v2".to_string(), "AIJob".to_string(), false),
+        ]
+    );
+    let samples = read("config/samples/kustomization.yaml");
+    assert!(
+        samples.contains("- ai_v1_aijob.yaml\n- ai_v1_model.yaml\n- ai_v2_aijob.yaml\n"),
+        "{samples}"
+    );
+}
+
+#[test]
+fn controller_added_later_for_an_existing_api() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--controller=false",
+        ],
+    );
+    assert!(!dir.join("src/controller").exists());
+    let before = tree(&dir);
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--resource=false",
+        ],
+    );
+    let after = tree(&dir);
+    let changed: Vec<&String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "PROJECT",
+            "src/controller/aijob_controller.rs",
+            "src/controller/mod.rs",
+            "src/lib.rs",
+            "src/main.rs"
+        ]
+    );
+    let controller = text(&after["src/controller/aijob_controller.rs"]);
+    assert!(controller.contains("use crate::api::v1::AIJob;"));
+    let project = rsbuilder::model::Project::parse(&text(&after["PROJECT"])).unwrap();
+    let entry = project.find("ai", "v1", "AIJob").unwrap();
+    assert!(entry.controller && entry.api.is_some() && !entry.core);
+}
+
+#[test]
+fn force_rerenders_only_the_kinds_own_files() {
+    let (_tmp, dir) = init_ai_operator();
+    let args = ["--group", "ai", "--version", "v1", "--kind", "AIJob"];
+    create_api(&dir, &args);
+    let pristine = tree(&dir);
+    // The user edits the kind's files and others.
+    let edited = [
+        "src/api/v1/aijob_types.rs",
+        "src/controller/aijob_controller.rs",
+        "config/samples/ai_v1_aijob.yaml",
+        "src/lib.rs",
+        "config/rbac/aijob_editor_role.yaml",
+        "config/crd/kustomization.yaml",
+    ];
+    for path in edited {
+        let mut text = std::fs::read_to_string(dir.join(path)).unwrap();
+        text.push_str("# user edit\n");
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    std::fs::remove_file(dir.join("src/api/v1/mod.rs")).unwrap();
+    let before = tree(&dir);
+
+    let mut force = args.to_vec();
+    force.push("--force");
+    create_api(&dir, &force);
+    let after = tree(&dir);
+    for (path, bytes) in &after {
+        let own = edited[..3].contains(&path.as_str());
+        if own {
+            assert_eq!(bytes, &pristine[path], "{path} was not re-rendered");
+        } else {
+            assert_eq!(Some(bytes), before.get(path), "{path} was touched");
+        }
+    }
+    assert!(
+        !dir.join("src/api/v1/mod.rs").exists(),
+        "--force re-creates only the kind's own files"
+    );
+}
+
+/// Runs `create api` with `args`, expects exit code `code` and every text in `messages` on
+/// stderr, and checks that `dir` (and its parent) are byte for byte unchanged.
+fn assert_refused(dir: &Path, args: &[&str], code: i32, messages: &[&str]) {
+    let parent = dir.parent().unwrap();
+    let before = tree(parent);
+    let out = rsbuilder(dir)
+        .args(["create", "api"])
+        .args(args)
+        .assert()
+        .code(code);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    for m in messages {
+        assert!(stderr.contains(m), "{args:?}: {m:?} not in:\n{stderr}");
+    }
+    assert!(
+        out.get_output().stdout.is_empty(),
+        "{args:?} printed to stdout"
+    );
+    assert!(tree(parent) == before, "{args:?} changed the tree");
+}
+
+#[test]
+fn case_d_lower_case_kind() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "aijob"],
+        1,
+        &[
+            "--kind",
+            "\"aijob\"",
+            "must start with an upper-case letter",
+        ],
+    );
+}
+
+#[test]
+fn case_d_group_that_is_not_a_dns_subdomain() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_refused(
+        &dir,
+        &["--group", "AI_Group", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &["--group", "AI_Group.ai.example.com", "DNS-1123 subdomain"],
+    );
+}
+
+#[test]
+fn case_d_version_that_is_not_a_dns_label() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "1", "--kind", "AIJob"],
+        1,
+        &["--version", "DNS-1035 label", "API server rejects it"],
+    );
+}
+
+#[test]
+fn case_d_kind_with_a_path() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "../../Etc"],
+        1,
+        &["--kind", "../../Etc"],
+    );
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "Etc/../../X"],
+        1,
+        &["--kind"],
+    );
+}
+
+#[test]
+fn case_d_same_api_twice() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &["ai/v1 AIJob already exists", "--force"],
+    );
+    // A second controller for a built-in type is refused the same way.
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--resource=false",
+        ],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--resource=false",
+        ],
+        1,
+        &["controller for core/v1 Pod already exists", "--force"],
+    );
+}
+
+#[test]
+fn case_d_before_init() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("empty");
+    std::fs::create_dir(&dir).unwrap();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &["no PROJECT file here", "run `rsbuilder init` first"],
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn case_d_deleted_scaffold_marker() {
+    let (_tmp, dir) = init_ai_operator();
+    let main = dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    let without: String = text
+        .lines()
+        .filter(|l| !l.contains("+kubebuilder:scaffold:controllers"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(text, without);
+    std::fs::write(&main, without).unwrap();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &["src/main.rs", "// +kubebuilder:scaffold:controllers"],
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--resource=maybe",
+        ],
+        2,
+        &["--resource"],
+    );
+    assert_refused(&dir, &["--group", "ai", "--version", "v1"], 2, &["--kind"]);
+}
+
+#[test]
+fn resource_false_needs_a_known_type() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--resource=false",
+        ],
+        1,
+        &[
+            "ai/v1 AIJob is neither a kind of this project",
+            "built-in Kubernetes type",
+        ],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pdo",
+            "--resource=false",
+        ],
+        1,
+        &["k8s-openapi has no built-in type Pdo in core/v1", "Pod"],
+    );
+    assert_refused(
+        &dir,
+        &["--group", "apps", "--version", "v1", "--kind", "Deployment"],
+        1,
+        &[
+            "built-in Kubernetes type k8s_openapi::api::apps::v1::Deployment",
+            "--resource=false",
+        ],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--resource=false",
+            "--controller=false",
+        ],
+        1,
+        &["nothing to scaffold"],
+    );
+}
+
+#[test]
+fn kinds_that_clash_with_generated_names_are_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "Context"],
+        1,
+        &["--kind", "`Context`", "choose another kind"],
+    );
+}
+
+#[test]
+fn help_shows_an_example() {
+    let tmp = tempfile::tempdir().unwrap();
+    rsbuilder(tmp.path())
+        .args(["create", "api", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "rsbuilder create api --group ai --version v1 --kind AIJob",
+        ));
+}
