@@ -102,6 +102,27 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
             print!("{}", crate::scaffold::api::next_steps(&opts));
             Ok(super::EXIT_OK)
         }
-        CreateCommand::Webhook(_) => super::not_implemented("create webhook"),
+        CreateCommand::Webhook(args) => {
+            let opts = crate::scaffold::webhook::WebhookOptions {
+                group: args.group,
+                version: args.version,
+                kind: args.kind,
+                defaulting: args.defaulting,
+                validation: args.programmatic_validation,
+                conversion: args.conversion,
+                spoke: args.spoke,
+                defaulting_path: args.defaulting_path,
+                validation_path: args.validation_path,
+                force: args.force,
+            };
+            if let Err(usage) = crate::scaffold::webhook::check_flags(&opts) {
+                eprintln!("error: {usage}");
+                return Ok(super::EXIT_USAGE);
+            }
+            let done = crate::scaffold::webhook::run(dir, &opts)?;
+            print!("{}", crate::scaffold::report(&done));
+            print!("{}", crate::scaffold::webhook::next_steps(&opts));
+            Ok(super::EXIT_OK)
+        }
     }
 }

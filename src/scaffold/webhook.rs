@@ -1,0 +1,639 @@
+//! `rsbuilder create webhook`: defaulting and validating admission webhooks (and conversion)
+//! for a kind, the HTTPS webhook server of the generated manager, and the kustomize
+//! configuration that deploys them with cert-manager.
+//!
+//! Mirrors Kubebuilder's `create webhook`: the kind's API must exist in PROJECT (unless it is
+//! a built-in Kubernetes type), the webhook file is `src/webhook/<version>/<kind>_webhook.rs`,
+//! the paths are `/mutate-<group-dashed>-<version>-<kind>` and `/validate-…`, the webhook
+//! names `m<kind>-<version>.kb.io` / `v<kind>-<version>.kb.io`, and PROJECT records the
+//! webhooks. Where it differs: each webhook type is a section of the kind's file inserted
+//! before scaffold markers, so adding a second type later keeps the code already there.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use askama::Template;
+
+use crate::model::project::{self, Project, ProjectResource, ResourceWebhooks};
+use crate::model::{Resource, gvk};
+use crate::scaffold::{IfExists, Plan};
+
+/// What `create webhook` was asked for (the CLI flags).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebhookOptions {
+    /// `--group`.
+    pub group: String,
+    /// `--version`.
+    pub version: String,
+    /// `--kind`.
+    pub kind: String,
+    /// `--defaulting`.
+    pub defaulting: bool,
+    /// `--programmatic-validation`.
+    pub validation: bool,
+    /// `--conversion`.
+    pub conversion: bool,
+    /// `--spoke` versions (with `--conversion`).
+    pub spoke: Vec<String>,
+    /// `--defaulting-path`.
+    pub defaulting_path: Option<String>,
+    /// `--validation-path`.
+    pub validation_path: Option<String>,
+    /// `--force`.
+    pub force: bool,
+}
+
+/// Checks the flag combination before anything is read: at least one webhook type, `--spoke`
+/// only with `--conversion`, custom paths only with their webhook type and shaped like a
+/// URL path that fits in a marker. Returns the usage error to print (exit code 2).
+pub fn check_flags(opts: &WebhookOptions) -> Result<(), String> {
+    if !(opts.defaulting || opts.validation || opts.conversion) {
+        return Err("choose at least one webhook type: --defaulting, --programmatic-validation or --conversion".into());
+    }
+    if !opts.spoke.is_empty() && !opts.conversion {
+        return Err("--spoke is only valid with --conversion".into());
+    }
+    if opts.conversion && opts.spoke.is_empty() {
+        return Err("--conversion needs the spoke versions converted to this hub version: --spoke v2[,v3...]".into());
+    }
+    for (flag, path, on) in [
+        ("--defaulting-path", &opts.defaulting_path, opts.defaulting),
+        ("--validation-path", &opts.validation_path, opts.validation),
+    ] {
+        let Some(path) = path else { continue };
+        if !on {
+            let needs = if flag == "--defaulting-path" {
+                "--defaulting"
+            } else {
+                "--programmatic-validation"
+            };
+            return Err(format!("{flag} is only valid with {needs}"));
+        }
+        check_path(flag, path)?;
+    }
+    Ok(())
+}
+
+fn check_path(flag: &str, path: &str) -> Result<(), String> {
+    let ok_chars = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'));
+    if !path.starts_with('/') || path.len() < 2 || !ok_chars || path.contains("//") {
+        return Err(format!(
+            "invalid value {path:?} for {flag}: a webhook path starts with `/` and holds only letters, digits, `/`, `-`, `_` and `.` (for example /mutate-my-path)"
+        ));
+    }
+    Ok(())
+}
+
+/// The names the webhook templates use, computed once from the resource and PROJECT.
+#[derive(Debug, Clone)]
+pub struct Names {
+    /// Kind (`AIJob`).
+    pub kind: String,
+    /// Lower-case kind (`aijob`): the webhook file stem and the marker name part.
+    pub lower: String,
+    /// Variable name for an object of the kind in generated code (`ai_job`).
+    pub var: String,
+    /// Path of the Rust type (`crate::api::v1::AIJob`, `k8s_openapi::api::core::v1::Pod`).
+    pub type_path: String,
+    /// `apiVersion` of objects (`ai.ai.example.com/v1`).
+    pub api_version: String,
+    /// API group as the API server spells it (`""` for core).
+    pub api_group: String,
+    /// `groups=` value of the webhook marker (`""` quoted for core).
+    pub marker_group: String,
+    /// Plural resource.
+    pub plural: String,
+    /// Version.
+    pub version: String,
+    /// Namespaced kind.
+    pub namespaced: bool,
+    /// A built-in Kubernetes type (no `spec.foo` example field).
+    pub builtin: bool,
+    /// Path of the defaulting webhook.
+    pub defaulting_path: String,
+    /// Path of the validating webhook.
+    pub validation_path: String,
+    /// Project name.
+    pub project_name: String,
+    /// Rust crate name of the generated project (project name with `-` → `_`).
+    pub crate_name: String,
+}
+
+/// Rust keywords that cannot name a variable.
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+#[derive(Template)]
+#[template(path = "webhook/server.rs", escape = "none")]
+struct ServerFile;
+
+#[derive(Template)]
+#[template(path = "webhook/testing.rs", escape = "none")]
+struct TestingFile;
+
+#[derive(Template)]
+#[template(path = "webhook/version_mod.rs", escape = "none")]
+struct VersionMod<'a> {
+    version: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/kind_webhook.rs", escape = "none")]
+struct KindFile<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/defaulting.rs", escape = "none")]
+struct Defaulting<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/defaulting_tests.rs", escape = "none")]
+struct DefaultingTests<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/validation.rs", escape = "none")]
+struct Validation<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/validation_tests.rs", escape = "none")]
+struct ValidationTests<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/main_webhooks.rs", escape = "none")]
+struct MainWebhooks<'a> {
+    crate_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/config/service.yaml", escape = "none")]
+struct ServiceYaml<'a> {
+    project_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/config/issuer.yaml", escape = "none")]
+struct IssuerYaml<'a> {
+    project_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/config/certificate.yaml", escape = "none")]
+struct CertificateYaml<'a> {
+    project_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/config/allow-webhook-traffic.yaml", escape = "none")]
+struct NetworkPolicyYaml<'a> {
+    project_name: &'a str,
+}
+
+/// Renders a template; templates are checked at compile time, so rendering fails only on a
+/// formatting error, reported as such. The text always ends with a newline.
+fn render(t: &impl Template) -> Result<String> {
+    let mut s = t.render().context("rendering a webhook template")?;
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    Ok(s)
+}
+
+/// Dependencies the webhook server needs (`[dependencies]`), as `(name, line)`.
+const DEPENDENCIES: &[(&str, &str)] = &[
+    (
+        "hyper",
+        r#"hyper = { version = "1", features = ["server", "http1", "http2"] }"#,
+    ),
+    (
+        "hyper-util",
+        r#"hyper-util = { version = "0.1", features = ["server", "server-auto", "server-graceful", "service", "tokio", "http1", "http2"] }"#,
+    ),
+    ("json-patch", r#"json-patch = "4""#),
+    (
+        "tokio-rustls",
+        r#"tokio-rustls = { version = "0.26", default-features = false, features = ["ring", "logging", "tls12"] }"#,
+    ),
+];
+
+/// Dependencies of the webhook tests (`[dev-dependencies]`): certificates made in the test
+/// (rcgen, on ring) and an HTTPS client.
+const DEV_DEPENDENCIES: &[(&str, &str)] = &[
+    ("http-body-util", r#"http-body-util = "0.1""#),
+    (
+        "hyper",
+        r#"hyper = { version = "1", features = ["client", "http1"] }"#,
+    ),
+    (
+        "rcgen",
+        r#"rcgen = { version = "0.14", default-features = false, features = ["crypto", "pem", "ring"] }"#,
+    ),
+    ("tempfile", r#"tempfile = "3""#),
+];
+
+/// `true` when the `[section]` table of a Cargo.toml text already has the key `name`.
+fn has_dependency(cargo_toml: &str, section: &str, name: &str) -> bool {
+    let header = format!("[{section}]");
+    let mut inside = false;
+    for line in cargo_toml.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            inside = t == header;
+            continue;
+        }
+        if inside {
+            let key = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+            if key == name {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Resolves the kind: a built-in Kubernetes type, or an API of this project that PROJECT
+/// lists. Returns the resource and the index of its PROJECT entry (if any).
+fn resolve_resource(project: &Project, opts: &WebhookOptions) -> Result<(Resource, Option<usize>)> {
+    gvk::validate_kind(&opts.kind)?;
+    gvk::validate_version(&opts.version)?;
+    let index = project
+        .resources
+        .iter()
+        .position(|r| r.group == opts.group && r.version == opts.version && r.kind == opts.kind);
+    if let Some(builtin) = Resource::builtin(&opts.group, &opts.version, &opts.kind)? {
+        return Ok((builtin, index));
+    }
+    let Some(i) = index.filter(|&i| project.resources[i].api.is_some()) else {
+        bail!(
+            "the API {}/{} {} is not in PROJECT; create it first with `rsbuilder create api --group {} --version {} --kind {}` (webhooks need the kind's type)",
+            opts.group,
+            opts.version,
+            opts.kind,
+            opts.group,
+            opts.version,
+            opts.kind
+        );
+    };
+    let entry = &project.resources[i];
+    let domain = entry
+        .domain
+        .clone()
+        .unwrap_or_else(|| project.domain.clone());
+    let namespaced = entry.api.as_ref().is_some_and(|a| a.namespaced);
+    let resource = Resource::custom(
+        &opts.group,
+        &domain,
+        &opts.version,
+        &opts.kind,
+        entry.plural.as_deref(),
+        namespaced,
+    )?;
+    Ok((resource, Some(i)))
+}
+
+/// Computes the template names for a resource.
+pub fn names(
+    project: &Project,
+    resource: &Resource,
+    entry: Option<&ProjectResource>,
+    opts: &WebhookOptions,
+) -> Names {
+    let suffix = resource.webhook_path_suffix();
+    let mut var = resource.snake();
+    if KEYWORDS.contains(&var.as_str()) {
+        var.push_str("_obj");
+    }
+    let type_path = match &resource.builtin {
+        Some(b) => b.rust_path.to_string(),
+        None => entry
+            .and_then(|e| e.path.clone())
+            .filter(|p| p.starts_with("crate::"))
+            .unwrap_or_else(|| format!("crate::api::{}::{}", resource.version, resource.kind)),
+    };
+    let api_group = resource.qualified_group();
+    let marker_group = if api_group.is_empty() {
+        "\"\"".to_string()
+    } else {
+        api_group.clone()
+    };
+    Names {
+        kind: resource.kind.clone(),
+        lower: resource.kind.to_lowercase(),
+        var,
+        type_path,
+        api_version: resource.api_version(),
+        api_group,
+        marker_group,
+        plural: resource.plural.clone(),
+        version: resource.version.clone(),
+        namespaced: resource.namespaced,
+        builtin: resource.builtin.is_some(),
+        defaulting_path: opts
+            .defaulting_path
+            .clone()
+            .unwrap_or_else(|| format!("/mutate-{suffix}")),
+        validation_path: opts
+            .validation_path
+            .clone()
+            .unwrap_or_else(|| format!("/validate-{suffix}")),
+        project_name: project.project_name.clone(),
+        crate_name: project.project_name.replace('-', "_"),
+    }
+}
+
+/// Builds the plan of `create webhook` in the project at `dir`: every file it creates or
+/// changes, checked but not written. Errors (nothing written): no PROJECT, invalid names, an
+/// API that PROJECT does not list, a webhook type that already exists for the kind without
+/// `--force`, spoke versions that are not APIs of the kind.
+pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
+    let mut project = Project::load(dir)?;
+    if opts.conversion {
+        bail!("`create webhook --conversion` is not implemented yet");
+    }
+    let (resource, index) = resolve_resource(&project, opts)?;
+    let existing = index
+        .and_then(|i| project.resources[i].webhooks.clone())
+        .unwrap_or_default();
+    let file = PathBuf::from(format!(
+        "src/webhook/{}/{}_webhook.rs",
+        resource.version,
+        resource.module()
+    ));
+    if !opts.force {
+        for (asked, have, what) in [
+            (opts.defaulting, existing.defaulting, "defaulting"),
+            (opts.validation, existing.validation, "validating"),
+            (opts.conversion, existing.conversion, "conversion"),
+        ] {
+            if asked && have {
+                bail!(
+                    "the {what} webhook for {}/{} {} already exists (PROJECT, {}); re-run with --force to scaffold {} again",
+                    opts.group,
+                    opts.version,
+                    opts.kind,
+                    file.display(),
+                    file.display()
+                );
+            }
+        }
+    }
+    let names = names(
+        &project,
+        &resource,
+        index.map(|i| &project.resources[i]),
+        opts,
+    );
+    // With --force the kind's file is written again from the templates, with every webhook
+    // type the kind has (recorded ones and new ones).
+    let defaulting = opts.defaulting || (opts.force && existing.defaulting);
+    let validation = opts.validation || (opts.force && existing.validation);
+
+    let mut plan = Plan::new(dir, opts.force);
+    add_server(&mut plan, dir, &project)?;
+    add_kind(&mut plan, &names, &file, defaulting, validation, opts.force)?;
+    add_config(&mut plan, &project)?;
+
+    // PROJECT: record the webhooks.
+    let webhooks = ResourceWebhooks {
+        defaulting: existing.defaulting || opts.defaulting,
+        defaulting_path: if opts.defaulting {
+            opts.defaulting_path.clone()
+        } else {
+            existing.defaulting_path.clone()
+        },
+        validation: existing.validation || opts.validation,
+        validation_path: if opts.validation {
+            opts.validation_path.clone()
+        } else {
+            existing.validation_path.clone()
+        },
+        conversion: existing.conversion || opts.conversion,
+        spoke: if opts.conversion {
+            opts.spoke.clone()
+        } else {
+            existing.spoke.clone()
+        },
+        webhook_version: Some("v1".into()),
+    };
+    match index {
+        Some(i) => project.resources[i].webhooks = Some(webhooks),
+        None => {
+            let b = resource
+                .builtin
+                .as_ref()
+                .expect("only built-in types may lack a PROJECT entry");
+            project.resources.push(ProjectResource {
+                core: true,
+                group: opts.group.clone(),
+                kind: opts.kind.clone(),
+                path: Some(b.rust_path.to_string()),
+                version: opts.version.clone(),
+                webhooks: Some(webhooks),
+                ..Default::default()
+            });
+        }
+    }
+    plan.create(project::FILE_NAME, project.render(), IfExists::Overwrite);
+    Ok(plan)
+}
+
+/// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
+fn add_server(plan: &mut Plan, dir: &Path, project: &Project) -> Result<()> {
+    plan.create("src/webhook/mod.rs", render(&ServerFile)?, IfExists::Skip);
+    plan.create(
+        "src/webhook/testing.rs",
+        render(&TestingFile)?,
+        IfExists::Skip,
+    );
+    plan.insert("src/lib.rs", "modules", "pub mod webhook;");
+    let crate_name = project.project_name.replace('-', "_");
+    plan.insert(
+        "src/main.rs",
+        "webhooks",
+        render(&MainWebhooks {
+            crate_name: &crate_name,
+        })?,
+    );
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    for (section, marker, deps) in [
+        ("dependencies", "dependencies", DEPENDENCIES),
+        ("dev-dependencies", "dev-dependencies", DEV_DEPENDENCIES),
+    ] {
+        for (name, line) in deps {
+            if !has_dependency(&cargo, section, name) {
+                plan.insert("Cargo.toml", marker, *line);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The kind's webhook file (skeleton plus one section per webhook type), its module and its
+/// routes.
+fn add_kind(
+    plan: &mut Plan,
+    n: &Names,
+    file: &Path,
+    defaulting: bool,
+    validation: bool,
+    force: bool,
+) -> Result<()> {
+    let version_mod = format!("src/webhook/{}/mod.rs", n.version);
+    plan.insert(
+        "src/webhook/mod.rs",
+        "webhook-modules",
+        format!("pub mod {};", n.version),
+    );
+    plan.create(
+        &version_mod,
+        render(&VersionMod {
+            version: &n.version,
+        })?,
+        IfExists::Skip,
+    );
+    plan.insert(
+        &version_mod,
+        "webhook-kinds",
+        format!("pub mod {}_webhook;", n.lower),
+    );
+    let skeleton = if force {
+        IfExists::Overwrite
+    } else {
+        IfExists::Skip
+    };
+    plan.create(file, render(&KindFile { n })?, skeleton);
+    let module = format!("{}::{}_webhook", n.version, n.lower);
+    if defaulting {
+        plan.insert(file, "webhook-handlers", Defaulting { n }.render()?);
+        plan.insert(file, "webhook-tests", DefaultingTests { n }.render()?);
+        plan.insert(
+            "src/webhook/mod.rs",
+            "webhook-routes",
+            format!(
+                "let router = router.route(\n    {module}::DEFAULTING_PATH,\n    axum::routing::post({module}::mutate),\n);"
+            ),
+        );
+    }
+    if validation {
+        plan.insert(
+            file,
+            "webhook-imports",
+            "use crate::webhook::{Denied, Validation, Validator};",
+        );
+        plan.insert(file, "webhook-handlers", Validation { n }.render()?);
+        plan.insert(file, "webhook-tests", ValidationTests { n }.render()?);
+        plan.insert(
+            "src/webhook/mod.rs",
+            "webhook-routes",
+            format!(
+                "let router = router.route(\n    {module}::VALIDATION_PATH,\n    axum::routing::post({module}::validate),\n);"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `config/webhook`, `config/certmanager`, the `config/default` patches and replacements, and
+/// the network policy for webhook traffic.
+fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
+    let p = project.project_name.as_str();
+    let fixed: &[(&str, &str)] = &[
+        (
+            "config/webhook/kustomization.yaml",
+            include_str!("../../templates/webhook/config/webhook_kustomization.yaml"),
+        ),
+        (
+            "config/webhook/kustomizeconfig.yaml",
+            include_str!("../../templates/webhook/config/webhook_kustomizeconfig.yaml"),
+        ),
+        (
+            "config/webhook/manifests.yaml",
+            include_str!("../../templates/webhook/config/manifests_placeholder.yaml"),
+        ),
+        (
+            "config/certmanager/kustomization.yaml",
+            include_str!("../../templates/webhook/config/certmanager_kustomization.yaml"),
+        ),
+        (
+            "config/certmanager/kustomizeconfig.yaml",
+            include_str!("../../templates/webhook/config/certmanager_kustomizeconfig.yaml"),
+        ),
+        (
+            "config/default/manager_webhook_patch.yaml",
+            include_str!("../../templates/webhook/config/manager_webhook_patch.yaml"),
+        ),
+    ];
+    for (path, text) in fixed {
+        plan.create(*path, *text, IfExists::Skip);
+    }
+    plan.create(
+        "config/webhook/service.yaml",
+        render(&ServiceYaml { project_name: p })?,
+        IfExists::Skip,
+    );
+    plan.create(
+        "config/certmanager/issuer.yaml",
+        render(&IssuerYaml { project_name: p })?,
+        IfExists::Skip,
+    );
+    plan.create(
+        "config/certmanager/certificate.yaml",
+        render(&CertificateYaml { project_name: p })?,
+        IfExists::Skip,
+    );
+    plan.create(
+        "config/network-policy/allow-webhook-traffic.yaml",
+        render(&NetworkPolicyYaml { project_name: p })?,
+        IfExists::Skip,
+    );
+    plan.insert(
+        "config/network-policy/kustomization.yaml",
+        "network-policy-resources",
+        "- allow-webhook-traffic.yaml",
+    );
+    let default = "config/default/kustomization.yaml";
+    plan.insert(default, "default-resources", "- ../webhook");
+    plan.insert(default, "default-resources", "- ../certmanager");
+    plan.insert(
+        default,
+        "default-patches",
+        "- path: manager_webhook_patch.yaml",
+    );
+    plan.insert(
+        default,
+        "default-sections",
+        include_str!("../../templates/webhook/config/default_replacements.yaml"),
+    );
+    Ok(())
+}
+
+/// Plans and applies `create webhook` in `dir` (see [`plan`]); returns what happened to each
+/// file. Nothing is written when an error is returned.
+pub fn run(dir: &Path, opts: &WebhookOptions) -> Result<Vec<crate::scaffold::Resolved>> {
+    Ok(plan(dir, opts)?.apply()?)
+}
+
+/// What to do after `create webhook`, printed by the CLI.
+pub fn next_steps(opts: &WebhookOptions) -> String {
+    let module = opts.kind.to_lowercase();
+    format!(
+        "\nNext: edit src/webhook/{}/{module}_webhook.rs, then run `rsbuilder manifests` to write config/webhook/manifests.yaml.\n\
+         Deploying needs cert-manager in the cluster (config/certmanager issues the serving certificate).\n",
+        opts.version
+    )
+}

@@ -1,0 +1,3 @@
+//! Webhooks for kinds of API version `{{ version }}`.
+
+// +kubebuilder:scaffold:webhook-kinds
