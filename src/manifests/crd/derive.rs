@@ -629,18 +629,95 @@ impl<'c, 'a> Deriver<'c, 'a> {
             vattrs.push(attrs::variant_attrs(&v.original.attrs).map_err(|e| self.syn_error(m, e))?);
         }
         match cont.attrs.tag() {
-            TagType::Internal { tag } => Err(self.error(
-                m,
-                ident.span(),
-                format!("enum `{ident}` is internally tagged (#[serde(tag = \"{tag}\")]): kube-derive's crd() panics on it, because every variant defines the property `{tag}` with a different constant and Kubernetes structural schemas cannot express that"),
-                Some(format!("use an externally tagged enum (remove `tag`; each variant becomes an optional property), or a struct with a `{tag}` field holding a unit enum plus one optional field per variant")),
-            )),
-            TagType::Adjacent { tag, content } => Err(self.error(
-                m,
-                ident.span(),
-                format!("enum `{ident}` is adjacently tagged (#[serde(tag = \"{tag}\", content = \"{content}\")]): kube-derive's crd() panics on it, because the variants give `{tag}` and `{content}` conflicting schemas"),
-                Some(format!("use an externally tagged enum (remove `tag` and `content`), or a struct with a `{tag}` field holding a unit enum plus one optional field per variant")),
-            )),
+            TagType::Internal { tag } => {
+                let mut one_of = Vec::new();
+                for (v, va) in variants.iter().zip(&vattrs) {
+                    let s = if v.attrs.untagged() {
+                        self.untagged_variant(m, v, va, deny, true)?
+                    } else {
+                        let mut s = if let Some(w) = &va.with {
+                            self.with_schema(m, w, v.original)?.schema
+                        } else {
+                            match v.style {
+                                Style::Unit => self.leaf("()").schema,
+                                Style::Newtype => {
+                                    let fa = attrs::field_attrs(&v.fields[0].original.attrs)
+                                        .map_err(|e| self.syn_error(m, e))?;
+                                    let eval = match &fa.with {
+                                        Some(w) => self.with_schema(m, w, v.original)?,
+                                        None => self.ty(m, v.fields[0].ty)?,
+                                    };
+                                    let mut s = known::internal_newtype(&mut self.generator, eval);
+                                    let post = self.field_mutators(m, &v.fields[0], &fa, &mut s)?;
+                                    self.post_mutators(m, &post, &mut s)?;
+                                    s
+                                }
+                                Style::Tuple => self.tuple_struct(m, &v.fields)?,
+                                Style::Struct => {
+                                    let dummy: syn::DeriveInput = syn::parse_quote!(struct __Variant;);
+                                    self.struct_schema(m, &v.fields, &SerdeDefault::None, deny, &dummy)?
+                                }
+                            }
+                        };
+                        let name = v.attrs.name().deserialize_name().to_string();
+                        schemars::_private::apply_internal_enum_variant_tag(&mut s, tag, &name, deny);
+                        self.common_mutators(m, &va.common, &mut s, &v.ident)?;
+                        s
+                    };
+                    one_of.push(s.to_value());
+                }
+                let keyword = if variants.iter().any(|v| v.attrs.untagged()) { "anyOf" } else { "oneOf" };
+                let schema = Schema::from(serde_json::Map::from_iter([(keyword.to_string(), Value::Array(one_of))]));
+                if probe_transforms(&schema).is_err() {
+                    return Err(self.error(
+                        m,
+                        ident.span(),
+                        format!("enum `{ident}` is internally tagged (#[serde(tag = \"{tag}\")]): kube-derive's crd() panics on it, because its variants give the property `{tag}` different constant values and a structural schema cannot express that"),
+                        Some(format!("use an externally tagged enum (remove `tag`; each variant becomes an optional property), or a struct with a `{tag}` field holding a unit enum plus one optional field per variant")),
+                    ));
+                }
+                Ok(schema)
+            }
+            TagType::Adjacent { tag, content } => {
+                let mut one_of = Vec::new();
+                for (v, va) in variants.iter().zip(&vattrs) {
+                    let s = if v.attrs.untagged() {
+                        self.untagged_variant(m, v, va, deny, true)?
+                    } else {
+                        let name = v.attrs.name().deserialize_name().to_string();
+                        let mut props = serde_json::Map::new();
+                        props.insert(tag.clone(), serde_json::json!({"type": "string", "const": name}));
+                        let mut required = vec![Value::String(tag.clone())];
+                        if !(matches!(v.style, Style::Unit) && va.with.is_none()) {
+                            let c = self.untagged_variant(m, v, va, deny, false)?;
+                            props.insert(content.clone(), c.to_value());
+                            required.push(Value::String(content.clone()));
+                        }
+                        let mut obj = serde_json::Map::new();
+                        obj.insert("type".into(), "object".into());
+                        obj.insert("properties".into(), Value::Object(props));
+                        obj.insert("required".into(), Value::Array(required));
+                        if deny {
+                            obj.insert("additionalProperties".into(), false.into());
+                        }
+                        let mut s = Schema::from(obj);
+                        self.common_mutators(m, &va.common, &mut s, &v.ident)?;
+                        s
+                    };
+                    one_of.push(s.to_value());
+                }
+                let keyword = if variants.iter().any(|v| v.attrs.untagged()) { "anyOf" } else { "oneOf" };
+                let schema = Schema::from(serde_json::Map::from_iter([(keyword.to_string(), Value::Array(one_of))]));
+                if probe_transforms(&schema).is_err() {
+                    return Err(self.error(
+                        m,
+                        ident.span(),
+                        format!("enum `{ident}` is adjacently tagged (#[serde(tag = \"{tag}\", content = \"{content}\")]): kube-derive's crd() panics on it, because its variants give `{tag}` and `{content}` conflicting schemas"),
+                        Some(format!("use an externally tagged enum (remove `tag` and `content`), or a struct with a `{tag}` field holding a unit enum plus one optional field per variant")),
+                    ));
+                }
+                Ok(schema)
+            }
             TagType::External => {
                 let (unit, complex): (Vec<_>, Vec<_>) = variants
                     .iter()
@@ -698,20 +775,32 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 let mut any_of = Vec::new();
                 for (v, va) in variants.iter().zip(&vattrs) {
                     let s = self.untagged_variant(m, v, va, deny, true)?;
-                    let is_object = s.get("type").and_then(Value::as_str) == Some("object")
-                        || s.get("properties").is_some();
-                    if !is_object {
-                        return Err(self.error(
-                            m,
-                            v.ident.span(),
-                            format!("variant `{}` of the untagged enum `{ident}` is not an object: kube-derive's crd() then emits a schema without `type`, which the API server rejects as not structural", v.ident),
-                            Some("make every variant a struct (named fields), or replace the enum with a single scalar type (e.g. `IntOrString`, or `String` plus validation)".into()),
-                        ));
-                    }
                     any_of.push(s.to_value());
                 }
-                let schema = Schema::from(serde_json::Map::from_iter([("anyOf".to_string(), Value::Array(any_of))]));
-                self.check_transforms(m, ident, &schema)?;
+                let schema = Schema::from(serde_json::Map::from_iter([(
+                    "anyOf".to_string(),
+                    Value::Array(any_of),
+                )]));
+                let done = self.check_transforms(m, ident, &schema)?;
+                let typed = ["type", "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields"]
+                    .iter()
+                    .any(|k| done.get(*k).is_some());
+                if !typed {
+                    let scalars: Vec<String> = variants
+                        .iter()
+                        .filter(|v| !matches!(v.style, Style::Struct))
+                        .map(|v| format!("`{}`", v.ident))
+                        .collect();
+                    return Err(self.error(
+                        m,
+                        ident.span(),
+                        format!(
+                            "the untagged enum `{ident}` has no object variant ({} are not structs): kube-derive's crd() then emits a schema without `type`, which the API server rejects as not structural",
+                            scalars.join(", ")
+                        ),
+                        Some("make the variants structs with named fields, or replace the enum with one scalar type (e.g. `IntOrString`, or `String` with a pattern)".into()),
+                    ));
+                }
                 Ok(schema)
             }
         }
@@ -747,19 +836,18 @@ impl<'c, 'a> Deriver<'c, 'a> {
         Ok(s)
     }
 
-    /// Runs `crd()`'s transforms on an enum's schema alone, so a panic in kube-core's
-    /// rewriter is reported at the enum rather than for the whole CRD.
-    fn check_transforms(&mut self, m: ModId, ident: &syn::Ident, schema: &Schema) -> R<()> {
-        let mut probe = schemars::json_schema!({"type": "object", "properties": {"probe": schema}});
-        if let Err(msg) = run_transforms(&mut probe) {
-            return Err(self.error(
+    /// Runs `crd()`'s transforms on an enum's schema alone (as a property of an object, where
+    /// it is used), so a panic in kube-core's rewriter is reported at the enum rather than for
+    /// the whole CRD. Returns the transformed enum schema.
+    fn check_transforms(&mut self, m: ModId, ident: &syn::Ident, schema: &Schema) -> R<Value> {
+        probe_transforms(schema).map_err(|msg| {
+            self.error(
                 m,
                 ident.span(),
                 format!("kube-derive's crd() panics on enum `{ident}`: {msg}"),
                 Some("give the variants' common properties identical types, or use an externally tagged enum".into()),
-            ));
-        }
-        Ok(())
+            )
+        })
     }
 
     // ----- mutators ------------------------------------------------------------------------
@@ -1077,6 +1165,18 @@ impl<'c, 'a> Deriver<'c, 'a> {
 /// `json_schema_for_flatten::<T>(generator, required)` for a computed type.
 fn flatten_schema(g: &mut SchemaGenerator, eval: Eval, required: bool) -> Schema {
     known::flatten_with(g, eval, required)
+}
+
+/// Runs the transforms on `schema` used as a property of an object; the transformed schema,
+/// or the panic message of kube-core's rewriter.
+fn probe_transforms(schema: &Schema) -> Result<Value, String> {
+    let mut probe = schemars::json_schema!({"type": "object", "properties": {"probe": schema}});
+    run_transforms(&mut probe)?;
+    Ok(probe
+        .get("properties")
+        .and_then(|p| p.get("probe"))
+        .cloned()
+        .unwrap_or(Value::Null))
 }
 
 /// Runs `crd()`'s transforms in order; a panic in kube-core's rewriter becomes its message.

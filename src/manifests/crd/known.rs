@@ -96,6 +96,16 @@ pub fn flatten_with(g: &mut SchemaGenerator, arg: Eval, required: bool) -> Schem
     schema
 }
 
+/// `schemars::_private::json_schema_for_internally_tagged_enum_newtype_variant::<T>` for a
+/// computed type (the newtype variant of an internally tagged enum).
+pub fn internal_newtype(g: &mut SchemaGenerator, arg: Eval) -> Schema {
+    HOLES.with(|h| h.borrow_mut().push(vec![arg]));
+    let schema =
+        schemars::_private::json_schema_for_internally_tagged_enum_newtype_variant::<Hole<0>>(g);
+    HOLES.with(|h| h.borrow_mut().pop());
+    schema
+}
+
 /// Calls schemars for a container applied to already computed type arguments.
 pub type ContainerFn = fn(&mut SchemaGenerator, Vec<Eval>) -> Eval;
 /// Calls schemars for a type without parameters.
