@@ -1,5 +1,5 @@
-{{ p.rust_header }}//! Tests of the manager's building blocks: flags, metrics, and the HTTP endpoints (called
-//! in-process, no network and no cluster needed).
+{{ p.rust_header }}//! Tests of the manager: flags, metrics and the HTTP endpoints (called in-process), and the
+//! binary's exit when no cluster is configured. None of them needs a cluster.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -133,6 +133,25 @@ async fn health_probes_answer_ok() {
     }
     let (status, _, _) = call(manager::health_router(), "/nope").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn manager_without_a_cluster_exits_with_a_one_line_reason() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_manager"))
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: no Kubernetes cluster configured"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[tokio::test]
