@@ -654,20 +654,37 @@ impl<'c, 'a> Deriver<'c, 'a> {
                                 }
                                 Style::Tuple => self.tuple_struct(m, &v.fields)?,
                                 Style::Struct => {
-                                    let dummy: syn::DeriveInput = syn::parse_quote!(struct __Variant;);
-                                    self.struct_schema(m, &v.fields, &SerdeDefault::None, deny, &dummy)?
+                                    let dummy: syn::DeriveInput = syn::parse_quote!(
+                                        struct __Variant;
+                                    );
+                                    self.struct_schema(
+                                        m,
+                                        &v.fields,
+                                        &SerdeDefault::None,
+                                        deny,
+                                        &dummy,
+                                    )?
                                 }
                             }
                         };
                         let name = v.attrs.name().deserialize_name().to_string();
-                        schemars::_private::apply_internal_enum_variant_tag(&mut s, tag, &name, deny);
+                        schemars::_private::apply_internal_enum_variant_tag(
+                            &mut s, tag, &name, deny,
+                        );
                         self.common_mutators(m, &va.common, &mut s, &v.ident)?;
                         s
                     };
                     one_of.push(s.to_value());
                 }
-                let keyword = if variants.iter().any(|v| v.attrs.untagged()) { "anyOf" } else { "oneOf" };
-                let schema = Schema::from(serde_json::Map::from_iter([(keyword.to_string(), Value::Array(one_of))]));
+                let keyword = if variants.iter().any(|v| v.attrs.untagged()) {
+                    "anyOf"
+                } else {
+                    "oneOf"
+                };
+                let schema = Schema::from(serde_json::Map::from_iter([(
+                    keyword.to_string(),
+                    Value::Array(one_of),
+                )]));
                 if probe_transforms(&schema).is_err() {
                     return Err(self.error(
                         m,
@@ -686,7 +703,10 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     } else {
                         let name = v.attrs.name().deserialize_name().to_string();
                         let mut props = serde_json::Map::new();
-                        props.insert(tag.clone(), serde_json::json!({"type": "string", "const": name}));
+                        props.insert(
+                            tag.clone(),
+                            serde_json::json!({"type": "string", "const": name}),
+                        );
                         let mut required = vec![Value::String(tag.clone())];
                         if !(matches!(v.style, Style::Unit) && va.with.is_none()) {
                             let c = self.untagged_variant(m, v, va, deny, false)?;
@@ -706,8 +726,15 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     };
                     one_of.push(s.to_value());
                 }
-                let keyword = if variants.iter().any(|v| v.attrs.untagged()) { "anyOf" } else { "oneOf" };
-                let schema = Schema::from(serde_json::Map::from_iter([(keyword.to_string(), Value::Array(one_of))]));
+                let keyword = if variants.iter().any(|v| v.attrs.untagged()) {
+                    "anyOf"
+                } else {
+                    "oneOf"
+                };
+                let schema = Schema::from(serde_json::Map::from_iter([(
+                    keyword.to_string(),
+                    Value::Array(one_of),
+                )]));
                 if probe_transforms(&schema).is_err() {
                     return Err(self.error(
                         m,
@@ -719,10 +746,10 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 Ok(schema)
             }
             TagType::External => {
-                let (unit, complex): (Vec<_>, Vec<_>) = variants
-                    .iter()
-                    .zip(&vattrs)
-                    .partition(|(v, a)| matches!(v.style, Style::Unit) && a.is_default() && !v.attrs.untagged());
+                let (unit, complex): (Vec<_>, Vec<_>) =
+                    variants.iter().zip(&vattrs).partition(|(v, a)| {
+                        matches!(v.style, Style::Unit) && a.is_default() && !v.attrs.untagged()
+                    });
                 let unit_schema = {
                     let names: Vec<Value> = unit
                         .iter()
@@ -737,7 +764,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     .iter()
                     .filter(|(v, _)| !matches!(v.style, Style::Unit) && !v.attrs.untagged())
                     .count();
-                let unit_like = unit.len() + complex.iter().filter(|(v, _)| matches!(v.style, Style::Unit) && !v.attrs.untagged()).count();
+                let unit_like = unit.len()
+                    + complex
+                        .iter()
+                        .filter(|(v, _)| matches!(v.style, Style::Unit) && !v.attrs.untagged())
+                        .count();
                 if data_variants > 0 && unit_like > 0 {
                     return Err(self.error(
                         m,
@@ -766,8 +797,15 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     };
                     one_of.push(s.to_value());
                 }
-                let keyword = if variants.iter().any(|v| v.attrs.untagged()) { "anyOf" } else { "oneOf" };
-                let schema = Schema::from(serde_json::Map::from_iter([(keyword.to_string(), Value::Array(one_of))]));
+                let keyword = if variants.iter().any(|v| v.attrs.untagged()) {
+                    "anyOf"
+                } else {
+                    "oneOf"
+                };
+                let schema = Schema::from(serde_json::Map::from_iter([(
+                    keyword.to_string(),
+                    Value::Array(one_of),
+                )]));
                 self.check_transforms(m, ident, &schema)?;
                 Ok(schema)
             }
@@ -782,9 +820,13 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     Value::Array(any_of),
                 )]));
                 let done = self.check_transforms(m, ident, &schema)?;
-                let typed = ["type", "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields"]
-                    .iter()
-                    .any(|k| done.get(*k).is_some());
+                let typed = [
+                    "type",
+                    "x-kubernetes-int-or-string",
+                    "x-kubernetes-preserve-unknown-fields",
+                ]
+                .iter()
+                .any(|k| done.get(*k).is_some());
                 if !typed {
                     let scalars: Vec<String> = variants
                         .iter()

@@ -77,3 +77,181 @@ pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<D
 }
 
 use assemble::Found;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+    use std::path::Path;
+
+    const HEADER: &str = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+
+    fn run(files: &[(&str, &str)]) -> Result<Vec<GeneratedCrd>, Vec<Diagnostic>> {
+        let set = SourceSet {
+            files: files
+                .iter()
+                .map(|(p, t)| SourceSet::parse_text(Path::new(p), format!("{HEADER}{t}")).unwrap())
+                .collect(),
+        };
+        crds_from_sources(&set)
+    }
+
+    fn errors(files: &[(&str, &str)]) -> String {
+        run(files)
+            .unwrap_err()
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn spec_schema(c: &GeneratedCrd) -> Value {
+        let v = serde_json::to_value(&c.crd).unwrap();
+        v["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"].clone()
+    }
+
+    const CR: &str = "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\n";
+
+    #[test]
+    fn resolves_types_across_modules_aliases_and_globs() {
+        let crds = run(&[
+            ("src/lib.rs", "pub mod api;\npub mod shared;\n"),
+            ("src/shared.rs", "#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Port { pub number: u16 }\npub type Ports = Vec<Port>;\n"),
+            ("src/api/mod.rs", "pub mod v1;\n"),
+            (
+                "src/api/v1.rs",
+                &format!("use crate::shared::*;\nuse k8s_openapi::apimachinery::pkg::util::intstr::IntOrString as IOS;\n{CR}pub struct ThingSpec {{ pub ports: Ports, pub target: super::super::shared::Port, pub port: Option<IOS> }}\n"),
+            ),
+        ])
+        .unwrap();
+        assert_eq!(crds.len(), 1);
+        assert_eq!(crds[0].file_name, "t.example.com_things.yaml");
+        let spec = spec_schema(&crds[0]);
+        assert_eq!(
+            spec["properties"]["ports"]["items"]["properties"]["number"]["format"],
+            "uint16"
+        );
+        assert_eq!(spec["properties"]["target"]["required"], json!(["number"]));
+        let port = &spec["properties"]["port"];
+        assert_eq!(port["nullable"], true);
+        assert_eq!(port["x-kubernetes-int-or-string"], true);
+        assert!(port.get("type").is_none() && port.get("anyOf").is_none());
+    }
+
+    #[test]
+    fn defaults_are_evaluated_or_named() {
+        let crds = run(&[(
+            "x.rs",
+            &format!("{CR}pub struct ThingSpec {{\n  #[serde(default = \"three\")] pub n: i32,\n  #[serde(default)] pub mode: Mode,\n  #[serde(default)] pub names: Vec<String>,\n}}\nfn three() -> i32 {{ 3 }}\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema, Default)]\npub enum Mode {{ #[default] Fast, Slow }}\n"),
+        )])
+        .unwrap();
+        let spec = spec_schema(&crds[0]);
+        assert_eq!(spec["properties"]["n"]["default"], 3);
+        assert_eq!(spec["properties"]["mode"]["default"], "Fast");
+        assert_eq!(spec["properties"]["names"]["default"], json!([]));
+        assert!(spec.get("required").is_none());
+        let err = errors(&[(
+            "x.rs",
+            &format!(
+                "{CR}pub struct ThingSpec {{ #[serde(default = \"computed\")] pub n: i32 }}\nfn computed() -> i32 {{ let x = 2; x * 2 }}\n"
+            ),
+        )]);
+        assert!(
+            err.contains("x.rs:6:") && err.contains("function `computed`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unsupported_shapes_are_errors_with_positions() {
+        let err = errors(&[(
+            "x.rs",
+            &format!(
+                "{CR}pub struct ThingSpec {{ pub v: Value }}\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(untagged)]\npub enum Value {{ Int(i64), Text(String) }}\n"
+            ),
+        )]);
+        assert!(
+            err.contains("x.rs:9:10: the untagged enum `Value` has no object variant"),
+            "{err}"
+        );
+        assert!(err.contains("without `type`"), "{err}");
+
+        let err = errors(&[(
+            "x.rs",
+            &format!(
+                "{CR}pub struct ThingSpec {{ pub w: Wrap<String> }}\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Wrap<T> {{ pub t: T }}\n"
+            ),
+        )]);
+        assert!(
+            err.contains("x.rs:6:31: generic type `Wrap<String>` is not supported"),
+            "{err}"
+        );
+
+        let err = errors(&[(
+            "x.rs",
+            &format!("{CR}pub struct ThingSpec {{ #[schemars(ranged(min = 1))] pub n: i32 }}\n"),
+        )]);
+        assert!(err.contains("unknown schemars attribute `ranged`"), "{err}");
+
+        let err = errors(&[(
+            "x.rs",
+            &format!("{CR}pub struct ThingSpec {{ pub n: chrono::DateTime<chrono::Utc> }}\n"),
+        )]);
+        assert!(
+            err.contains("has no schema rsbuilder can compute statically"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn schema_modes_and_scale_without_status() {
+        let crds = run(&[(
+            "x.rs",
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"disabled\", scale = r#\"{\"specReplicasPath\":\".spec.r\",\"statusReplicasPath\":\".status.r\"}\"#)]\npub struct ThingSpec { pub r: i32 }\n",
+        )])
+        .unwrap();
+        let v = serde_json::to_value(&crds[0].crd).unwrap();
+        assert_eq!(v["spec"]["versions"][0]["schema"], json!({}));
+        assert!(v["spec"]["versions"][0].get("subresources").is_none());
+        let err = errors(&[(
+            "x.rs",
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"manual\")]\npub struct ThingSpec { pub r: i32 }\n",
+        )]);
+        assert!(
+            err.contains("schema = \"manual\"") && err.contains("hand-written"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn versions_merge_with_exactly_one_storage_version() {
+        let v = |ver: &str, storage: &str| {
+            format!(
+                "pub mod {ver} {{ use super::*;\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"{ver}\", kind = \"Thing\"{storage})]\npub struct ThingSpec {{ pub a: String }} }}\n"
+            )
+        };
+        let crds = run(&[(
+            "x.rs",
+            &format!("{}{}", v("v1alpha1", ", storage = false"), v("v1", "")),
+        )])
+        .unwrap();
+        assert_eq!(crds.len(), 1);
+        let names: Vec<_> = crds[0]
+            .crd
+            .spec
+            .versions
+            .iter()
+            .map(|x| (x.name.clone(), x.storage))
+            .collect();
+        assert_eq!(
+            names,
+            [("v1".to_string(), true), ("v1alpha1".to_string(), false)]
+        );
+        let err = errors(&[("x.rs", &format!("{}{}", v("v1alpha1", ""), v("v1", "")))]);
+        assert!(
+            err.contains("2 versions of Thing.t.example.com are marked as storage versions"),
+            "{err}"
+        );
+        assert!(err.contains("storage = false"), "{err}");
+    }
+}
