@@ -404,8 +404,11 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
     let validation = opts.validation || (opts.force && existing.validation);
 
     let mut plan = Plan::new(dir, opts.force);
-    add_server(&mut plan, dir, &project)?;
-    add_kind(&mut plan, &names, &file, defaulting, validation, opts.force)?;
+    let header = crate::scaffold::api::rust_header(dir);
+    add_server(&mut plan, dir, &project, &header)?;
+    add_kind(
+        &mut plan, &names, &file, defaulting, validation, opts.force, &header,
+    )?;
     add_config(&mut plan, &project)?;
 
     // PROJECT: record the webhooks.
@@ -453,11 +456,15 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
 }
 
 /// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
-fn add_server(plan: &mut Plan, dir: &Path, project: &Project) -> Result<()> {
-    plan.create("src/webhook/mod.rs", render(&ServerFile)?, IfExists::Skip);
+fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> Result<()> {
+    plan.create(
+        "src/webhook/mod.rs",
+        format!("{header}{}", render(&ServerFile)?),
+        IfExists::Skip,
+    );
     plan.create(
         "src/webhook/testing.rs",
-        render(&TestingFile)?,
+        format!("{header}{}", render(&TestingFile)?),
         IfExists::Skip,
     );
     plan.insert("src/lib.rs", "modules", "pub mod webhook;");
@@ -492,6 +499,7 @@ fn add_kind(
     defaulting: bool,
     validation: bool,
     force: bool,
+    header: &str,
 ) -> Result<()> {
     let version_mod = format!("src/webhook/{}/mod.rs", n.version);
     plan.insert(
@@ -501,9 +509,12 @@ fn add_kind(
     );
     plan.create(
         &version_mod,
-        render(&VersionMod {
-            version: &n.version,
-        })?,
+        format!(
+            "{header}{}",
+            render(&VersionMod {
+                version: &n.version,
+            })?
+        ),
         IfExists::Skip,
     );
     plan.insert(
@@ -516,7 +527,11 @@ fn add_kind(
     } else {
         IfExists::Skip
     };
-    plan.create(file, render(&KindFile { n })?, skeleton);
+    plan.create(
+        file,
+        format!("{header}{}", render(&KindFile { n })?),
+        skeleton,
+    );
     let module = format!("{}::{}_webhook", n.version, n.lower);
     if defaulting {
         plan.insert(file, "webhook-handlers", Defaulting { n }.render()?);

@@ -1,6 +1,5 @@
-// Webhook server: runs on every replica (the API server calls any ready pod behind
-// webhook-service), not only on the leader. ENABLE_WEBHOOKS=false turns it off, for example
-// for `cargo run` outside the cluster without a serving certificate.
+// The webhook server; ENABLE_WEBHOOKS=false turns it off, for example for `cargo run`
+// outside the cluster without a serving certificate.
 if std::env::var("ENABLE_WEBHOOKS").as_deref() != Ok("false") {
     controllers.spawn({{ crate_name }}::webhook::serve(
         std::net::SocketAddr::from(([0, 0, 0, 0], args.webhook_port)),

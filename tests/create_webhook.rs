@@ -1,0 +1,563 @@
+//! `rsbuilder create webhook`: the files it adds or changes (insta snapshots: whole new files,
+//! unified diffs of updated ones), the merge of a second webhook type into the kind's file
+//! without losing user code, `--force`, built-in types, custom paths, and every refusal
+//! (message, exit code, and the tree byte for byte unchanged).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
+const EPOCH_2026: &str = "1780272000";
+
+const AIJOB: &[&str] = &["--group", "ai", "--version", "v1", "--kind", "AIJob"];
+const KIND_FILE: &str = "src/webhook/v1/aijob_webhook.rs";
+
+fn rsbuilder(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
+    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
+    cmd
+}
+
+/// Every file under `dir` (relative path → bytes).
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap();
+            (
+                rel.to_string_lossy().replace('\\', "/"),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// `init` for `ai-operator` in a fresh temp dir, and `create api` for AIJob unless `api` is
+/// false.
+fn project(api: bool) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    std::fs::create_dir(&dir).unwrap();
+    rsbuilder(&dir)
+        .args([
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            "example.com/ai-operator",
+        ])
+        .assert()
+        .success();
+    if api {
+        rsbuilder(&dir)
+            .args(["create", "api"])
+            .args(AIJOB)
+            .assert()
+            .success();
+    }
+    (tmp, dir)
+}
+
+/// Runs `create webhook` with `args`; asserts success and returns stdout.
+fn create_webhook(dir: &Path, args: &[&str]) -> String {
+    let out = rsbuilder(dir)
+        .args(["create", "webhook"])
+        .args(args)
+        .assert()
+        .success();
+    text(&out.get_output().stdout)
+}
+
+/// Snapshots what changed between `before` and `after` (new files whole, updated files as a
+/// unified diff), limited to `only` when not empty. Returns the changed paths.
+fn snapshot_changes(
+    variant: &str,
+    before: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+    only: &[&str],
+) -> Vec<String> {
+    let mut changed = Vec::new();
+    for (path, new) in after {
+        let old = before.get(path);
+        if old == Some(new) {
+            continue;
+        }
+        changed.push(path.clone());
+        if !only.is_empty() && !only.contains(&path.as_str()) {
+            continue;
+        }
+        let name = format!("{variant}__{}", path.replace(['/', '.'], "_"));
+        match old {
+            None => insta::assert_snapshot!(name, text(new)),
+            Some(old) => {
+                let diff = similar::TextDiff::from_lines(&text(old), &text(new))
+                    .unified_diff()
+                    .context_radius(2)
+                    .header(path, path)
+                    .to_string();
+                insta::assert_snapshot!(name, diff);
+            }
+        }
+    }
+    assert!(
+        before.keys().all(|k| after.contains_key(k)),
+        "create webhook removed a file"
+    );
+    changed
+}
+
+#[test]
+fn aijob_defaulting_and_validation() {
+    let (_tmp, dir) = project(true);
+    let before = tree(&dir);
+    let stdout = create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+            "--programmatic-validation",
+        ],
+    );
+    let after = tree(&dir);
+    let changed = snapshot_changes("aijob", &before, &after, &[]);
+    assert_eq!(
+        changed,
+        [
+            "Cargo.toml",
+            "PROJECT",
+            "config/certmanager/certificate.yaml",
+            "config/certmanager/issuer.yaml",
+            "config/certmanager/kustomization.yaml",
+            "config/certmanager/kustomizeconfig.yaml",
+            "config/default/kustomization.yaml",
+            "config/default/manager_webhook_patch.yaml",
+            "config/network-policy/allow-webhook-traffic.yaml",
+            "config/network-policy/kustomization.yaml",
+            "config/webhook/kustomization.yaml",
+            "config/webhook/kustomizeconfig.yaml",
+            "config/webhook/manifests.yaml",
+            "config/webhook/service.yaml",
+            "src/lib.rs",
+            "src/main.rs",
+            "src/webhook/mod.rs",
+            "src/webhook/testing.rs",
+            "src/webhook/v1/aijob_webhook.rs",
+            "src/webhook/v1/mod.rs",
+        ]
+    );
+    assert!(
+        stdout.contains("create  src/webhook/v1/aijob_webhook.rs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rsbuilder manifests"), "{stdout}");
+
+    // Case A's paths and Kubebuilder's webhook names.
+    let file = text(&after[KIND_FILE]);
+    assert!(file.contains(
+        "// +kubebuilder:webhook:path=/mutate-ai-ai-example-com-v1-aijob,mutating=true,failurePolicy=fail,sideEffects=None,groups=ai.ai.example.com,resources=aijobs,verbs=create;update,versions=v1,name=maijob-v1.kb.io,admissionReviewVersions=v1\n"
+    ));
+    assert!(file.contains(
+        "// +kubebuilder:webhook:path=/validate-ai-ai-example-com-v1-aijob,mutating=false,failurePolicy=fail,sideEffects=None,groups=ai.ai.example.com,resources=aijobs,verbs=create;update,versions=v1,name=vaijob-v1.kb.io,admissionReviewVersions=v1\n"
+    ));
+    let server = text(&after["src/webhook/mod.rs"]);
+    assert!(server.contains("v1::aijob_webhook::DEFAULTING_PATH"));
+    assert!(server.contains("v1::aijob_webhook::VALIDATION_PATH"));
+    let project = text(&after["PROJECT"]);
+    assert!(
+        project.contains(
+            "  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n"
+        ),
+        "{project}"
+    );
+    // The server starts before the leader election, so it runs on every replica.
+    let main = text(&after["src/main.rs"]);
+    let server_at = main.find("ai_operator::webhook::serve(").unwrap();
+    assert!(server_at < main.find("elect_leader(&args").unwrap());
+    // No dependency pulls aws-lc-rs: rustls and rcgen are on ring.
+    let cargo = text(&after["Cargo.toml"]);
+    assert!(cargo.contains(r#"tokio-rustls = { version = "0.26", default-features = false"#));
+    assert!(cargo.contains(r#"rcgen = { version = "0.14", default-features = false"#));
+}
+
+#[test]
+fn second_webhook_type_merges_into_the_file_and_keeps_user_code() {
+    let (_tmp, dir) = project(true);
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+        ],
+    );
+    let path = dir.join(KIND_FILE);
+    let scaffolded = std::fs::read_to_string(&path).unwrap();
+    assert!(!scaffolded.contains("pub fn validate_create"));
+    // The user's own defaulting logic, and a helper of their own.
+    let edited = scaffolded
+        .replace(
+            "Some(\"default\".to_string())",
+            "Some(\"user-chosen\".to_string())",
+        )
+        .replace(
+            "// +kubebuilder:scaffold:webhook-handlers",
+            "/// A helper the user wrote.\npub fn user_helper() -> u8 {\n    7\n}\n// +kubebuilder:scaffold:webhook-handlers",
+        );
+    assert_ne!(edited, scaffolded);
+    std::fs::write(&path, &edited).unwrap();
+    let before = tree(&dir);
+
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--programmatic-validation",
+        ],
+    );
+    let after = tree(&dir);
+    let changed = snapshot_changes("merge", &before, &after, &[KIND_FILE, "src/webhook/mod.rs"]);
+    assert_eq!(changed, ["PROJECT", "src/webhook/mod.rs", KIND_FILE]);
+    let merged = text(&after[KIND_FILE]);
+    assert!(merged.contains("Some(\"user-chosen\".to_string())"));
+    assert!(merged.contains("pub fn user_helper() -> u8 {\n    7\n}\n"));
+    assert!(merged.contains("pub fn validate_create("));
+    assert!(merged.contains("use crate::webhook::{Denied, Validation, Validator};\n"));
+    // Every line of the edited file is still there, in order.
+    let mut rest = merged.as_str();
+    for line in edited.lines() {
+        let at = rest
+            .find(line)
+            .unwrap_or_else(|| panic!("lost line {line:?}"));
+        rest = &rest[at + line.len()..];
+    }
+    let project = text(&after["PROJECT"]);
+    assert!(
+        project.contains("    defaulting: true\n    validation: true\n"),
+        "{project}"
+    );
+}
+
+#[test]
+fn force_scaffolds_the_kind_file_again_with_every_recorded_type() {
+    let (_tmp, dir) = project(true);
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+            "--programmatic-validation",
+        ],
+    );
+    let path = dir.join(KIND_FILE);
+    let fresh = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        fresh.replace("spec.foo: must not be empty", "edited"),
+    )
+    .unwrap();
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+            "--force",
+        ],
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), fresh);
+}
+
+#[test]
+fn builtin_pod_needs_no_api_and_is_recorded_as_core() {
+    let (_tmp, dir) = project(false);
+    let before = tree(&dir);
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--defaulting",
+            "--programmatic-validation",
+        ],
+    );
+    let after = tree(&dir);
+    snapshot_changes(
+        "pod",
+        &before,
+        &after,
+        &["PROJECT", "src/webhook/v1/pod_webhook.rs"],
+    );
+    let file = text(&after["src/webhook/v1/pod_webhook.rs"]);
+    assert!(file.contains("use k8s_openapi::api::core::v1::Pod;\n"));
+    assert!(file.contains(
+        "// +kubebuilder:webhook:path=/mutate-core-v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups=\"\",resources=pods,"
+    ));
+    assert!(file.contains("name=vpod-v1.kb.io"));
+    let project = text(&after["PROJECT"]);
+    assert!(project.contains("- core: true\n  group: core\n  kind: Pod\n"), "{project}");
+    assert!(
+        project.contains("  path: k8s_openapi::api::core::v1::Pod\n"),
+        "{project}"
+    );
+}
+
+#[test]
+fn custom_paths_reach_marker_route_and_project() {
+    let (_tmp, dir) = project(true);
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+            "--defaulting-path",
+            "/default-aijob",
+        ],
+    );
+    let file = std::fs::read_to_string(dir.join(KIND_FILE)).unwrap();
+    assert!(file.contains("// +kubebuilder:webhook:path=/default-aijob,mutating=true,"));
+    assert!(file.contains("pub const DEFAULTING_PATH: &str = \"/default-aijob\";"));
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("    defaultingPath: /default-aijob\n"),
+        "{project}"
+    );
+}
+
+/// Runs a failing `create webhook`; asserts the exit code, that stderr holds every one of
+/// `says`, and that the tree is byte for byte unchanged.
+fn refused(dir: &Path, args: &[&str], code: i32, says: &[&str]) {
+    let before = tree(dir);
+    let out = rsbuilder(dir)
+        .args(["create", "webhook"])
+        .args(args)
+        .assert()
+        .code(code);
+    let stderr = text(&out.get_output().stderr);
+    for s in says {
+        assert!(stderr.contains(s), "{args:?}: {stderr}");
+    }
+    assert!(tree(dir) == before, "{args:?} changed the tree");
+}
+
+#[test]
+fn refusals_write_nothing() {
+    let (_tmp, dir) = project(false);
+    refused(
+        &dir,
+        AIJOB,
+        2,
+        &["--defaulting", "--programmatic-validation", "--conversion"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+        ],
+        1,
+        &[
+            "ai/v1 AIJob is not in PROJECT",
+            "rsbuilder create api --group ai --version v1 --kind AIJob",
+        ],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--programmatic-validation",
+            "--spoke",
+            "v2",
+        ],
+        2,
+        &["--spoke is only valid with --conversion"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--programmatic-validation",
+            "--defaulting-path",
+            "/x",
+        ],
+        2,
+        &["--defaulting-path is only valid with --defaulting"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+            "--defaulting-path",
+            "no-slash,x",
+        ],
+        2,
+        &["--defaulting-path", "starts with `/`"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+        ],
+        1,
+        &["--version", "DNS-1035"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Nope",
+            "--defaulting",
+        ],
+        1,
+        &["k8s-openapi has no built-in type Nope"],
+    );
+
+    rsbuilder(&dir)
+        .args(["create", "api"])
+        .args(AIJOB)
+        .assert()
+        .success();
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+        ],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+            "--programmatic-validation",
+        ],
+        1,
+        &[
+            "the defaulting webhook for ai/v1 AIJob already exists",
+            "--force",
+        ],
+    );
+
+    // A deleted scaffold marker in main.rs: named, nothing written.
+    let (_tmp2, dir2) = project(true);
+    let main = dir2.join("src/main.rs");
+    let text_main = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(
+        &main,
+        text_main.replace("// +kubebuilder:scaffold:webhooks\n", ""),
+    )
+    .unwrap();
+    refused(
+        &dir2,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+        ],
+        1,
+        &["src/main.rs", "// +kubebuilder:scaffold:webhooks"],
+    );
+}
+
+#[test]
+fn before_init_says_to_run_init() {
+    let tmp = tempfile::tempdir().unwrap();
+    refused(
+        tmp.path(),
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+        ],
+        1,
+        &["no PROJECT file", "rsbuilder init"],
+    );
+}
