@@ -317,10 +317,10 @@ impl Resource {
     }
 
     /// Kubebuilder's webhook path suffix: the qualified group with dots as dashes, version and
-    /// lower-case kind (`ai-ai-example-com-v1-aijob`); `core` for the core group.
+    /// lower-case kind (`ai-ai-example-com-v1-aijob`). The core group is empty, so a Pod gives
+    /// `-v1-pod` and the path `/mutate--v1-pod`, exactly as Kubebuilder names it.
     pub fn webhook_path_suffix(&self) -> String {
         let g = self.qualified_group();
-        let g = if g.is_empty() { "core".to_string() } else { g };
         format!(
             "{}-{}-{}",
             g.replace('.', "-"),
@@ -395,6 +395,7 @@ mod tests {
         assert_eq!(pod.rbac_group(), "core");
         assert_eq!(pod.api_version(), "v1");
         assert_eq!(pod.plural, "pods");
+        assert_eq!(pod.webhook_path_suffix(), "-v1-pod");
         let dep = Resource::builtin("apps", "v1", "Deployment")
             .unwrap()
             .unwrap();
