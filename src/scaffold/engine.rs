@@ -300,6 +300,10 @@ impl Plan {
     /// Resolves the plan, then writes every created or updated file atomically. If a write
     /// fails, the files already written are restored (or removed) and directories created by
     /// this plan are removed again. Returns what happened to each file, sorted by path.
+    ///
+    /// Before an existing file is replaced, a hard link to it is kept next to it
+    /// (`.rsbuilder-backup-*`), so that a rollback is a rename and works on a full disk; the
+    /// links are removed once every write has succeeded.
     pub fn apply(&self) -> Result<Vec<Resolved>, ScaffoldError> {
         let resolved = self.resolve()?;
         let mut undo: Vec<Undo> = Vec::new();
@@ -310,6 +314,9 @@ impl Plan {
                 }
                 return Err(e);
             }
+        }
+        for u in undo {
+            u.commit();
         }
         Ok(resolved)
     }
@@ -340,26 +347,35 @@ impl Plan {
             undo.push(Undo::RemoveDir(dir));
         }
         let original = if r.action == Action::Updated {
-            Some(std::fs::read(&abs).map_err(io("reading", &abs))?)
+            Some(Backup::take(&abs, &parent).map_err(io("reading", &abs))?)
         } else {
             None
         };
-        let mut tmp = tempfile::NamedTempFile::new_in(&parent).map_err(io("writing", &abs))?;
-        tmp.write_all(r.contents.as_bytes())
-            .and_then(|_| tmp.as_file().sync_all())
-            .map_err(io("writing", &abs))?;
-        if original.is_some()
-            && let Ok(meta) = std::fs::metadata(&abs)
-        {
-            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        let written = (|| {
+            let mut tmp = tempfile::NamedTempFile::new_in(&parent).map_err(io("writing", &abs))?;
+            tmp.write_all(r.contents.as_bytes())
+                .and_then(|_| tmp.as_file().sync_all())
+                .map_err(io("writing", &abs))?;
+            if original.is_some()
+                && let Ok(meta) = std::fs::metadata(&abs)
+            {
+                let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+            }
+            tmp.persist(&abs).map_err(|e| ScaffoldError::Io {
+                action: "writing",
+                path: abs.clone(),
+                source: e.error,
+            })
+        })();
+        if let Err(e) = written {
+            // The original is still in place; only the backup has to go.
+            if let Some(backup) = original {
+                backup.discard();
+            }
+            return Err(e);
         }
-        tmp.persist(&abs).map_err(|e| ScaffoldError::Io {
-            action: "writing",
-            path: abs.clone(),
-            source: e.error,
-        })?;
         undo.push(match original {
-            Some(bytes) => Undo::Restore(abs, bytes),
+            Some(backup) => Undo::Restore(abs, backup),
             None => Undo::Remove(abs),
         });
         Ok(())
@@ -391,8 +407,12 @@ impl Plan {
                 break; // does not exist yet: nothing further down exists either
             };
             if meta.file_type().is_symlink() {
-                let target = cur.canonicalize().unwrap_or_else(|_| cur.clone());
-                if !target.starts_with(&root) {
+                let inside = match cur.canonicalize() {
+                    Ok(target) => target.starts_with(&root),
+                    // A dangling link: judge it by where its text points.
+                    Err(_) => dangling_link_inside(&cur, &root),
+                };
+                if !inside {
                     return Err(ScaffoldError::SymlinkEscape {
                         path: rel.to_path_buf(),
                         link: cur.clone(),
@@ -411,17 +431,84 @@ impl Plan {
     }
 }
 
+/// Whether the dangling symbolic link `link` points inside `root` (canonical), judged from the
+/// link's text: relative targets are taken from the link's (canonical) directory and `..`
+/// is applied lexically. Anything that cannot be worked out counts as outside.
+fn dangling_link_inside(link: &Path, root: &Path) -> bool {
+    let Ok(target) = std::fs::read_link(link) else {
+        return false;
+    };
+    let Some(base) = link.parent().and_then(|p| p.canonicalize().ok()) else {
+        return false;
+    };
+    let mut out = PathBuf::new();
+    for c in base.join(target).components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.starts_with(root)
+}
+
+/// The previous contents of a file being replaced. Preferably a hard link to the old file
+/// (taken before the rename, so restoring is itself an atomic rename that needs no free
+/// space); the bytes in memory where the file system cannot link.
+enum Backup {
+    Link(PathBuf),
+    Bytes(Vec<u8>),
+}
+
+impl Backup {
+    fn take(path: &Path, dir: &Path) -> std::io::Result<Backup> {
+        let link = tempfile::Builder::new()
+            .prefix(".rsbuilder-backup-")
+            .tempfile_in(dir)
+            .and_then(|f| {
+                let p = f.into_temp_path().keep().map_err(|e| e.error)?;
+                std::fs::remove_file(&p)?;
+                Ok(p)
+            });
+        if let Ok(link) = link {
+            if std::fs::hard_link(path, &link).is_ok() {
+                return Ok(Backup::Link(link));
+            }
+        }
+        std::fs::read(path).map(Backup::Bytes)
+    }
+
+    fn discard(self) {
+        if let Backup::Link(link) = self {
+            let _ = std::fs::remove_file(link);
+        }
+    }
+}
+
 enum Undo {
-    Restore(PathBuf, Vec<u8>),
+    Restore(PathBuf, Backup),
     Remove(PathBuf),
     RemoveDir(PathBuf),
 }
 
 impl Undo {
+    /// The plan succeeded: drop what was kept for a rollback.
+    fn commit(self) {
+        if let Undo::Restore(_, backup) = self {
+            backup.discard();
+        }
+    }
+
     fn run(self) {
         // Best effort: the original error is what the user needs to see.
         match self {
-            Undo::Restore(path, bytes) => {
+            Undo::Restore(path, Backup::Link(link)) => {
+                // If even the rename fails, the backup file keeps the original contents.
+                let _ = std::fs::rename(&link, &path);
+            }
+            Undo::Restore(path, Backup::Bytes(bytes)) => {
                 let _ = std::fs::write(path, bytes);
             }
             Undo::Remove(path) => {
@@ -575,6 +662,51 @@ mod tests {
             Err(ScaffoldError::SymlinkEscape { .. })
         ));
         assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rejects_dangling_symlinks_leading_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path().join("new.rs"), dir.path().join("x.rs")).unwrap();
+        std::os::unix::fs::symlink("../../elsewhere/y.rs", dir.path().join("y.rs")).unwrap();
+        for rel in ["x.rs", "y.rs"] {
+            let mut plan = Plan::new(dir.path(), true);
+            plan.create(rel, "x", IfExists::Overwrite);
+            assert!(
+                matches!(plan.apply(), Err(ScaffoldError::SymlinkEscape { .. })),
+                "{rel}"
+            );
+        }
+        assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+        // A dangling link that stays inside is replaced by the file.
+        std::os::unix::fs::symlink("sub/../z-target.rs", dir.path().join("z.rs")).unwrap();
+        let mut plan = Plan::new(dir.path(), true);
+        plan.create("z.rs", "z", IfExists::Overwrite);
+        plan.apply().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("z.rs")).unwrap(),
+            "z"
+        );
+    }
+
+    #[test]
+    fn updates_leave_no_backup_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "old").unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create("f", "new", IfExists::Overwrite);
+        assert_eq!(plan.apply().unwrap()[0].action, Action::Updated);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["f"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("f")).unwrap(),
+            "new"
+        );
     }
 
     #[test]
