@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use {{ p.crate_name }}::manager::{self, Args, LogFormat, Manager, Metrics};
 use axum::body::Body;
 use clap::Parser as _;
 use http::{Request, StatusCode};
 use tower_test::mock::Spawn;
+
+use {{ p.crate_name }}::manager::{self, Args, LogFormat, Manager, Metrics};
 
 /// Sends one request to an axum router and returns status, content type and body.
 async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {
