@@ -69,6 +69,9 @@ struct Names {
     /// Rust path of the kind's type (`crate::api::v1::AIJob`,
     /// `k8s_openapi::api::core::v1::Pod`).
     type_path: String,
+    /// Versions of the same group and kind already in PROJECT (`v1`): one of them is the
+    /// stored version, so a new version gets `#[kube(storage = false)]`.
+    stored_elsewhere: Vec<String>,
 }
 
 impl Names {
@@ -93,6 +96,17 @@ impl Names {
             controller_name: format!("{module}-controller"),
             type_path,
             module,
+            stored_elsewhere: project
+                .resources
+                .iter()
+                .filter(|e| {
+                    e.api.is_some()
+                        && e.group == r.group
+                        && e.kind == r.kind
+                        && e.version != r.version
+                })
+                .map(|e| e.version.clone())
+                .collect(),
         }
     }
 }

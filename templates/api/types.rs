@@ -4,6 +4,12 @@
 //! `config/crd/bases/{{ n.crd_file }}`: `rsbuilder manifests` (or `make manifests`)
 //! reads them, without compiling, and writes the object that `{{ n.kind }}::crd()` returns.
 //! Edit the types, then run it again.
+{%- if !n.stored_elsewhere.is_empty() %}
+//!
+//! A CRD stores exactly one of its versions; {{ n.stored_elsewhere.join(", ") }} came first, so this version
+//! has `storage = false`. To store `{{ n.version }}` instead, remove that here and add
+//! `storage = false` to the stored version (a conversion webhook keeps other versions readable).
+{%- endif %}
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
@@ -34,6 +40,9 @@ use serde::{Deserialize, Serialize};
 {%- endif %}
 {%- if n.namespaced %}
     namespaced,
+{%- endif %}
+{%- if !n.stored_elsewhere.is_empty() %}
+    storage = false,
 {%- endif %}
     status = "{{ n.kind }}Status"
 )]
