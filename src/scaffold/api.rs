@@ -647,3 +647,75 @@ pub fn next_steps(opts: &ApiOptions) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_header_is_the_leading_line_comment_block() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            "// Copyright 2030 Example Corp.\n//\n// Licensed under X.\n\n//! Crate docs.\npub mod manager;\n",
+        )
+        .unwrap();
+        assert_eq!(
+            rust_header(dir.path()),
+            "// Copyright 2030 Example Corp.\n//\n// Licensed under X.\n\n"
+        );
+        std::fs::write(dir.path().join("src/lib.rs"), "//! Crate docs.\n").unwrap();
+        assert_eq!(rust_header(dir.path()), "");
+    }
+
+    #[test]
+    fn plan_for_a_later_version_marks_it_not_stored_and_skips_shared_wiring() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut project = Project::new("ai.example.com", "example.com/x", "x", false);
+        project.resources.push(ProjectResource {
+            api: Some(ResourceApi {
+                crd_version: Some("v1".into()),
+                namespaced: true,
+            }),
+            domain: Some("ai.example.com".into()),
+            group: "ai".into(),
+            kind: "AIJob".into(),
+            version: "v1".into(),
+            ..Default::default()
+        });
+        std::fs::write(dir.path().join("PROJECT"), project.render()).unwrap();
+        let opts = ApiOptions {
+            group: "ai".into(),
+            version: "v2".into(),
+            kind: "AIJob".into(),
+            resource: true,
+            controller: false,
+            namespaced: true,
+            plural: None,
+            force: false,
+        };
+        let plan = plan(dir.path(), &opts).unwrap();
+        let types = plan
+            .ops()
+            .iter()
+            .find_map(|op| match op {
+                crate::scaffold::FileOp::Create { path, contents, .. }
+                    if path == Path::new("src/api/v2/aijob_types.rs") =>
+                {
+                    Some(contents.clone())
+                }
+                _ => None,
+            })
+            .expect("types file planned");
+        assert!(types.contains("    version = \"v2\",\n"), "{types}");
+        assert!(types.contains("    storage = false,\n"), "{types}");
+        assert!(
+            !plan.ops().iter().any(|op| matches!(
+                op,
+                crate::scaffold::FileOp::Insert { path, .. } if path == Path::new(paths::MAIN_RS)
+            )),
+            "no controller was asked for"
+        );
+    }
+}
