@@ -231,6 +231,8 @@ pub fn parse(def: &MarkerDef, text: &str) -> Result<Vec<ParsedArg>, GrammarError
 fn unknown_arg(def: &MarkerDef, defs: &[ArgDef], name: &str, at: usize) -> GrammarError {
     let near = defs
         .iter()
+        // The distance is at least the length difference; skip hopeless (and long) names.
+        .filter(|a| name.len().abs_diff(a.name.len()) <= 2)
         .map(|a| {
             (
                 strsim::damerau_levenshtein(&name.to_lowercase(), &a.name.to_lowercase()),

@@ -190,6 +190,7 @@ pub fn parse_marker(
     let first = anon.split(':').next().unwrap_or_default();
     if first != "kubebuilder" {
         let near_prefix = first.len() > 3
+            && first.len().abs_diff("kubebuilder".len()) <= 2
             && strsim::damerau_levenshtein(&first.to_ascii_lowercase(), "kubebuilder") <= 2;
         if !near_prefix || in_doc_comment {
             return Ok(None);

@@ -370,20 +370,25 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         .match_indices(':')
         .map(|(i, _)| &name[..i])
         .chain(std::iter::once(name));
+    let limit = |cand: &str| (cand.len() / 8).max(2);
     prefixes
         .flat_map(|p| {
-            MARKERS.iter().map(move |d| {
+            MARKERS.iter().filter_map(move |d| {
                 // A truncated name (`kubebuilder:webhookconfig`) is a near miss too.
                 let truncated = d.name.starts_with(p) && p.len() > "kubebuilder:".len() + 2;
                 let dist = if truncated {
                     1
+                } else if p.len().abs_diff(d.name.len()) > limit(d.name) {
+                    // The distance is at least the length difference: too far, and computing
+                    // it for long lines is quadratic.
+                    return None;
                 } else {
                     strsim::damerau_levenshtein(p, d.name)
                 };
-                (dist, d.name)
+                Some((dist, d.name))
             })
         })
-        .filter(|(dist, cand)| *dist > 0 && *dist <= (cand.len() / 8).max(2))
+        .filter(|(dist, cand)| *dist > 0 && *dist <= limit(cand))
         .min_by_key(|(dist, _)| *dist)
         .map(|(_, cand)| cand)
 }
