@@ -325,11 +325,14 @@ fn builtin_pod_needs_no_api_and_is_recorded_as_core() {
     let file = text(&after["src/webhook/v1/pod_webhook.rs"]);
     assert!(file.contains("use k8s_openapi::api::core::v1::Pod;\n"));
     assert!(file.contains(
-        "// +kubebuilder:webhook:path=/mutate-core-v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups=\"\",resources=pods,"
+        "// +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups=\"\",resources=pods,"
     ));
     assert!(file.contains("name=vpod-v1.kb.io"));
     let project = text(&after["PROJECT"]);
-    assert!(project.contains("- core: true\n  group: core\n  kind: Pod\n"), "{project}");
+    assert!(
+        project.contains("- core: true\n  group: core\n  kind: Pod\n"),
+        "{project}"
+    );
     assert!(
         project.contains("  path: k8s_openapi::api::core::v1::Pod\n"),
         "{project}"
@@ -559,5 +562,142 @@ fn before_init_says_to_run_init() {
         ],
         1,
         &["no PROJECT file", "rsbuilder init"],
+    );
+}
+
+#[test]
+fn conversion_hub_and_spoke() {
+    let (_tmp, dir) = project(true);
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+        ])
+        .args(["--controller=false"])
+        .assert()
+        .success();
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--conversion",
+        ],
+        2,
+        &["--conversion needs the spoke versions", "--spoke"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--conversion",
+            "--spoke",
+            "v3",
+        ],
+        1,
+        &["--spoke v3", "ai/v3 AIJob is not in PROJECT"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--conversion",
+            "--spoke",
+            "v1",
+        ],
+        1,
+        &["must differ from the hub version"],
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--conversion",
+            "--spoke",
+            "v2",
+        ],
+        1,
+        &["built-in Kubernetes type"],
+    );
+    let before = tree(&dir);
+    let stdout = create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--conversion",
+            "--spoke",
+            "v2",
+        ],
+    );
+    assert!(
+        stdout.contains("src/webhook/v1/aijob_conversion.rs"),
+        "{stdout}"
+    );
+    let after = tree(&dir);
+    let changed = snapshot_changes(
+        "conversion",
+        &before,
+        &after,
+        &[
+            "src/webhook/v1/aijob_conversion.rs",
+            "src/webhook/conversion.rs",
+            "config/crd/kustomization.yaml",
+            "config/crd/patches/webhook_in_aijobs.yaml",
+        ],
+    );
+    // Only conversion: no admission webhook file.
+    assert!(!changed.contains(&KIND_FILE.to_string()), "{changed:?}");
+    let default = text(&after["config/default/kustomization.yaml"]);
+    assert!(default.contains("      name: aijobs.ai.ai.example.com\n    fieldPaths:\n    - .spec.conversion.webhook.clientConfig.service.name\n"));
+    let project = text(&after["PROJECT"]);
+    assert!(
+        project.contains("    conversion: true\n    spoke:\n    - v2\n"),
+        "{project}"
+    );
+    refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--conversion",
+            "--spoke",
+            "v2",
+        ],
+        1,
+        &["the conversion webhook for ai/v1 AIJob already exists"],
     );
 }

@@ -174,6 +174,41 @@ struct ValidationTests<'a> {
     n: &'a Names,
 }
 
+/// A spoke version of a conversion webhook.
+#[derive(Debug, Clone)]
+struct Spoke {
+    version: String,
+    ident: String,
+    api_version: String,
+    type_path: String,
+}
+
+#[derive(Template)]
+#[template(path = "webhook/conversion_server.rs", escape = "none")]
+struct ConversionServer;
+
+#[derive(Template)]
+#[template(path = "webhook/kind_conversion.rs", escape = "none")]
+struct KindConversion<'a> {
+    n: &'a Names,
+    spokes: &'a [Spoke],
+}
+
+#[derive(Template)]
+#[template(path = "webhook/config/crd_conversion_patch.yaml", escape = "none")]
+struct CrdConversionPatch<'a> {
+    crd_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(
+    path = "webhook/config/crd_conversion_replacements.yaml",
+    escape = "none"
+)]
+struct CrdConversionReplacements<'a> {
+    crd_name: &'a str,
+}
+
 #[derive(Template)]
 #[template(path = "webhook/main_webhooks.rs", escape = "none")]
 struct MainWebhooks<'a> {
@@ -362,9 +397,6 @@ pub fn names(
 /// `--force`, spoke versions that are not APIs of the kind.
 pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
     let mut project = Project::load(dir)?;
-    if opts.conversion {
-        bail!("`create webhook --conversion` is not implemented yet");
-    }
     let (resource, index) = resolve_resource(&project, opts)?;
     let existing = index
         .and_then(|i| project.resources[i].webhooks.clone())
@@ -406,10 +438,17 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
     let header = crate::scaffold::api::rust_header(dir);
     add_server(&mut plan, dir, &project, &header)?;
-    add_kind(
-        &mut plan, &names, &file, defaulting, validation, opts.force, &header,
-    )?;
+    add_version_mod(&mut plan, &names, &header)?;
+    if defaulting || validation {
+        add_kind(
+            &mut plan, &names, &file, defaulting, validation, opts.force, &header,
+        )?;
+    }
     add_config(&mut plan, &project)?;
+    if opts.conversion {
+        let spokes = spokes(&project, &resource, opts)?;
+        add_conversion(&mut plan, &names, &resource, &spokes, &header)?;
+    }
 
     // PROJECT: record the webhooks.
     let webhooks = ResourceWebhooks {
@@ -469,13 +508,17 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
     );
     plan.insert("src/lib.rs", "modules", "pub mod webhook;");
     let crate_name = project.project_name.replace('-', "_");
-    plan.insert(
-        "src/main.rs",
-        "webhooks",
-        render(&MainWebhooks {
-            crate_name: &crate_name,
-        })?,
-    );
+    // A server start from an earlier rsbuilder (worded differently) counts as present.
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap_or_default();
+    if !main.contains(&format!("{crate_name}::webhook::serve(")) {
+        plan.insert(
+            "src/main.rs",
+            "webhooks",
+            render(&MainWebhooks {
+                crate_name: &crate_name,
+            })?,
+        );
+    }
     let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     for (section, marker, deps) in [
         ("dependencies", "dependencies", DEPENDENCIES),
@@ -487,6 +530,143 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
             }
         }
     }
+    Ok(())
+}
+
+/// `src/webhook/<version>/mod.rs` and its module line.
+fn add_version_mod(plan: &mut Plan, n: &Names, header: &str) -> Result<()> {
+    plan.insert(
+        "src/webhook/mod.rs",
+        "webhook-modules",
+        format!("pub mod {};", n.version),
+    );
+    plan.create(
+        format!("src/webhook/{}/mod.rs", n.version),
+        format!(
+            "{header}{}",
+            render(&VersionMod {
+                version: &n.version,
+            })?
+        ),
+        IfExists::Skip,
+    );
+    Ok(())
+}
+
+/// The spoke versions of `--conversion`: each a valid version other than the hub, whose API
+/// PROJECT lists for the same group and kind. Built-in types cannot be converted.
+fn spokes(project: &Project, hub: &Resource, opts: &WebhookOptions) -> Result<Vec<Spoke>> {
+    if hub.builtin.is_some() {
+        bail!(
+            "--conversion: {} is a built-in Kubernetes type; only custom resources of this project have conversion webhooks",
+            hub.kind
+        );
+    }
+    let mut spokes: Vec<Spoke> = Vec::new();
+    for version in &opts.spoke {
+        gvk::validate_version(version).map_err(|mut e| {
+            e.flag = "--spoke".into();
+            e
+        })?;
+        if *version == hub.version {
+            bail!(
+                "--spoke {version}: the spoke versions must differ from the hub version --version {}",
+                hub.version
+            );
+        }
+        if spokes.iter().any(|s| s.version == *version) {
+            continue;
+        }
+        let Some(entry) = project
+            .find(&opts.group, version, &opts.kind)
+            .filter(|e| e.api.is_some())
+        else {
+            bail!(
+                "--spoke {version}: the API {}/{version} {} is not in PROJECT; create it first with `rsbuilder create api --group {} --version {version} --kind {}`",
+                opts.group,
+                opts.kind,
+                opts.group,
+                opts.kind
+            );
+        };
+        let type_path = entry
+            .path
+            .clone()
+            .filter(|p| p.starts_with("crate::"))
+            .unwrap_or_else(|| format!("crate::api::{version}::{}", hub.kind));
+        spokes.push(Spoke {
+            version: version.clone(),
+            ident: version.replace('-', "_"),
+            api_version: format!("{}/{version}", hub.qualified_group()),
+            type_path,
+        });
+    }
+    Ok(spokes)
+}
+
+/// The conversion webhook: the project's `/convert` handler, the kind's hub/spoke functions,
+/// the CRD patch that turns conversion on, and its Service and CA replacements.
+fn add_conversion(
+    plan: &mut Plan,
+    n: &Names,
+    resource: &Resource,
+    spokes: &[Spoke],
+    header: &str,
+) -> Result<()> {
+    plan.create(
+        "src/webhook/conversion.rs",
+        format!("{header}{}", render(&ConversionServer)?),
+        IfExists::Skip,
+    );
+    plan.insert(
+        "src/webhook/mod.rs",
+        "webhook-modules",
+        "pub mod conversion;",
+    );
+    plan.insert(
+        "src/webhook/mod.rs",
+        "webhook-routes",
+        "let router = router.route(\n    conversion::CONVERSION_PATH,\n    axum::routing::post(conversion::convert),\n);",
+    );
+    let file = format!("src/webhook/{}/{}_conversion.rs", n.version, n.lower);
+    plan.create(
+        &file,
+        format!("{header}{}", render(&KindConversion { n, spokes })?),
+        IfExists::Error,
+    );
+    plan.insert(
+        format!("src/webhook/{}/mod.rs", n.version),
+        "webhook-kinds",
+        format!("pub mod {}_conversion;", n.lower),
+    );
+    plan.insert(
+        "src/webhook/conversion.rs",
+        "conversion-kinds",
+        format!(
+            "(\"{}\", \"{}\") => {{\n    crate::webhook::{}::{}_conversion::convert(object, desired_api_version)\n}}",
+            n.api_group, n.kind, n.version, n.lower
+        ),
+    );
+    let crd_name = resource.crd_name();
+    plan.create(
+        format!("config/crd/patches/webhook_in_{}.yaml", resource.plural),
+        render(&CrdConversionPatch {
+            crd_name: &crd_name,
+        })?,
+        IfExists::Skip,
+    );
+    plan.insert(
+        "config/crd/kustomization.yaml",
+        "crdkustomizewebhookpatch",
+        format!("- path: patches/webhook_in_{}.yaml", resource.plural),
+    );
+    plan.insert(
+        "config/default/kustomization.yaml",
+        "default-replacements",
+        render(&CrdConversionReplacements {
+            crd_name: &crd_name,
+        })?,
+    );
     Ok(())
 }
 
@@ -502,21 +682,6 @@ fn add_kind(
     header: &str,
 ) -> Result<()> {
     let version_mod = format!("src/webhook/{}/mod.rs", n.version);
-    plan.insert(
-        "src/webhook/mod.rs",
-        "webhook-modules",
-        format!("pub mod {};", n.version),
-    );
-    plan.create(
-        &version_mod,
-        format!(
-            "{header}{}",
-            render(&VersionMod {
-                version: &n.version,
-            })?
-        ),
-        IfExists::Skip,
-    );
     plan.insert(
         &version_mod,
         "webhook-kinds",
@@ -646,9 +811,19 @@ pub fn run(dir: &Path, opts: &WebhookOptions) -> Result<Vec<crate::scaffold::Res
 /// What to do after `create webhook`, printed by the CLI.
 pub fn next_steps(opts: &WebhookOptions) -> String {
     let module = opts.kind.to_lowercase();
-    format!(
-        "\nNext: edit src/webhook/{}/{module}_webhook.rs, then run `rsbuilder manifests` to write config/webhook/manifests.yaml.\n\
-         Deploying needs cert-manager in the cluster (config/certmanager issues the serving certificate).\n",
-        opts.version
-    )
+    let mut out = String::from("\nNext:\n");
+    if opts.defaulting || opts.validation {
+        out.push_str(&format!(
+            "  edit src/webhook/{}/{module}_webhook.rs, then run `rsbuilder manifests` to write config/webhook/manifests.yaml;\n",
+            opts.version
+        ));
+    }
+    if opts.conversion {
+        out.push_str(&format!(
+            "  edit the hub/spoke functions in src/webhook/{}/{module}_conversion.rs;\n",
+            opts.version
+        ));
+    }
+    out.push_str("  deploying needs cert-manager in the cluster (config/certmanager issues the serving certificate).\n");
+    out
 }
