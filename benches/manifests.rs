@@ -1,0 +1,181 @@
+//! Benchmarks of `rsbuilder manifests` as a library call (parse, derive every CRD, serialize
+//! YAML; nothing written):
+//!
+//! - `manifests/seed_project`: the seed's Database types (case B) and AIJob types (case A),
+//!   laid out as a scaffolded project (`src/api/v1/*_types.rs`). Target: < 10 ms.
+//! - `manifests/synthetic_1000_kinds`: a generated crate with 1,000 kinds, one file each,
+//!   sharing types through `crate::` paths. Target: < 1 s.
+//!
+//! The crdgen comparison (`cargo run --bin crdgen` after touching the types file) is
+//! `benches/crdgen_compare.sh`. Figures: docs/benchmarks.md.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rsbuilder::manifests::generate::{Options, generate};
+use rsbuilder::manifests::{SourceSet, crds_from_sources};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The seed project: case B's Database and case A's AIJob, as `create api` lays them out.
+pub fn write_seed_project(root: &Path) {
+    let cases = repo().join("tests/conformance/fixtures/src/cases");
+    let api = root.join("src/api/v1");
+    std::fs::create_dir_all(&api).unwrap();
+    std::fs::copy(
+        cases.join("seed_database.rs"),
+        api.join("database_types.rs"),
+    )
+    .unwrap();
+    std::fs::copy(cases.join("seed_aijob.rs"), api.join("aijob_types.rs")).unwrap();
+    std::fs::write(
+        api.join("mod.rs"),
+        "pub mod aijob_types;\npub mod database_types;\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("src/api/mod.rs"), "pub mod v1;\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub mod api;\n").unwrap();
+}
+
+/// A crate with `kinds` custom resources, one file each, every spec using std types, an
+/// enum, a nested struct, k8s-openapi types and shared types from `crate::common`.
+pub fn write_synthetic_crate(root: &Path, kinds: usize) {
+    let api = root.join("src/api");
+    std::fs::create_dir_all(&api).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub mod api;\npub mod common;\n").unwrap();
+    std::fs::write(
+        root.join("src/common.rs"),
+        r#"use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Lifecycle phase.
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub enum Phase {
+    /// Waiting to start.
+    Pending,
+    Running,
+    Failed,
+}
+
+/// A network endpoint.
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    pub host: String,
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: u16,
+    pub tls_secret: Option<String>,
+}
+"#,
+    )
+    .unwrap();
+    let mut module = String::new();
+    for i in 0..kinds {
+        let name = format!("kind{i:04}");
+        writeln!(module, "pub mod {name};").unwrap();
+        let kind = format!("Thing{i:04}");
+        let text = format!(
+            r##"use crate::common::{{Endpoint, Phase}};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{{Deserialize, Serialize}};
+use std::collections::BTreeMap;
+
+/// {kind} is synthetic kind number {i}.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "bench{group}.example.com", version = "v1", kind = "{kind}", namespaced,
+       status = "{kind}Status", shortname = "t{i}",
+       printcolumn = r#"{{"name":"Phase","type":"string","jsonPath":".status.phase"}}"#)]
+#[serde(rename_all = "camelCase")]
+pub struct {kind}Spec {{
+    /// Image to run.
+    #[schemars(length(min = 1))]
+    pub image: String,
+    #[schemars(range(min = 0, max = 100))]
+    #[serde(default = "default_replicas")]
+    pub replicas: i32,
+    pub endpoints: Vec<Endpoint>,
+    pub labels: BTreeMap<String, String>,
+    pub memory: Option<Quantity>,
+    pub mode: Mode,
+    pub tuning: Option<Tuning>,
+}}
+
+fn default_replicas() -> i32 {{
+    1
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {{
+    Fast,
+    Safe,
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Tuning {{
+    pub max_connections: u32,
+    pub timeout_seconds: Option<u64>,
+    pub ratio: f64,
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct {kind}Status {{
+    pub phase: Option<Phase>,
+    pub conditions: Vec<Condition>,
+    pub observed_generation: Option<i64>,
+}}
+"##,
+            group = i % 10,
+        );
+        std::fs::write(api.join(format!("{name}.rs")), text).unwrap();
+    }
+    std::fs::write(api.join("mod.rs"), module).unwrap();
+}
+
+fn options(root: &Path) -> Options {
+    Options {
+        paths: vec![root.join("src")],
+        output_dir: root.join("config"),
+        namespaced: false,
+    }
+}
+
+fn bench_manifests(c: &mut Criterion) {
+    let seed = tempfile::tempdir().unwrap();
+    write_seed_project(seed.path());
+    let seed_opts = options(seed.path());
+    let out = generate(&seed_opts).unwrap_or_else(|e| panic!("seed project: {e}"));
+    assert_eq!(out.files.len(), 2, "the seed project has two CRDs");
+
+    let synthetic = tempfile::tempdir().unwrap();
+    write_synthetic_crate(synthetic.path(), 1000);
+    let synthetic_opts = options(synthetic.path());
+    let out = generate(&synthetic_opts).unwrap_or_else(|e| panic!("synthetic crate: {e}"));
+    assert_eq!(out.files.len(), 1000, "the synthetic crate has 1,000 CRDs");
+
+    let mut group = c.benchmark_group("manifests");
+    group.bench_function("seed_project", |b| b.iter(|| generate(&seed_opts).unwrap()));
+    group.sample_size(10);
+    group.bench_function("synthetic_1000_kinds", |b| {
+        b.iter(|| generate(&synthetic_opts).unwrap())
+    });
+    // Where the time goes: parsing alone, and parsing plus CRD derivation (no YAML).
+    group.bench_function("synthetic_1000_kinds/parse", |b| {
+        b.iter(|| SourceSet::load(&synthetic_opts.paths).unwrap())
+    });
+    group.bench_function("synthetic_1000_kinds/parse_and_crds", |b| {
+        b.iter(|| crds_from_sources(&SourceSet::load(&synthetic_opts.paths).unwrap()).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_manifests);
+criterion_main!(benches);
