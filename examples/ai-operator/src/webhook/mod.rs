@@ -1,0 +1,457 @@
+// Copyright 2026 The rsbuilder authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The webhook server: admission (defaulting and validating) and conversion webhooks served
+//! over HTTPS, as the Kubernetes API server requires.
+//!
+//! - [`router`] lists the webhook routes. `rsbuilder create webhook` adds one line per webhook
+//!   before the `+kubebuilder:scaffold:webhook-routes` marker.
+//! - [`serve`] serves a router with TLS (rustls) on `--webhook-port`, using `tls.crt` and
+//!   `tls.key` from `--webhook-cert-dir` (the Secret that cert-manager fills, mounted by
+//!   `config/default/manager_webhook_patch.yaml`). The files are re-read every
+//!   [`RELOAD_INTERVAL`]; a renewed certificate is used for new connections without a restart.
+//! - [`mutate`] and [`validate`] turn an `AdmissionReview` into typed calls of your defaulting
+//!   and validating functions, and their results into the `AdmissionReview` the API server
+//!   expects (a JSON patch for defaulting; allowed / denied with warnings for validation).
+//!
+//! The server runs on every replica of the manager (not only on the leader): the API server
+//! sends webhook requests to any ready pod behind `webhook-service`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use kube::Resource;
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
+use tokio_util::sync::CancellationToken;
+
+pub mod v1;
+// +kubebuilder:scaffold:webhook-modules
+
+#[cfg(test)]
+pub mod testing;
+
+/// File name of the serving certificate (PEM, leaf first) inside the certificate directory.
+pub const CERT_FILE: &str = "tls.crt";
+/// File name of the private key (PEM) inside the certificate directory.
+pub const KEY_FILE: &str = "tls.key";
+/// How often the certificate files are checked for changes.
+pub const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
+/// How long a TLS handshake may take before the connection is dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long open connections may take to finish after shutdown starts.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The webhook routes: one `POST` route per webhook path. Paths must equal the `path` of the
+/// `+kubebuilder:webhook` markers (which `rsbuilder manifests` turns into the webhook
+/// configurations).
+pub fn router() -> Router {
+    let router = Router::new();
+    let router = router.route(
+        v1::aijob_webhook::DEFAULTING_PATH,
+        axum::routing::post(v1::aijob_webhook::mutate),
+    );
+    let router = router.route(
+        v1::aijob_webhook::VALIDATION_PATH,
+        axum::routing::post(v1::aijob_webhook::validate),
+    );
+    // +kubebuilder:scaffold:webhook-routes
+    router
+}
+
+/// Binds `addr` and serves `router` over TLS until `shutdown` is cancelled; see
+/// [`serve_listener`]. Errors: the address cannot be bound, or the certificate in `cert_dir`
+/// cannot be read.
+pub async fn serve(
+    addr: SocketAddr,
+    cert_dir: PathBuf,
+    router: Router,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("webhook server: cannot listen on {addr}: {e}"))?;
+    serve_listener(listener, cert_dir, router, shutdown).await
+}
+
+/// Serves `router` over TLS (HTTP/1.1 and HTTP/2) on an already bound listener until
+/// `shutdown` is cancelled, then lets open connections finish for up to 10 seconds.
+///
+/// The certificate chain and key are read from `cert_dir/tls.crt` and `cert_dir/tls.key` and
+/// re-read every [`RELOAD_INTERVAL`]; when the files change and parse, new connections use the
+/// new certificate; when they do not parse, the previous certificate stays in use and a
+/// warning is logged. Errors: the files cannot be read or parsed at start.
+pub async fn serve_listener(
+    listener: TcpListener,
+    cert_dir: PathBuf,
+    router: Router,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let resolver = Arc::new(CertResolver::load(&cert_dir)?);
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_no_client_auth()
+    .with_cert_resolver(resolver.clone());
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+
+    let reload = tokio::spawn(reload_loop(resolver, cert_dir, shutdown.clone()));
+    let graceful = GracefulShutdown::new();
+    let service = TowerToHyperService::new(router);
+    tracing::info!(address = %listener.local_addr()?, "webhook server listening");
+    loop {
+        let (tcp, peer) = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook server: accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let acceptor = acceptor.clone();
+        let service = service.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                Ok(Ok(tls)) => tls,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "webhook server: TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "webhook server: TLS handshake timed out");
+                    return;
+                }
+            };
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let conn = builder.serve_connection(TokioIo::new(tls), service);
+            if let Err(e) = watcher.watch(conn.into_owned()).await {
+                tracing::debug!(%peer, error = %e, "webhook server: connection error");
+            }
+        });
+    }
+    reload.abort();
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("webhook server: connections still open after the grace period");
+    }
+    tracing::info!("webhook server stopped");
+    Ok(())
+}
+
+/// Hands rustls the current certificate; [`reload_loop`] swaps it when the files change.
+#[derive(Debug)]
+struct CertResolver {
+    current: RwLock<(Vec<u8>, Arc<CertifiedKey>)>,
+}
+
+impl CertResolver {
+    fn load(dir: &Path) -> anyhow::Result<Self> {
+        let (raw, key) = read_cert(dir)?;
+        Ok(Self {
+            current: RwLock::new((raw, key)),
+        })
+    }
+}
+
+impl ResolvesServerCert for CertResolver {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.current.read().ok().map(|c| c.1.clone())
+    }
+}
+
+/// Reads and parses `tls.crt` and `tls.key` in `dir`. Returns the raw bytes (to notice
+/// changes) and the key pair. Errors name the file.
+fn read_cert(dir: &Path) -> anyhow::Result<(Vec<u8>, Arc<CertifiedKey>)> {
+    let cert_path = dir.join(CERT_FILE);
+    let key_path = dir.join(KEY_FILE);
+    let cert_pem = std::fs::read(&cert_path)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", cert_path.display()))?;
+    let key_pem = std::fs::read(&key_path)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", key_path.display()))?;
+    let certs = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", cert_path.display()))?;
+    if certs.is_empty() {
+        anyhow::bail!("{}: no certificate found", cert_path.display());
+    }
+    let key = PrivateKeyDer::from_pem_slice(&key_pem)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", key_path.display()))?;
+    let provider = rustls::crypto::ring::default_provider();
+    let certified = CertifiedKey::from_der(certs, key, &provider)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", key_path.display()))?;
+    let mut raw = cert_pem;
+    raw.extend_from_slice(&key_pem);
+    Ok((raw, Arc::new(certified)))
+}
+
+/// Re-reads the certificate every [`RELOAD_INTERVAL`] and installs it when it changed.
+async fn reload_loop(resolver: Arc<CertResolver>, dir: PathBuf, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(RELOAD_INTERVAL);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        reload_once(&resolver, &dir);
+    }
+}
+
+/// One reload check; returns `true` when a new certificate was installed.
+fn reload_once(resolver: &CertResolver, dir: &Path) -> bool {
+    match read_cert(dir) {
+        Ok((raw, key)) => {
+            let Ok(mut current) = resolver.current.write() else {
+                return false;
+            };
+            if current.0 == raw {
+                return false;
+            }
+            *current = (raw, key);
+            tracing::info!(dir = %dir.display(), "webhook server: certificate reloaded");
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "webhook server: keeping the previous certificate");
+            false
+        }
+    }
+}
+
+/// Warnings returned to the client (`kubectl` prints them) with an admission answer.
+pub type Warnings = Vec<String>;
+
+/// A validation failure: the message the API server shows the user, and optional warnings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Denied {
+    /// Why the object is rejected; name the field and the rule (`spec.replicas: must be at
+    /// most 100, got 200`).
+    pub message: String,
+    /// Warnings returned alongside the denial.
+    pub warnings: Warnings,
+}
+
+impl Denied {
+    /// A denial with a message and no warnings.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The answer of a validating function: allowed with warnings, or [`Denied`].
+pub type Validation = Result<Warnings, Denied>;
+
+/// Functions that validate objects of kind `K` on create, update and delete.
+pub struct Validator<K> {
+    /// Called for `CREATE` with the new object.
+    pub create: fn(&K) -> Validation,
+    /// Called for `UPDATE` with the old and the new object.
+    pub update: fn(&K, &K) -> Validation,
+    /// Called for `DELETE` with the object being deleted.
+    pub delete: fn(&K) -> Validation,
+}
+
+/// The response body of a webhook: the review with the answer.
+pub type ReviewResponse = Json<AdmissionReview<DynamicObject>>;
+
+/// Handles a defaulting webhook request: decodes the `AdmissionReview` in `body`, calls
+/// `default` on the object, and answers with the JSON patch from the object as received to
+/// the defaulted object (no patch when nothing changed). A body that is not an
+/// AdmissionReview, or an object that is not a valid `K`, is answered as invalid (denied).
+pub fn mutate<K>(body: &[u8], default: fn(&mut K)) -> ReviewResponse
+where
+    K: Resource<DynamicType = ()> + Serialize + DeserializeOwned,
+{
+    let req = match decode(body) {
+        Ok(req) => req,
+        Err(e) => return Json(AdmissionResponse::invalid(e).into_review()),
+    };
+    let response = AdmissionResponse::from(&req);
+    let Some(raw) = req.object.as_ref() else {
+        return Json(response.into_review());
+    };
+    let answer = (|| -> Result<AdmissionResponse, String> {
+        let raw = serde_json::to_value(raw).map_err(|e| e.to_string())?;
+        let mut object: K = serde_json::from_value(raw.clone()).map_err(|e| e.to_string())?;
+        default(&mut object);
+        let patch = defaulting_patch(&raw, &object).map_err(|e| e.to_string())?;
+        if patch.0.is_empty() {
+            return Ok(response.clone());
+        }
+        response
+            .clone()
+            .with_patch(patch)
+            .map_err(|e| e.to_string())
+    })();
+    match answer {
+        Ok(resp) => Json(resp.into_review()),
+        Err(e) => Json(
+            response
+                .deny(format!("cannot default {}: {e}", K::kind(&())))
+                .into_review(),
+        ),
+    }
+}
+
+/// Handles a validating webhook request: decodes the `AdmissionReview` in `body`, calls the
+/// validator's function for the operation (`CREATE`, `UPDATE`, `DELETE`; `CONNECT` is
+/// allowed), and answers allowed with warnings, or denied with the message.
+pub fn validate<K>(body: &[u8], validator: &Validator<K>) -> ReviewResponse
+where
+    K: Resource + DeserializeOwned,
+{
+    let req = match decode(body) {
+        Ok(req) => req,
+        Err(e) => return Json(AdmissionResponse::invalid(e).into_review()),
+    };
+    let response = AdmissionResponse::from(&req);
+    let typed = |o: &Option<DynamicObject>, which: &str| -> Result<K, String> {
+        let o = o
+            .as_ref()
+            .ok_or_else(|| format!("the request has no {which}"))?;
+        let v = serde_json::to_value(o).map_err(|e| e.to_string())?;
+        serde_json::from_value(v).map_err(|e| format!("{which}: {e}"))
+    };
+    let verdict = match req.operation {
+        Operation::Create => typed(&req.object, "object").map(|new| (validator.create)(&new)),
+        Operation::Update => typed(&req.old_object, "oldObject")
+            .and_then(|old| typed(&req.object, "object").map(|new| (validator.update)(&old, &new))),
+        Operation::Delete => {
+            typed(&req.old_object, "oldObject").map(|old| (validator.delete)(&old))
+        }
+        Operation::Connect => Ok(Ok(Vec::new())),
+    };
+    let answered = match verdict {
+        Ok(Ok(warnings)) => with_warnings(response, warnings),
+        Ok(Err(denied)) => with_warnings(response.deny(denied.message), denied.warnings),
+        Err(e) => response.deny(format!("cannot decode the request: {e}")),
+    };
+    Json(answered.into_review())
+}
+
+fn with_warnings(mut response: AdmissionResponse, warnings: Warnings) -> AdmissionResponse {
+    if !warnings.is_empty() {
+        response.warnings = Some(warnings);
+    }
+    response
+}
+
+/// Decodes an AdmissionReview body into its request, or the "invalid" answer.
+fn decode(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, String> {
+    let review: AdmissionReview<DynamicObject> =
+        serde_json::from_slice(body).map_err(|e| format!("not an AdmissionReview: {e}"))?;
+    review.try_into().map_err(|e| format!("{e}"))
+}
+
+/// The JSON patch (RFC 6902) that turns the object as received (`raw`) into `defaulted`.
+/// `null` members are dropped on both sides first: for the typed object an absent optional
+/// field and `null` are the same, so only real changes end up in the patch. Errors when
+/// `defaulted` cannot be serialized.
+pub fn defaulting_patch<K: Serialize>(
+    raw: &serde_json::Value,
+    defaulted: &K,
+) -> Result<json_patch::Patch, serde_json::Error> {
+    let mut before = raw.clone();
+    let mut after = serde_json::to_value(defaulted)?;
+    strip_nulls(&mut before);
+    strip_nulls(&mut after);
+    Ok(json_patch::diff(&before, &after))
+}
+
+fn strip_nulls(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(strip_nulls);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patch_ignores_nulls_and_reports_changes() {
+        let raw = serde_json::json!({"metadata": {"name": "a", "creationTimestamp": null}, "spec": {"x": 1}});
+        let after =
+            serde_json::json!({"metadata": {"name": "a"}, "spec": {"x": 1, "y": null, "z": "set"}});
+        let patch = defaulting_patch(&raw, &after).unwrap();
+        assert_eq!(
+            serde_json::to_value(&patch).unwrap(),
+            serde_json::json!([{"op": "add", "path": "/spec/z", "value": "set"}])
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_a_review_is_denied() {
+        let Json(review) = validate::<k8s_openapi::api::core::v1::ConfigMap>(
+            b"{}",
+            &Validator {
+                create: |_| Ok(Vec::new()),
+                update: |_, _| Ok(Vec::new()),
+                delete: |_| Ok(Vec::new()),
+            },
+        );
+        let response = review.response.unwrap();
+        assert!(!response.allowed);
+        assert!(
+            response.result.message.contains("AdmissionReview"),
+            "{}",
+            response.result.message
+        );
+    }
+
+    #[test]
+    fn certificate_reload_swaps_only_on_change() {
+        let dir = testing::cert_dir("one.example");
+        let resolver = CertResolver::load(dir.path()).unwrap();
+        assert!(!reload_once(&resolver, dir.path()));
+        testing::write_cert(dir.path(), "two.example");
+        assert!(reload_once(&resolver, dir.path()));
+        std::fs::write(dir.path().join(KEY_FILE), "garbage").unwrap();
+        assert!(!reload_once(&resolver, dir.path()));
+    }
+}
