@@ -443,8 +443,10 @@ fn a_write_failing_midway_is_rolled_back() {
         .arg(bin())
         .args(args_of("api", &MODEL))
         .env("SOURCE_DATE_EPOCH", EPOCH_2026);
-    let stderr = assert_fails_unchanged(&dir, cmd, &["writing", failing.as_str()]);
-    assert!(stderr.to_lowercase().contains("too large"), "{stderr}");
+    let stderr = assert_fails_unchanged(&dir, cmd, &["error: writing ", failing.as_str()]);
+    // What failed, then why, on its own line, without temporary file names.
+    assert!(stderr.contains("\n  caused by: File too large"), "{stderr}");
+    assert!(!stderr.contains("at path"), "{stderr}");
 }
 
 /// The same, with a real full disk: a tiny tmpfs (needs root and mount; skipped otherwise).
@@ -495,7 +497,7 @@ fn a_full_disk_is_rolled_back() {
     let args = args_of("api", &MODEL);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let stderr = assert_fails_unchanged(&dir, plain(&args), &["ai-operator/"]);
-    assert!(stderr.contains("No space left"), "{stderr}");
+    assert!(stderr.contains("caused by: No space left"), "{stderr}");
     // PROJECT is written first; the disk filled up at a later file, so this was a rollback.
     assert!(!stderr.contains("PROJECT"), "{stderr}");
 }

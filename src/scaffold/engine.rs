@@ -104,8 +104,9 @@ pub enum ScaffoldError {
         /// The full marker comment expected.
         comment: String,
     },
-    /// Reading or writing failed.
-    #[error("{action} {path}: {source}")]
+    /// Reading or writing failed; the operating system's error is the cause (printed on the
+    /// `caused by:` line of the error chain).
+    #[error("{action} {path} failed")]
     Io {
         /// What was being done (`reading`, `writing`).
         action: &'static str,
@@ -353,7 +354,9 @@ impl Plan {
         };
         let written = (|| {
             let mut tmp = tempfile::NamedTempFile::new_in(&parent).map_err(io("writing", &abs))?;
-            tmp.write_all(r.contents.as_bytes())
+            // Through the File, so the error is the OS error without the temporary name.
+            tmp.as_file_mut()
+                .write_all(r.contents.as_bytes())
                 .and_then(|_| tmp.as_file().sync_all())
                 .map_err(io("writing", &abs))?;
             if original.is_some()
