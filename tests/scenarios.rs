@@ -243,6 +243,12 @@ fn user_edits_survive_every_command() {
     assert!(touched.contains(&"config/crd/bases/ai.ai.example.com_aijobs.yaml".to_string()));
     run_ok(&dir, &["manifests"]);
     assert_eq!(tree(&dir), after_manifests, "manifests is not idempotent");
+    // Nothing landed next to the project either.
+    let beside: Vec<_> = std::fs::read_dir(dir.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(beside, ["ai-operator"]);
     for (p, line) in [
         (TYPES, "// user: a note in the types file"),
         (CONTROLLER, "// user: a note in the controller"),

@@ -353,7 +353,11 @@ impl Plan {
             None
         };
         let written = (|| {
-            let mut tmp = tempfile::NamedTempFile::new_in(&parent).map_err(io("writing", &abs))?;
+            let mut builder = tempfile::Builder::new();
+            // Like any file a program creates: 0666 minus the umask (tempfile's default is 0600).
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+            let mut tmp = builder.tempfile_in(&parent).map_err(io("writing", &abs))?;
             // Through the File, so the error is the OS error without the temporary name.
             tmp.as_file_mut()
                 .write_all(r.contents.as_bytes())
@@ -710,6 +714,42 @@ mod tests {
             std::fs::read_to_string(dir.path().join("f")).unwrap(),
             "new"
         );
+    }
+
+    /// New files get the mode any program's new files get (0666 minus the umask), not the
+    /// temporary file's 0600; a replaced file keeps its mode.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn new_files_follow_the_umask_and_updates_keep_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let Some(umask) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        else {
+            return; // kernels before 4.7 do not show the umask
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("script.sh"), "old").unwrap();
+        std::fs::set_permissions(
+            dir.path().join("script.sh"),
+            std::fs::Permissions::from_mode(0o750),
+        )
+        .unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create("new.txt", "new", IfExists::Error);
+        plan.create("script.sh", "new", IfExists::Overwrite);
+        plan.apply().unwrap();
+        let mode = |f: &str| {
+            std::fs::metadata(dir.path().join(f))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("new.txt"), 0o666 & !umask);
+        assert_eq!(mode("script.sh"), 0o750);
     }
 
     #[test]
