@@ -755,3 +755,107 @@ fn metrics_are_served_over_tls() {
         );
     }
 }
+
+/// Checks custom resources against the openAPIV3Schema of their CRD (arguments: YAML files
+/// holding CRDs and objects). Unknown fields count as errors, since the API server would prune
+/// them; `nullable` allows null. Prints `{"checked": n, "failures": [...]}`.
+const SAMPLES_AGAINST_CRDS: &str = r#"
+import json, sys, yaml, jsonschema
+
+def strict(s):
+    """The API server prunes fields a structural schema does not declare; make that an error."""
+    if isinstance(s, dict):
+        if "properties" in s and "additionalProperties" not in s and not s.get("x-kubernetes-preserve-unknown-fields"):
+            s["additionalProperties"] = False
+        if s.get("nullable"):
+            t = s.get("type")
+            if isinstance(t, str):
+                s["type"] = [t, "null"]
+        for v in s.values():
+            strict(v)
+    elif isinstance(s, list):
+        for v in s:
+            strict(v)
+    return s
+
+crds, samples = {}, []
+for path in sys.argv[1:]:
+    for doc in yaml.safe_load_all(open(path)):
+        if not doc:
+            continue
+        if doc.get("kind") == "CustomResourceDefinition":
+            for v in doc["spec"]["versions"]:
+                key = (doc["spec"]["group"] + "/" + v["name"], doc["spec"]["names"]["kind"])
+                crds[key] = strict(v["schema"]["openAPIV3Schema"])
+        else:
+            samples.append((path, doc))
+failures, checked = [], 0
+for path, doc in samples:
+    schema = crds.get((doc.get("apiVersion"), doc.get("kind")))
+    if schema is None:
+        failures.append(f"{path}: no CRD for {doc.get('apiVersion')} {doc.get('kind')}")
+        continue
+    body = {k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}
+    schema = dict(schema)
+    schema.get("properties", {}).pop("apiVersion", None)
+    schema.get("properties", {}).pop("kind", None)
+    schema.get("properties", {}).pop("metadata", None)
+    for err in jsonschema.Draft7Validator(schema).iter_errors(body):
+        failures.append(f"{path}: {doc['metadata']['name']}: {'.'.join(map(str, err.absolute_path))}: {err.message}")
+    checked += 1
+print(json.dumps({"checked": checked, "failures": failures}))
+"#;
+
+/// The samples `create api` writes validate against the CRD `rsbuilder manifests` derives for
+/// their kind (with jsonschema, which kubernetes-validate installs).
+#[test]
+fn samples_validate_against_their_crds() {
+    let Some(all) = rendered() else { return };
+    let ok = StdCommand::new("python3")
+        .args(["-c", "import jsonschema, yaml"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "skipped: python3 with jsonschema and PyYAML is missing (pip install kubernetes-validate)"
+        );
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("manifest_validation/samples");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut variants = 0;
+    for r in all {
+        let (Some(crd), Some(samples)) = (r.renders.get("crd"), r.renders.get("samples")) else {
+            continue;
+        };
+        variants += 1;
+        let crd_file = dir.join(format!("{}__crd.yaml", r.variant));
+        let samples_file = dir.join(format!("{}__samples.yaml", r.variant));
+        std::fs::write(&crd_file, crd).unwrap();
+        std::fs::write(&samples_file, samples).unwrap();
+        let out = StdCommand::new("python3")
+            .args(["-c", SAMPLES_AGAINST_CRDS])
+            .arg(&crd_file)
+            .arg(&samples_file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            report["checked"].as_u64(),
+            Some(objects(samples).len() as u64),
+            "{}: {report}",
+            r.variant
+        );
+        assert_eq!(report["failures"], serde_json::json!([]), "{}", r.variant);
+    }
+    assert_eq!(
+        variants, 4,
+        "api, webhook, cluster-scoped and namespaced have samples"
+    );
+}
