@@ -42,6 +42,20 @@ pub fn one_version(
             return None;
         }
     };
+    let generic = match d.krate.item(m, &ident.to_string()) {
+        Some(super::resolve::LocalItem::Struct(s)) => s.generics.params.len(),
+        Some(super::resolve::LocalItem::Enum(e)) => e.generics.params.len(),
+        _ => 0,
+    };
+    if generic > 0 {
+        d.error(
+            m,
+            ident.span(),
+            format!("`{ident}` is a generic spec type: #[derive(CustomResource)] does not support generic parameters on the spec (the generated root type has none)"),
+            Some("make the spec concrete; generic helper types with concrete arguments inside the spec are fine".into()),
+        );
+        return None;
+    }
     let struct_name = k.root.clone().unwrap_or_else(|| k.kind.clone());
     if *ident == struct_name {
         d.error(

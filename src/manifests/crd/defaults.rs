@@ -114,7 +114,20 @@ fn call_fn(
     if depth > MAX_DEPTH {
         return Err("the default evaluation recurses too deeply".into());
     }
-    let (fm, func) = local_fn(krate, m, path)?;
+    let (fm, func) = match local_fn(krate, m, path) {
+        Ok(f) => f,
+        Err(e) => {
+            // `String::new`, `Vec::new`, `BTreeMap::new`, `T::default`, `Default::default`:
+            // the type's Default.
+            let last = path.segments.last().map(|s| s.ident.to_string());
+            return match (last.as_deref(), ty) {
+                (Some("new" | "default"), Some((tm, t))) if path.segments.len() >= 2 => {
+                    default_of(krate, tm, t, depth + 1)
+                }
+                _ => Err(e),
+            };
+        }
+    };
     let block = func.body().expect("checked by local_fn");
     let fname = func.name();
     let r = match ty {
@@ -375,6 +388,32 @@ fn typed(
                 if c.args.is_empty() && krate.resolve_value(m, &p.path).is_some() {
                     return call_fn(krate, m, &p.path, Some((tm, ty)), depth + 1);
                 }
+                // Tuple-struct constructors: `Quantity("1Gi".into())`, `IntOrString::Int(3)`,
+                // `Wrapper(x)` of the sources.
+                match krate.resolve_type(m, &p.path) {
+                    Some(Resolved::External(path)) if c.args.len() == 1 => {
+                        let newtype = known::leaf_type(&path).is_some()
+                            || path.ends_with("IntOrString::Int")
+                            || path.ends_with("IntOrString::String");
+                        if newtype {
+                            return eval::eval(krate, m, &c.args[0]);
+                        }
+                    }
+                    Some(Resolved::Local(sm, name)) => {
+                        if let Some(item @ LocalItem::Struct(st)) = krate.item(sm, &name) {
+                            if let syn::Fields::Unnamed(fields) = &st.fields {
+                                if fields.unnamed.len() == c.args.len() {
+                                    let mut values = Vec::new();
+                                    for (f, a) in fields.unnamed.iter().zip(&c.args) {
+                                        values.push(typed(krate, m, a, sm, &f.ty, depth + 1)?);
+                                    }
+                                    return serialize_struct(krate, sm, item, values);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
         _ => {}
@@ -418,7 +457,12 @@ fn typed(
                 .map(Value::Array)
         }
         Shape::User(um, item) => user_value(krate, m, expr, um, item, depth + 1),
-        Shape::Leaf(p) if p == "f32" || p == "f64" => match eval::eval(krate, m, expr)? {
+        // serde_json serializes an f32 through its f64 widening (0.1f32 -> 0.10000000149011612).
+        Shape::Leaf(p) if p == "f32" => match eval::eval(krate, m, expr)? {
+            Value::Number(n) => Ok(Value::from(n.as_f64().unwrap_or_default() as f32)),
+            other => Ok(other),
+        },
+        Shape::Leaf(p) if p == "f64" => match eval::eval(krate, m, expr)? {
             Value::Number(n) => Ok(Value::from(n.as_f64().unwrap_or_default())),
             other => Ok(other),
         },

@@ -33,6 +33,8 @@ pub struct Deriver<'c, 'a> {
     pub diags: Vec<Diagnostic>,
     cache: HashMap<(ModId, String), Option<Eval>>,
     in_progress: Vec<(ModId, String)>,
+    /// Type parameters of the generic user types being derived (innermost last).
+    generics: Vec<HashMap<String, Eval>>,
 }
 
 /// A failure already recorded in [`Deriver::diags`].
@@ -50,6 +52,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             diags: Vec::new(),
             cache: HashMap::new(),
             in_progress: Vec::new(),
+            generics: Vec::new(),
         }
     }
 
@@ -165,6 +168,9 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 let (sm, sty) = (*sm, sty.clone());
                 return self.ty_subst(sm, &sty, &Subst::new());
             }
+            if let Some(e) = self.generics.last().and_then(|g| g.get(&id.to_string())) {
+                return Ok(e.clone());
+            }
         }
         let written = quote::ToTokens::to_token_stream(path)
             .to_string()
@@ -200,15 +206,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
                         self.ty_subst(tm, &alias.ty, &inner)
                     }
                     LocalItem::Struct(_) | LocalItem::Enum(_) => {
-                        if !args.is_empty() {
-                            return Err(self.error(
-                                m,
-                                path.span(),
-                                format!("generic type `{written}` is not supported"),
-                                Some("rsbuilder evaluates the schema statically; use a concrete (non-generic) struct".into()),
-                            ));
+                        let mut evals = Vec::new();
+                        for a in &args {
+                            evals.push(self.ty_subst(m, a, subst)?);
                         }
-                        self.user_type(tm, &name, m, path.span())
+                        self.user_type(tm, &name, evals, m, path.span())
                     }
                 }
             }
@@ -273,10 +275,44 @@ impl<'c, 'a> Deriver<'c, 'a> {
         &mut self,
         tm: ModId,
         name: &str,
+        args: Vec<Eval>,
         from: ModId,
         span: proc_macro2::Span,
     ) -> R<Eval> {
         let key = (tm, name.to_string());
+        let generics = match self.krate.item(tm, name) {
+            Some(LocalItem::Struct(s)) => s.generics.clone(),
+            Some(LocalItem::Enum(e)) => e.generics.clone(),
+            _ => syn::Generics::default(),
+        };
+        let params: Vec<String> = generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        if params.len() != args.len() {
+            return Err(self.error(
+                from,
+                span,
+                format!(
+                    "`{name}` takes {} type argument(s), {} given",
+                    params.len(),
+                    args.len()
+                ),
+                None,
+            ));
+        }
+        let cache_key = (
+            tm,
+            if args.is_empty() {
+                name.to_string()
+            } else {
+                let fingerprint: Vec<String> = args
+                    .iter()
+                    .map(|a| format!("{}{}", a.is_option, a.schema.as_value()))
+                    .collect();
+                format!("{name}<{}>", fingerprint.join(","))
+            },
+        );
         if let Some(pos) = self.in_progress.iter().position(|k| *k == key) {
             let cycle: Vec<String> = self.in_progress[pos..]
                 .iter()
@@ -293,10 +329,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 Some("break the cycle: type the recursive field as `serde_json::Value` with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`, or unroll the nesting into distinct types".into()),
             ));
         }
-        if let Some(cached) = self.cache.get(&key) {
+        if let Some(cached) = self.cache.get(&cache_key) {
             return cached.clone().ok_or(Failed);
         }
         self.in_progress.push(key.clone());
+        self.generics.push(params.into_iter().zip(args).collect());
         let result = match self.krate.item(tm, name) {
             Some(LocalItem::Struct(s)) => {
                 let input = syn::DeriveInput::from(s.clone());
@@ -308,8 +345,9 @@ impl<'c, 'a> Deriver<'c, 'a> {
             }
             _ => Err(Failed),
         };
+        self.generics.pop();
         self.in_progress.pop();
-        self.cache.insert(key, result.clone().ok());
+        self.cache.insert(cache_key, result.clone().ok());
         result
     }
 
