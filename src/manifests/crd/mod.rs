@@ -178,13 +178,21 @@ mod tests {
 
         let err = errors(&[(
             "x.rs",
-            &format!(
-                "{CR}pub struct ThingSpec {{ pub w: Wrap<String> }}\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Wrap<T> {{ pub t: T }}\n"
-            ),
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\npub struct ThingSpec<T> { pub t: T }\n",
         )]);
         assert!(
-            err.contains("x.rs:6:31: generic type `Wrap<String>` is not supported"),
+            err.contains("x.rs:6:12: `ThingSpec` is a generic spec type"),
             "{err}"
+        );
+        // Generic helper types with concrete arguments are fine, as with kube-derive.
+        let ok = run(&[(
+            "x.rs",
+            &format!("{CR}pub struct ThingSpec {{ pub w: Wrap<String> }}\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Wrap<T> {{ pub t: T }}\n"),
+        )])
+        .unwrap();
+        assert_eq!(
+            spec_schema(&ok[0])["properties"]["w"]["properties"]["t"]["type"],
+            "string"
         );
 
         let err = errors(&[(
