@@ -549,3 +549,18 @@ fn a_read_only_directory_is_rolled_back() {
     assert!(stderr.contains("ermission denied"), "{stderr}");
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// `manifests --output-dir` that climbs out of the project with `..` is refused before anything
+/// is written, inside or outside.
+#[test]
+fn an_output_dir_climbing_out_is_refused() {
+    let (tmp, dir) = init_ai_operator();
+    create(&dir, "api", &AIJOB, &[]);
+    let stderr = assert_fails_unchanged(
+        &dir,
+        plain(&["manifests", "--output-dir", "../elsewhere"]),
+        &["../elsewhere/", "must stay inside the project directory"],
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!tmp.path().join("elsewhere").exists());
+}
