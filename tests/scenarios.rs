@@ -190,16 +190,20 @@ fn user_edits_survive_every_command() {
         "a refused create api changed files"
     );
 
-    // 3. The same kind with --force: only that kind's own files are written again.
+    // 3. The same kind with --force: only that kind's own files (types, controller, sample)
+    //    are written again; main.rs, lib.rs, PROJECT and the Model files stay as they were.
+    const SAMPLE: &str = "config/samples/ai_v1_aijob.yaml";
+    append(&dir, SAMPLE, "# user: a note in the sample");
+    let before_force = tree(&dir);
     create(&dir, "api", &AIJOB, &["--force"]);
     let after_force = tree(&dir);
     assert_eq!(
-        changed(&after_model, &after_force),
-        [TYPES, CONTROLLER],
+        changed(&before_force, &after_force),
+        [SAMPLE, TYPES, CONTROLLER],
         "--force may only rewrite the kind's own files"
     );
-    for p in [TYPES, CONTROLLER] {
-        assert!(!String::from_utf8_lossy(&after_force[p]).contains("// user:"));
+    for p in [SAMPLE, TYPES, CONTROLLER] {
+        assert!(!String::from_utf8_lossy(&after_force[p]).contains("user: a note"));
     }
 
     // 4. Webhooks: defaulting, a hand edit, validation for the same kind, then a second kind.
