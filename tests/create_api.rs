@@ -360,6 +360,12 @@ fn kinds_share_version_modules_and_kustomizations() {
             .contains("pub mod v1;\npub mod v2;\n// +kubebuilder:scaffold:api-versions")
     );
     let lib = read("src/lib.rs");
+    assert!(
+        lib.contains(
+            "pub mod api;\npub mod controller;\npub mod manager;\n// +kubebuilder:scaffold:modules"
+        ),
+        "modules are kept in rustfmt's order: {lib}"
+    );
     assert_eq!(lib.matches("pub mod api;").count(), 1, "{lib}");
     assert_eq!(lib.matches("pub mod controller;").count(), 1, "{lib}");
     assert_eq!(
@@ -632,6 +638,23 @@ fn case_d_before_init() {
         &["no PROJECT file here", "run `rsbuilder init` first"],
     );
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn a_go_kubebuilder_project_is_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    std::fs::write(
+        dir.join("PROJECT"),
+        project.replace("rust.rsbuilder.io/v1", "go.kubebuilder.io/v4"),
+    )
+    .unwrap();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &["go.kubebuilder.io/v4", "rust.rsbuilder.io/v1 projects only"],
+    );
 }
 
 #[test]

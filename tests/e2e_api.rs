@@ -1,5 +1,6 @@
 //! End to end: `rsbuilder init`, `create api` for AIJob (case A), for a second kind in another
-//! group and version (cluster-scoped), and `create api --resource=false` for Pod (case C);
+//! group and version (cluster-scoped), `create api --resource=false` for Pod (case C), and a
+//! second version of AIJob;
 //! then the generated project builds, passes its tests (the controllers' reconcile tests
 //! against a mocked API server) and clippy with no edit, and its new files are rustfmt-clean.
 //! `rsbuilder manifests` and `kubectl kustomize` render the config when available. Then the
@@ -118,12 +119,17 @@ fn render_config(dir: &Path) {
         let yaml = String::from_utf8_lossy(&out.stdout);
         if config == "config/default" {
             assert!(
+                yaml.contains("  - name: v2\n"),
+                "AIJob v2 missing from the CRD"
+            );
+            assert!(
                 yaml.contains("name: aijobs.ai.ai.example.com"),
                 "no AIJob CRD in config/default"
             );
             assert!(yaml.contains("name: ai-operator-aijob-editor-role"));
         } else {
             assert!(yaml.contains("kind: AIJob") && yaml.contains("kind: Inference"));
+            assert!(yaml.contains("apiVersion: ai.ai.example.com/v2"));
         }
     }
 }
@@ -206,6 +212,22 @@ fn create_api_projects_build_and_pass_their_tests() {
         ],
     );
 
+    // A second version of AIJob, without a controller: one CRD with two versions, v1 stored.
+    rsbuilder_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+            "--controller=false",
+        ],
+    );
+
     // The same `create api` again: refused, nothing changed.
     let before = tree(&dir);
     let out = rsbuilder(&dir, &aijob);
@@ -219,9 +241,11 @@ fn create_api_projects_build_and_pass_their_tests() {
     let out = Command::new("rustfmt")
         .args(["--edition", "2024", "--check"])
         .args([
+            "src/lib.rs",
             "src/controller/mod.rs",
             "src/api/mod.rs",
             "src/api/v1/mod.rs",
+            "src/api/v2/mod.rs",
             "src/api/v2alpha1/mod.rs",
         ])
         .current_dir(&dir)

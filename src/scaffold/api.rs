@@ -23,7 +23,7 @@ use askama::Template;
 
 use crate::model::project::{self, ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
-use crate::scaffold::{IfExists, Plan, Resolved};
+use crate::scaffold::{IfExists, Plan, Resolved, ScaffoldError, engine};
 
 /// What `create api` was asked to do (the command-line flags, without clap).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -390,7 +390,8 @@ fn check_reserved(kind: &str) -> Result<(), NameError> {
 
 /// Builds the plan for `create api` in the project at `dir`, writing nothing.
 ///
-/// Errors: no PROJECT (run `rsbuilder init` first), invalid names, the kind already
+/// Errors: no PROJECT (run `rsbuilder init` first), a PROJECT of another layout (a Go
+/// Kubebuilder project), invalid names, the kind already
 /// scaffolded without `--force`, and the cases of `resolve_resource`. Missing scaffold
 /// markers and files are reported later, by [`Plan::resolve`] / [`Plan::apply`].
 pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
@@ -404,6 +405,14 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             e
         }
     })?;
+    if !project.layout.iter().any(|l| l == project::LAYOUT) {
+        bail!(
+            "PROJECT in {} has layout {:?}; rsbuilder scaffolds into {} projects only",
+            dir.display(),
+            project.layout,
+            project::LAYOUT
+        );
+    }
     let (resource, existing) = resolve_resource(&project, opts)?;
     let n = Names::new(&resource, &project);
     let krate = crate_name(&project);
@@ -458,17 +467,19 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         wire_api(&mut plan, &n, &resource, &header)?;
     }
     if new_controller {
-        plan.create(
+        let controller_mod = read_or(
+            dir,
             paths::CONTROLLER_MOD,
-            render(&ControllerModRs)?,
-            IfExists::Skip,
-        );
-        plan.insert(
+            Some(rust(render(&ControllerModRs)?)),
+        )?;
+        let controller_mod = insert_sorted_mod(
+            dir,
             paths::CONTROLLER_MOD,
+            &controller_mod,
             "controller-modules",
-            format!("pub mod {}_controller;", n.module),
-        );
-        plan.insert(paths::LIB_RS, "modules", "pub mod controller;");
+            &format!("pub mod {}_controller;", n.module),
+        )?;
+        plan.create(paths::CONTROLLER_MOD, controller_mod, IfExists::Overwrite);
         plan.insert(
             paths::MAIN_RS,
             "controllers",
@@ -479,6 +490,14 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         );
     }
     if new_api || new_controller {
+        let mut lib = read_or(dir, paths::LIB_RS, None)?;
+        if new_api {
+            lib = insert_sorted_mod(dir, paths::LIB_RS, &lib, "modules", "pub mod api;")?;
+        }
+        if new_controller {
+            lib = insert_sorted_mod(dir, paths::LIB_RS, &lib, "modules", "pub mod controller;")?;
+        }
+        plan.create(paths::LIB_RS, lib, IfExists::Overwrite);
         update_project(
             &mut project,
             &resource,
@@ -496,18 +515,82 @@ fn controller_file(n: &Names) -> PathBuf {
     PathBuf::from(format!("src/controller/{}_controller.rs", n.module))
 }
 
+/// Adds `line` (a `pub mod x;` declaration) to the run of `pub mod` lines directly above the
+/// scaffold marker `marker` in `text` (the contents of `rel`), keeping that run in the
+/// byte-wise order rustfmt gives it, so generated module lists stay `cargo fmt`-clean (the
+/// engine's plain insertion would append). A line already present is not added again.
+///
+/// Errors like the engine's insertion when the marker line is missing.
+fn insert_sorted_mod(
+    dir: &Path,
+    rel: &str,
+    text: &str,
+    marker: &str,
+    line: &str,
+) -> Result<String> {
+    let comment = engine::marker_comment(Path::new(rel), marker);
+    let mut lines: Vec<&str> = text.lines().collect();
+    let Some(at) = lines.iter().position(|l| l.trim() == comment) else {
+        return Err(ScaffoldError::MissingMarker {
+            path: dir.join(rel),
+            comment,
+        }
+        .into());
+    };
+    if lines.iter().any(|l| l.trim() == line) {
+        return Ok(text.to_owned());
+    }
+    let start = lines[..at]
+        .iter()
+        .rposition(|l| !l.starts_with("pub mod "))
+        .map_or(0, |i| i + 1);
+    let mut block: Vec<&str> = lines.drain(start..at).collect();
+    block.push(line);
+    block.sort_unstable();
+    lines.splice(start..start, block);
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Ok(out)
+}
+
+/// The contents of `rel` in the project, or `template` when the file does not exist (and a
+/// template is given). Errors: the file is missing without a template, or unreadable.
+fn read_or(dir: &Path, rel: &str, template: Option<String>) -> Result<String> {
+    let abs = dir.join(rel);
+    match std::fs::read_to_string(&abs) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => template.ok_or_else(|| {
+            ScaffoldError::MissingFile {
+                path: abs,
+                marker: "modules".into(),
+            }
+            .into()
+        }),
+        Err(source) => Err(ScaffoldError::Io {
+            action: "reading",
+            path: abs,
+            source,
+        }
+        .into()),
+    }
+}
+
 /// Module wiring, kustomize entries and roles of a new custom API.
 fn wire_api(plan: &mut Plan, n: &Names, resource: &Resource, header: &str) -> Result<()> {
-    plan.create(
+    let dir = plan.root().to_path_buf();
+    let api_mod = read_or(
+        &dir,
         paths::API_MOD,
-        format!("{header}{}", render(&ApiModRs)?),
-        IfExists::Skip,
-    );
-    plan.insert(
+        Some(format!("{header}{}", render(&ApiModRs)?)),
+    )?;
+    let api_mod = insert_sorted_mod(
+        &dir,
         paths::API_MOD,
+        &api_mod,
         "api-versions",
-        format!("pub mod {};", n.version),
-    );
+        &format!("pub mod {};", n.version),
+    )?;
+    plan.create(paths::API_MOD, api_mod, IfExists::Overwrite);
     let version_mod = format!("src/api/{}/mod.rs", n.version);
     plan.create(
         &version_mod,
@@ -519,7 +602,6 @@ fn wire_api(plan: &mut Plan, n: &Names, resource: &Resource, header: &str) -> Re
         "api-kinds",
         format!("pub mod {m}_types;\npub use {m}_types::*;", m = n.module),
     );
-    plan.insert(paths::LIB_RS, "modules", "pub mod api;");
 
     plan.create(
         paths::SAMPLES_KUSTOMIZATION,
@@ -670,7 +752,7 @@ mod tests {
     }
 
     #[test]
-    fn plan_for_a_later_version_marks_it_not_stored_and_skips_shared_wiring() {
+    fn plan_for_a_later_version_marks_it_not_stored_and_sorts_modules() {
         let dir = tempfile::tempdir().unwrap();
         let mut project = Project::new("ai.example.com", "example.com/x", "x", false);
         project.resources.push(ProjectResource {
@@ -685,6 +767,12 @@ mod tests {
             ..Default::default()
         });
         std::fs::write(dir.path().join("PROJECT"), project.render()).unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            "pub mod manager;\n// +kubebuilder:scaffold:modules\n",
+        )
+        .unwrap();
         let opts = ApiOptions {
             group: "ai".into(),
             version: "v2".into(),
@@ -710,6 +798,22 @@ mod tests {
             .expect("types file planned");
         assert!(types.contains("    version = \"v2\",\n"), "{types}");
         assert!(types.contains("    storage = false,\n"), "{types}");
+        let lib = plan
+            .ops()
+            .iter()
+            .find_map(|op| match op {
+                crate::scaffold::FileOp::Create { path, contents, .. }
+                    if path == Path::new(paths::LIB_RS) =>
+                {
+                    Some(contents.clone())
+                }
+                _ => None,
+            })
+            .expect("lib.rs planned");
+        assert_eq!(
+            lib,
+            "pub mod api;\npub mod manager;\n// +kubebuilder:scaffold:modules\n"
+        );
         assert!(
             !plan.ops().iter().any(|op| matches!(
                 op,
