@@ -121,6 +121,17 @@ pub struct Names {
     pub crate_name: String,
 }
 
+/// Names the webhook files import or define; a kind of the same name would clash there.
+const RESERVED_KINDS: &[&str] = &[
+    "Bytes",
+    "Denied",
+    "Hub",
+    "ReviewResponse",
+    "Validation",
+    "Validator",
+    "Value",
+];
+
 /// Rust keywords that cannot name a variable.
 const KEYWORDS: &[&str] = &[
     "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
@@ -398,6 +409,13 @@ pub fn names(
 pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
     let mut project = Project::load(dir)?;
     let (resource, index) = resolve_resource(&project, opts)?;
+    if RESERVED_KINDS.contains(&resource.kind.as_str()) {
+        bail!(
+            "invalid value {:?} for --kind: the webhook file imports a type of that name ({}); the kind cannot have webhooks scaffolded",
+            resource.kind,
+            RESERVED_KINDS.join(", ")
+        );
+    }
     let existing = index
         .and_then(|i| project.resources[i].webhooks.clone())
         .unwrap_or_default();
