@@ -416,13 +416,15 @@ fn have(prog: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// `init` + `create api AIJob` in a fresh project, then the sizes of the files that
-/// `create api Model` writes, in the order the engine writes them (sorted by path).
-fn sizes_written_by_create_model() -> Vec<(String, usize)> {
+/// A fresh project after `init` and the `create api` commands in `before`, then the sizes of
+/// the files `create api <kind>` writes, in the order the engine writes them (by path).
+fn sizes_written_by(before_kinds: &[&[&str]], kind: &[&str]) -> Vec<(String, usize)> {
     let (_tmp, dir) = init_ai_operator();
-    create(&dir, "api", &AIJOB, &[]);
+    for k in before_kinds {
+        create(&dir, "api", k, &[]);
+    }
     let before = tree(&dir);
-    create(&dir, "api", &MODEL, &[]);
+    create(&dir, "api", kind, &[]);
     let after = tree(&dir);
     changed(&before, &after)
         .into_iter()
@@ -434,7 +436,7 @@ fn sizes_written_by_create_model() -> Vec<(String, usize)> {
 }
 
 /// A write fails midway (the file-size limit stops one file after others were written):
-/// everything already written is rolled back.
+/// everything already written is rolled back, directories the command created included.
 #[cfg(unix)]
 #[test]
 fn a_write_failing_midway_is_rolled_back() {
@@ -442,30 +444,36 @@ fn a_write_failing_midway_is_rolled_back() {
         eprintln!("skipped: prlimit (util-linux) is not installed");
         return;
     }
-    let sizes = sizes_written_by_create_model();
-    // The limit lets the first file through and stops the first larger one after it.
-    let limit = sizes[0].1;
-    let (failing, _) = sizes
-        .iter()
-        .find(|(_, n)| *n > limit)
-        .expect("a file larger than the first");
-    let written_first = sizes.iter().take_while(|(p, _)| p != failing).count();
-    assert!(written_first >= 1, "{sizes:?}");
+    // A second kind (updates shared files) and a first kind (also creates directories).
+    for (before_kinds, kind) in [(&[&AIJOB[..]][..], &MODEL[..]), (&[][..], &AIJOB[..])] {
+        let sizes = sizes_written_by(before_kinds, kind);
+        // The limit lets the first file through and stops the first larger one after it.
+        let limit = sizes[0].1;
+        let (failing, _) = sizes
+            .iter()
+            .find(|(_, n)| *n > limit)
+            .expect("a file larger than the first");
+        let written_first = sizes.iter().take_while(|(p, _)| p != failing).count();
+        assert!(written_first >= 1, "{sizes:?}");
 
-    let (_tmp, dir) = init_ai_operator();
-    create(&dir, "api", &AIJOB, &[]);
-    // SIGXFSZ ignored, so the oversized write fails with EFBIG instead of killing the process.
-    let mut cmd = StdCommand::new("sh");
-    cmd.arg("-c")
-        .arg(format!("trap '' XFSZ; exec prlimit --fsize={limit} \"$@\""))
-        .arg("sh")
-        .arg(bin())
-        .args(args_of("api", &MODEL))
-        .env("SOURCE_DATE_EPOCH", EPOCH_2026);
-    let stderr = assert_fails_unchanged(&dir, cmd, &["error: writing ", failing.as_str()]);
-    // What failed, then why, on its own line, without temporary file names.
-    assert!(stderr.contains("\n  caused by: File too large"), "{stderr}");
-    assert!(!stderr.contains("at path"), "{stderr}");
+        let (_tmp, dir) = init_ai_operator();
+        for k in before_kinds {
+            create(&dir, "api", k, &[]);
+        }
+        // SIGXFSZ ignored, so the oversized write fails with EFBIG instead of killing the
+        // process.
+        let mut cmd = StdCommand::new("sh");
+        cmd.arg("-c")
+            .arg(format!("trap '' XFSZ; exec prlimit --fsize={limit} \"$@\""))
+            .arg("sh")
+            .arg(bin())
+            .args(args_of("api", kind))
+            .env("SOURCE_DATE_EPOCH", EPOCH_2026);
+        let stderr = assert_fails_unchanged(&dir, cmd, &["error: writing ", failing.as_str()]);
+        // What failed, then why, on its own line, without temporary file names.
+        assert!(stderr.contains("\n  caused by: File too large"), "{stderr}");
+        assert!(!stderr.contains("at path"), "{stderr}");
+    }
 }
 
 /// The same, with a real full disk: a tiny tmpfs (needs root and mount; skipped otherwise).
