@@ -149,6 +149,46 @@ const VARIANTS: &[Variant] = &[
         ],
     ),
     (
+        "conversion",
+        &[],
+        &[
+            &[
+                "create",
+                "api",
+                "--group",
+                "ai",
+                "--version",
+                "v1",
+                "--kind",
+                "AIJob",
+            ],
+            &[
+                "create",
+                "api",
+                "--group",
+                "ai",
+                "--version",
+                "v2",
+                "--kind",
+                "AIJob",
+                "--controller=false",
+            ],
+            &[
+                "create",
+                "webhook",
+                "--group",
+                "ai",
+                "--version",
+                "v1",
+                "--kind",
+                "AIJob",
+                "--conversion",
+                "--spoke",
+                "v2",
+            ],
+        ],
+    ),
+    (
         "namespaced",
         &["--namespaced"],
         &[&[
@@ -316,6 +356,23 @@ fn every_kustomization_renders_for_every_combination() {
                 assert!(has(
                     "ValidatingWebhookConfiguration/ai-operator-validating-webhook-configuration"
                 ));
+                assert!(has("Certificate/ai-operator-serving-cert"));
+            }
+            "conversion" => {
+                let crd = find(
+                    &default,
+                    "CustomResourceDefinition",
+                    "aijobs.ai.ai.example.com",
+                )
+                .expect("AIJob CRD");
+                assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
+                let versions: Vec<&str> = crd["spec"]["versions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v["name"].as_str().unwrap())
+                    .collect();
+                assert_eq!(versions, ["v1", "v2"]);
                 assert!(has("Certificate/ai-operator-serving-cert"));
             }
             "cluster-scoped" => {
@@ -642,7 +699,7 @@ fn rbac_is_least_privilege() {
         resources.sort();
         let expected: &[&str] = match v {
             "init" => &[],
-            "api" | "webhook" | "namespaced" => &[
+            "api" | "webhook" | "conversion" | "namespaced" => &[
                 "ai.ai.example.com:aijobs:create,delete,get,list,patch,update,watch",
                 "ai.ai.example.com:aijobs/finalizers:update",
                 "ai.ai.example.com:aijobs/status:get,patch,update",
@@ -673,7 +730,7 @@ fn webhooks_use_tls_from_cert_manager() {
     let Some(all) = rendered() else { return };
     for r in all
         .iter()
-        .filter(|r| ["webhook", "cluster-scoped", "core-pod"].contains(&r.variant))
+        .filter(|r| ["webhook", "cluster-scoped", "core-pod", "conversion"].contains(&r.variant))
     {
         let v = r.variant;
         let objs = objects(&r.renders["default"]);
@@ -690,27 +747,46 @@ fn webhooks_use_tls_from_cert_manager() {
         let svc = find(&objs, "Service", "ai-operator-webhook-service").unwrap();
         assert_eq!(svc["spec"]["ports"][0]["port"], 443, "{v}");
         assert_eq!(svc["spec"]["ports"][0]["targetPort"], 9443, "{v}");
-        let configs: Vec<&Value> = objs
-            .iter()
-            .filter(|o| {
-                o["kind"] == "MutatingWebhookConfiguration"
-                    || o["kind"] == "ValidatingWebhookConfiguration"
-            })
-            .collect();
-        assert!(!configs.is_empty(), "{v}");
-        for c in configs {
+        // Admission webhook configurations, and CRDs converted through a webhook: each with
+        // its clientConfigs.
+        let mut callers = 0;
+        for o in &objs {
+            let client_configs: Vec<&Value> = match o["kind"].as_str() {
+                Some("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration") => {
+                    o["webhooks"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|w| &w["clientConfig"])
+                        .collect()
+                }
+                Some("CustomResourceDefinition")
+                    if o["spec"]["conversion"]["strategy"] == "Webhook" =>
+                {
+                    vec![&o["spec"]["conversion"]["webhook"]["clientConfig"]]
+                }
+                _ => continue,
+            };
+            callers += 1;
+            let what = kind_name(o);
             assert_eq!(
-                c["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+                o["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
                 "ai-operator-system/ai-operator-serving-cert",
-                "{v}"
+                "{v}: {what}"
             );
-            for w in c["webhooks"].as_array().unwrap() {
-                let service = &w["clientConfig"]["service"];
-                assert_eq!(service["name"], "ai-operator-webhook-service", "{v}");
-                assert_eq!(service["namespace"], "ai-operator-system", "{v}");
-                assert!(w["clientConfig"]["url"].is_null(), "{v}");
+            for cc in client_configs {
+                assert_eq!(
+                    cc["service"]["name"], "ai-operator-webhook-service",
+                    "{v}: {what}"
+                );
+                assert_eq!(
+                    cc["service"]["namespace"], "ai-operator-system",
+                    "{v}: {what}"
+                );
+                assert!(cc["url"].is_null(), "{v}: {what}");
             }
         }
+        assert!(callers > 0, "{v}: no webhook configuration rendered");
         let dep = find(&objs, "Deployment", "ai-operator-controller-manager").unwrap();
         let mounts = &dep["spec"]["template"]["spec"]["containers"][0]["volumeMounts"];
         assert!(
@@ -855,7 +931,7 @@ fn samples_validate_against_their_crds() {
         assert_eq!(report["failures"], serde_json::json!([]), "{}", r.variant);
     }
     assert_eq!(
-        variants, 4,
-        "api, webhook, cluster-scoped and namespaced have samples"
+        variants, 5,
+        "api, webhook, cluster-scoped, conversion and namespaced have samples"
     );
 }
