@@ -392,6 +392,18 @@ fn symlinks_leading_out_of_the_project_are_refused() {
             .is_symlink()
     );
 
+    // init, in a directory whose config/ leads outside.
+    let tmp5 = tempfile::tempdir().unwrap();
+    let dir = tmp5.path().join("ai-operator");
+    std::fs::create_dir(&dir).unwrap();
+    symlink(outside.path(), dir.join("config")).unwrap();
+    assert_fails_unchanged(
+        &dir,
+        plain(&["init", "--domain", "ai.example.com"]),
+        &["config", "symbolic link that leads outside the project"],
+    );
+    assert!(outside_is_empty(), "wrote outside the project");
+
     // manifests, when config/crd/bases leads outside.
     let (_tmp4, dir) = init_ai_operator();
     create(&dir, "api", &AIJOB, &[]);
