@@ -35,7 +35,7 @@ fn bare_object() -> Value {
 }
 {%- else -%}
 #[test]
-fn default_fills_foo_only_when_absent() {
+fn default_fills_only_absent_fields() {
     let mut obj = typed(bare_object());
     default(&mut obj);
     assert_eq!(obj.spec.foo.as_deref(), Some("default"));

@@ -1,0 +1,279 @@
+//! End to end, case A with webhooks: `rsbuilder init`, `create api` for AIJob, `create webhook
+//! --defaulting --programmatic-validation`, `manifests`; then the generated project builds
+//! and passes its tests — the defaulter and validator unit tests and the tests that start the
+//! webhook server on loopback with a self-signed certificate and POST AdmissionReviews over
+//! real HTTPS — and `kubectl kustomize config/default` renders the webhooks with cert-manager.
+//! Then the seed's edit: `replicas: Option<i32>` (at most 100) in the spec, the defaulter sets
+//! it to 1 when absent, the validator rejects more than 100 naming the field and the limit;
+//! the project still builds and its webhook tests (over HTTPS too) pass.
+//!
+//! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
+//! Set `RSBUILDER_SKIP_E2E=1` to skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"))
+}
+
+fn skip() -> bool {
+    if std::env::var_os("RSBUILDER_SKIP_E2E").is_some() {
+        eprintln!("skipping the end-to-end build: RSBUILDER_SKIP_E2E is set");
+        return true;
+    }
+    false
+}
+
+fn describe(what: &str, dir: &Path, out: &Output) -> String {
+    format!(
+        "{what} failed in {}:\n{}\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn cargo(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        describe(&format!("cargo {args:?}"), dir, &out)
+    );
+    out
+}
+
+fn rsbuilder_ok(dir: &Path, args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rsbuilder"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        describe(&format!("rsbuilder {args:?}"), dir, &out)
+    );
+}
+
+/// Asserts that `cargo test` printed every test of `tests` as passed.
+fn assert_passed(out: &Output, tests: &[&str]) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for test in tests {
+        let line = format!("{test} ... ok");
+        assert!(stdout.contains(&line), "missing `{line}` in:\n{stdout}");
+    }
+}
+
+const WEBHOOK_TESTS: &[&str] = &[
+    "webhook::tests::certificate_reload_swaps_only_on_change",
+    "webhook::tests::patch_ignores_nulls_and_reports_changes",
+    "webhook::v1::aijob_webhook::tests::default_fills_only_absent_fields",
+    "webhook::v1::aijob_webhook::tests::mutate_answers_with_a_json_patch",
+    "webhook::v1::aijob_webhook::tests::defaulting_webhook_answers_over_https",
+    "webhook::v1::aijob_webhook::tests::validators_reject_on_create_and_update",
+    "webhook::v1::aijob_webhook::tests::validate_answers_by_operation_with_warnings",
+    "webhook::v1::aijob_webhook::tests::validating_webhook_answers_over_https",
+];
+
+/// `kubectl kustomize config/default` renders the webhook configurations with the CA
+/// injection annotation, the Certificate for the prefixed Service, and the manager's webhook
+/// port and certificate volume. Skipped with a message when kubectl is missing.
+fn render_default(dir: &Path) {
+    let out = match Command::new("kubectl")
+        .args(["kustomize", "config/default"])
+        .current_dir(dir)
+        .output()
+    {
+        Ok(out) => out,
+        Err(_) => {
+            eprintln!("skipping the kustomize check: kubectl is not installed");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        describe("kubectl kustomize config/default", dir, &out)
+    );
+    let yaml = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "kind: MutatingWebhookConfiguration",
+        "kind: ValidatingWebhookConfiguration",
+        "cert-manager.io/inject-ca-from: ai-operator-system/ai-operator-serving-cert",
+        "- ai-operator-webhook-service.ai-operator-system.svc\n",
+        "- ai-operator-webhook-service.ai-operator-system.svc.cluster.local\n",
+        "name: ai-operator-webhook-service\n      namespace: ai-operator-system\n      path: /mutate-ai-ai-example-com-v1-aijob",
+        "path: /validate-ai-ai-example-com-v1-aijob",
+        "containerPort: 9443",
+        "mountPath: /tmp/k8s-webhook-server/serving-certs",
+        "secretName: webhook-server-cert",
+        "kind: Issuer",
+    ] {
+        assert!(yaml.contains(want), "missing {want:?} in:\n{yaml}");
+    }
+    assert_eq!(
+        yaml.matches("cert-manager.io/inject-ca-from").count(),
+        2,
+        "{yaml}"
+    );
+}
+
+/// The seed's spec (case A) instead of the example field.
+fn seed_spec_edit(dir: &Path) {
+    let path = dir.join("src/api/v1/aijob_types.rs");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("pub struct AIJobSpec {").unwrap();
+    let end = start + text[start..].find("\n}\n").unwrap() + 3;
+    let seed = "pub struct AIJobSpec {
+    /// The model to train.
+    pub model_name: String,
+    /// GPUs per replica.
+    pub gpu_count: i32,
+    /// Training replicas; the defaulting webhook sets 1.
+    #[schemars(range(max = 100))]
+    pub replicas: Option<i32>,
+}
+";
+    std::fs::write(&path, format!("{}{seed}{}", &text[..start], &text[end..])).unwrap();
+}
+
+/// The seed's webhooks (case A): each replacement swaps the scaffold's `spec.foo` example for
+/// `spec.replicas`, in the functions and in the test fixtures. This is the "small edit" the
+/// scaffold's comments describe.
+fn seed_webhook_edit(dir: &Path) {
+    let path = dir.join("src/webhook/v1/aijob_webhook.rs");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let edits: &[(&str, &str)] = &[
+        (
+            "    if ai_job.spec.foo.is_none() {\n        ai_job.spec.foo = Some(\"default\".to_string());\n    }",
+            "    if ai_job.spec.replicas.is_none() {\n        ai_job.spec.replicas = Some(1);\n    }",
+        ),
+        (
+            "    if old.spec.foo != new.spec.foo {\n        warnings.push(format!(\n            \"spec.foo changed from {:?} to {:?}\",\n            old.spec.foo, new.spec.foo\n        ));\n    }",
+            "    if old.spec.replicas != new.spec.replicas {\n        warnings.push(format!(\n            \"spec.replicas changed from {:?} to {:?}\",\n            old.spec.replicas, new.spec.replicas\n        ));\n    }",
+        ),
+        (
+            "    if ai_job.spec.foo.as_deref() == Some(\"\") {\n        return Err(Denied::new(\"spec.foo: must not be empty when set\"));\n    }",
+            "    if let Some(replicas) = ai_job.spec.replicas\n        && replicas > 100\n    {\n        return Err(Denied::new(format!(\n            \"spec.replicas: must be at most 100, got {replicas}\"\n        )));\n    }",
+        ),
+        (
+            "assert_eq!(obj.spec.foo.as_deref(), Some(\"default\"));",
+            "assert_eq!(obj.spec.replicas, Some(1));",
+        ),
+        (
+            "assert_eq!(obj.spec.foo.as_deref(), Some(\"mine\"));",
+            "assert_eq!(obj.spec.replicas, Some(3));",
+        ),
+        (
+            "json!([{\"op\": \"add\", \"path\": \"/spec/foo\", \"value\": \"default\"}])",
+            "json!([{\"op\": \"add\", \"path\": \"/spec/replicas\", \"value\": 1}])",
+        ),
+        (
+            "object(json!({\"foo\": \"mine\"}))",
+            "object(json!({\"modelName\": \"m\", \"gpuCount\": 1, \"replicas\": 3}))",
+        ),
+        (
+            "object(json!({}))",
+            "object(json!({\"modelName\": \"m\", \"gpuCount\": 1}))",
+        ),
+        (
+            "object(json!({\"foo\": \"\"}))",
+            "object(json!({\"modelName\": \"m\", \"gpuCount\": 1, \"replicas\": 200}))",
+        ),
+        (
+            "\"spec.foo: must not be empty when set\"",
+            "\"spec.replicas: must be at most 100, got 200\"",
+        ),
+        (
+            "object(json!({\"foo\": value}))",
+            "object(json!({\"modelName\": value, \"gpuCount\": 1, \"replicas\": i32::from(value == \"b\") + 1}))",
+        ),
+        (
+            "\"spec.foo changed from Some(\\\"a\\\") to Some(\\\"b\\\")\"",
+            "\"spec.replicas changed from Some(1) to Some(2)\"",
+        ),
+    ];
+    for (from, to) in edits {
+        assert!(text.contains(from), "the scaffold no longer holds {from:?}");
+        text = text.replace(from, to);
+    }
+    let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+    for line in code {
+        assert!(!line.contains("foo"), "left over: {line}");
+    }
+    std::fs::write(&path, text).unwrap();
+}
+
+#[test]
+fn case_a_webhooks_build_serve_https_and_render() {
+    if skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    std::fs::create_dir(&dir).unwrap();
+    rsbuilder_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            "example.com/ai-operator",
+        ],
+    );
+    let gvk = ["--group", "ai", "--version", "v1", "--kind", "AIJob"];
+    rsbuilder_ok(&dir, &[&["create", "api"][..], &gvk].concat());
+    rsbuilder_ok(
+        &dir,
+        &[
+            &["create", "webhook"][..],
+            &gvk,
+            &["--defaulting", "--programmatic-validation"],
+        ]
+        .concat(),
+    );
+    rsbuilder_ok(&dir, &["manifests"]);
+    let manifests = std::fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    assert!(manifests.contains("path: /mutate-ai-ai-example-com-v1-aijob"));
+    assert!(manifests.contains("path: /validate-ai-ai-example-com-v1-aijob"));
+
+    let out = Command::new("rustfmt")
+        .args(["--edition", "2024", "--check"])
+        .args([
+            "src/webhook/mod.rs",
+            "src/webhook/testing.rs",
+            "src/webhook/v1/mod.rs",
+            "src/webhook/v1/aijob_webhook.rs",
+        ])
+        .current_dir(&dir)
+        .output();
+    match out {
+        Ok(out) => assert!(
+            out.status.success(),
+            "{}",
+            describe("rustfmt --check", &dir, &out)
+        ),
+        Err(_) => eprintln!("skipping the rustfmt check: rustfmt is not installed"),
+    }
+
+    cargo(&dir, &["build"]);
+    assert_passed(&cargo(&dir, &["test"]), WEBHOOK_TESTS);
+    render_default(&dir);
+
+    // Case A: the seed's spec and webhooks.
+    seed_spec_edit(&dir);
+    seed_webhook_edit(&dir);
+    assert_passed(&cargo(&dir, &["test", "--lib", "webhook::"]), WEBHOOK_TESTS);
+    rsbuilder_ok(&dir, &["manifests"]);
+}
