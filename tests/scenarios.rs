@@ -328,7 +328,11 @@ fn a_file_where_a_directory_should_be() {
     assert_fails_unchanged(
         &dir,
         plain(&["manifests"]),
-        &["config/crd", "is not a directory"],
+        &[
+            "config/crd",
+            "is not a directory",
+            "move or rename that file",
+        ],
     );
 }
 
@@ -349,7 +353,7 @@ fn symlinks_leading_out_of_the_project_are_refused() {
         plain(&args),
         &[
             "src/controller",
-            "symbolic link that leads outside the project",
+            "symbolic link that leads outside the project; replace it",
         ],
     );
     assert!(outside_is_empty(), "wrote outside the project");
@@ -365,7 +369,7 @@ fn symlinks_leading_out_of_the_project_are_refused() {
         plain(&args),
         &[
             "src/main.rs",
-            "symbolic link that leads outside the project",
+            "symbolic link that leads outside the project; replace it",
         ],
     );
     assert_eq!(std::fs::read(&target).unwrap(), main_before);
@@ -382,7 +386,10 @@ fn symlinks_leading_out_of_the_project_are_refused() {
     assert_fails_unchanged(
         &dir,
         plain(&args),
-        &[CONTROLLER, "symbolic link that leads outside the project"],
+        &[
+            CONTROLLER,
+            "symbolic link that leads outside the project; replace it",
+        ],
     );
     assert!(outside_is_empty(), "wrote outside the project");
     assert!(
@@ -400,7 +407,10 @@ fn symlinks_leading_out_of_the_project_are_refused() {
     assert_fails_unchanged(
         &dir,
         plain(&["init", "--domain", "ai.example.com"]),
-        &["config", "symbolic link that leads outside the project"],
+        &[
+            "config",
+            "symbolic link that leads outside the project; replace it",
+        ],
     );
     assert!(outside_is_empty(), "wrote outside the project");
 
@@ -414,7 +424,7 @@ fn symlinks_leading_out_of_the_project_are_refused() {
         plain(&["manifests"]),
         &[
             "config/crd/bases",
-            "symbolic link that leads outside the project",
+            "symbolic link that leads outside the project; replace it",
         ],
     );
     assert!(outside_is_empty(), "wrote outside the project");

@@ -63,7 +63,9 @@ pub enum ScaffoldError {
         path: PathBuf,
     },
     /// A path (or one of its parents) is a symbolic link that leads outside the project.
-    #[error("refusing to write {path}: {link} is a symbolic link that leads outside the project")]
+    #[error(
+        "refusing to write {path}: {link} is a symbolic link that leads outside the project; replace it with a real directory or file inside the project"
+    )]
     SymlinkEscape {
         /// Offending path.
         path: PathBuf,
@@ -71,7 +73,9 @@ pub enum ScaffoldError {
         link: PathBuf,
     },
     /// A parent of the path exists but is not a directory.
-    #[error("cannot write {path}: {parent} exists and is not a directory")]
+    #[error(
+        "cannot write {path}: {parent} exists and is not a directory; move or rename that file, then re-run"
+    )]
     NotADirectory {
         /// Offending path.
         path: PathBuf,
@@ -86,7 +90,7 @@ pub enum ScaffoldError {
     },
     /// A file to insert into does not exist.
     #[error(
-        "{path} does not exist, so the +kubebuilder:scaffold:{marker} fragment cannot be inserted into it"
+        "{path} does not exist, so the +kubebuilder:scaffold:{marker} fragment cannot be inserted into it; restore the file (with its `+kubebuilder:scaffold:{marker}` marker line), then re-run"
     )]
     MissingFile {
         /// Offending path.
