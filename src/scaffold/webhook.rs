@@ -845,3 +845,77 @@ pub fn next_steps(opts: &WebhookOptions) -> String {
     out.push_str("  deploying needs cert-manager in the cluster (config/certmanager issues the serving certificate).\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(defaulting: bool, validation: bool, conversion: bool) -> WebhookOptions {
+        WebhookOptions {
+            group: "ai".into(),
+            version: "v1".into(),
+            kind: "AIJob".into(),
+            defaulting,
+            validation,
+            conversion,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn flags_need_a_webhook_type_and_consistent_extras() {
+        let none = check_flags(&opts(false, false, false)).unwrap_err();
+        assert!(none.contains("--programmatic-validation"), "{none}");
+        assert_eq!(check_flags(&opts(true, false, false)), Ok(()));
+        let mut o = opts(false, true, false);
+        o.validation_path = Some("/validate-it".into());
+        assert_eq!(check_flags(&o), Ok(()));
+        o.validation_path = Some("validate it".into());
+        assert!(check_flags(&o).unwrap_err().contains("--validation-path"));
+        o.validation_path = Some("/a,b".into());
+        assert!(
+            check_flags(&o).is_err(),
+            "a comma would end the marker argument"
+        );
+        let mut o = opts(false, false, true);
+        assert!(check_flags(&o).unwrap_err().contains("--spoke"));
+        o.spoke = vec!["v2".into()];
+        assert_eq!(check_flags(&o), Ok(()));
+    }
+
+    #[test]
+    fn dependencies_are_found_per_section() {
+        let toml = "[dependencies]\nhyper = \"1\"\n\"json-patch\" = \"4\"\n\n[dev-dependencies]\nrcgen = \"0.14\"\n";
+        assert!(has_dependency(toml, "dependencies", "hyper"));
+        assert!(has_dependency(toml, "dependencies", "json-patch"));
+        assert!(!has_dependency(toml, "dev-dependencies", "hyper"));
+        assert!(has_dependency(toml, "dev-dependencies", "rcgen"));
+        assert!(!has_dependency(toml, "dependencies", "rcgen"));
+    }
+
+    #[test]
+    fn names_follow_kubebuilder() {
+        let project = Project::new(
+            "ai.example.com",
+            "example.com/ai-operator",
+            "ai-operator",
+            false,
+        );
+        let r = Resource::custom("ai", "ai.example.com", "v1", "AIJob", None, true).unwrap();
+        let n = names(&project, &r, None, &opts(true, true, false));
+        assert_eq!(n.defaulting_path, "/mutate-ai-ai-example-com-v1-aijob");
+        assert_eq!(n.validation_path, "/validate-ai-ai-example-com-v1-aijob");
+        assert_eq!(n.type_path, "crate::api::v1::AIJob");
+        assert_eq!(n.marker_group, "ai.ai.example.com");
+        assert_eq!(n.crate_name, "ai_operator");
+        let pod = Resource::builtin("core", "v1", "Pod").unwrap().unwrap();
+        let n = names(&project, &pod, None, &opts(true, false, false));
+        assert_eq!(n.marker_group, "\"\"");
+        assert_eq!(n.type_path, "k8s_openapi::api::core::v1::Pod");
+        let t = Resource::custom("ai", "ai.example.com", "v1", "Type", None, true).unwrap();
+        assert_eq!(
+            names(&project, &t, None, &opts(true, false, false)).var,
+            "type_obj"
+        );
+    }
+}
