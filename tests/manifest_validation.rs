@@ -553,6 +553,25 @@ fn checkov_fails_no_check_that_applies_to_an_operator() {
     );
 }
 
+/// scripts/validate-manifests.sh skips exactly the accepted checks.
+#[test]
+fn the_validation_script_accepts_the_same_checks() {
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/validate-manifests.sh"),
+    )
+    .unwrap();
+    let list = script
+        .lines()
+        .find_map(|l| l.strip_prefix("accepted=\""))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("accepted=\"...\" in scripts/validate-manifests.sh");
+    let mut in_script: Vec<&str> = list.split(',').collect();
+    in_script.sort_unstable();
+    let mut here: Vec<&str> = ACCEPTED_CHECKS.iter().map(|(id, _)| *id).collect();
+    here.sort_unstable();
+    assert_eq!(in_script, here);
+}
+
 #[test]
 fn accepted_checks_are_justified_in_docs() {
     let doc =
