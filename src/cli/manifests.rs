@@ -69,6 +69,9 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     } else {
         (dir.clone(), output_dir.clone())
     };
+    if let Some(warning) = k8s_version_warning(&dir) {
+        eprintln!("warning: {warning}");
+    }
     let output = match generate(&Options {
         paths,
         output_dir: gen_output_dir,
@@ -107,4 +110,45 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     let done = plan.apply()?;
     print!("{}", crate::scaffold::report(&done));
     Ok(super::EXIT_OK)
+}
+
+/// When the project's Cargo.toml selects a k8s-openapi Kubernetes version other than the one
+/// rsbuilder links (`v1_37`), embedded k8s-openapi types (ResourceRequirements, Condition, …)
+/// are inlined by `crd()` as of that other version; say so.
+fn k8s_version_warning(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let ours = super::versions::K8S_FEATURE;
+    let line = text.lines().find(|l| {
+        l.trim_start().starts_with("k8s-openapi") || l.contains("package = \"k8s-openapi\"")
+    })?;
+    let feature = line
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|w| w.starts_with("v1_") || *w == "latest" || *w == "earliest")?;
+    if feature == ours || feature == "latest" {
+        return None;
+    }
+    Some(format!(
+        "Cargo.toml selects k8s-openapi feature `{feature}`, rsbuilder inlines k8s-openapi types as of `{ours}`: \
+fields and descriptions of embedded Kubernetes types (ResourceRequirements, Condition, …) may differ from what crd() gives in this crate"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warns_when_the_crate_selects_another_kubernetes_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |s: &str| std::fs::write(dir.path().join("Cargo.toml"), s).unwrap();
+        write("[dependencies]\nk8s-openapi = { version = \"0.29\", features = [\"v1_33\"] }\n");
+        let w = k8s_version_warning(dir.path()).unwrap();
+        assert!(w.contains("`v1_33`") && w.contains("`v1_37`"), "{w}");
+        write(
+            "[dependencies]\nk8s-openapi = { version = \"0.29\", features = [\"v1_37\", \"schemars\"] }\n",
+        );
+        assert_eq!(k8s_version_warning(dir.path()), None);
+        write("[dependencies]\nkube = \"5\"\n");
+        assert_eq!(k8s_version_warning(dir.path()), None);
+    }
 }

@@ -35,6 +35,9 @@ pub struct Deriver<'c, 'a> {
     in_progress: Vec<(ModId, String)>,
     /// Type parameters of the generic user types being derived (innermost last).
     generics: Vec<HashMap<String, Eval>>,
+    /// Schemas of parameterless known types (k8s-openapi, primitives), computed once per run:
+    /// they depend only on the generator settings.
+    leaves: HashMap<String, Eval>,
 }
 
 /// A failure already recorded in [`Deriver::diags`].
@@ -53,6 +56,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             cache: HashMap::new(),
             in_progress: Vec::new(),
             generics: Vec::new(),
+            leaves: HashMap::new(),
         }
     }
 
@@ -141,7 +145,18 @@ impl<'c, 'a> Deriver<'c, 'a> {
     }
 
     fn leaf(&mut self, name: &str) -> Eval {
-        known::leaf_type(name).expect("leaf type is in the table")(&mut self.generator)
+        self.known_leaf(name).expect("leaf type is in the table")
+    }
+
+    /// A parameterless known type's schema, from schemars, cached for the run.
+    fn known_leaf(&mut self, path: &str) -> Option<Eval> {
+        if let Some(e) = self.leaves.get(path) {
+            return Some(e.clone());
+        }
+        let f = known::leaf_type(path)?;
+        let e = f(&mut self.generator);
+        self.leaves.insert(path.to_string(), e.clone());
+        Some(e)
     }
 
     fn type_args(path: &syn::Path) -> Vec<syn::Type> {
@@ -215,8 +230,8 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 }
             }
             Resolved::External(p) => {
-                if let Some(f) = known::leaf_type(&p) {
-                    return Ok(f(&mut self.generator));
+                if let Some(e) = self.known_leaf(&p) {
+                    return Ok(e);
                 }
                 if let Some(g) = known::std_generic(&p) {
                     match g {
@@ -418,7 +433,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         let mut eval = self.container(m, &cont, &cattrs, &input)?;
         if kube_schema {
             self.apply_x_kube(m, &cont, &cattrs, &input, original_attrs, &mut eval.schema)?;
-            eval.non_optional = eval.schema.clone();
+            eval = Eval::plain(eval.schema);
         }
         let _ = input.span();
         Ok(eval)
@@ -510,7 +525,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             None => self.ty(m, f.ty)?,
         };
         let mut schema = if fa.validation.required {
-            eval.non_optional
+            eval.into_non_optional()
         } else {
             eval.schema
         };
@@ -603,7 +618,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             };
             let is_option = eval.is_option;
             let mut sub = if fa.validation.required {
-                eval.non_optional
+                eval.into_non_optional()
             } else {
                 eval.schema
             };
@@ -1259,10 +1274,11 @@ fn probe_transforms(schema: &Schema) -> Result<Value, String> {
         .unwrap_or(Value::Null))
 }
 
-/// Runs `crd()`'s transforms in order; a panic in kube-core's rewriter becomes its message.
+/// Runs `crd()`'s transforms in order; a panic in kube-core's rewriter becomes its message
+/// (and leaves `schema` empty).
 pub fn run_transforms(schema: &mut Schema) -> Result<(), String> {
     let mut settings = known::crd_settings();
-    let mut work = schema.clone();
+    let mut work = std::mem::take(schema);
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

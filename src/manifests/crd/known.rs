@@ -19,17 +19,28 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 pub struct Eval {
     /// `T::json_schema` / `subschema_for::<T>()`.
     pub schema: Schema,
-    /// `T::_schemars_private_non_optional_json_schema` (the inner schema of an `Option`).
-    pub non_optional: Schema,
+    /// `T::_schemars_private_non_optional_json_schema` (the inner schema of an `Option`);
+    /// `None` when it is `schema` itself (every type but `Option`).
+    non_optional: Option<Schema>,
     /// `T::_schemars_private_is_option()`.
     pub is_option: bool,
 }
 
 impl Eval {
+    /// The schema `#[schemars(required)]` uses: the inner schema of an `Option`.
+    pub fn non_optional(&self) -> &Schema {
+        self.non_optional.as_ref().unwrap_or(&self.schema)
+    }
+
+    /// Takes the schema `#[schemars(required)]` uses.
+    pub fn into_non_optional(self) -> Schema {
+        self.non_optional.unwrap_or(self.schema)
+    }
+
     /// A plain (non-`Option`) schema.
     pub fn plain(schema: Schema) -> Self {
         Self {
-            non_optional: schema.clone(),
+            non_optional: None,
             schema,
             is_option: false,
         }
@@ -43,12 +54,13 @@ thread_local! {
 /// Placeholder for the `N`th type argument of a container; see the module docs.
 pub struct Hole<const N: usize>;
 
-fn hole<const N: usize>() -> Eval {
+fn hole<const N: usize, T>(pick: impl FnOnce(&Eval) -> T, missing: T) -> T {
     HOLES.with(|h| {
         h.borrow()
             .last()
-            .and_then(|f| f.get(N).cloned())
-            .unwrap_or_else(|| Eval::plain(Schema::default()))
+            .and_then(|f| f.get(N))
+            .map(pick)
+            .unwrap_or(missing)
     })
 }
 
@@ -63,13 +75,13 @@ impl<const N: usize> JsonSchema for Hole<N> {
         format!("rsbuilder::Hole<{N}>").into()
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        hole::<N>().schema
+        hole::<N, _>(|e| e.schema.clone(), Schema::default())
     }
     fn _schemars_private_non_optional_json_schema(_: &mut SchemaGenerator) -> Schema {
-        hole::<N>().non_optional
+        hole::<N, _>(|e| e.non_optional().clone(), Schema::default())
     }
     fn _schemars_private_is_option() -> bool {
-        hole::<N>().is_option
+        hole::<N, _>(|e| e.is_option, false)
     }
 }
 
@@ -77,8 +89,9 @@ impl<const N: usize> JsonSchema for Hole<N> {
 fn with_holes<T: JsonSchema + ?Sized>(g: &mut SchemaGenerator, args: Vec<Eval>) -> Eval {
     HOLES.with(|h| h.borrow_mut().push(args));
     let schema = g.subschema_for::<T>();
-    let non_optional = T::_schemars_private_non_optional_json_schema(g);
     let is_option = T::_schemars_private_is_option();
+    // Only `Option` (and what forwards to it) has a non-optional schema of its own.
+    let non_optional = is_option.then(|| T::_schemars_private_non_optional_json_schema(g));
     HOLES.with(|h| h.borrow_mut().pop());
     Eval {
         schema,
@@ -360,7 +373,7 @@ mod tests {
             _ => unreachable!(),
         };
         assert!(opt.is_option);
-        assert_eq!(opt.non_optional, inner.schema);
+        assert_eq!(*opt.non_optional(), inner.schema);
         assert_eq!(
             opt.schema.clone().to_value(),
             serde_json::json!({"type": ["integer", "null"], "format": "int32"})
