@@ -161,9 +161,17 @@ fn bench_manifests(c: &mut Criterion) {
     let out = generate(&synthetic_opts).unwrap_or_else(|e| panic!("synthetic crate: {e}"));
     assert_eq!(out.files.len(), 1000, "the synthetic crate has 1,000 CRDs");
 
+    // A tenth of the kinds, to see how the cost scales with the crate size.
+    let small = tempfile::tempdir().unwrap();
+    write_synthetic_crate(small.path(), 100);
+    let small_opts = options(small.path());
+
     let mut group = c.benchmark_group("manifests");
     group.bench_function("seed_project", |b| b.iter(|| generate(&seed_opts).unwrap()));
     group.sample_size(10);
+    group.bench_function("synthetic_100_kinds", |b| {
+        b.iter(|| generate(&small_opts).unwrap())
+    });
     group.bench_function("synthetic_1000_kinds", |b| {
         b.iter(|| generate(&synthetic_opts).unwrap())
     });
