@@ -471,7 +471,27 @@ fn common_item(c: &mut Common, m: &Meta) -> syn::Result<bool> {
     match name.as_str() {
         "title" => c.title = Some(value_expr(m)?),
         "description" => c.description = Some(value_expr(m)?),
-        "example" => c.examples.push(value_expr(m)?),
+        "example" => {
+            let e = value_expr(m)?;
+            // As schemars: a string literal that reads as a path is refused (it used to name a
+            // function).
+            if let Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &e
+            {
+                if s.parse::<syn::Path>().is_ok() {
+                    return Err(syn::Error::new_spanned(
+                        &e,
+                        format!(
+                            "`example` string literals that read as a path are refused by schemars; write `example = {v}()` for a function or `example = &\"{v}\"` for the text",
+                            v = s.value()
+                        ),
+                    ));
+                }
+            }
+            c.examples.push(e)
+        }
         "extend" => {
             let Meta::List(l) = m else {
                 return Err(syn::Error::new_spanned(
@@ -487,6 +507,9 @@ fn common_item(c: &mut Common, m: &Meta) -> syn::Result<bool> {
                     let mut value = TokenStream::new();
                     while !input.is_empty() && !input.peek(Token![,]) {
                         value.extend([input.parse::<proc_macro2::TokenTree>()?]);
+                    }
+                    if value.is_empty() {
+                        return Err(syn::Error::new(key.span(), "expected an extension value"));
                     }
                     out.push((key.value(), value));
                     if input.peek(Token![,]) {

@@ -247,10 +247,19 @@ pub fn parse(ident: &syn::Ident, attrs: &[syn::Attribute]) -> syn::Result<KubeAt
                     }
                     "status" => {
                         let e = nv(&m)?;
-                        k.status = Some(
-                            syn::parse_str(&lit_str(e)?)
-                                .map_err(|err| syn::Error::new_spanned(e, err.to_string()))?,
-                        )
+                        // Parsed from the literal so the path keeps the literal's position.
+                        k.status = Some(match e {
+                            Expr::Lit(syn::ExprLit {
+                                lit: syn::Lit::Str(s),
+                                ..
+                            }) => s.parse()?,
+                            other => {
+                                return Err(syn::Error::new_spanned(
+                                    other,
+                                    "expected a string literal",
+                                ));
+                            }
+                        })
                     }
                     "category" => k.categories.push(lit_str(nv(&m)?)?),
                     "shortname" => k.shortnames.push(lit_str(nv(&m)?)?),
