@@ -48,7 +48,10 @@ pub fn review(body: &[u8]) -> ConversionReview {
 /// Converts one object to `desired_api_version` with the function of its group and kind.
 /// Objects already at that version are returned as they are.
 pub fn convert_object(object: Value, desired_api_version: &str) -> Result<Value, String> {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default().to_string();
+    let api_version = object["apiVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let kind = object["kind"].as_str().unwrap_or_default().to_string();
     if api_version == desired_api_version {
         return Ok(object);

@@ -13,7 +13,10 @@ pub type Hub = {{ n.type_path }};
 
 /// Converts an object of kind `{{ n.kind }}` to `desired_api_version`, through the hub.
 pub fn convert(object: Value, desired_api_version: &str) -> Result<Value, String> {
-    let from = object["apiVersion"].as_str().unwrap_or_default().to_string();
+    let from = object["apiVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let hub: Hub = match from.as_str() {
         "{{ n.api_version }}" => typed(object)?,
 {%- for s in spokes %}
@@ -97,7 +100,8 @@ mod tests {
         let response = answer.response.expect("a response");
         assert_eq!(response.uid, "c0a1b2c3-0000-4000-8000-000000000003");
         assert_eq!(response.converted_objects.len(), 1);
-        assert_eq!(response.converted_objects[0]["apiVersion"], "{{ n.api_version }}");
+        let converted = &response.converted_objects[0];
+        assert_eq!(converted["apiVersion"], "{{ n.api_version }}");
     }
 {% endfor -%}
 }
