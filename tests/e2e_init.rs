@@ -96,34 +96,52 @@ fn no_cluster_exit(manager: &Path) {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
-/// A stand-in API server that answers every request with `/version` JSON: enough for the
-/// manager's startup check. Returns its port.
-fn fake_api_server() -> u16 {
+/// The Lease stored by [`fake_api_server`].
+type LeaseStore = std::sync::Arc<std::sync::Mutex<Option<serde_json::Value>>>;
+
+/// A stand-in API server, enough for the manager: `/version`, and one coordination.k8s.io
+/// Lease (GET, POST, PATCH merging `spec`, `null` removing a field). Returns its port and
+/// the Lease as stored.
+fn fake_api_server() -> (u16, LeaseStore) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    let store = LeaseStore::default();
+    let lease = store.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let lease = lease.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 loop {
-                    // Read one request head (requests carry no body here).
-                    let mut line = String::new();
-                    let mut first = true;
+                    let mut request_line = String::new();
+                    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut length = 0;
                     loop {
-                        line.clear();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        let mut header = String::new();
+                        if reader.read_line(&mut header).unwrap_or(0) == 0 {
                             return;
                         }
-                        if line == "\r\n" && !first {
+                        if header == "\r\n" {
                             break;
                         }
-                        first = false;
+                        if let Some((name, value)) = header.split_once(':')
+                            && name.eq_ignore_ascii_case("content-length")
+                        {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
                     }
-                    let body = r#"{"major":"1","minor":"37","gitVersion":"v1.37.0","gitCommit":"","gitTreeState":"","buildDate":"","goVersion":"","compiler":"","platform":"linux/amd64"}"#;
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let (status, reply) = answer(&request_line, &body, &lease);
+                    let reply = reply.to_string();
                     let response = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                        body.len()
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
+                        reply.len()
                     );
                     if stream.write_all(response.as_bytes()).is_err() {
                         return;
@@ -132,7 +150,61 @@ fn fake_api_server() -> u16 {
             });
         }
     });
-    port
+    (port, store)
+}
+
+fn not_found() -> serde_json::Value {
+    serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                       "message": "not found", "reason": "NotFound", "code": 404})
+}
+
+fn answer(
+    request_line: &str,
+    body: &[u8],
+    lease: &LeaseStore,
+) -> (&'static str, serde_json::Value) {
+    use serde_json::json;
+    let mut parts = request_line.split_whitespace();
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    if path.starts_with("/version") {
+        return (
+            "200 OK",
+            json!({"major": "1", "minor": "37", "gitVersion": "v1.37.0", "gitCommit": "",
+                   "gitTreeState": "", "buildDate": "", "goVersion": "", "compiler": "",
+                   "platform": "linux/amd64"}),
+        );
+    }
+    if !path.starts_with("/apis/coordination.k8s.io/v1/namespaces/") {
+        return ("404 Not Found", not_found());
+    }
+    let mut stored = lease.lock().unwrap();
+    let body: serde_json::Value = serde_json::from_slice(body).unwrap_or(json!({}));
+    match (method, stored.as_mut()) {
+        ("GET", Some(current)) => ("200 OK", current.clone()),
+        ("POST", None) => {
+            let mut created = body;
+            created["metadata"]["resourceVersion"] = json!("1");
+            if created.get("spec").is_none_or(|s| s.is_null()) {
+                created["spec"] = json!({});
+            }
+            *stored = Some(created.clone());
+            ("201 Created", created)
+        }
+        ("PATCH", Some(current)) => {
+            if let Some(spec) = body.get("spec").and_then(|s| s.as_object()) {
+                for (key, value) in spec {
+                    let target = current["spec"].as_object_mut().unwrap();
+                    if value.is_null() {
+                        target.remove(key);
+                    } else {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            ("200 OK", current.clone())
+        }
+        _ => ("404 Not Found", not_found()),
+    }
 }
 
 fn free_port() -> u16 {
@@ -155,8 +227,12 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 
 /// Starts the manager against the fake API server, checks probes and metrics, sends
 /// SIGTERM and expects a clean exit (status 0) within 15 seconds.
-fn serves_and_stops_on_sigterm(manager: &Path, scratch: &Path) -> String {
-    let api = fake_api_server();
+fn serves_and_stops_on_sigterm(
+    manager: &Path,
+    scratch: &Path,
+    extra_args: &[&str],
+) -> (String, Option<serde_json::Value>) {
+    let (api, lease) = fake_api_server();
     let kubeconfig = scratch.join("kubeconfig");
     std::fs::write(
         &kubeconfig,
@@ -169,6 +245,7 @@ fn serves_and_stops_on_sigterm(manager: &Path, scratch: &Path) -> String {
     let mut child = Command::new(manager)
         .arg(format!("--metrics-bind-address=127.0.0.1:{metrics}"))
         .arg(format!("--health-probe-bind-address=127.0.0.1:{probes}"))
+        .args(extra_args)
         .env("KUBECONFIG", &kubeconfig)
         .env_remove("KUBERNETES_SERVICE_HOST")
         .env("RUST_LOG", "info")
@@ -223,7 +300,8 @@ fn serves_and_stops_on_sigterm(manager: &Path, scratch: &Path) -> String {
     assert!(out.status.success(), "exit {:?}:\n{stderr}", out.status);
     assert!(stderr.contains("received SIGTERM"), "{stderr}");
     assert!(stderr.contains("manager stopped"), "{stderr}");
-    stderr
+    let lease = lease.lock().unwrap().clone();
+    (stderr, lease)
 }
 
 fn kustomize(dir: &Path) {
@@ -310,13 +388,17 @@ fn generated_project_builds_tests_renders_and_runs() {
     kustomize(&dir);
 
     no_cluster_exit(&manager);
-    serves_and_stops_on_sigterm(&manager, tmp.path());
+    serves_and_stops_on_sigterm(&manager, tmp.path(), &[]);
 
     // The markers' contract, with code inserted as later commands do.
     insert_demo_controller_and_webhook(&dir);
     let manager = build_manager(&dir, tmp.path());
     cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
-    let log = serves_and_stops_on_sigterm(&manager, tmp.path());
+    let (log, lease) = serves_and_stops_on_sigterm(&manager, tmp.path(), &[]);
+    assert!(
+        lease.is_none(),
+        "no Lease without --leader-elect: {lease:?}"
+    );
     for line in [
         "demo webhook server started",
         "demo controller started",
@@ -324,4 +406,21 @@ fn generated_project_builds_tests_renders_and_runs() {
     ] {
         assert!(log.contains(line), "{line} missing in\n{log}");
     }
+
+    // With --leader-elect: the Lease is taken before controllers start and given up at exit.
+    let (log, lease) = serves_and_stops_on_sigterm(&manager, tmp.path(), &["--leader-elect"]);
+    let acquired = log.find("acquired the leader-election Lease").expect(&log);
+    let started = log.find("demo controller started").expect(&log);
+    assert!(acquired < started, "{log}");
+    assert!(
+        log.contains("lease=default/ai-operator.ai.example.com"),
+        "{log}"
+    );
+    let lease = lease.expect("the manager created its Lease");
+    assert_eq!(lease["metadata"]["name"], "ai-operator.ai.example.com");
+    assert!(
+        lease["spec"].get("holderIdentity").is_none(),
+        "the Lease is released at exit: {lease}"
+    );
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
 }
