@@ -167,8 +167,17 @@ struct Role {
 const ROLES: [Role; 3] = [
     Role {
         name: "admin",
-        purpose: "Admin: every verb on the objects (`*`); it grants no right over RBAC itself.",
-        verbs: &["'*'"],
+        purpose: "Admin: every verb on the objects, listed rather than `*` so a future verb is not granted; it grants no right over RBAC itself.",
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
     },
     Role {
         name: "editor",
