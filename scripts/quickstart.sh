@@ -122,6 +122,6 @@ The AIJob operator is in $project:
   config/webhook/manifests.yaml          the webhook configurations (from +kubebuilder:webhook markers)
   config/default/                        kustomize entry point: kubectl apply -k config/default
 The manager binary: $gen_target/debug/manager (a shared target directory: run it with
-`cargo run --bin manager` in the project, which rebuilds it if another project replaced it).
+"cargo run --bin manager" in the project, which rebuilds it if another project replaced it).
 The finished operator, with the reconcile logic of the seed, is in $repo/examples/ai-operator.
 EOF
