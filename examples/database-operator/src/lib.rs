@@ -1,0 +1,26 @@
+// Copyright 2026 The rsbuilder authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! database-operator: a Kubernetes operator written in Rust on kube-rs, scaffolded by rsbuilder.
+//!
+//! - [`manager`]: the manager's flags, the [`manager::Manager`] handle every controller
+//!   receives, reconcile metrics, and the metrics and health endpoints.
+//!
+//! `rsbuilder create api` adds the `api` (custom resource types) and `controller` modules;
+//! `rsbuilder create webhook` adds `webhook`.
+
+pub mod api;
+pub mod controller;
+pub mod manager;
+// +kubebuilder:scaffold:modules
