@@ -16,20 +16,20 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The desired state of a `{{ n.kind }}` object: its `spec`.
-///
-/// Add your fields here. Each field becomes a property of `spec` in the CRD schema:
-/// - the field's doc comment becomes the property's `description`;
-/// - serde attributes name the property and decide whether it is required: names are camelCase
-///   (`rename_all` below), `Option<T>` and `#[serde(default)]` fields are optional, the others
-///   are required;
-/// - schemars attributes add validation: `#[schemars(range(min = 1, max = 100))]`,
-///   `#[schemars(length(max = 63))]`, `#[schemars(regex(pattern = r"^[a-z]+$"))]`;
-/// - CEL rules: derive `kube::KubeSchema` instead of `JsonSchema` and write
-///   `#[x_kube(validation = "self.minReplicas <= self.maxReplicas")]` on the struct or a field.
-///
-/// `Default` is derived so that tests can build objects (`{{ n.kind }}Spec::default()`); keep every
-/// field type `Default`, or change those tests.
+/// The `spec` of `{{ n.kind }}` objects: their desired state.
+//
+// Add your fields to this struct. Each becomes a property of `spec` in the CRD schema:
+// - a field's doc comment (`///`) becomes the property's `description`;
+// - serde attributes name the property and decide whether it is required: names are camelCase
+//   (`rename_all` below), `Option<T>` and `#[serde(default)]` fields are optional, the others
+//   are required;
+// - schemars attributes add validation: `#[schemars(range(min = 1, max = 100))]`,
+//   `#[schemars(length(max = 63))]`, `#[schemars(regex(pattern = r"^[a-z]+$"))]`;
+// - CEL rules: derive `kube::KubeSchema` instead of `JsonSchema` and write
+//   `#[x_kube(validation = "self.minReplicas <= self.maxReplicas")]` on the struct or a field.
+//
+// `Default` is derived so that tests can build objects (`{{ n.kind }}Spec::default()`); keep every
+// field type `Default`, or change those tests.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
 #[kube(
     group = "{{ n.group }}",
@@ -53,7 +53,7 @@ pub struct {{ n.kind }}Spec {
     pub foo: Option<String>,
 }
 
-/// The observed state of a `{{ n.kind }}` object: its `status`, written by the controller
+/// The `status` of `{{ n.kind }}` objects: their observed state, written by the controller
 /// through the status subresource.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
