@@ -602,6 +602,9 @@ fn the_manager_runs_locked_down() {
         let pod = &dep["spec"]["template"]["spec"];
         let v = r.variant;
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{v}");
+        // A high UID that no host user has (the distroless `nonroot` user, 65532).
+        let uid = pod["securityContext"]["runAsUser"].as_u64();
+        assert!(uid.is_some_and(|u| u >= 10000), "{v}: runAsUser {uid:?}");
         assert_eq!(
             pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault",
             "{v}"
@@ -676,6 +679,19 @@ fn rbac_is_least_privilege() {
             })
             .collect();
         assert!(!bound.is_empty(), "{v}: nothing bound to the manager");
+        // No role rendered at all (the per-kind admin/editor/viewer roles included) uses `*`.
+        for role in objs
+            .iter()
+            .filter(|o| o["kind"] == "Role" || o["kind"] == "ClusterRole")
+        {
+            for rule in role["rules"].as_array().into_iter().flatten() {
+                for field in ["apiGroups", "resources", "verbs"] {
+                    for item in rule[field].as_array().into_iter().flatten() {
+                        assert_ne!(item, "*", "{v}: wildcard in {}: {rule}", kind_name(role));
+                    }
+                }
+            }
+        }
         for (kind, name) in &bound {
             let role = find(&objs, kind, name)
                 .unwrap_or_else(|| panic!("{v}: bound {kind}/{name} not rendered"));
