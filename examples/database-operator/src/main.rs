@@ -130,7 +130,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         // Shutdown began while waiting for the Lease: start no controllers.
         return stop(&mgr, &mut controllers, &mut servers, leader, None).await;
     }
-    controllers.spawn(database_operator::controller::database_controller::run(mgr.clone()));
+    controllers.spawn(database_operator::controller::database_controller::run(
+        mgr.clone(),
+    ));
     // +kubebuilder:scaffold:controllers
 
     let failure = run_until_shutdown(&mgr, &mut controllers, &mut servers, &mut leader).await;

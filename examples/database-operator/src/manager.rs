@@ -46,7 +46,11 @@ pub enum LogFormat {
 
 /// The manager's command-line flags. Names and defaults follow a Kubebuilder manager.
 #[derive(Debug, Clone, clap::Parser)]
-#[command(name = "manager", version, about = "Runs the database-operator controllers")]
+#[command(
+    name = "manager",
+    version,
+    about = "Runs the database-operator controllers"
+)]
 pub struct Args {
     /// Address the metrics endpoint binds to (`:8080` = all interfaces, `0` = disabled).
     #[arg(long, default_value = ":8080")]

@@ -18,4 +18,5 @@
 //! manager starts each `run` from `src/main.rs`.
 
 pub mod database_controller;
+pub mod database_objects;
 // +kubebuilder:scaffold:controller-modules

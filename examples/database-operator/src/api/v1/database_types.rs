@@ -19,45 +19,109 @@
 //! reads them, without compiling, and writes the object that `Database::crd()` returns.
 //! Edit the types, then run it again.
 
+use k8s_openapi::api::core::v1::ResourceRequirements;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The `spec` of `Database` objects: their desired state.
+/// The desired state of a `Database` object: its `spec`.
+///
+/// `kubectl scale database <name> --replicas=3` writes `spec.replicas` through the scale
+/// subresource; the controller makes the StatefulSet follow it.
 //
-// Add your fields to this struct. Each becomes a property of `spec` in the CRD schema:
-// - a field's doc comment (`///`) becomes the property's `description`;
-// - serde attributes name the property and decide whether it is required: names are camelCase
-//   (`rename_all` below), `Option<T>` and `#[serde(default)]` fields are optional, the others
-//   are required;
-// - schemars attributes add validation: `#[schemars(range(min = 1, max = 100))]`,
-//   `#[schemars(length(max = 63))]`, `#[schemars(regex(pattern = r"^[a-z]+$"))]`;
-// - CEL rules: derive `kube::KubeSchema` instead of `JsonSchema` and write
-//   `#[x_kube(validation = "self.minReplicas <= self.maxReplicas")]` on the struct or a field.
-//
-// `Default` is derived so that tests can build objects (`DatabaseSpec::default()`); keep every
-// field type `Default`, or change those tests.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+// The printer columns use kube-derive's JSON form: with the structured form
+// (`printcolumn(name = .., type_ = "string", ..)`) clippy's `duplicated_attributes` lint
+// rejects the repeated `type_ = "string"`.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "database.example.com",
     version = "v1",
     kind = "Database",
     namespaced,
-    status = "DatabaseStatus"
+    status = "DatabaseStatus",
+    shortname = "db",
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.replicas"
+    ),
+    printcolumn = r#"{"name":"Engine","type":"string","jsonPath":".spec.engine"}"#,
+    printcolumn = r#"{"name":"Version","type":"string","jsonPath":".spec.version"}"#,
+    printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct DatabaseSpec {
-    /// An example field: replace it with your own. Being an `Option`, it is not required.
+    /// The database engine: `mysql`, `postgresql` or `mongodb`.
+    pub engine: Engine,
+    /// The engine's version, `major.minor` or `major.minor.patch`: the tag of the engine's
+    /// official image (`mysql:8.0`, `postgres:16.4`, `mongo:7.0`).
+    #[schemars(regex(pattern = r"^[0-9]+\.[0-9]+(\.[0-9]+)?$"))]
+    pub version: String,
+    /// The number of database pods, 1 to 10.
+    #[serde(default = "default_replicas")]
+    #[schemars(range(min = 1, max = 10))]
+    pub replicas: i32,
+    /// The size of each pod's data volume (`10Gi`), a PersistentVolumeClaim of the default
+    /// storage class. Without it the data lives in the pod and is lost when the pod goes.
+    /// Deleting the `Database` deletes its volumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub foo: Option<String>,
+    pub storage: Option<Quantity>,
+    /// CPU and memory requests and limits of the database container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
 }
 
-/// The `status` of `Database` objects: their observed state, written by the controller
+/// One replica unless `spec.replicas` says otherwise.
+fn default_replicas() -> i32 {
+    1
+}
+
+/// A database engine, written in lower case in the manifest.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// MySQL (image `mysql`, port 3306).
+    Mysql,
+    /// PostgreSQL (image `postgres`, port 5432).
+    Postgresql,
+    /// MongoDB (image `mongo`, port 27017).
+    Mongodb,
+}
+
+/// Where a `Database` is in its life.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum Phase {
+    /// Accepted; no database pod exists yet.
+    Pending,
+    /// Pods exist, but fewer than `spec.replicas` are ready.
+    Creating,
+    /// All `spec.replicas` pods are ready.
+    Running,
+    /// The objects could not be created, or a pod cannot start (image pull or crash loop).
+    Failed,
+}
+
+/// The observed state of a `Database` object: its `status`, written by the controller
 /// through the status subresource.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DatabaseStatus {
+    /// Where the database is in its life.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// The names of the database's pods, sorted.
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    /// The number of pods the StatefulSet has (read by `kubectl scale` through the scale
+    /// subresource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// The number of those pods that are ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_replicas: Option<i32>,
     /// The latest observations of the object's state; the controller maintains `Ready`.
     #[serde(default)]
     pub conditions: Vec<Condition>,
