@@ -20,11 +20,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_operator::manager::{self, Args, Manager, Metrics};
 use anyhow::Context as _;
 use clap::Parser as _;
 use tokio::task::{JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
+
+use ai_operator::manager::{self, Args, Manager, Metrics};
 // +kubebuilder:scaffold:imports
 
 /// How long the API server may take to answer the first request.
@@ -132,42 +133,62 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     // +kubebuilder:scaffold:webhooks
 
-    // Controllers run only on the replica that holds the lease (on every replica without
-    // --leader-elect). Should shutdown begin while waiting, they stop right after starting.
+    // Controllers run only on the replica that holds the Lease (on every replica without
+    // --leader-elect).
     let mut leader = elect_leader(&args, &mgr).await?;
+    if mgr.shutdown.is_cancelled() {
+        // Shutdown began while waiting for the Lease: start no controllers.
+        return stop(&mgr, &mut controllers, &mut servers, leader, None).await;
+    }
     controllers.spawn(ai_operator::controller::aijob_controller::run(mgr.clone()));
     // +kubebuilder:scaffold:controllers
 
-    let mut failure = None;
+    let failure = run_until_shutdown(&mgr, &mut controllers, &mut servers, &mut leader).await;
+    stop(&mgr, &mut controllers, &mut servers, leader, failure).await
+}
+
+/// Waits for shutdown: a signal, a controller or server that fails, or the loss of the
+/// Lease (the last three are returned as the error to exit with).
+async fn run_until_shutdown(
+    mgr: &Manager,
+    controllers: &mut JoinSet<anyhow::Result<()>>,
+    servers: &mut JoinSet<anyhow::Result<()>>,
+    leader: &mut Option<Leader>,
+) -> Option<anyhow::Error> {
     loop {
         tokio::select! {
-            _ = mgr.shutdown.cancelled() => break,
+            _ = mgr.shutdown.cancelled() => return None,
             Some(done) = controllers.join_next() => {
                 if let Some(err) = task_failure("a controller", done) {
-                    failure = Some(err);
-                    break;
+                    return Some(err);
                 }
             }
             Some(done) = servers.join_next() => {
                 if let Some(err) = task_failure("an HTTP server", done) {
-                    failure = Some(err);
-                    break;
+                    return Some(err);
                 }
             }
-            lost = lost_leadership(&mut leader) => {
-                failure = Some(lost);
-                break;
-            }
+            lost = lost_leadership(leader) => return Some(lost),
         }
     }
+}
 
+/// Stops everything: cancels the shutdown token, waits for the controllers, gives the Lease
+/// up, then stops the HTTP servers.
+async fn stop(
+    mgr: &Manager,
+    controllers: &mut JoinSet<anyhow::Result<()>>,
+    servers: &mut JoinSet<anyhow::Result<()>>,
+    leader: Option<Leader>,
+    failure: Option<anyhow::Error>,
+) -> anyhow::Result<()> {
     tracing::info!("shutting down");
     mgr.shutdown.cancel();
-    drain("controllers", &mut controllers).await;
+    drain("controllers", controllers).await;
     if let Some(leader) = leader {
         leader.release().await;
     }
-    drain("HTTP servers", &mut servers).await;
+    drain("HTTP servers", servers).await;
     match failure {
         Some(err) => Err(err),
         None => {
@@ -236,7 +257,7 @@ impl Leader {
         drop(self.is_leader); // closing the channel makes the lease task release the Lease
         match tokio::time::timeout(Duration::from_secs(5), self.task).await {
             Ok(Ok(Ok(_))) => {
-                tracing::info!(lease = %self.lease, "released the leader-election Lease")
+                tracing::info!(lease = %self.lease, "left leader election")
             }
             Ok(Ok(Err(err))) => {
                 tracing::warn!(lease = %self.lease, "releasing the Lease failed: {err}")

@@ -230,13 +230,14 @@ pub fn parse_bind_address(flag: &str, value: &str) -> anyhow::Result<Option<Sock
 }
 
 /// Installs the global tracing subscriber: logs go to stderr, as text or JSON, filtered by
-/// `RUST_LOG` (default `info`).
+/// `RUST_LOG` (default `info`); colours only when stderr is a terminal.
 pub fn init_tracing(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),

@@ -18,11 +18,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_operator::manager::{self, Args, LogFormat, Manager, Metrics};
 use axum::body::Body;
 use clap::Parser as _;
 use http::{Request, StatusCode};
 use tower_test::mock::Spawn;
+
+use ai_operator::manager::{self, Args, LogFormat, Manager, Metrics};
 
 /// Sends one request to an axum router and returns status, content type and body.
 async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {

@@ -46,11 +46,7 @@ pub enum LogFormat {
 
 /// The manager's command-line flags. Names and defaults follow a Kubebuilder manager.
 #[derive(Debug, Clone, clap::Parser)]
-#[command(
-    name = "manager",
-    version,
-    about = "Runs the pod-annotator controllers"
-)]
+#[command(name = "manager", version, about = "Runs the pod-annotator controllers")]
 pub struct Args {
     /// Address the metrics endpoint binds to (`:8080` = all interfaces, `0` = disabled).
     #[arg(long, default_value = ":8080")]
@@ -234,13 +230,14 @@ pub fn parse_bind_address(flag: &str, value: &str) -> anyhow::Result<Option<Sock
 }
 
 /// Installs the global tracing subscriber: logs go to stderr, as text or JSON, filtered by
-/// `RUST_LOG` (default `info`).
+/// `RUST_LOG` (default `info`); colours only when stderr is a terminal.
 pub fn init_tracing(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),

@@ -21,8 +21,9 @@ use std::time::Duration;
 use axum::body::Body;
 use clap::Parser as _;
 use http::{Request, StatusCode};
-use pod_annotator::manager::{self, Args, LogFormat, Manager, Metrics};
 use tower_test::mock::Spawn;
+
+use pod_annotator::manager::{self, Args, LogFormat, Manager, Metrics};
 
 /// Sends one request to an axum router and returns status, content type and body.
 async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {
