@@ -318,13 +318,14 @@ fn builtin_types_of_other_groups_resolve_through_k8s_openapi() {
     assert!(ingress.contains("groups=networking.k8s.io,resources=ingresses,verbs="));
     let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
     assert!(project.contains("path: k8s_openapi::api::networking::v1::Ingress"));
+    // main.rs is formatted by rustfmt after the insertion, which wraps the longer line.
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains(
-        "controllers.spawn(ai_operator::controller::deployment_controller::run(mgr.clone()));"
-    ));
+        "    controllers.spawn(ai_operator::controller::deployment_controller::run(\n        mgr.clone(),\n    ));\n"
+    ), "{main}");
     assert!(main.contains(
-        "controllers.spawn(ai_operator::controller::ingress_controller::run(mgr.clone()));"
-    ));
+        "    controllers.spawn(ai_operator::controller::ingress_controller::run(\n        mgr.clone(),\n    ));\n"
+    ), "{main}");
 }
 
 #[test]

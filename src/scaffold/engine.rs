@@ -221,7 +221,16 @@ impl Plan {
     pub fn resolve(&self) -> Result<Vec<Resolved>, ScaffoldError> {
         // path -> (original contents if the file existed, current planned contents)
         let mut files: BTreeMap<PathBuf, (Option<String>, Option<String>)> = BTreeMap::new();
+        // Rust files that received a fragment: formatted with rustfmt at the end, as
+        // Kubebuilder formats the Go files it edits, so the project stays `cargo fmt` clean
+        // however long the crate and kind names are.
+        let mut inserted_rust: std::collections::BTreeSet<PathBuf> = Default::default();
         for op in &self.ops {
+            if let FileOp::Insert { path, .. } = op
+                && path.extension().is_some_and(|e| e == "rs")
+            {
+                inserted_rust.insert(path.clone());
+            }
             let rel = match op {
                 FileOp::Create { path, .. } | FileOp::Insert { path, .. } => path,
             };
@@ -284,10 +293,16 @@ impl Plan {
                 }
             }
         }
+        let edition = rust_edition(&self.root);
         Ok(files
             .into_iter()
             .map(|(path, (original, planned))| {
-                let contents = planned.unwrap_or_default();
+                let mut contents = planned.unwrap_or_default();
+                if inserted_rust.contains(&path)
+                    && let Some(formatted) = rustfmt(&contents, &edition, &self.root)
+                {
+                    contents = formatted;
+                }
                 let action = match &original {
                     None => Action::Created,
                     Some(o) if *o == contents => Action::Unchanged,
@@ -498,6 +513,47 @@ impl Backup {
             let _ = std::fs::remove_file(link);
         }
     }
+}
+
+/// The Rust edition of the project at `root` (`edition = "..."` in its `Cargo.toml`),
+/// 2024 when it cannot be read.
+fn rust_edition(root: &Path) -> String {
+    std::fs::read_to_string(root.join("Cargo.toml"))
+        .ok()
+        .and_then(|toml| {
+            toml.lines().find_map(|line| {
+                let rest = line.trim().strip_prefix("edition")?.trim_start();
+                let value = rest.strip_prefix('=')?.trim().trim_matches('"');
+                (!value.is_empty()).then(|| value.to_string())
+            })
+        })
+        .unwrap_or_else(|| "2024".into())
+}
+
+/// `text` formatted by rustfmt (run in `root`, so the project's rustfmt.toml applies), or
+/// `None` when rustfmt is not installed or cannot format it (a syntax error in a user's
+/// file): the unformatted text is then kept, which still compiles.
+fn rustfmt(text: &str, edition: &str, root: &Path) -> Option<String> {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", edition])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let input = text.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().ok()?;
+    writer.join().ok()?.ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
 }
 
 enum Undo {

@@ -30,9 +30,12 @@ pub enum LogFormat {
     Json,
 }
 
+/// Default name of the leader-election Lease: `<project>.<domain>`.
+pub const LEADER_ELECTION_ID: &str = "{{ p.leader_election_id }}";
+
 /// The manager's command-line flags. Names and defaults follow a Kubebuilder manager.
 #[derive(Debug, Clone, clap::Parser)]
-#[command(name = "manager", version, about = "Runs the {{ p.project_name }} controllers")]
+#[command(name = "manager", version, about = "Runs the operator's controllers")]
 pub struct Args {
     /// Address the metrics endpoint binds to (`:8080` = all interfaces, `0` = disabled).
     #[arg(long, default_value = ":8080")]
@@ -51,7 +54,7 @@ pub struct Args {
     pub leader_election_namespace: Option<String>,
 
     /// Name of the leader-election Lease.
-    #[arg(long, default_value = "{{ p.leader_election_id }}")]
+    #[arg(long, default_value = LEADER_ELECTION_ID)]
     pub leader_election_id: String,
 
 {%- if p.namespaced %}

@@ -42,7 +42,8 @@ fn flags_default_like_a_kubebuilder_manager() {
     assert_eq!(args.health_probe_bind_address, ":8081");
     assert!(!args.leader_elect);
     assert_eq!(args.leader_election_namespace, None);
-    assert_eq!(args.leader_election_id, "{{ p.leader_election_id }}");
+    assert_eq!(args.leader_election_id, manager::LEADER_ELECTION_ID);
+    assert!(args.leader_election_id.starts_with(env!("CARGO_PKG_NAME")));
     assert_eq!(args.log_format, LogFormat::Text);
     assert_eq!(args.webhook_port, 9443);
     assert_eq!(
