@@ -229,18 +229,7 @@ pub fn roles(markers: &[Marker], namespaced: bool) -> Result<Vec<RoleObject>, Ve
     let mut by_role: BTreeMap<(String, String), Vec<Rule>> = BTreeMap::new();
     for m in markers.iter().filter(|m| m.name() == MARKER) {
         check(m, namespaced, &mut errors);
-        let groups: BTreeSet<String> = m
-            .list("groups")
-            .unwrap_or_default()
-            .iter()
-            .map(|g| {
-                if g == "core" {
-                    String::new()
-                } else {
-                    g.clone()
-                }
-            })
-            .collect();
+        let groups: BTreeSet<String> = m.api_groups();
         let base = Rule {
             groups,
             resources: BTreeSet::new(),

@@ -185,18 +185,7 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
     if errors.len() > before {
         return None;
     }
-    let groups = m
-        .list("groups")
-        .unwrap_or_default()
-        .iter()
-        .map(|g| {
-            if g == "core" {
-                String::new()
-            } else {
-                g.clone()
-            }
-        })
-        .collect();
+    let groups: Vec<String> = m.api_groups();
     let webhook = MutatingWebhook {
         admission_review_versions: review_versions,
         client_config: client_config?,

@@ -81,8 +81,10 @@ pub fn kube_derive_plural(word: &str) -> String {
     {
         return format!("{word}es");
     }
+    // kube-derive looks at the char at the *byte* length minus two; kept as is so non-ASCII
+    // kinds pluralize exactly as `crd()` does.
     if let Some(stem) = word.strip_suffix('y')
-        && let Some(prev) = stem.chars().last()
+        && let Some(prev) = word.chars().nth(word.len().wrapping_sub(2))
         && !matches!(prev, 'a' | 'e' | 'i' | 'o' | 'u')
     {
         return format!("{stem}ies");

@@ -413,25 +413,9 @@ fn scale(m: &Meta) -> syn::Result<Scale> {
     Ok(s)
 }
 
-/// kube-derive's plural rule: s/x/z/ch/sh take `es`, consonant + y takes `ies`, else `s`.
-pub fn to_plural(word: &str) -> String {
-    if word.ends_with('s')
-        || word.ends_with('x')
-        || word.ends_with('z')
-        || word.ends_with("ch")
-        || word.ends_with("sh")
-    {
-        return format!("{word}es");
-    }
-    if word.ends_with('y') {
-        if let Some(c) = word.chars().nth(word.len().wrapping_sub(2)) {
-            if !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u') {
-                return format!("{}ies", word.strip_suffix('y').unwrap_or(word));
-            }
-        }
-    }
-    format!("{word}s")
-}
+/// kube-derive's plural rule, shared with the scaffolds: see
+/// [`crate::model::gvk::kube_derive_plural`].
+pub use crate::model::gvk::kube_derive_plural as to_plural;
 
 #[cfg(test)]
 mod tests {

@@ -108,6 +108,22 @@ impl Marker {
         }
     }
 
+    /// The `groups` argument as API groups the API server knows: controller-gen's `core`
+    /// alias becomes the empty core group `""`; absent means no groups.
+    pub fn api_groups<C: FromIterator<String>>(&self) -> C {
+        self.list("groups")
+            .unwrap_or_default()
+            .iter()
+            .map(|g| {
+                if g == "core" {
+                    String::new()
+                } else {
+                    g.clone()
+                }
+            })
+            .collect()
+    }
+
     /// A bool argument, when given.
     pub fn bool(&self, name: &str) -> Option<bool> {
         match self.get(name) {
