@@ -7,15 +7,17 @@
 # DIR (default: a new temporary directory) receives the project in DIR/ai-operator; it must
 # not already hold one. Environment:
 #   RSBUILDER_PROFILE=release      build rsbuilder with --release (default: debug)
-#   RSBUILDER_E2E_TARGET_DIR=PATH  target directory of the generated project's build
-#                                  (default: <repo>/target/e2e, shared with the e2e tests)
+#   RSBUILDER_QUICKSTART_TARGET_DIR=PATH  target directory of the generated project's build
+#                                  (default: <repo>/target/quickstart)
 #
 # Needs cargo (and perl, for the spec edit). Exits non-zero on the first failure.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 profile="${RSBUILDER_PROFILE:-debug}"
-gen_target="${RSBUILDER_E2E_TARGET_DIR:-$repo/target/e2e}"
+# A target directory of its own: cargo names artifacts by package name, so sharing one with
+# examples/ai-operator (also `ai-operator`) could run that crate's stale test binaries.
+gen_target="${RSBUILDER_QUICKSTART_TARGET_DIR:-$repo/target/quickstart}"
 
 step() {
   if [[ -t 1 ]]; then printf '\n\033[1m==> %s\033[0m\n' "$*"; else printf '\n==> %s\n' "$*"; fi

@@ -20,10 +20,15 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `<RSBUILDER_E2E_TARGET_DIR>/examples`: a directory of their own. Cargo names a package's
+/// artifacts by package name and version, not by path, so an example and an e2e project that
+/// are both called `ai-operator` would otherwise reuse each other's test binaries, and the
+/// examples' sources, which persist, would make the other's stale binaries look fresh.
 fn target_dir() -> PathBuf {
     std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("target/e2e"))
+        .join("examples")
 }
 
 /// Every directory under `examples/` that holds a `Cargo.toml`, sorted by name. A directory
