@@ -67,7 +67,7 @@ step "Editing the spec to the seed's fields (src/api/v1/aijob_types.rs)"
 # seed's fields: modelName, gpuCount, replicas (at most 100).
 types=src/api/v1/aijob_types.rs
 perl -0pi -e '
-  s{(?:///[^\n]*\n)+(\#\[derive\(CustomResource)}{/// The desired state of an AIJob (the seed, ai.example.com/v1).\n$1}
+  s{(?:///[^\n]*\n)+(?://[^\n]*\n)*(\#\[derive\(CustomResource)}{/// The desired state of an AIJob (the seed, ai.example.com/v1).\n$1}
     or die "no doc comment above `#[derive(CustomResource` in '"$types"'\n";
   s{(pub struct AIJobSpec \{\n).*?(\n\}\n)}{$1 .
     "    /// The model the workers train.\n" .
