@@ -1,7 +1,8 @@
 //! End to end: `rsbuilder init`, then the generated project builds, passes its own tests and
 //! clippy with no edit, `kubectl kustomize config/default` renders, and the manager binary
 //! behaves: without a cluster it exits 1 with one line; against a (fake) API server it serves
-//! its probes and metrics and stops cleanly on SIGTERM, also after code has been inserted
+//! its probes, and its metrics over HTTPS only to tokens the (fake) TokenReview and
+//! SubjectAccessReview accept, and stops cleanly on SIGTERM, also after code has been inserted
 //! at the `controllers` and `webhooks` markers the way `create api` / `create webhook` do.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
@@ -174,6 +175,9 @@ fn answer(
                    "platform": "linux/amd64"}),
         );
     }
+    if let Some(review) = review(method, path, body) {
+        return ("201 Created", review);
+    }
     if !path.starts_with("/apis/coordination.k8s.io/v1/namespaces/") {
         return ("404 Not Found", not_found());
     }
@@ -207,6 +211,37 @@ fn answer(
     }
 }
 
+/// The bearer token the fake API server authenticates as a scraper allowed to get /metrics.
+const SCRAPER_TOKEN: &str = "scraper-token";
+/// A token the fake API server authenticates as `alice`, who may not get /metrics.
+const ALICE_TOKEN: &str = "alice-token";
+
+/// The fake API server's TokenReviews (only [`SCRAPER_TOKEN`] and [`ALICE_TOKEN`]
+/// authenticate) and SubjectAccessReviews (only the scraper may `get` `/metrics`): the
+/// review as posted, with a status. `None` for any other request.
+fn review(method: &str, path: &str, body: &[u8]) -> Option<serde_json::Value> {
+    use serde_json::json;
+    if method != "POST" {
+        return None;
+    }
+    let mut review: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let spec = review["spec"].clone();
+    review["status"] = match path {
+        "/apis/authentication.k8s.io/v1/tokenreviews" => match spec["token"].as_str() {
+            Some(SCRAPER_TOKEN) => json!({"authenticated": true,
+                "user": {"username": "system:serviceaccount:monitoring:prometheus"}}),
+            Some(ALICE_TOKEN) => json!({"authenticated": true, "user": {"username": "alice"}}),
+            _ => json!({"authenticated": false}),
+        },
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews" => json!({
+            "allowed": spec["user"] == "system:serviceaccount:monitoring:prometheus"
+                && spec["nonResourceAttributes"] == json!({"path": "/metrics", "verb": "get"})
+        }),
+        _ => return None,
+    };
+    Some(review)
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -225,8 +260,59 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     Some(text)
 }
 
-/// Starts the manager against the fake API server, checks probes and metrics, sends
-/// SIGTERM and expects a clean exit (status 0) within 15 seconds.
+/// `GET https://127.0.0.1:<port><path>` with curl (not verifying the self-signed
+/// certificate), with `token` as the bearer token. Returns the status code and the response
+/// text (headers and body). `None` when curl is not installed.
+fn https_get(port: u16, path: &str, token: Option<&str>) -> Option<(u16, String)> {
+    let mut curl = Command::new("curl");
+    curl.args(["--silent", "--insecure", "--include", "--max-time", "5"]);
+    if let Some(token) = token {
+        curl.arg("--header")
+            .arg(format!("Authorization: Bearer {token}"));
+    }
+    let out = curl
+        .arg(format!("https://127.0.0.1:{port}{path}"))
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "curl failed ({}): {text}", out.status);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status in {text}"));
+    Some((status, text))
+}
+
+/// The default metrics endpoint: HTTPS, 401 without a token or with one the TokenReview does
+/// not authenticate, 403 for a user the SubjectAccessReview denies, the metrics for a user
+/// it allows.
+fn secure_metrics_check(port: u16) {
+    let Some((status, text)) = https_get(port, "/metrics", None) else {
+        eprintln!("skipping the HTTPS /metrics checks: curl is not installed");
+        return;
+    };
+    assert_eq!(status, 401, "{text}");
+    let (status, text) = https_get(port, "/metrics", Some("forged-token")).unwrap();
+    assert_eq!(status, 401, "{text}");
+    let (status, text) = https_get(port, "/metrics", Some(ALICE_TOKEN)).unwrap();
+    assert_eq!(status, 403, "{text}");
+    assert!(
+        text.ends_with("Authorization denied for user alice"),
+        "{text}"
+    );
+    let (status, text) = https_get(port, "/metrics", Some(SCRAPER_TOKEN)).unwrap();
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains("content-type: application/openmetrics-text; version=1.0.0"),
+        "{text}"
+    );
+    assert!(text.ends_with("# EOF\n"), "{text}");
+}
+
+/// Starts the manager against the fake API server, checks probes and metrics (HTTPS with
+/// token checks by default, plain HTTP with `--metrics-secure=false`), sends SIGTERM and
+/// expects a clean exit (status 0) within 15 seconds.
 fn serves_and_stops_on_sigterm(
     manager: &Path,
     scratch: &Path,
@@ -275,12 +361,16 @@ fn serves_and_stops_on_sigterm(
     assert!(ready.ends_with("ok"), "{ready}");
     let healthz = http_get(probes, "/healthz").unwrap();
     assert!(healthz.ends_with("\r\n\r\nok"), "{healthz}");
-    let metrics_text = http_get(metrics, "/metrics").unwrap();
-    assert!(
-        metrics_text.contains("content-type: application/openmetrics-text; version=1.0.0"),
-        "{metrics_text}"
-    );
-    assert!(metrics_text.ends_with("# EOF\n"), "{metrics_text}");
+    if extra_args.contains(&"--metrics-secure=false") {
+        let metrics_text = http_get(metrics, "/metrics").unwrap();
+        assert!(
+            metrics_text.contains("content-type: application/openmetrics-text; version=1.0.0"),
+            "{metrics_text}"
+        );
+        assert!(metrics_text.ends_with("# EOF\n"), "{metrics_text}");
+    } else {
+        secure_metrics_check(metrics);
+    }
 
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -379,6 +469,10 @@ fn generated_project_builds_tests_renders_and_runs() {
     for test in [
         "flags_default_like_a_kubebuilder_manager ... ok",
         "metrics_endpoint_serves_openmetrics ... ok",
+        "secure_metrics_without_a_token_are_unauthorized ... ok",
+        "secure_metrics_with_an_unauthenticated_token_are_unauthorized ... ok",
+        "secure_metrics_for_a_user_without_access_are_forbidden ... ok",
+        "secure_metrics_for_an_allowed_user_are_served ... ok",
         "health_probes_answer_ok ... ok",
         "manager_without_a_cluster_exits_with_a_one_line_reason ... ok",
     ] {
@@ -388,7 +482,10 @@ fn generated_project_builds_tests_renders_and_runs() {
     kustomize(&dir);
 
     no_cluster_exit(&manager);
-    serves_and_stops_on_sigterm(&manager, tmp.path(), &[]);
+    let (log, _) = serves_and_stops_on_sigterm(&manager, tmp.path(), &[]);
+    assert!(log.contains("metrics server listening (HTTPS)"), "{log}");
+    let (log, _) = serves_and_stops_on_sigterm(&manager, tmp.path(), &["--metrics-secure=false"]);
+    assert!(log.contains("without TLS or authentication"), "{log}");
 
     // The markers' contract, with code inserted as later commands do.
     insert_demo_controller_and_webhook(&dir);

@@ -87,6 +87,7 @@ const EXPECTED_FILES: &[&str] = &[
     "src/lib.rs",
     "src/main.rs",
     "src/manager.rs",
+    "src/tls.rs",
     "tests/manager_tests.rs",
 ];
 
@@ -142,7 +143,10 @@ fn generated_sources_keep_every_scaffold_marker() {
         cargo.trim_end().lines().last(),
         Some("# +kubebuilder:scaffold:dev-dependencies")
     );
-    assert!(read("src/lib.rs").contains("\npub mod manager;\n// +kubebuilder:scaffold:modules\n"));
+    assert!(
+        read("src/lib.rs")
+            .contains("\npub mod manager;\npub mod tls;\n// +kubebuilder:scaffold:modules\n")
+    );
     let main = read("src/main.rs");
     for marker in ["imports", "controllers", "webhooks"] {
         assert_eq!(

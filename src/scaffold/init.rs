@@ -94,6 +94,7 @@ templates! {
     LibRs => "init/src/lib.rs",
     MainRs => "init/src/main.rs",
     ManagerRs => "init/src/manager.rs",
+    TlsRs => "init/src/tls.rs",
     ManagerTestsRs => "init/tests/manager_tests.rs",
     DefaultKustomization => "init/config/default/kustomization.yaml",
     MetricsService => "init/config/default/metrics_service.yaml",
@@ -371,6 +372,7 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
         ("src/lib.rs", render(&LibRs { p })),
         ("src/main.rs", render(&MainRs { p })),
         ("src/manager.rs", render(&ManagerRs { p })),
+        ("src/tls.rs", render(&TlsRs { p })),
         ("tests/manager_tests.rs", render(&ManagerTestsRs { p })),
         (
             "config/default/kustomization.yaml",
