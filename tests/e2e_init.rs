@@ -226,7 +226,7 @@ fn review(method: &str, path: &str, body: &[u8]) -> Option<serde_json::Value> {
     }
     let mut review: serde_json::Value = serde_json::from_slice(body).ok()?;
     let spec = review["spec"].clone();
-    review["status"] = match path {
+    review["status"] = match path.split('?').next().unwrap_or(path) {
         "/apis/authentication.k8s.io/v1/tokenreviews" => match spec["token"].as_str() {
             Some(SCRAPER_TOKEN) => json!({"authenticated": true,
                 "user": {"username": "system:serviceaccount:monitoring:prometheus"}}),
