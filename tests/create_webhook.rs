@@ -701,3 +701,35 @@ fn conversion_hub_and_spoke() {
         &["the conversion webhook for ai/v1 AIJob already exists"],
     );
 }
+
+/// A project initialised before `init` wrote `src/tls.rs` (which the webhook server serves
+/// through) gets the file as `init` writes it now, its module line and rcgen.
+#[test]
+fn a_project_without_src_tls_rs_gets_it() {
+    let (_tmp, dir) = project(true);
+    let tls = std::fs::read_to_string(dir.join("src/tls.rs")).unwrap();
+    std::fs::remove_file(dir.join("src/tls.rs")).unwrap();
+    let edit = |path: &str, from: &str| {
+        let text = std::fs::read_to_string(dir.join(path)).unwrap();
+        assert!(text.contains(from), "{path}: {from}");
+        std::fs::write(dir.join(path), text.replacen(from, "", 1)).unwrap();
+    };
+    edit("src/lib.rs", "pub mod tls;\n");
+    edit(
+        "Cargo.toml",
+        "rcgen = { version = \"0.14\", default-features = false, features = [\"crypto\", \"pem\", \"ring\"] }\n",
+    );
+    create_webhook(&dir, &[AIJOB, &["--defaulting"]].concat());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/tls.rs")).unwrap(),
+        tls
+    );
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("pub mod manager;\npub mod tls;\npub mod webhook;\n"),
+        "{lib}"
+    );
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let deps = cargo.split("[dev-dependencies]").next().unwrap();
+    assert!(deps.contains("\nrcgen = { version = \"0.14\""), "{cargo}");
+}

@@ -149,6 +149,19 @@ struct ServerFile;
 #[template(path = "webhook/testing.rs", escape = "none")]
 struct TestingFile;
 
+/// `src/tls.rs` as `init` writes it (the webhook server serves through it), for projects
+/// initialised before `init` wrote that file.
+#[derive(Template)]
+#[template(path = "init/src/tls.rs", escape = "none")]
+struct TlsFile<'a> {
+    p: TlsContext<'a>,
+}
+
+/// The one value `init/src/tls.rs` reads.
+struct TlsContext<'a> {
+    rust_header: &'a str,
+}
+
 #[derive(Template)]
 #[template(path = "webhook/version_mod.rs", escape = "none")]
 struct VersionMod<'a> {
@@ -260,7 +273,8 @@ fn render(t: &impl Template) -> Result<String> {
     Ok(s)
 }
 
-/// Dependencies the webhook server needs (`[dependencies]`), as `(name, line)`.
+/// Dependencies the webhook server needs (`[dependencies]`), as `(name, line)`; `init`
+/// already writes all but hyper and json-patch.
 const DEPENDENCIES: &[(&str, &str)] = &[
     (
         "hyper",
@@ -276,6 +290,9 @@ const DEPENDENCIES: &[(&str, &str)] = &[
         r#"tokio-rustls = { version = "0.26", default-features = false, features = ["ring", "logging", "tls12"] }"#,
     ),
 ];
+
+/// rcgen, as `init` writes it into `[dependencies]` for `src/tls.rs`.
+const RCGEN: &str = r#"rcgen = { version = "0.14", default-features = false, features = ["crypto", "pem", "ring"] }"#;
 
 /// Dependencies of the webhook tests (`[dev-dependencies]`): certificates made in the test
 /// (rcgen, on ring) and an HTTPS client.
@@ -514,6 +531,25 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
 
 /// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
 fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> Result<()> {
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    // A new webhook server serves through `crate::tls`, which `init` writes; a project from an
+    // earlier rsbuilder gets the file, its module line and rcgen here. (An existing
+    // `src/webhook/mod.rs` is kept as it is and needs neither.)
+    if !dir.join("src/webhook/mod.rs").exists() && !dir.join("src/tls.rs").exists() {
+        plan.create(
+            "src/tls.rs",
+            render(&TlsFile {
+                p: TlsContext {
+                    rust_header: header,
+                },
+            })?,
+            IfExists::Skip,
+        );
+        plan.insert("src/lib.rs", "modules", "pub mod tls;");
+        if !has_dependency(&cargo, "dependencies", "rcgen") {
+            plan.insert("Cargo.toml", "dependencies", RCGEN);
+        }
+    }
     plan.create(
         "src/webhook/mod.rs",
         format!("{header}{}", render(&ServerFile)?),
@@ -537,7 +573,6 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
             })?,
         );
     }
-    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     for (section, marker, deps) in [
         ("dependencies", "dependencies", DEPENDENCIES),
         ("dev-dependencies", "dev-dependencies", DEV_DEPENDENCIES),
