@@ -112,7 +112,7 @@ pub fn one_version(
                 return None;
             }
             let value = schema.to_value();
-            if let Some(path) = find_ref(&value, "") {
+            if let Some(path) = find_ref(&value) {
                 d.error(
                     m,
                     ident.span(),
@@ -230,25 +230,56 @@ pub fn one_version(
     })
 }
 
-fn find_ref(v: &Value, at: &str) -> Option<String> {
-    match v {
-        Value::Object(o) => {
-            if o.contains_key("$ref") {
-                return Some(if at.is_empty() {
-                    "the root".into()
-                } else {
-                    at.to_string()
-                });
+/// The JSON pointer of the first object holding `$ref` (depth first, keys in order), or "the
+/// root"; `None` when there is none. The pointer is built only for a hit.
+fn find_ref(v: &Value) -> Option<String> {
+    fn walk<'v>(v: &'v Value, path: &mut Vec<PathStep<'v>>) -> bool {
+        match v {
+            Value::Object(o) => {
+                if o.contains_key("$ref") {
+                    return true;
+                }
+                for (k, x) in o {
+                    path.push(PathStep::Key(k));
+                    if walk(x, path) {
+                        return true;
+                    }
+                    path.pop();
+                }
+                false
             }
-            o.iter()
-                .find_map(|(k, x)| find_ref(x, &format!("{at}/{k}")))
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    path.push(PathStep::Index(i));
+                    if walk(x, path) {
+                        return true;
+                    }
+                    path.pop();
+                }
+                false
+            }
+            _ => false,
         }
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| find_ref(x, &format!("{at}/{i}"))),
-        _ => None,
     }
+    enum PathStep<'v> {
+        Key(&'v str),
+        Index(usize),
+    }
+    let mut path = Vec::new();
+    if !walk(v, &mut path) {
+        return None;
+    }
+    if path.is_empty() {
+        return Some("the root".into());
+    }
+    Some(path.iter().fold(String::new(), |mut s, step| {
+        s.push('/');
+        match step {
+            PathStep::Key(k) => s.push_str(k),
+            PathStep::Index(i) => s.push_str(&i.to_string()),
+        }
+        s
+    }))
 }
 
 /// Groups the one-version CRDs by (group, kind) and merges each group, in source order, as
@@ -344,4 +375,21 @@ pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<Generat
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_ref;
+    use serde_json::json;
+
+    #[test]
+    fn find_ref_names_the_first_reference() {
+        assert_eq!(find_ref(&json!({"type": "object"})), None);
+        assert_eq!(
+            find_ref(&json!({"$ref": "#/x"})).as_deref(),
+            Some("the root")
+        );
+        let v = json!({"properties": {"a": {"type": "string"}, "b": {"items": [{"type": "integer"}, {"$ref": "#/defs/Node"}]}}});
+        assert_eq!(find_ref(&v).as_deref(), Some("/properties/b/items/1"));
+    }
 }

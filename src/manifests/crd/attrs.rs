@@ -631,17 +631,47 @@ pub fn variant_attrs(attrs: &[Attribute]) -> syn::Result<VariantAttrs> {
     Ok(v)
 }
 
-/// The names in `#[derive(...)]` attributes (last path segment).
+/// The names in `#[derive(...)]` attributes (last path segment), in order.
+///
+/// Reads the attribute's tokens directly (each comma-separated path's last identifier)
+/// instead of parsing them as paths: every item of every module goes through here.
 pub fn derives(attrs: &[Attribute]) -> Vec<String> {
     let mut out = Vec::new();
     for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
-        if let Ok(list) = a.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated) {
-            for p in list {
-                if let Some(s) = p.segments.last() {
-                    out.push(s.ident.to_string());
+        let syn::Meta::List(list) = &a.meta else {
+            continue;
+        };
+        let mut last: Option<String> = None;
+        for t in list.tokens.clone() {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => last = Some(i.to_string()),
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' => {
+                    out.extend(last.take());
                 }
+                _ => {}
             }
         }
+        out.extend(last);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derives_lists_last_segments_across_attributes() {
+        let item: syn::ItemStruct = syn::parse_quote! {
+            #[derive(Clone, kube::CustomResource, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
+            #[derive(schemars::JsonSchema,)]
+            #[derive()]
+            struct S;
+        };
+        assert_eq!(
+            derives(&item.attrs),
+            ["Clone", "CustomResource", "Serialize", "JsonSchema"]
+        );
+    }
 }

@@ -276,7 +276,7 @@ fn leaf_default(path: &str) -> Res<Value> {
         "()" | "serde_json::Value" | "serde_json::value::Value" => Value::Null,
         "serde_json::Map" | "serde_json::value::Map" => Value::Object(Map::new()),
         other => match known::k8s_default(other) {
-            Some(f) => f(),
+            Some(v) => v,
             None => {
                 return Err(format!(
                     "the Default of `{other}` is not known to rsbuilder"

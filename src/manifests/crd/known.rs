@@ -9,8 +9,6 @@
 //! the composition is schemars' own (e.g. `Option`'s null handling, map key patterns).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
@@ -149,10 +147,13 @@ pub enum Generic {
 
 macro_rules! std_generics {
     ($( [$($name:literal),+] => $kind:expr ),* $(,)?) => {
-        fn std_generic_table() -> HashMap<&'static str, Generic> {
-            let mut m = HashMap::new();
-            $( $( m.insert($name, $kind); )+ )*
-            m
+        /// The schemars impl of a generic std type, by normalised path (see
+        /// [`super::resolve::normalize_external`]).
+        pub fn std_generic(path: &str) -> Option<Generic> {
+            match path {
+                $( $( $name )|+ => Some($kind), )*
+                _ => None,
+            }
         }
     };
 }
@@ -183,13 +184,6 @@ std_generics! {
         Generic::Container(1, with_holes::<std::ops::RangeInclusive<H0>>),
     ["std::ops::Bound"] => Generic::Container(1, with_holes::<std::ops::Bound<H0>>),
     ["std::marker::PhantomData"] => Generic::Container(1, |g, _| leaf::<()>(g)),
-}
-
-/// The schemars impl of a generic std type, by normalised path (see
-/// [`super::resolve::normalize_external`]).
-pub fn std_generic(path: &str) -> Option<Generic> {
-    static TABLE: OnceLock<HashMap<&'static str, Generic>> = OnceLock::new();
-    TABLE.get_or_init(std_generic_table).get(path).copied()
 }
 
 /// `serde_json::Map<K, V>`: schemars implements `Map<String, Value>` only.
@@ -230,8 +224,11 @@ arrays!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 2
 
 macro_rules! leaves {
     ($( $name:literal => $ty:ty ),* $(,)?) => {
-        fn std_leaf_table(m: &mut HashMap<String, LeafFn>) {
-            $( m.insert($name.to_string(), leaf::<$ty> as LeafFn); )*
+        fn std_leaf(path: &str) -> Option<LeafFn> {
+            match path {
+                $( $name => Some(leaf::<$ty> as LeafFn), )*
+                _ => None,
+            }
         }
     };
 }
@@ -281,61 +278,42 @@ impl<T: Default + serde::Serialize> DefaultOf<T> {
     }
 }
 
-/// Serialized `Default::default()` of a k8s-openapi type.
-pub type DefaultFn = fn() -> serde_json::Value;
-
 macro_rules! k8s_types {
     ($($($seg:ident)::+),* $(,)?) => {
-        fn k8s_leaf_table(m: &mut HashMap<String, LeafFn>) {
-            $( m.insert(
-                concat!("k8s_openapi", $("::", stringify!($seg)),+).to_string(),
-                leaf::<k8s_openapi::$($seg)::+> as LeafFn,
-            ); )*
+        /// Every listed path, for tests.
+        #[cfg(test)]
+        const K8S_TYPES: &[&str] = &[$( concat!("k8s_openapi", $("::", stringify!($seg)),+) ),*];
+
+        /// The schemars impl of a k8s-openapi type, by normalised path (a `match` the compiler
+        /// turns into a lookup: nothing to build at start-up).
+        fn k8s_leaf(path: &str) -> Option<LeafFn> {
+            match path {
+                $( concat!("k8s_openapi", $("::", stringify!($seg)),+) =>
+                    Some(leaf::<k8s_openapi::$($seg)::+> as LeafFn), )*
+                _ => None,
+            }
         }
-        fn k8s_default_table(m: &mut HashMap<String, Option<serde_json::Value>>) {
-            $( m.insert(
-                concat!("k8s_openapi", $("::", stringify!($seg)),+).to_string(),
-                #[allow(unused_imports)]
-                { use NoDefault as _; DefaultOf::<k8s_openapi::$($seg)::+>(std::marker::PhantomData).get() },
-            ); )*
+
+        /// The serialized `Default::default()` of a k8s-openapi type; `None` for an unknown
+        /// path and for a type without `Default`. Computed on demand.
+        pub fn k8s_default(path: &str) -> Option<serde_json::Value> {
+            match path {
+                $( concat!("k8s_openapi", $("::", stringify!($seg)),+) => {
+                    #[allow(unused_imports)]
+                    use NoDefault as _;
+                    DefaultOf::<k8s_openapi::$($seg)::+>(std::marker::PhantomData).get()
+                } )*
+                _ => None,
+            }
         }
     };
 }
 
-/// The serialized `Default` of a k8s-openapi type, when it implements `Default`.
-pub fn k8s_default(path: &str) -> Option<DefaultFn> {
-    static TABLE: OnceLock<HashMap<String, Option<serde_json::Value>>> = OnceLock::new();
-    let v = TABLE
-        .get_or_init(|| {
-            let mut m = HashMap::new();
-            k8s_default_table(&mut m);
-            m
-        })
-        .get(path)?
-        .clone()?;
-    K8S_DEFAULT.with(|d| *d.borrow_mut() = Some(v));
-    Some(|| K8S_DEFAULT.with(|d| d.borrow().clone().unwrap_or_default()))
-}
-
-thread_local! {
-    static K8S_DEFAULT: RefCell<Option<serde_json::Value>> = const { RefCell::new(None) };
-}
-
 include!("k8s_types.in");
-
-fn leaf_table() -> &'static HashMap<String, LeafFn> {
-    static TABLE: OnceLock<HashMap<String, LeafFn>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut m = HashMap::new();
-        std_leaf_table(&mut m);
-        k8s_leaf_table(&mut m);
-        m
-    })
-}
 
 /// The schemars impl of a type without type parameters, by normalised path.
 pub fn leaf_type(path: &str) -> Option<LeafFn> {
-    leaf_table().get(path).copied()
+    std_leaf(path).or_else(|| k8s_leaf(path))
 }
 
 /// Whether `path` names a type rsbuilder knows outside the sources (for glob imports such as
@@ -397,6 +375,26 @@ mod tests {
         assert!(is_known_external(
             "k8s_openapi::apimachinery::pkg::api::resource::Quantity"
         ));
-        assert!(leaf_table().len() > 760);
+        assert!(K8S_TYPES.len() > 760, "{}", K8S_TYPES.len());
+        for path in K8S_TYPES {
+            assert!(leaf_type(path).is_some(), "{path}");
+        }
+        assert_eq!(
+            leaf_type("k8s_openapi::api::core::v1::NoSuchType").map(|_| ()),
+            None
+        );
+    }
+
+    #[test]
+    fn k8s_defaults_are_computed_on_demand() {
+        assert_eq!(
+            k8s_default("k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
+            Some(serde_json::json!({}))
+        );
+        assert_eq!(
+            k8s_default("k8s_openapi::apimachinery::pkg::api::resource::Quantity"),
+            Some(serde_json::json!(""))
+        );
+        assert_eq!(k8s_default("k8s_openapi::api::core::v1::NoSuchType"), None);
     }
 }
