@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::crd::crds_from_sources;
+use super::crd::crd_yaml_files;
 use super::diag::Diagnostics;
 use super::source::SourceSet;
 
@@ -34,25 +34,47 @@ pub struct Output {
 /// kube-derive's `crd()` panics or emits an invalid schema), nothing generated.
 pub fn generate(opts: &Options) -> Result<Output, Diagnostics> {
     let sources = SourceSet::load(&opts.paths).map_err(Diagnostics)?;
-    let crds = crds_from_sources(&sources).map_err(Diagnostics)?;
+    generate_from(opts, &sources, threads_for(&sources))
+}
+
+/// Custom resources from which deriving CRDs on several threads pays for the second parse.
+pub const PARALLEL_MIN_KINDS: usize = 32;
+
+/// The threads [`generate`] uses: one for small crates, else the available parallelism (at
+/// most 8). Kinds are counted roughly, by the text `CustomResource` in the sources.
+fn threads_for(sources: &SourceSet) -> usize {
+    let kinds: usize = sources
+        .files
+        .iter()
+        .map(|f| f.text.matches("CustomResource").count())
+        .sum();
+    if kinds < PARALLEL_MIN_KINDS {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// [`generate`] on sources already loaded, deriving CRDs on `threads` threads (see
+/// [`crd_yaml_files`]); the output does not depend on `threads`.
+pub fn generate_from(
+    opts: &Options,
+    sources: &SourceSet,
+    threads: usize,
+) -> Result<Output, Diagnostics> {
+    let crds = crd_yaml_files(sources, threads, |crd| {
+        to_yaml(crd).map_err(|e| e.to_string())
+    })
+    .map_err(Diagnostics)?;
     let mut files = Vec::new();
-    for c in crds {
-        let yaml = to_yaml(&c.crd).map_err(|e| {
-            Diagnostics(vec![super::Diagnostic::new(
-                std::path::Path::new(&c.file_name),
-                1,
-                1,
-                format!("cannot serialize the CRD to YAML: {e}"),
-            )])
-        })?;
+    for (file_name, yaml) in crds {
         files.push((
-            opts.output_dir.join("crd").join("bases").join(&c.file_name),
+            opts.output_dir.join("crd").join("bases").join(file_name),
             yaml,
         ));
     }
     // RBAC and webhook configurations from `// +kubebuilder:` markers (written only when
     // there are such markers).
-    let markers = super::markers::collect(&sources).map_err(Diagnostics)?;
+    let markers = super::markers::collect(sources).map_err(Diagnostics)?;
     if let Some(role) = super::rbac::generate(&markers, opts.namespaced).map_err(Diagnostics)? {
         files.push((opts.output_dir.join("rbac").join("role.yaml"), role));
     }

@@ -44,6 +44,137 @@ pub struct GeneratedCrd {
 /// CRD with `kube::core::crd::merge_crds` semantics. On failure returns every diagnostic found
 /// (file:line:column, reason, fix), never panics.
 pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<Diagnostic>> {
+    let (mut crds, diags) = derive_share(sources, Share::ALL);
+    if !diags.is_empty() {
+        return Err(sorted(diags));
+    }
+    crds.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    Ok(crds)
+}
+
+/// The CRDs of `sources` serialized to YAML: `(file name, YAML)` sorted by file name, the
+/// same bytes as serializing [`crds_from_sources`]'s CRDs in order with `to_yaml`.
+///
+/// With `threads > 1`, the (group, kind)s are shared among that many threads (the calling
+/// thread included). syn's syntax trees cannot cross threads, so every other thread parses
+/// the sources' texts again: worth it from a few dozen kinds, where deriving and serializing
+/// dominate. Diagnostics are those of the single-threaded run, in the same order.
+pub fn crd_yaml_files(
+    sources: &SourceSet,
+    threads: usize,
+    to_yaml: fn(&CustomResourceDefinition) -> Result<String, String>,
+) -> Result<Vec<(String, String)>, Vec<Diagnostic>> {
+    let threads = threads.max(1);
+    let texts: Vec<(&std::path::Path, &str)> = sources
+        .files
+        .iter()
+        .map(|f| (f.path.as_path(), f.text.as_str()))
+        .collect();
+    let (mut files, mut diags) = std::thread::scope(|scope| {
+        let texts = &texts;
+        let workers: Vec<_> = (1..threads)
+            .map(|index| {
+                scope.spawn(move || {
+                    let mut set = SourceSet::default();
+                    let mut diags = Vec::new();
+                    for (path, text) in texts {
+                        match SourceSet::parse_text(path, text.to_string()) {
+                            Ok(f) => set.files.push(f),
+                            Err(d) => diags.push(d),
+                        }
+                    }
+                    let share = Share { index, of: threads };
+                    let (files, more) = yaml_share(&set, share, to_yaml);
+                    diags.extend(more);
+                    (files, diags)
+                })
+            })
+            .collect();
+        let (mut files, mut diags) = yaml_share(
+            sources,
+            Share {
+                index: 0,
+                of: threads,
+            },
+            to_yaml,
+        );
+        for w in workers {
+            match w.join() {
+                Ok((f, d)) => {
+                    files.extend(f);
+                    diags.extend(d);
+                }
+                Err(_) => diags.push(Diagnostic::new(
+                    std::path::Path::new("."),
+                    1,
+                    1,
+                    "internal error: a CRD worker thread panicked",
+                )),
+            }
+        }
+        (files, diags)
+    });
+    if !diags.is_empty() {
+        diags = sorted(diags);
+        return Err(diags);
+    }
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+/// [`derive_share`], each CRD serialized with `to_yaml`.
+fn yaml_share(
+    sources: &SourceSet,
+    share: Share,
+    to_yaml: fn(&CustomResourceDefinition) -> Result<String, String>,
+) -> (Vec<(String, String)>, Vec<Diagnostic>) {
+    let (crds, mut diags) = derive_share(sources, share);
+    let mut files = Vec::with_capacity(crds.len());
+    for c in crds {
+        match to_yaml(&c.crd) {
+            Ok(yaml) => files.push((c.file_name, yaml)),
+            Err(e) => diags.push(Diagnostic::new(
+                std::path::Path::new(&c.file_name),
+                1,
+                1,
+                format!("cannot serialize the CRD to YAML: {e}"),
+            )),
+        }
+    }
+    (files, diags)
+}
+
+/// Which (group, kind)s one thread derives: those whose hash falls on `index` (mod `of`).
+/// Every version of a kind lands on the same thread, so versions still merge.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    index: usize,
+    of: usize,
+}
+
+impl Share {
+    const ALL: Share = Share { index: 0, of: 1 };
+
+    /// Whether the custom resource with these `#[kube]` attributes is this share's; one whose
+    /// attributes do not parse belongs to share 0, which reports the error.
+    fn owns(self, ident: &syn::Ident, attrs_: &[syn::Attribute]) -> bool {
+        if self.of == 1 {
+            return true;
+        }
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        match kube_attrs::parse(ident, attrs_) {
+            Ok(k) => {
+                let mut h = DefaultHasher::new();
+                (&k.group, &k.kind).hash(&mut h);
+                (h.finish() % self.of as u64) as usize == self.index
+            }
+            Err(_) => self.index == 0,
+        }
+    }
+}
+
+/// Derives the CRDs of `share`'s kinds: unsorted CRDs and unsorted diagnostics.
+fn derive_share(sources: &SourceSet, share: Share) -> (Vec<GeneratedCrd>, Vec<Diagnostic>) {
     let krate = resolve::Crate::build(sources);
     let mut deriver = derive::Deriver::new(&krate);
     let mut found: Vec<Found> = Vec::new();
@@ -57,23 +188,26 @@ pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<D
             if !attrs::derives(attrs_).iter().any(|d| d == "CustomResource") {
                 continue;
             }
+            if !share.owns(ident, attrs_) {
+                continue;
+            }
             if let Some(f) = assemble::one_version(&mut deriver, m, ident, attrs_) {
                 found.push(f);
             }
         }
     }
     let crds = assemble::merge_versions(&mut deriver, found);
-    let mut diags = std::mem::take(&mut deriver.diags);
-    if !diags.is_empty() {
-        diags.sort_by(|a, b| {
-            (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
-        });
-        diags.dedup();
-        return Err(diags);
-    }
-    let mut crds = crds;
-    crds.sort_by(|a, b| a.file_name.cmp(&b.file_name));
-    Ok(crds)
+    (crds, std::mem::take(&mut deriver.diags))
+}
+
+/// Diagnostics in file, line, column, message order, without repeats (a shared type's error
+/// is found once per kind, or once per thread, that uses it).
+fn sorted(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diags.sort_by(|a, b| {
+        (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
+    });
+    diags.dedup();
+    diags
 }
 
 use assemble::Found;
@@ -229,6 +363,76 @@ mod tests {
             err.contains("schema = \"manual\"") && err.contains("hand-written"),
             "{err}"
         );
+    }
+
+    fn yaml(crd: &CustomResourceDefinition) -> Result<String, String> {
+        serde_json::to_string_pretty(crd).map_err(|e| e.to_string())
+    }
+
+    /// 40 kinds over 4 groups, the kinds of group 0 in two versions (one per module).
+    fn many_kinds(extra: &str) -> Vec<(String, String)> {
+        let mut files = Vec::new();
+        for i in 0..40 {
+            let (g, multi) = (i % 4, i % 4 == 0);
+            let kind = |ver: &str, storage: bool| {
+                format!(
+                    "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"g{g}.example.com\", version = \"{ver}\", kind = \"K{i}\", storage = {storage})]\npub struct K{i}Spec {{ pub n{i}: Option<u32> }}\n"
+                )
+            };
+            let mut text = format!("pub mod v1 {{ use super::*;\n{} }}\n", kind("v1", true));
+            if multi {
+                text.push_str(&format!(
+                    "pub mod v2 {{ use super::*;\n{} }}\n",
+                    kind("v2", false)
+                ));
+            }
+            files.push((format!("src/k{i}.rs"), text));
+        }
+        files.push(("src/zz.rs".into(), extra.to_string()));
+        files
+    }
+
+    fn load(files: &[(String, String)]) -> SourceSet {
+        SourceSet {
+            files: files
+                .iter()
+                .map(|(p, t)| SourceSet::parse_text(Path::new(p), format!("{HEADER}{t}")).unwrap())
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn threads_share_kinds_without_changing_the_output() {
+        let set = load(&many_kinds(""));
+        let single: Vec<(String, String)> = crds_from_sources(&set)
+            .unwrap()
+            .iter()
+            .map(|c| (c.file_name.clone(), yaml(&c.crd).unwrap()))
+            .collect();
+        assert_eq!(single.len(), 40);
+        let two_versions = single
+            .iter()
+            .find(|(f, _)| f == "g0.example.com_k0s.yaml")
+            .unwrap();
+        assert!(two_versions.1.contains("\"v2\""), "{}", two_versions.1);
+        for threads in [1, 2, 3, 7] {
+            assert_eq!(
+                crd_yaml_files(&set, threads, yaml).unwrap(),
+                single,
+                "{threads} threads"
+            );
+        }
+    }
+
+    #[test]
+    fn threads_report_the_same_diagnostics() {
+        let bad = format!(
+            "{CR}pub struct ThingSpec {{ pub n: chrono::DateTime<chrono::Utc> }}\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\")]\npub struct OtherSpec {{ pub a: String }}\n"
+        );
+        let set = load(&many_kinds(&bad));
+        let single = crds_from_sources(&set).unwrap_err();
+        assert_eq!(single.len(), 2, "{single:?}");
+        assert_eq!(crd_yaml_files(&set, 3, yaml).unwrap_err(), single);
     }
 
     #[test]
