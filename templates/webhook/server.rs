@@ -75,7 +75,14 @@ pub async fn serve_listener(
 ) -> anyhow::Result<()> {
     let certs = crate::tls::Certificates::from_dir(&cert_dir)
         .map_err(|e| anyhow::anyhow!("webhook server: {e}"))?;
-    crate::tls::serve(listener, Arc::new(certs), router, shutdown, "webhook server").await
+    crate::tls::serve(
+        listener,
+        Arc::new(certs),
+        router,
+        shutdown,
+        "webhook server",
+    )
+    .await
 }
 
 /// Warnings returned to the client (`kubectl` prints them) with an admission answer.
