@@ -362,9 +362,9 @@ pub fn lookup(name: &str) -> Option<&'static MarkerDef> {
 }
 
 /// The registered marker whose name is nearest to `name` or to one of its `:`-separated
-/// prefixes (`kubebuilder:scafold:imports` → `kubebuilder:scaffold`), by Damerau-Levenshtein
-/// distance, when it is near enough to be a likely misspelling, or that it is a truncation
-/// of.
+/// prefixes (`kubebuilder:scafold:imports` → `kubebuilder:scaffold`), by optimal string
+/// alignment distance (Levenshtein plus adjacent transpositions), when it is near enough to be
+/// a likely misspelling, or that it is a truncation of.
 pub fn suggest(name: &str) -> Option<&'static str> {
     let prefixes = name
         .match_indices(':')
@@ -383,7 +383,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
                     // it for long lines is quadratic.
                     return None;
                 } else {
-                    strsim::damerau_levenshtein(p, d.name)
+                    distance(p, d.name)
                 };
                 Some((dist, d.name))
             })
@@ -391,6 +391,18 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         .filter(|(dist, cand)| *dist > 0 && *dist <= limit(cand))
         .min_by_key(|(dist, _)| *dist)
         .map(|(_, cand)| cand)
+}
+
+/// `strsim::osa_distance` of `a` and `b` after their common prefix (usually `kubebuilder:`),
+/// which does not change the distance and keeps the quadratic part short.
+fn distance(a: &str, b: &str) -> usize {
+    let common: usize = a
+        .char_indices()
+        .zip(b.chars())
+        .take_while(|((_, x), y)| x == y)
+        .map(|((_, x), _)| x.len_utf8())
+        .sum();
+    strsim::osa_distance(&a[common..], &b[common..])
 }
 
 /// The marker reference of `docs/markers.md`, rendered from [`MARKERS`]. The doc embeds this

@@ -513,3 +513,21 @@ fn truncated_and_damaged_markers_never_panic() {
         }
     }
 }
+
+#[test]
+fn suggestions_cover_transpositions_truncations_and_prefixes() {
+    assert_eq!(
+        registry::suggest("kubebuilder:wbehook"),
+        Some("kubebuilder:webhook")
+    );
+    assert_eq!(
+        registry::suggest("kubebuilder:scafold:imports"),
+        Some("kubebuilder:scaffold")
+    );
+    assert_eq!(
+        registry::suggest("kubebuilder:webhookconfig"),
+        Some("kubebuilder:webhookconfiguration")
+    );
+    let long = format!("kubebuilder:{}", "a:".repeat(5000));
+    assert_eq!(registry::suggest(&long), None);
+}
