@@ -3,9 +3,22 @@
 //!
 //! [`run`] is started by the manager (`src/main.rs`); put your logic in `apply` and, for
 //! anything that must be released when an object is deleted, in `cleanup`.
+//!
+//! When a call to the API server fails, [`reconcile`] and [`error_policy`] decide what happens:
+//! - 409 Conflict (the object changed while it was reconciled): the reconciliation is retried
+//!   after [`CONFLICT_RETRY`], without growing the backoff;
+//! - 404 Not Found for the object itself (it was deleted after the event that started the
+//!   reconciliation): the reconciliation ends quietly, `Ok` with no event;
+//! - any other failure: retried after [`backoff`] over the object's consecutive failures,
+//!   which the next success resets.
+//!
+//! A deleted object's `cleanup` runs once: the finalizer is removed right after it succeeds,
+//! and a stale copy of the object that still shows the finalizer is not cleaned up again (a
+//! restarted manager lists the objects afresh, so it sees no stale copy). The tests at the end
+//! of this file show each of these cases against a mocked API server.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -31,6 +44,14 @@ pub const FINALIZER: &str = "{{ n.group }}/finalizer";
 /// How long to wait before reconciling a healthy object again, even without a change.
 const RESYNC: Duration = Duration::from_secs(5 * 60);
 
+/// How soon to retry after the API server refused a write with 409 Conflict: the object
+/// changed meanwhile, and the retry works on the newer version the watch delivers.
+pub const CONFLICT_RETRY: Duration = Duration::from_secs(1);
+
+/// How long to remember that an object's cleanup ran: far longer than a stale copy of the
+/// deleted object can linger in the watch cache.
+const FINALIZED_MEMORY: Duration = Duration::from_secs(10 * 60);
+
 /// Why a reconciliation failed; [`error_policy`] decides when to retry.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -47,6 +68,50 @@ pub enum Error {
 {%- endif %}
 }
 
+impl Error {
+    /// The API server's answer when it refused a call (`None` for a transport failure or an
+    /// error of this controller's own).
+    pub fn api_status(&self) -> Option<&kube::core::Status> {
+        let err = match self {
+            Error::Kube(err) => err,
+            Error::Finalizer(err) => match err.as_ref() {
+                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
+                    return err.api_status();
+                }
+                finalizer::Error::AddFinalizer(err) | finalizer::Error::RemoveFinalizer(err) => err,
+                _ => return None,
+            },
+{%- if n.namespaced %}
+            Error::MissingNamespace => return None,
+{%- endif %}
+        };
+        match err {
+            kube::Error::Api(status) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// Whether the API server refused a write with 409 Conflict: the object changed since the
+    /// version this reconciliation read.
+    pub fn is_conflict(&self) -> bool {
+        self.api_status().is_some_and(|status| status.is_conflict())
+    }
+
+    /// Whether the API server answered 404 Not Found for the `{{ n.kind }}` named `name`: the
+    /// object is gone. A 404 for anything else (another object, an API that is not installed)
+    /// is not.
+    pub fn is_gone(&self, name: &str) -> bool {
+        self.api_status().is_some_and(|status| {
+            status.is_not_found()
+                && status.details.as_ref().is_some_and(|details| {
+                    details.name == name
+                        && details.kind == {{ n.kind }}::plural(&())
+                        && details.group == {{ n.kind }}::group(&())
+                })
+        })
+    }
+}
+
 /// State shared by all reconciliations of this controller.
 pub struct Context {
     /// Client for the API server.
@@ -55,6 +120,8 @@ pub struct Context {
     pub recorder: Recorder,
     /// Consecutive failures per object (`namespace/name`), for [`error_policy`]'s backoff.
     failures: Mutex<HashMap<String, u32>>,
+    /// When `cleanup` ran and the finalizer was removed, per object UID.
+    finalized: Mutex<HashMap<String, Instant>>,
 }
 
 impl Context {
@@ -65,7 +132,44 @@ impl Context {
             recorder: Recorder::new(client.clone(), Reporter::from(CONTROLLER_NAME)),
             client,
             failures: Mutex::default(),
+            finalized: Mutex::default(),
         }
+    }
+
+    /// Counts one more consecutive failure of the object `key`; returns the count.
+    fn count_failure(&self, key: &str) -> u32 {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = failures.entry(key.to_owned()).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    }
+
+    /// Forgets the failures of the object `key`, after a success or once it is gone.
+    fn reset_failures(&self, key: &str) {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        failures.remove(key);
+    }
+
+    /// Records that the object `uid` was cleaned up and lost the finalizer.
+    fn remember_finalized(&self, uid: &str) {
+        let mut finalized = self
+            .finalized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        finalized.retain(|_, at| at.elapsed() < FINALIZED_MEMORY);
+        finalized.insert(uid.to_owned(), Instant::now());
+    }
+
+    /// Whether the object `uid` was cleaned up and lost the finalizer (within the last
+    /// [`FINALIZED_MEMORY`]).
+    fn was_finalized(&self, uid: &str) -> bool {
+        let finalized = self
+            .finalized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        finalized
+            .get(uid)
+            .is_some_and(|at| at.elapsed() < FINALIZED_MEMORY)
     }
 }
 
@@ -78,7 +182,9 @@ impl Context {
 /// `apply` while the object lives and `cleanup` once it is being deleted (the finalizer is
 /// removed after `cleanup` succeeds).
 ///
-/// Returns when to look at the object again; on error, [`error_policy`] decides.
+/// Returns when to look at the object again; on error, [`error_policy`] decides. An object
+/// that is gone (a 404 for it, see [`Error::is_gone`]) ends the reconciliation with `Ok`, and
+/// a stale copy of a deleted object this controller already cleaned up is left alone.
 pub async fn reconcile(obj: Arc<{{ n.kind }}>, ctx: Arc<Context>) -> Result<Action, Error> {
 {%- if n.namespaced %}
     let namespace = obj.namespace().ok_or(Error::MissingNamespace)?;
@@ -87,17 +193,36 @@ pub async fn reconcile(obj: Arc<{{ n.kind }}>, ctx: Arc<Context>) -> Result<Acti
     let api: Api<{{ n.kind }}> = Api::all(ctx.client.clone());
 {%- endif %}
     let key = object_key(&obj);
-    let action = finalizer(&api, FINALIZER, obj, |event| async {
+    let name = obj.name_any();
+    // Kubernetes lets no finalizer be added to an object that is being deleted, so once this
+    // controller removed its finalizer, a copy that still shows it is stale.
+    let uid = obj.uid().unwrap_or_default();
+    let deleting = obj.metadata.deletion_timestamp.is_some();
+    if deleting && ctx.was_finalized(&uid) {
+        tracing::debug!(object = %key, "already cleaned up");
+        return Ok(Action::await_change());
+    }
+    let finalizing = deleting && obj.finalizers().iter().any(|f| f == FINALIZER);
+    let result = finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             finalizer::Event::Apply(obj) => apply(obj, &api, &ctx).await,
             finalizer::Event::Cleanup(obj) => cleanup(obj, &ctx).await,
         }
     })
     .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))?;
-    if let Ok(mut failures) = ctx.failures.lock() {
-        failures.remove(&key);
+    .map_err(|err| Error::Finalizer(Box::new(err)));
+    let action = match result {
+        Ok(action) => action,
+        Err(err) if err.is_gone(&name) => {
+            tracing::debug!(object = %key, "deleted before the reconciliation finished");
+            Action::await_change()
+        }
+        Err(err) => return Err(err),
+    };
+    if finalizing && !uid.is_empty() {
+        ctx.remember_finalized(&uid);
     }
+    ctx.reset_failures(&key);
     Ok(action)
 }
 
@@ -166,20 +291,18 @@ async fn cleanup(obj: Arc<{{ n.kind }}>, ctx: &Context) -> Result<Action, Error>
     Ok(Action::await_change())
 }
 
-/// Decides when to retry after [`reconcile`] failed: [`backoff`] over the object's consecutive
+/// Decides when to retry after [`reconcile`] failed: after [`CONFLICT_RETRY`] for a conflict
+/// (which does not count as a failure), else after [`backoff`] over the object's consecutive
 /// failures, which the next success resets.
 pub fn error_policy(obj: Arc<{{ n.kind }}>, err: &Error, ctx: Arc<Context>) -> Action {
-    let failures = match ctx.failures.lock() {
-        Ok(mut failures) => {
-            let count = failures.entry(object_key(&obj)).or_insert(0);
-            *count = count.saturating_add(1);
-            *count
-        }
-        Err(_) => 1,
-    };
-    let delay = backoff(failures);
+    let key = object_key(&obj);
+    if err.is_conflict() {
+        tracing::debug!(object = %key, error = %err, retry_in = ?CONFLICT_RETRY, "conflict");
+        return Action::requeue(CONFLICT_RETRY);
+    }
+    let delay = backoff(ctx.count_failure(&key));
     tracing::warn!(
-        object = %object_key(&obj),
+        object = %key,
         error = %err,
         retry_in = ?delay,
         "reconcile failed"
@@ -324,6 +447,7 @@ mod tests {
     fn object() -> {{ n.kind }} {
         let mut obj = {{ n.kind }}::new("test", {{ n.kind }}Spec::default());
         obj.metadata.namespace = Some("default".into());
+        obj.metadata.uid = Some("6e9bd3a4-4a3c-4f0e-9d8e-0c1f2b3a4d5e".into());
         obj.metadata.generation = Some(3);
         obj.metadata.finalizers = Some(vec![FINALIZER.into()]);
         obj
@@ -339,6 +463,7 @@ mod tests {
     /// The test object: `test` (cluster-scoped), at generation 3, carrying the finalizer.
     fn object() -> {{ n.kind }} {
         let mut obj = {{ n.kind }}::new("test", {{ n.kind }}Spec::default());
+        obj.metadata.uid = Some("6e9bd3a4-4a3c-4f0e-9d8e-0c1f2b3a4d5e".into());
         obj.metadata.generation = Some(3);
         obj.metadata.finalizers = Some(vec![FINALIZER.into()]);
         obj
@@ -351,7 +476,15 @@ mod tests {
     }
 {%- endif %}
 
+    /// The test object as the API server has it once it is being deleted.
+    fn deleted_object() -> {{ n.kind }} {
+        let mut obj = object();
+        obj.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
+        obj
+    }
+
     /// A request the mocked API server received.
+    #[derive(Debug)]
     struct Seen {
         method: String,
         path: String,
@@ -359,9 +492,24 @@ mod tests {
         body: Value,
     }
 
-    /// Takes the next request and answers it with `reply`, or with the request's own body when
-    /// `reply` is `Value::Null` (what the API server does for a create).
-    async fn serve(handle: &mut Handle, reply: Value) -> Seen {
+    /// How the mocked API server answers one request.
+    enum Reply {
+        /// 200 with this body.
+        Ok(Value),
+        /// 200 with the request's own body (what the API server does for a create).
+        Echo,
+        /// An error `Status` about the test object with this code and reason, as the API server
+        /// writes it.
+        Refuse(u16, &'static str),
+        /// An error with this code whose body is not a `Status` (a proxy's, or the API server's
+        /// for an API that is not installed).
+        Plain(u16, &'static str),
+        /// No answer: the connection fails.
+        Broken,
+    }
+
+    /// Takes the next request and answers it with `reply`.
+    async fn serve(handle: &mut Handle, reply: Reply) -> Seen {
         let (request, respond) = timeout(WAIT, handle.next_request())
             .await
             .expect("the reconciler sent no further request")
@@ -375,11 +523,28 @@ mod tests {
         } else {
             serde_json::from_slice(&bytes).unwrap()
         };
-        let answer = if reply.is_null() { body.clone() } else { reply };
+        let (code, answer) = match reply {
+            Reply::Ok(answer) => (200, serde_json::to_vec(&answer).unwrap()),
+            Reply::Echo => (200, serde_json::to_vec(&body).unwrap()),
+            Reply::Refuse(code, reason) => (
+                code,
+                serde_json::to_vec(&refusal("test", code, reason)).unwrap(),
+            ),
+            Reply::Plain(code, text) => (code, text.as_bytes().to_vec()),
+            Reply::Broken => {
+                respond.send_error("connection reset by peer");
+                return Seen {
+                    method,
+                    path,
+                    query,
+                    body,
+                };
+            }
+        };
         respond.send_response(
             Response::builder()
-                .status(200)
-                .body(Body::from(serde_json::to_vec(&answer).unwrap()))
+                .status(code)
+                .body(Body::from(answer))
                 .unwrap(),
         );
         Seen {
@@ -390,23 +555,71 @@ mod tests {
         }
     }
 
+    /// The API server's error `Status` about the `{{ n.kind }}` named `name`.
+    fn refusal(name: &str, code: u16, reason: &str) -> Value {
+        let (group, plural) = ({{ n.kind }}::group(&()), {{ n.kind }}::plural(&()));
+        json!({
+            "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+            "message": format!("{plural}.{group} \"{name}\": {reason}"),
+            "reason": reason,
+            "details": {"name": name, "group": group, "kind": plural},
+            "code": code,
+        })
+    }
+
+    /// Runs `reconcile` on `obj` while the mocked API server answers its requests with
+    /// `replies`, in order; returns the outcome and the requests. Fails when `reconcile` sends
+    /// fewer requests, or waits for more.
+    async fn reconcile_with(
+        ctx: &Arc<Context>,
+        handle: &mut Handle,
+        obj: {{ n.kind }},
+        replies: Vec<Reply>,
+    ) -> (Result<Action, Error>, Vec<Seen>) {
+        let server = async {
+            let mut seen = Vec::new();
+            for reply in replies {
+                seen.push(serve(handle, reply).await);
+            }
+            seen
+        };
+        let (result, seen) =
+            tokio::join!(timeout(WAIT, reconcile(Arc::new(obj), ctx.clone())), server);
+        (
+            result.expect("reconcile hung: it sent a request the test did not answer"),
+            seen,
+        )
+    }
+
+    /// Asserts that nothing more reached the mocked API server.
+    async fn assert_no_more_requests(ctx: Arc<Context>, mut handle: Handle) {
+        drop(ctx);
+        let next = timeout(WAIT, handle.next_request()).await;
+        assert!(
+            matches!(next, Ok(None)),
+            "an unexpected API request was sent"
+        );
+    }
+
+    fn transport_error() -> Error {
+        Error::Kube(kube::Error::Service("connection refused".into()))
+    }
+
     #[tokio::test]
     async fn reconcile_applies_ready_status_and_publishes_an_event() {
         let (ctx, mut handle) = mocked();
-        let obj = object();
-        let reply = serde_json::to_value(&obj).unwrap();
-        let server = tokio::spawn(async move {
-            let status = serve(&mut handle, reply).await;
-            let event = serve(&mut handle, Value::Null).await;
-            (status, event)
-        });
-        let action = timeout(WAIT, reconcile(Arc::new(obj), ctx))
-            .await
-            .expect("reconcile hung")
-            .expect("reconcile failed");
-        let (status, event) = server.await.unwrap();
+        let reply = serde_json::to_value(object()).unwrap();
+        let (result, seen) = reconcile_with(
+            &ctx,
+            &mut handle,
+            object(),
+            vec![Reply::Ok(reply), Reply::Echo],
+        )
+        .await;
+        assert_no_more_requests(ctx, handle).await;
 
-        assert_eq!(action, Action::requeue(RESYNC));
+        assert_eq!(result.expect("reconcile failed"), Action::requeue(RESYNC));
+        let [status, event] = <[Seen; 2]>::try_from(seen).unwrap();
         assert_eq!(status.method, "PATCH");
         assert_eq!(status.path, object_path("/status"));
         assert!(
@@ -441,40 +654,211 @@ mod tests {
         let mut obj = object();
         obj.metadata.finalizers = None;
         let reply = serde_json::to_value(&obj).unwrap();
-        let server = tokio::spawn(async move { serve(&mut handle, reply).await });
-        let action = timeout(WAIT, reconcile(Arc::new(obj), ctx))
-            .await
-            .expect("reconcile hung")
-            .expect("reconcile failed");
-        let patch = server.await.unwrap();
+        let (result, seen) = reconcile_with(&ctx, &mut handle, obj, vec![Reply::Ok(reply)]).await;
+        assert_no_more_requests(ctx, handle).await;
 
-        assert_eq!(action, Action::await_change());
-        assert_eq!(patch.method, "PATCH");
-        assert_eq!(patch.path, object_path(""));
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        assert_eq!(seen[0].method, "PATCH");
+        assert_eq!(seen[0].path, object_path(""));
         assert_eq!(
-            patch.body[1],
+            seen[0].body[1],
             json!({"op": "add", "path": "/metadata/finalizers", "value": [FINALIZER]})
         );
     }
 
     #[tokio::test]
-    async fn reconcile_of_a_deleted_object_cleans_up_and_removes_the_finalizer() {
+    async fn a_conflict_on_the_status_patch_is_retried_soon_and_the_retry_succeeds() {
+        let (ctx, mut handle) = mocked();
+        let obj = Arc::new(object());
+        let (result, seen) = reconcile_with(
+            &ctx,
+            &mut handle,
+            object(),
+            vec![Reply::Refuse(409, "Conflict")],
+        )
+        .await;
+        assert_eq!(seen[0].path, object_path("/status"));
+        let err = result.expect_err("a conflict must fail the reconciliation");
+        assert!(err.is_conflict() && !err.is_gone("test"), "{err:?}");
+        assert_eq!(
+            error_policy(obj.clone(), &err, ctx.clone()),
+            Action::requeue(CONFLICT_RETRY)
+        );
+
+        // The retry: the status patch goes through, and the event follows.
+        let reply = serde_json::to_value(object()).unwrap();
+        let (result, seen) = reconcile_with(
+            &ctx,
+            &mut handle,
+            object(),
+            vec![Reply::Ok(reply), Reply::Echo],
+        )
+        .await;
+        assert_eq!(result.expect("the retry failed"), Action::requeue(RESYNC));
+        assert_eq!(seen[0].path, object_path("/status"));
+        assert_eq!(seen[1].body["reason"], "Reconciled");
+
+        // The conflict did not count as a failure: the next one waits the first step.
+        assert_eq!(
+            error_policy(obj, &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_conflict_on_the_finalizer_patch_is_retried_soon() {
         let (ctx, mut handle) = mocked();
         let mut obj = object();
-        obj.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
+        obj.metadata.finalizers = None;
+        let (result, seen) = reconcile_with(
+            &ctx,
+            &mut handle,
+            obj.clone(),
+            vec![Reply::Refuse(409, "Conflict")],
+        )
+        .await;
+        assert_eq!(seen[0].path, object_path(""));
+        let err = result.expect_err("a conflict must fail the reconciliation");
+        assert!(err.is_conflict(), "{err:?}");
+        assert_eq!(
+            error_policy(Arc::new(obj.clone()), &err, ctx.clone()),
+            Action::requeue(CONFLICT_RETRY)
+        );
         let reply = serde_json::to_value(&obj).unwrap();
-        let server = tokio::spawn(async move {
-            let event = serve(&mut handle, Value::Null).await;
-            let patch = serve(&mut handle, reply).await;
-            (event, patch)
-        });
-        let action = timeout(WAIT, reconcile(Arc::new(obj), ctx))
-            .await
-            .expect("reconcile hung")
-            .expect("reconcile failed");
-        let (event, patch) = server.await.unwrap();
+        let (result, _) = reconcile_with(&ctx, &mut handle, obj, vec![Reply::Ok(reply)]).await;
+        assert_eq!(result.expect("the retry failed"), Action::await_change());
+        assert_no_more_requests(ctx, handle).await;
+    }
 
-        assert_eq!(action, Action::await_change());
+    #[tokio::test]
+    async fn an_object_deleted_before_its_status_patch_ends_the_reconcile_quietly() {
+        let (ctx, mut handle) = mocked();
+        let obj = Arc::new(object());
+        // An earlier failure, which the end of the object clears.
+        error_policy(obj.clone(), &transport_error(), ctx.clone());
+        let (result, seen) = reconcile_with(
+            &ctx,
+            &mut handle,
+            object(),
+            vec![Reply::Refuse(404, "NotFound")],
+        )
+        .await;
+        assert_eq!(seen[0].path, object_path("/status"));
+        assert_eq!(
+            result.expect("a deleted object is no error"),
+            Action::await_change()
+        );
+        assert_eq!(
+            error_policy(obj, &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+        // No event about the object that is gone.
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn an_object_deleted_before_its_finalizer_is_added_ends_the_reconcile_quietly() {
+        let (ctx, mut handle) = mocked();
+        let mut obj = object();
+        obj.metadata.finalizers = None;
+        let (result, seen) =
+            reconcile_with(&ctx, &mut handle, obj, vec![Reply::Refuse(404, "NotFound")]).await;
+        assert_eq!(seen[0].method, "PATCH");
+        assert_eq!(
+            result.expect("a deleted object is no error"),
+            Action::await_change()
+        );
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_404_for_anything_but_the_object_is_an_error() {
+        let (ctx, mut handle) = mocked();
+        let (result, _) = reconcile_with(
+            &ctx,
+            &mut handle,
+            object(),
+            vec![Reply::Plain(404, "404 page not found")],
+        )
+        .await;
+        let err = result.expect_err("a missing API is an error");
+        assert!(!err.is_gone("test") && !err.is_conflict(), "{err:?}");
+        // Nor is a 404 naming another object.
+        let status = serde_json::from_value(refusal("other", 404, "NotFound")).unwrap();
+        let other = Error::Kube(kube::Error::Api(Box::new(status)));
+        assert!(
+            other.is_gone("other") && !other.is_gone("test"),
+            "{other:?}"
+        );
+        assert_eq!(
+            error_policy(Arc::new(object()), &err, ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn api_errors_back_off_per_object_and_a_success_resets_it() {
+        let (ctx, mut handle) = mocked();
+        let obj = Arc::new(object());
+        let mut retries = Vec::new();
+        for reply in [
+            Reply::Refuse(500, "InternalError"),
+            Reply::Broken,
+            Reply::Refuse(503, "ServiceUnavailable"),
+        ] {
+            let (result, _) = reconcile_with(&ctx, &mut handle, object(), vec![reply]).await;
+            let err = result.expect_err("the status patch failed");
+            assert!(!err.is_conflict() && !err.is_gone("test"), "{err:?}");
+            retries.push(error_policy(obj.clone(), &err, ctx.clone()));
+        }
+        assert_eq!(
+            retries,
+            [5, 10, 20].map(|secs| Action::requeue(Duration::from_secs(secs)))
+        );
+
+        // Another object's failures are its own.
+        let mut other = object();
+        other.metadata.name = Some("other".into());
+        assert_eq!(
+            error_policy(Arc::new(other), &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+
+        // A success resets the count.
+        let reply = serde_json::to_value(object()).unwrap();
+        let (result, _) = reconcile_with(
+            &ctx,
+            &mut handle,
+            object(),
+            vec![Reply::Ok(reply), Reply::Echo],
+        )
+        .await;
+        assert_eq!(result.expect("reconcile failed"), Action::requeue(RESYNC));
+        assert_eq!(
+            error_policy(obj, &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn deletion_runs_the_cleanup_once_and_removes_the_finalizer() {
+        let (ctx, mut handle) = mocked();
+        let mut finalized = deleted_object();
+        finalized.metadata.finalizers = None;
+        let reply = serde_json::to_value(&finalized).unwrap();
+        let (result, seen) = reconcile_with(
+            &ctx,
+            &mut handle,
+            deleted_object(),
+            vec![Reply::Echo, Reply::Ok(reply)],
+        )
+        .await;
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        let [event, patch] = <[Seen; 2]>::try_from(seen).unwrap();
+        assert_eq!(event.method, "POST");
         assert_eq!(event.body["reason"], "Deleting");
         assert_eq!(patch.method, "PATCH");
         assert_eq!(patch.path, object_path(""));
@@ -482,6 +866,40 @@ mod tests {
             patch.body[1],
             json!({"op": "remove", "path": "/metadata/finalizers/0"})
         );
+
+        // The same deletion delivered again, from a cache that still shows the finalizer: no
+        // second cleanup, no request.
+        let (result, seen) = reconcile_with(&ctx, &mut handle, deleted_object(), vec![]).await;
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        assert!(seen.is_empty());
+        // The object as the API server now has it, without the finalizer: nothing to do.
+        let (result, seen) = reconcile_with(&ctx, &mut handle, finalized, vec![]).await;
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        assert!(seen.is_empty());
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_deleted_object_gone_before_its_finalizer_is_removed_ends_quietly() {
+        let (ctx, mut handle) = mocked();
+        let (result, seen) = reconcile_with(
+            &ctx,
+            &mut handle,
+            deleted_object(),
+            vec![Reply::Echo, Reply::Refuse(404, "NotFound")],
+        )
+        .await;
+        assert_eq!(
+            result.expect("a deleted object is no error"),
+            Action::await_change()
+        );
+        assert_eq!(seen[0].body["reason"], "Deleting");
+        assert_eq!(seen[1].method, "PATCH");
+        // Its cleanup ran: another delivery of the deletion does not run it again.
+        let (result, seen) = reconcile_with(&ctx, &mut handle, deleted_object(), vec![]).await;
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        assert!(seen.is_empty());
+        assert_no_more_requests(ctx, handle).await;
     }
 
     #[test]
