@@ -13,8 +13,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use rsbuilder::manifests::generate::{Options, generate};
+use rsbuilder::manifests::generate::{Options, generate, generate_from};
 use rsbuilder::manifests::{SourceSet, crds_from_sources};
+
+/// The allocator the `rsbuilder` binary uses (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -174,6 +178,13 @@ fn bench_manifests(c: &mut Criterion) {
     });
     group.bench_function("synthetic_1000_kinds", |b| {
         b.iter(|| generate(&synthetic_opts).unwrap())
+    });
+    // The same on one thread (generate() shares the kinds among the available cores).
+    group.bench_function("synthetic_1000_kinds/one_thread", |b| {
+        b.iter(|| {
+            let sources = SourceSet::load(&synthetic_opts.paths).unwrap();
+            generate_from(&synthetic_opts, &sources, 1).unwrap()
+        })
     });
     // Where the time goes: parsing alone, and parsing plus CRD derivation (no YAML).
     group.bench_function("synthetic_1000_kinds/parse", |b| {

@@ -155,22 +155,47 @@ struct Share {
 impl Share {
     const ALL: Share = Share { index: 0, of: 1 };
 
-    /// Whether the custom resource with these `#[kube]` attributes is this share's; one whose
-    /// attributes do not parse belongs to share 0, which reports the error.
-    fn owns(self, ident: &syn::Ident, attrs_: &[syn::Attribute]) -> bool {
+    /// Whether the custom resource with these `#[kube]` attributes is this share's, by the
+    /// string values of its `group` and `kind` (read from the tokens; the full attribute parse
+    /// happens once, on the owning thread). One without them belongs to share 0, which
+    /// reports the error.
+    fn owns(self, attrs_: &[syn::Attribute]) -> bool {
         if self.of == 1 {
             return true;
         }
         use std::hash::{DefaultHasher, Hash, Hasher};
-        match kube_attrs::parse(ident, attrs_) {
-            Ok(k) => {
-                let mut h = DefaultHasher::new();
-                (&k.group, &k.kind).hash(&mut h);
-                (h.finish() % self.of as u64) as usize == self.index
+        let (group, kind) = (kube_str(attrs_, "group"), kube_str(attrs_, "kind"));
+        if kind.is_none() {
+            return self.index == 0;
+        }
+        let mut h = DefaultHasher::new();
+        (group, kind).hash(&mut h);
+        (h.finish() % self.of as u64) as usize == self.index
+    }
+}
+
+/// The value of `key = "..."` in a `#[kube(...)]` attribute, read from its tokens.
+fn kube_str(attrs_: &[syn::Attribute], key: &str) -> Option<String> {
+    for a in attrs_.iter().filter(|a| a.path().is_ident("kube")) {
+        let syn::Meta::List(list) = &a.meta else {
+            continue;
+        };
+        let tokens: Vec<proc_macro2::TokenTree> = list.tokens.clone().into_iter().collect();
+        for w in tokens.windows(3) {
+            if let [
+                proc_macro2::TokenTree::Ident(k),
+                proc_macro2::TokenTree::Punct(eq),
+                proc_macro2::TokenTree::Literal(lit),
+            ] = w
+                && k == key
+                && eq.as_char() == '='
+                && let Ok(s) = syn::parse_str::<syn::LitStr>(&lit.to_string())
+            {
+                return Some(s.value());
             }
-            Err(_) => self.index == 0,
         }
     }
+    None
 }
 
 /// Derives the CRDs of `share`'s kinds: unsorted CRDs and unsorted diagnostics.
@@ -188,7 +213,7 @@ fn derive_share(sources: &SourceSet, share: Share) -> (Vec<GeneratedCrd>, Vec<Di
             if !attrs::derives(attrs_).iter().any(|d| d == "CustomResource") {
                 continue;
             }
-            if !share.owns(ident, attrs_) {
+            if !share.owns(attrs_) {
                 continue;
             }
             if let Some(f) = assemble::one_version(&mut deriver, m, ident, attrs_) {
