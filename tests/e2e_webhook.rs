@@ -76,7 +76,6 @@ fn assert_passed(out: &Output, tests: &[&str]) {
 
 const WEBHOOK_TESTS: &[&str] = &[
     "webhook::tests::a_missing_certificate_stops_the_server_with_the_file_named",
-    "tls::tests::a_certificate_directory_is_reloaded_only_on_change",
     "webhook::tests::patch_ignores_nulls_and_reports_changes",
     "webhook::v1::aijob_webhook::tests::default_fills_only_absent_fields",
     "webhook::v1::aijob_webhook::tests::mutate_answers_with_a_json_patch",
