@@ -363,7 +363,7 @@ fn kinds_share_version_modules_and_kustomizations() {
     let lib = read("src/lib.rs");
     assert!(
         lib.contains(
-            "pub mod api;\npub mod controller;\npub mod manager;\n// +kubebuilder:scaffold:modules"
+            "pub mod api;\npub mod controller;\npub mod manager;\npub mod tls;\n// +kubebuilder:scaffold:modules"
         ),
         "modules are kept in rustfmt's order: {lib}"
     );
