@@ -16,6 +16,8 @@
 //!
 //! - [`manager`]: the manager's flags, the [`manager::Manager`] handle every controller
 //!   receives, reconcile metrics, and the metrics and health endpoints.
+//! - [`tls`]: HTTPS for the metrics endpoint (a certificate directory or a self-signed
+//!   certificate).
 //!
 //! `rsbuilder create api` adds the `api` (custom resource types) and `controller` modules;
 //! `rsbuilder create webhook` adds `webhook`.
@@ -23,5 +25,6 @@
 pub mod api;
 pub mod controller;
 pub mod manager;
+pub mod tls;
 pub mod webhook;
 // +kubebuilder:scaffold:modules

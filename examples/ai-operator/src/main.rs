@@ -26,6 +26,7 @@ use tokio::task::{JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use ai_operator::manager::{self, Args, Manager, Metrics};
+use ai_operator::tls;
 // +kubebuilder:scaffold:imports
 
 /// How long the API server may take to answer the first request.
@@ -101,13 +102,29 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
     let mut servers = JoinSet::new();
     if let Some(addr) = metrics_addr {
+        let listener = bind(addr, "metrics").await?;
         let router = manager::metrics_router(mgr.metrics.clone());
-        servers.spawn(serve(
-            bind(addr, "metrics").await?,
-            router,
-            mgr.shutdown.clone(),
-        ));
-        tracing::info!(%addr, "serving metrics on /metrics");
+        if args.metrics_secure {
+            // HTTPS, and only for callers whose token may `get` /metrics (TokenReview, then
+            // SubjectAccessReview), as a Kubebuilder manager with --metrics-secure.
+            let certs = match &args.metrics_cert_path {
+                Some(dir) => tls::Certificates::from_dir(dir)
+                    .context("--metrics-cert-path: cannot load the metrics certificate")?,
+                None => tls::Certificates::self_signed(&["localhost"])?,
+            };
+            let router = manager::with_authentication_and_authorization(router, mgr.client.clone());
+            servers.spawn(tls::serve(
+                listener,
+                Arc::new(certs),
+                router,
+                mgr.shutdown.clone(),
+                "metrics server",
+            ));
+            tracing::info!(%addr, "serving metrics over HTTPS on /metrics (bearer token required)");
+        } else {
+            servers.spawn(serve(listener, router, mgr.shutdown.clone()));
+            tracing::warn!(%addr, "serving metrics without TLS or authentication on /metrics");
+        }
     }
     if let Some(addr) = probe_addr {
         let router = manager::health_router();

@@ -12,18 +12,25 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! Tests of the manager: flags, metrics and the HTTP endpoints (called in-process), and the
-//! binary's exit when no cluster is configured. None of them needs a cluster.
+//! Tests of the manager: flags, metrics and the HTTP endpoints (called in-process), the
+//! HTTPS metrics endpoint's token checks (against a mocked API server), and the binary's exit
+//! when no cluster is configured. None of them needs a cluster.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
 use clap::Parser as _;
 use http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use hyper_util::rt::TokioIo;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
+use tokio_util::sync::CancellationToken;
 use tower_test::mock::Spawn;
 
 use database_operator::manager::{self, Args, LogFormat, Manager, Metrics};
+use database_operator::tls;
 
 /// Sends one request to an axum router and returns status, content type and body.
 async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {
@@ -52,7 +59,9 @@ async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {
 #[test]
 fn flags_default_like_a_kubebuilder_manager() {
     let args = Args::try_parse_from(["manager"]).unwrap();
-    assert_eq!(args.metrics_bind_address, ":8080");
+    assert_eq!(args.metrics_bind_address, ":8443");
+    assert!(args.metrics_secure);
+    assert_eq!(args.metrics_cert_path, None);
     assert_eq!(args.health_probe_bind_address, ":8081");
     assert!(!args.leader_elect);
     assert_eq!(args.leader_election_namespace, None);
@@ -73,10 +82,22 @@ fn flags_parse() {
         "--metrics-bind-address=127.0.0.1:9090",
         "--log-format=json",
         "--namespace=team-a",
+        "--metrics-secure=false",
+        "--metrics-cert-path=/certs",
     ])
     .unwrap();
     assert!(args.leader_elect);
     assert_eq!(args.metrics_bind_address, "127.0.0.1:9090");
+    assert!(!args.metrics_secure);
+    assert_eq!(
+        args.metrics_cert_path,
+        Some(std::path::PathBuf::from("/certs"))
+    );
+    assert!(
+        Args::try_parse_from(["manager", "--metrics-secure"])
+            .unwrap()
+            .metrics_secure
+    );
     assert_eq!(args.log_format, LogFormat::Json);
     assert_eq!(args.namespace.as_deref(), Some("team-a"));
     assert!(Args::try_parse_from(["manager", "--log-format=xml"]).is_err());
@@ -86,8 +107,8 @@ fn flags_parse() {
 fn bind_addresses_follow_the_go_style() {
     let parse = |v| manager::parse_bind_address("--metrics-bind-address", v);
     assert_eq!(
-        parse(":8080").unwrap(),
-        Some("0.0.0.0:8080".parse().unwrap())
+        parse(":8443").unwrap(),
+        Some("0.0.0.0:8443".parse().unwrap())
     );
     assert_eq!(
         parse("127.0.0.1:9090").unwrap(),
@@ -192,4 +213,248 @@ async fn manager_for_tests_talks_to_a_mocked_api_server() {
     let info = mgr.client.apiserver_version().await.unwrap();
     assert_eq!(info.git_version, "v1.37.0");
     server.await.unwrap();
+}
+
+/// The ServiceAccount token Prometheus scrapes with: authenticated, and allowed to get /metrics.
+const SCRAPER_TOKEN: &str = "scraper-token";
+/// A token the API server authenticates as `alice`, who may not get /metrics.
+const ALICE_TOKEN: &str = "alice-token";
+const SCRAPER: &str = "system:serviceaccount:monitoring:prometheus";
+
+/// A mocked API server answering TokenReviews (only [`SCRAPER_TOKEN`] and [`ALICE_TOKEN`]
+/// authenticate) and SubjectAccessReviews (only [`SCRAPER`] may `get` `/metrics`). Every
+/// review it receives is recorded in `reviews`, in order.
+fn mock_api_server(reviews: Arc<Mutex<Vec<serde_json::Value>>>) -> kube::Client {
+    let (service, mut handle) =
+        tower_test::mock::pair::<Request<kube::client::Body>, http::Response<kube::client::Body>>();
+    tokio::spawn(async move {
+        while let Some((request, send)) = handle.next_request().await {
+            assert_eq!(request.method(), http::Method::POST);
+            let path = request.uri().path().to_owned();
+            let bytes = request.into_body().collect_bytes().await.unwrap();
+            let mut review: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            reviews.lock().unwrap().push(review.clone());
+            let spec = &review["spec"];
+            review["status"] = match path.as_str() {
+                "/apis/authentication.k8s.io/v1/tokenreviews" => match spec["token"].as_str() {
+                    Some(SCRAPER_TOKEN) => serde_json::json!({
+                        "authenticated": true,
+                        "user": {
+                            "username": SCRAPER,
+                            "uid": "0d5c6b1e",
+                            "groups": ["system:serviceaccounts", "system:authenticated"],
+                            "extra": {"authentication.kubernetes.io/pod-name": ["prometheus-0"]}
+                        }
+                    }),
+                    Some(ALICE_TOKEN) => serde_json::json!({
+                        "authenticated": true,
+                        "user": {"username": "alice", "groups": ["system:authenticated"]}
+                    }),
+                    _ => {
+                        serde_json::json!({"authenticated": false, "error": "invalid bearer token"})
+                    }
+                },
+                "/apis/authorization.k8s.io/v1/subjectaccessreviews" => {
+                    let allowed = spec["user"] == SCRAPER
+                        && spec["nonResourceAttributes"]
+                            == serde_json::json!({"path": "/metrics", "verb": "get"});
+                    serde_json::json!({"allowed": allowed, "reason": if allowed { "" } else { "no RBAC policy matched" }})
+                }
+                other => panic!("unexpected API request to {other}"),
+            };
+            send.send_response(
+                http::Response::builder()
+                    .status(201)
+                    .body(kube::client::Body::from(
+                        serde_json::to_vec(&review).unwrap(),
+                    ))
+                    .unwrap(),
+            );
+        }
+    });
+    kube::Client::new(service, "default")
+}
+
+/// The metrics endpoint as `src/main.rs` serves it by default: HTTPS with a self-signed
+/// certificate, behind the token checks, on a free loopback port; stops when dropped.
+struct SecureMetrics {
+    addr: std::net::SocketAddr,
+    certificate: CertificateDer<'static>,
+    reviews: Arc<Mutex<Vec<serde_json::Value>>>,
+    shutdown: CancellationToken,
+}
+
+impl Drop for SecureMetrics {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+async fn start_secure_metrics() -> SecureMetrics {
+    let reviews = Arc::new(Mutex::new(Vec::new()));
+    let client = mock_api_server(reviews.clone());
+    let metrics = Arc::new(Metrics::default());
+    metrics.reconcile("aijob", Duration::from_millis(5), "success");
+    let router =
+        manager::with_authentication_and_authorization(manager::metrics_router(metrics), client);
+    let certs = Arc::new(tls::Certificates::self_signed(&["localhost"]).unwrap());
+    let certificate = certs.leaf().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    tokio::spawn(tls::serve(
+        listener,
+        certs,
+        router,
+        shutdown.clone(),
+        "metrics server",
+    ));
+    SecureMetrics {
+        addr,
+        certificate,
+        reviews,
+        shutdown,
+    }
+}
+
+impl SecureMetrics {
+    /// GETs `path` over HTTPS, trusting only the server's certificate, with `token` as the
+    /// bearer token. Returns the status and the body.
+    async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, String) {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(self.certificate.clone()).unwrap();
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let tcp = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .expect("TLS handshake with the metrics server");
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let mut request = Request::get(path).header("host", "localhost");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        let request = request
+            .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    fn reviews(&self) -> Vec<serde_json::Value> {
+        self.reviews.lock().unwrap().clone()
+    }
+}
+
+#[tokio::test]
+async fn secure_metrics_without_a_token_are_unauthorized() {
+    let server = start_secure_metrics().await;
+    let (status, body) = server.get("/metrics", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(!body.contains("controller_runtime"), "{body}");
+    // No token, no review.
+    assert_eq!(server.reviews(), Vec::<serde_json::Value>::new());
+    let (status, _) = server.get("/metrics", Some("")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn secure_metrics_with_an_unauthenticated_token_are_unauthorized() {
+    let server = start_secure_metrics().await;
+    let (status, body) = server.get("/metrics", Some("forged-token")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(!body.contains("controller_runtime"), "{body}");
+    let reviews = server.reviews();
+    // Only the TokenReview: an unauthenticated token is never authorized.
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    assert_eq!(reviews[0]["kind"], "TokenReview");
+    assert_eq!(reviews[0]["apiVersion"], "authentication.k8s.io/v1");
+    assert_eq!(reviews[0]["spec"]["token"], "forged-token");
+}
+
+#[tokio::test]
+async fn secure_metrics_for_a_user_without_access_are_forbidden() {
+    let server = start_secure_metrics().await;
+    let (status, body) = server.get("/metrics", Some(ALICE_TOKEN)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body, "Authorization denied for user alice");
+    let reviews = server.reviews();
+    assert_eq!(reviews.len(), 2, "{reviews:?}");
+    assert_eq!(reviews[1]["kind"], "SubjectAccessReview");
+    assert_eq!(reviews[1]["spec"]["user"], "alice");
+}
+
+#[tokio::test]
+async fn secure_metrics_for_an_allowed_user_are_served() {
+    let server = start_secure_metrics().await;
+    let (status, body) = server.get("/metrics", Some(SCRAPER_TOKEN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains(
+            r#"controller_runtime_reconcile_total{controller="aijob",result="success"} 1"#
+        ),
+        "{body}"
+    );
+    let reviews = server.reviews();
+    assert_eq!(reviews.len(), 2, "{reviews:?}");
+    // The SubjectAccessReview carries everything the TokenReview said about the user.
+    assert_eq!(reviews[1]["apiVersion"], "authorization.k8s.io/v1");
+    assert_eq!(
+        reviews[1]["spec"],
+        serde_json::json!({
+            "user": SCRAPER,
+            "uid": "0d5c6b1e",
+            "groups": ["system:serviceaccounts", "system:authenticated"],
+            "extra": {"authentication.kubernetes.io/pod-name": ["prometheus-0"]},
+            "nonResourceAttributes": {"path": "/metrics", "verb": "get"}
+        })
+    );
+    // Nothing is cached: a second scrape is reviewed again.
+    let (status, _) = server.get("/metrics", Some(SCRAPER_TOKEN)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(server.reviews().len(), 4);
+    // Unknown paths are not found, whoever asks.
+    let (status, _) = server.get("/nope", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn review_access_reports_each_outcome() {
+    let client = mock_api_server(Arc::new(Mutex::new(Vec::new())));
+    let review = |token: &'static str, verb: &'static str| {
+        let client = client.clone();
+        async move {
+            manager::review_access(&client, token, "/metrics", verb)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        review("forged-token", "get").await,
+        manager::Access::Unauthenticated
+    );
+    assert_eq!(
+        review(SCRAPER_TOKEN, "get").await,
+        manager::Access::Allowed {
+            user: SCRAPER.to_owned()
+        }
+    );
+    assert_eq!(
+        review(SCRAPER_TOKEN, "post").await,
+        manager::Access::Denied {
+            user: SCRAPER.to_owned(),
+            reason: "no RBAC policy matched".to_owned()
+        }
+    );
 }

@@ -14,7 +14,8 @@
 
 //! The manager's building blocks: command-line flags ([`Args`]), the shared handle every
 //! controller and webhook receives ([`Manager`]), reconcile metrics ([`Metrics`]), the
-//! metrics and health HTTP routers, and logging setup.
+//! metrics and health HTTP routers, the metrics endpoint's authentication and authorization,
+//! and logging setup.
 //!
 //! `src/main.rs` wires them together; controllers only need [`Manager`].
 
@@ -24,10 +25,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
+use k8s_openapi::api::authorization::v1::{
+    NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -46,11 +52,32 @@ pub enum LogFormat {
 
 /// The manager's command-line flags. Names and defaults follow a Kubebuilder manager.
 #[derive(Debug, Clone, clap::Parser)]
-#[command(name = "manager", version, about = "Runs the pod-annotator controllers")]
+#[command(
+    name = "manager",
+    version,
+    about = "Runs the pod-annotator controllers"
+)]
 pub struct Args {
-    /// Address the metrics endpoint binds to (`:8080` = all interfaces, `0` = disabled).
-    #[arg(long, default_value = ":8080")]
+    /// Address the metrics endpoint binds to (`:8443` = all interfaces, `0` = disabled).
+    #[arg(long, default_value = ":8443")]
     pub metrics_bind_address: String,
+
+    /// Serve `/metrics` over HTTPS, only to callers whose bearer token passes a TokenReview
+    /// and a SubjectAccessReview (`--metrics-secure=false`: plain HTTP, no authentication).
+    #[arg(
+        long,
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub metrics_secure: bool,
+
+    /// Directory holding the metrics server's `tls.crt` and `tls.key` (re-read when they
+    /// change). Without it, a self-signed certificate is made at startup.
+    #[arg(long)]
+    pub metrics_cert_path: Option<PathBuf>,
 
     /// Address the `/healthz` and `/readyz` probes bind to.
     #[arg(long, default_value = ":8081")]
@@ -202,6 +229,133 @@ async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse
     )
 }
 
+/// The outcome of checking a request's bearer token ([`review_access`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// The TokenReview did not authenticate the token (answered `401 Unauthorized`).
+    Unauthenticated,
+    /// The token's user may not make the request (answered `403 Forbidden`).
+    Denied {
+        /// The authenticated user name.
+        user: String,
+        /// The authorizer's reason, if it gave one.
+        reason: String,
+    },
+    /// The token's user may make the request.
+    Allowed {
+        /// The authenticated user name.
+        user: String,
+    },
+}
+
+/// Asks the API server whether `token` may `verb` the non-resource URL `path`, as
+/// controller-runtime's `filters.WithAuthenticationAndAuthorization` does: a TokenReview
+/// (authentication.k8s.io/v1) authenticates the token, then a SubjectAccessReview
+/// (authorization.k8s.io/v1) with the reviewed user, groups, uid and extra checks
+/// `nonResourceAttributes {path, verb}`. Nothing is cached: every call makes both reviews.
+/// Errors: either review request fails (the manager's ServiceAccount needs `create` on
+/// `tokenreviews` and `subjectaccessreviews`: `config/rbac/metrics_auth_role.yaml`).
+pub async fn review_access(
+    client: &kube::Client,
+    token: &str,
+    path: &str,
+    verb: &str,
+) -> Result<Access, kube::Error> {
+    let post = kube::api::PostParams::default();
+    let review = TokenReview {
+        spec: TokenReviewSpec {
+            token: token.to_owned(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let reviewed = kube::Api::<TokenReview>::all(client.clone())
+        .create(&post, &review)
+        .await?;
+    let status = reviewed.status.unwrap_or_default();
+    let user = match (status.authenticated, status.user) {
+        (Some(true), Some(user)) => user,
+        _ => return Ok(Access::Unauthenticated),
+    };
+    let name = user.username.clone().unwrap_or_default();
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: user.username,
+            groups: user.groups,
+            uid: user.uid,
+            extra: user.extra,
+            non_resource_attributes: Some(NonResourceAttributes {
+                path: Some(path.to_owned()),
+                verb: Some(verb.to_owned()),
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let reviewed = kube::Api::<SubjectAccessReview>::all(client.clone())
+        .create(&post, &review)
+        .await?;
+    let status = reviewed.status.unwrap_or_default();
+    if status.allowed {
+        Ok(Access::Allowed { user: name })
+    } else {
+        Ok(Access::Denied {
+            user: name,
+            reason: status.reason.unwrap_or_default(),
+        })
+    }
+}
+
+/// Puts bearer-token authentication and authorization in front of every route of `router`
+/// (unknown paths still answer 404): a request without `Authorization: Bearer <token>`, or
+/// whose token the TokenReview does not authenticate, is answered `401 Unauthorized`; one
+/// the SubjectAccessReview does not allow (verb = the lower-case HTTP method, path = the
+/// request path) `403 Forbidden`; a failed review `500`. See [`review_access`]. Mirrors
+/// controller-runtime's `filters.WithAuthenticationAndAuthorization`.
+pub fn with_authentication_and_authorization(router: Router, client: kube::Client) -> Router {
+    router.route_layer(axum::middleware::from_fn_with_state(client, authorize))
+}
+
+async fn authorize(State(client): State<kube::Client>, request: Request, next: Next) -> Response {
+    let Some(token) = bearer_token(request.headers()) else {
+        return (StatusCode::UNAUTHORIZED, "Unauthorized").into_response();
+    };
+    let path = request.uri().path().to_owned();
+    let verb = request.method().as_str().to_ascii_lowercase();
+    match review_access(&client, &token, &path, &verb).await {
+        Ok(Access::Allowed { .. }) => next.run(request).await,
+        Ok(Access::Unauthenticated) => (StatusCode::UNAUTHORIZED, "Unauthorized").into_response(),
+        Ok(Access::Denied { user, reason }) => {
+            tracing::debug!(%user, %path, %reason, "metrics request denied");
+            (
+                StatusCode::FORBIDDEN,
+                format!("Authorization denied for user {user}"),
+            )
+                .into_response()
+        }
+        Err(err) => {
+            tracing::error!(%path, "reviewing a metrics request's token failed: {err}");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Authentication or authorization failed",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), if any.
+fn bearer_token(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let mut parts = value.split_whitespace();
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    if !scheme.eq_ignore_ascii_case("bearer") || parts.next().is_some() {
+        return None;
+    }
+    Some(token.to_owned())
+}
+
 /// The probe router: `GET /healthz` (liveness) and `GET /readyz` (readiness) answer `200 ok`
 /// while the process serves requests.
 pub fn health_router() -> Router {
@@ -214,8 +368,8 @@ async fn ping() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
 }
 
-/// Parses a bind address in the Go style the flags use: `:8080` (all interfaces),
-/// `127.0.0.1:8080`, `[::1]:8080`; `0` disables the listener (`Ok(None)`).
+/// Parses a bind address in the Go style the flags use: `:8443` (all interfaces),
+/// `127.0.0.1:8443`, `[::1]:8443`; `0` disables the listener (`Ok(None)`).
 pub fn parse_bind_address(flag: &str, value: &str) -> anyhow::Result<Option<SocketAddr>> {
     if value == "0" {
         return Ok(None);

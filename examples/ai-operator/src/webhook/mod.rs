@@ -17,10 +17,11 @@
 //!
 //! - [`router`] lists the webhook routes. `rsbuilder create webhook` adds one line per webhook
 //!   before the `+kubebuilder:scaffold:webhook-routes` marker.
-//! - [`serve`] serves a router with TLS (rustls) on `--webhook-port`, using `tls.crt` and
-//!   `tls.key` from `--webhook-cert-dir` (the Secret that cert-manager fills, mounted by
-//!   `config/default/manager_webhook_patch.yaml`). The files are re-read every
-//!   [`RELOAD_INTERVAL`]; a renewed certificate is used for new connections without a restart.
+//! - [`serve`] serves a router with TLS (rustls, through [`crate::tls::serve`]) on
+//!   `--webhook-port`, using `tls.crt` and `tls.key` from `--webhook-cert-dir` (the Secret that
+//!   cert-manager fills, mounted by `config/default/manager_webhook_patch.yaml`). The files are
+//!   re-read every [`RELOAD_INTERVAL`]; a renewed certificate is used for new connections
+//!   without a restart.
 //! - [`mutate`] and [`validate`] turn an `AdmissionReview` into typed calls of your defaulting
 //!   and validating functions, and their results into the `AdmissionReview` the API server
 //!   expects (a JSON patch for defaulting; allowed / denied with warnings for validation).
@@ -29,46 +30,26 @@
 //! sends webhook requests to any ready pod behind `webhook-service`.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use kube::Resource;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
-use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_util::sync::CancellationToken;
+
+pub use crate::tls::{CERT_FILE, KEY_FILE, RELOAD_INTERVAL};
 
 pub mod v1;
 // +kubebuilder:scaffold:webhook-modules
 
 #[cfg(test)]
 pub mod testing;
-
-/// File name of the serving certificate (PEM, leaf first) inside the certificate directory.
-pub const CERT_FILE: &str = "tls.crt";
-/// File name of the private key (PEM) inside the certificate directory.
-pub const KEY_FILE: &str = "tls.key";
-/// How often the certificate files are checked for changes.
-pub const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
-/// How long a TLS handshake may take before the connection is dropped.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long open connections may take to finish after shutdown starts.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The webhook routes: one `POST` route per webhook path. Paths must equal the `path` of the
 /// `+kubebuilder:webhook` markers (which `rsbuilder manifests` turns into the webhook
@@ -115,143 +96,16 @@ pub async fn serve_listener(
     router: Router,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let resolver = Arc::new(CertResolver::load(&cert_dir)?);
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_no_client_auth()
-    .with_cert_resolver(resolver.clone());
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let acceptor = TlsAcceptor::from(Arc::new(config));
-
-    let reload = tokio::spawn(reload_loop(resolver, cert_dir, shutdown.clone()));
-    let graceful = GracefulShutdown::new();
-    let service = TowerToHyperService::new(router);
-    tracing::info!(address = %listener.local_addr()?, "webhook server listening");
-    loop {
-        let (tcp, peer) = tokio::select! {
-            _ = shutdown.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok(conn) => conn,
-                Err(e) => {
-                    tracing::warn!(error = %e, "webhook server: accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-        };
-        let acceptor = acceptor.clone();
-        let service = service.clone();
-        let watcher = graceful.watcher();
-        tokio::spawn(async move {
-            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                Ok(Ok(tls)) => tls,
-                Ok(Err(e)) => {
-                    tracing::debug!(%peer, error = %e, "webhook server: TLS handshake failed");
-                    return;
-                }
-                Err(_) => {
-                    tracing::debug!(%peer, "webhook server: TLS handshake timed out");
-                    return;
-                }
-            };
-            let builder = auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(tls), service);
-            if let Err(e) = watcher.watch(conn.into_owned()).await {
-                tracing::debug!(%peer, error = %e, "webhook server: connection error");
-            }
-        });
-    }
-    reload.abort();
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("webhook server: connections still open after the grace period");
-    }
-    tracing::info!("webhook server stopped");
-    Ok(())
-}
-
-/// Hands rustls the current certificate; [`reload_loop`] swaps it when the files change.
-#[derive(Debug)]
-struct CertResolver {
-    current: RwLock<(Vec<u8>, Arc<CertifiedKey>)>,
-}
-
-impl CertResolver {
-    fn load(dir: &Path) -> anyhow::Result<Self> {
-        let (raw, key) = read_cert(dir)?;
-        Ok(Self {
-            current: RwLock::new((raw, key)),
-        })
-    }
-}
-
-impl ResolvesServerCert for CertResolver {
-    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        self.current.read().ok().map(|c| c.1.clone())
-    }
-}
-
-/// Reads and parses `tls.crt` and `tls.key` in `dir`. Returns the raw bytes (to notice
-/// changes) and the key pair. Errors name the file.
-fn read_cert(dir: &Path) -> anyhow::Result<(Vec<u8>, Arc<CertifiedKey>)> {
-    let cert_path = dir.join(CERT_FILE);
-    let key_path = dir.join(KEY_FILE);
-    let cert_pem = std::fs::read(&cert_path)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", cert_path.display()))?;
-    let key_pem = std::fs::read(&key_path)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", key_path.display()))?;
-    let certs = CertificateDer::pem_slice_iter(&cert_pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| anyhow::anyhow!("{}: {e}", cert_path.display()))?;
-    if certs.is_empty() {
-        anyhow::bail!("{}: no certificate found", cert_path.display());
-    }
-    let key = PrivateKeyDer::from_pem_slice(&key_pem)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", key_path.display()))?;
-    let provider = rustls::crypto::ring::default_provider();
-    let certified = CertifiedKey::from_der(certs, key, &provider)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", key_path.display()))?;
-    let mut raw = cert_pem;
-    raw.extend_from_slice(&key_pem);
-    Ok((raw, Arc::new(certified)))
-}
-
-/// Re-reads the certificate every [`RELOAD_INTERVAL`] and installs it when it changed.
-async fn reload_loop(resolver: Arc<CertResolver>, dir: PathBuf, shutdown: CancellationToken) {
-    let mut tick = tokio::time::interval(RELOAD_INTERVAL);
-    tick.tick().await;
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        reload_once(&resolver, &dir);
-    }
-}
-
-/// One reload check; returns `true` when a new certificate was installed.
-fn reload_once(resolver: &CertResolver, dir: &Path) -> bool {
-    match read_cert(dir) {
-        Ok((raw, key)) => {
-            let Ok(mut current) = resolver.current.write() else {
-                return false;
-            };
-            if current.0 == raw {
-                return false;
-            }
-            *current = (raw, key);
-            tracing::info!(dir = %dir.display(), "webhook server: certificate reloaded");
-            true
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "webhook server: keeping the previous certificate");
-            false
-        }
-    }
+    let certs = crate::tls::Certificates::from_dir(&cert_dir)
+        .map_err(|e| anyhow::anyhow!("webhook server: {e}"))?;
+    crate::tls::serve(
+        listener,
+        Arc::new(certs),
+        router,
+        shutdown,
+        "webhook server",
+    )
+    .await
 }
 
 /// Warnings returned to the client (`kubectl` prints them) with an admission answer.
@@ -444,14 +298,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn certificate_reload_swaps_only_on_change() {
-        let dir = testing::cert_dir("one.example");
-        let resolver = CertResolver::load(dir.path()).unwrap();
-        assert!(!reload_once(&resolver, dir.path()));
-        testing::write_cert(dir.path(), "two.example");
-        assert!(reload_once(&resolver, dir.path()));
-        std::fs::write(dir.path().join(KEY_FILE), "garbage").unwrap();
-        assert!(!reload_once(&resolver, dir.path()));
+    #[tokio::test]
+    async fn a_missing_certificate_stops_the_server_with_the_file_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let err = serve_listener(
+            listener,
+            dir.path().to_path_buf(),
+            router(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("webhook server: reading "), "{err}");
+        assert!(err.contains(CERT_FILE), "{err}");
     }
 }

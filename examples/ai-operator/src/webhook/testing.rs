@@ -43,13 +43,6 @@ pub fn write_cert(dir: &Path, host: &str) -> String {
     cert_pem
 }
 
-/// A temporary certificate directory holding a self-signed certificate for `host`.
-pub fn cert_dir(host: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    write_cert(dir.path(), host);
-    dir
-}
-
 /// A webhook server running on `127.0.0.1` with a self-signed certificate for `localhost`.
 /// Cancels the server when dropped.
 pub struct TestServer {
