@@ -28,6 +28,13 @@ impl SourceSet {
     /// `target/` and hidden directories are skipped). A syntax error becomes a diagnostic at
     /// its `file:line:column`; all files are tried so every error is reported in one run.
     pub fn load(paths: &[PathBuf]) -> Result<Self, Vec<Diagnostic>> {
+        Self::parse_all(Self::read(paths)?)
+    }
+
+    /// Reads every `.rs` file under `paths` (as [`SourceSet::load`] finds them), without
+    /// parsing: `(path, text)` sorted by path. Errors: missing paths and unreadable files,
+    /// all of them.
+    pub fn read(paths: &[PathBuf]) -> Result<Vec<(PathBuf, String)>, Vec<Diagnostic>> {
         let mut found = Vec::new();
         let mut errors = Vec::new();
         for p in paths {
@@ -66,9 +73,26 @@ impl SourceSet {
         }
         found.sort();
         found.dedup();
-        let mut files = Vec::new();
+        let mut texts = Vec::with_capacity(found.len());
         for path in found {
-            match Self::parse_file(&path) {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => texts.push((path, text)),
+                Err(e) => errors.push(Diagnostic::new(&path, 1, 1, format!("cannot read: {e}"))),
+            }
+        }
+        if errors.is_empty() {
+            Ok(texts)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Parses texts [`SourceSet::read`] returned; every syntax error is reported.
+    pub fn parse_all(texts: Vec<(PathBuf, String)>) -> Result<Self, Vec<Diagnostic>> {
+        let mut files = Vec::with_capacity(texts.len());
+        let mut errors = Vec::new();
+        for (path, text) in texts {
+            match Self::parse_text(&path, text) {
                 Ok(f) => files.push(f),
                 Err(d) => errors.push(d),
             }

@@ -52,53 +52,79 @@ pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<D
     Ok(crds)
 }
 
+/// Serializes a CRD (file contents); an error message otherwise.
+pub type ToYaml = fn(&CustomResourceDefinition) -> Result<String, String>;
+
+/// `(file name, YAML)` pairs and the diagnostics of one thread.
+type ShareResult = (Vec<(String, String)>, Vec<Diagnostic>);
+
 /// The CRDs of `sources` serialized to YAML: `(file name, YAML)` sorted by file name, the
 /// same bytes as serializing [`crds_from_sources`]'s CRDs in order with `to_yaml`.
 ///
 /// With `threads > 1`, the (group, kind)s are shared among that many threads (the calling
-/// thread included). syn's syntax trees cannot cross threads, so every other thread parses
-/// the sources' texts again: worth it from a few dozen kinds, where deriving and serializing
-/// dominate. Diagnostics are those of the single-threaded run, in the same order.
+/// thread included); see [`CrdWorkers`]. Diagnostics are those of the single-threaded run,
+/// in the same order.
 pub fn crd_yaml_files(
     sources: &SourceSet,
     threads: usize,
-    to_yaml: fn(&CustomResourceDefinition) -> Result<String, String>,
+    to_yaml: ToYaml,
 ) -> Result<Vec<(String, String)>, Vec<Diagnostic>> {
-    let threads = threads.max(1);
-    let texts: Vec<(&std::path::Path, &str)> = sources
+    let texts: Vec<(std::path::PathBuf, String)> = sources
         .files
         .iter()
-        .map(|f| (f.path.as_path(), f.text.as_str()))
+        .map(|f| (f.path.clone(), f.text.clone()))
         .collect();
-    let (mut files, mut diags) = std::thread::scope(|scope| {
-        let texts = &texts;
-        let workers: Vec<_> = (1..threads)
+    std::thread::scope(|scope| CrdWorkers::spawn(scope, &texts, threads, to_yaml).finish(sources))
+}
+
+/// Threads deriving the CRDs of all shares but the first (share 0 is the calling thread's,
+/// in [`CrdWorkers::finish`]). syn's syntax trees cannot cross threads, so each worker parses
+/// the source texts itself: spawned before the calling thread parses, the workers parse at
+/// the same time, and the run costs one parse plus a share of the derivation. Worth it from a
+/// few dozen kinds.
+pub struct CrdWorkers<'scope> {
+    handles: Vec<std::thread::ScopedJoinHandle<'scope, ShareResult>>,
+    threads: usize,
+    to_yaml: ToYaml,
+}
+
+impl<'scope> CrdWorkers<'scope> {
+    /// Starts `threads - 1` workers on `texts` (`(path, text)`, as [`SourceSet::read`]
+    /// returns them). A worker whose parse fails stops: the calling thread reports syntax
+    /// errors.
+    pub fn spawn<'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        texts: &'env [(std::path::PathBuf, String)],
+        threads: usize,
+        to_yaml: ToYaml,
+    ) -> Self {
+        let threads = threads.max(1);
+        let handles = (1..threads)
             .map(|index| {
                 scope.spawn(move || {
-                    let mut set = SourceSet::default();
-                    let mut diags = Vec::new();
-                    for (path, text) in texts {
-                        match SourceSet::parse_text(path, text.to_string()) {
-                            Ok(f) => set.files.push(f),
-                            Err(d) => diags.push(d),
-                        }
-                    }
-                    let share = Share { index, of: threads };
-                    let (files, more) = yaml_share(&set, share, to_yaml);
-                    diags.extend(more);
-                    (files, diags)
+                    let Ok(set) = SourceSet::parse_all(texts.to_vec()) else {
+                        return (Vec::new(), Vec::new());
+                    };
+                    yaml_share(&set, Share { index, of: threads }, to_yaml)
                 })
             })
             .collect();
-        let (mut files, mut diags) = yaml_share(
-            sources,
-            Share {
-                index: 0,
-                of: threads,
-            },
+        Self {
+            handles,
+            threads,
             to_yaml,
-        );
-        for w in workers {
+        }
+    }
+
+    /// Derives share 0 from `sources` (the same texts, parsed by the calling thread), joins
+    /// the workers and returns every CRD sorted by file name, or every diagnostic.
+    pub fn finish(self, sources: &SourceSet) -> Result<Vec<(String, String)>, Vec<Diagnostic>> {
+        let share = Share {
+            index: 0,
+            of: self.threads,
+        };
+        let (mut files, mut diags) = yaml_share(sources, share, self.to_yaml);
+        for w in self.handles {
             match w.join() {
                 Ok((f, d)) => {
                     files.extend(f);
@@ -112,22 +138,24 @@ pub fn crd_yaml_files(
                 )),
             }
         }
-        (files, diags)
-    });
-    if !diags.is_empty() {
-        diags = sorted(diags);
-        return Err(diags);
+        if !diags.is_empty() {
+            return Err(sorted(diags));
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(files)
     }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(files)
+
+    /// Waits for the workers and drops their results (the calling thread found syntax
+    /// errors).
+    pub fn abandon(self) {
+        for w in self.handles {
+            let _ = w.join();
+        }
+    }
 }
 
 /// [`derive_share`], each CRD serialized with `to_yaml`.
-fn yaml_share(
-    sources: &SourceSet,
-    share: Share,
-    to_yaml: fn(&CustomResourceDefinition) -> Result<String, String>,
-) -> (Vec<(String, String)>, Vec<Diagnostic>) {
+fn yaml_share(sources: &SourceSet, share: Share, to_yaml: ToYaml) -> ShareResult {
     let (crds, mut diags) = derive_share(sources, share);
     let mut files = Vec::with_capacity(crds.len());
     for c in crds {
