@@ -264,9 +264,16 @@ fn create_api_projects_build_and_pass_their_tests() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     for test in [
         "controller::aijob_controller::tests::reconcile_applies_ready_status_and_publishes_an_event ... ok",
-        "controller::aijob_controller::tests::reconcile_of_a_deleted_object_cleans_up_and_removes_the_finalizer ... ok",
+        "controller::aijob_controller::tests::deletion_runs_the_cleanup_once_and_removes_the_finalizer ... ok",
+        "controller::aijob_controller::tests::a_conflict_on_the_status_patch_is_retried_soon_and_the_retry_succeeds ... ok",
+        "controller::aijob_controller::tests::an_object_deleted_before_its_status_patch_ends_the_reconcile_quietly ... ok",
+        "controller::aijob_controller::tests::api_errors_back_off_per_object_and_a_success_resets_it ... ok",
         "controller::inference_controller::tests::reconcile_adds_the_finalizer_first ... ok",
+        "controller::inference_controller::tests::deletion_runs_the_cleanup_once_and_removes_the_finalizer ... ok",
         "controller::pod_controller::tests::reconcile_succeeds_and_resets_the_backoff ... ok",
+        "controller::pod_controller::tests::a_conflict_is_retried_soon_without_growing_the_backoff ... ok",
+        "controller::pod_controller::tests::an_object_gone_from_the_api_server_ends_the_reconcile_quietly ... ok",
+        "controller::pod_controller::tests::api_errors_back_off_per_object_and_a_success_resets_it ... ok",
     ] {
         assert!(stdout.contains(test), "missing `{test}` in:\n{stdout}");
     }

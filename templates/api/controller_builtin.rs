@@ -129,6 +129,8 @@ async fn apply(obj: &{{ n.kind }}, ctx: &Context) -> Result<Action, Error> {
     // TODO(user): e.g. patch the object through `Api::<{{ n.kind }}>` on `ctx.client` with
     // `PatchParams::apply(CONTROLLER_NAME)`, and publish events with `ctx.recorder`. Return an
     // error to retry ([`error_policy`]); a 404 for this object ends the reconciliation quietly.
+    // A merge or JSON patch answers 404 once the object is gone; a server-side apply patch
+    // (`Patch::Apply`) would try to create it again.
     tracing::debug!(object = %object_key(obj), "reconciling");
     let _ = ctx;
     Ok(Action::await_change())
