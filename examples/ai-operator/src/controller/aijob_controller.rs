@@ -19,9 +19,22 @@
 //! tutorial: observe the worker Pods labelled for the job, compare their number with
 //! `spec.replicas`, create the missing ones or delete the surplus, and write `phase` and
 //! `readyReplicas` back into `status`; then look again in 30 s.
+//!
+//! When a call to the API server fails, [`reconcile`] and [`error_policy`] decide what happens:
+//! - 409 Conflict (the object changed while it was reconciled): the reconciliation is retried
+//!   after [`CONFLICT_RETRY`], without growing the backoff;
+//! - 404 Not Found for the object itself (it was deleted after the event that started the
+//!   reconciliation): the reconciliation ends quietly, `Ok` with no event;
+//! - any other failure: retried after [`backoff`] over the object's consecutive failures,
+//!   which the next success resets.
+//!
+//! A deleted object's `cleanup` runs once: the finalizer is removed right after it succeeds,
+//! and a stale copy of the object that still shows the finalizer is not cleaned up again (a
+//! restarted manager lists the objects afresh, so it sees no stale copy). The tests at the end
+//! of this file show each of these cases against a mocked API server.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -49,6 +62,14 @@ pub const FINALIZER: &str = "ai.example.com/finalizer";
 /// How long to wait before reconciling an object again, even without a change (the seed's
 /// `RequeueAfter: 30 * time.Second`).
 pub const REQUEUE: Duration = Duration::from_secs(30);
+
+/// How soon to retry after the API server refused a write with 409 Conflict: the object
+/// changed meanwhile, and the retry works on the newer version the watch delivers.
+pub const CONFLICT_RETRY: Duration = Duration::from_secs(1);
+
+/// How long to remember that an object's cleanup ran: far longer than a stale copy of the
+/// deleted object can linger in the watch cache.
+const FINALIZED_MEMORY: Duration = Duration::from_secs(10 * 60);
 
 /// The label on every worker Pod of a job; its value is the `AIJob`'s name. `apply` lists the
 /// Pods with this label (the seed's `client.MatchingLabels{"job": job.Name}`).
@@ -113,6 +134,48 @@ pub enum Error {
     MissingNamespace,
 }
 
+impl Error {
+    /// The API server's answer when it refused a call (`None` for a transport failure or an
+    /// error of this controller's own).
+    pub fn api_status(&self) -> Option<&kube::core::Status> {
+        let err = match self {
+            Error::Kube(err) => err,
+            Error::Finalizer(err) => match err.as_ref() {
+                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
+                    return err.api_status();
+                }
+                finalizer::Error::AddFinalizer(err) | finalizer::Error::RemoveFinalizer(err) => err,
+                _ => return None,
+            },
+            Error::MissingNamespace => return None,
+        };
+        match err {
+            kube::Error::Api(status) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// Whether the API server refused a write with 409 Conflict: the object changed since the
+    /// version this reconciliation read.
+    pub fn is_conflict(&self) -> bool {
+        self.api_status().is_some_and(|status| status.is_conflict())
+    }
+
+    /// Whether the API server answered 404 Not Found for the `AIJob` named `name`: the
+    /// object is gone. A 404 for anything else (another object, an API that is not installed)
+    /// is not.
+    pub fn is_gone(&self, name: &str) -> bool {
+        self.api_status().is_some_and(|status| {
+            status.is_not_found()
+                && status.details.as_ref().is_some_and(|details| {
+                    details.name == name
+                        && details.kind == AIJob::plural(&())
+                        && details.group == AIJob::group(&())
+                })
+        })
+    }
+}
+
 /// State shared by all reconciliations of this controller.
 pub struct Context {
     /// Client for the API server.
@@ -121,6 +184,8 @@ pub struct Context {
     pub recorder: Recorder,
     /// Consecutive failures per object (`namespace/name`), for [`error_policy`]'s backoff.
     failures: Mutex<HashMap<String, u32>>,
+    /// When `cleanup` ran and the finalizer was removed, per object UID.
+    finalized: Mutex<HashMap<String, Instant>>,
 }
 
 impl Context {
@@ -131,7 +196,44 @@ impl Context {
             recorder: Recorder::new(client.clone(), Reporter::from(CONTROLLER_NAME)),
             client,
             failures: Mutex::default(),
+            finalized: Mutex::default(),
         }
+    }
+
+    /// Counts one more consecutive failure of the object `key`; returns the count.
+    fn count_failure(&self, key: &str) -> u32 {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = failures.entry(key.to_owned()).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    }
+
+    /// Forgets the failures of the object `key`, after a success or once it is gone.
+    fn reset_failures(&self, key: &str) {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        failures.remove(key);
+    }
+
+    /// Records that the object `uid` was cleaned up and lost the finalizer.
+    fn remember_finalized(&self, uid: &str) {
+        let mut finalized = self
+            .finalized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        finalized.retain(|_, at| at.elapsed() < FINALIZED_MEMORY);
+        finalized.insert(uid.to_owned(), Instant::now());
+    }
+
+    /// Whether the object `uid` was cleaned up and lost the finalizer (within the last
+    /// [`FINALIZED_MEMORY`]).
+    fn was_finalized(&self, uid: &str) -> bool {
+        let finalized = self
+            .finalized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        finalized
+            .get(uid)
+            .is_some_and(|at| at.elapsed() < FINALIZED_MEMORY)
     }
 }
 
@@ -145,22 +247,43 @@ impl Context {
 /// `apply` while the object lives and `cleanup` once it is being deleted (the finalizer is
 /// removed after `cleanup` succeeds).
 ///
-/// Returns when to look at the object again; on error, [`error_policy`] decides.
+/// Returns when to look at the object again; on error, [`error_policy`] decides. An object
+/// that is gone (a 404 for it, see [`Error::is_gone`]) ends the reconciliation with `Ok`, and
+/// a stale copy of a deleted object this controller already cleaned up is left alone.
 pub async fn reconcile(obj: Arc<AIJob>, ctx: Arc<Context>) -> Result<Action, Error> {
     let namespace = obj.namespace().ok_or(Error::MissingNamespace)?;
     let api: Api<AIJob> = Api::namespaced(ctx.client.clone(), &namespace);
     let key = object_key(&obj);
-    let action = finalizer(&api, FINALIZER, obj, |event| async {
+    let name = obj.name_any();
+    // Kubernetes lets no finalizer be added to an object that is being deleted, so once this
+    // controller removed its finalizer, a copy that still shows it is stale.
+    let uid = obj.uid().unwrap_or_default();
+    let deleting = obj.metadata.deletion_timestamp.is_some();
+    if deleting && ctx.was_finalized(&uid) {
+        tracing::debug!(object = %key, "already cleaned up");
+        return Ok(Action::await_change());
+    }
+    let finalizing = deleting && obj.finalizers().iter().any(|f| f == FINALIZER);
+    let result = finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             finalizer::Event::Apply(obj) => apply(obj, &api, &ctx).await,
             finalizer::Event::Cleanup(obj) => cleanup(obj, &ctx).await,
         }
     })
     .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))?;
-    if let Ok(mut failures) = ctx.failures.lock() {
-        failures.remove(&key);
+    .map_err(|err| Error::Finalizer(Box::new(err)));
+    let action = match result {
+        Ok(action) => action,
+        Err(err) if err.is_gone(&name) => {
+            tracing::debug!(object = %key, "deleted before the reconciliation finished");
+            Action::await_change()
+        }
+        Err(err) => return Err(err),
+    };
+    if finalizing && !uid.is_empty() {
+        ctx.remember_finalized(&uid);
     }
+    ctx.reset_failures(&key);
     Ok(action)
 }
 
@@ -404,20 +527,18 @@ async fn cleanup(obj: Arc<AIJob>, ctx: &Context) -> Result<Action, Error> {
     Ok(Action::await_change())
 }
 
-/// Decides when to retry after [`reconcile`] failed: [`backoff`] over the object's consecutive
+/// Decides when to retry after [`reconcile`] failed: after [`CONFLICT_RETRY`] for a conflict
+/// (which does not count as a failure), else after [`backoff`] over the object's consecutive
 /// failures, which the next success resets.
 pub fn error_policy(obj: Arc<AIJob>, err: &Error, ctx: Arc<Context>) -> Action {
-    let failures = match ctx.failures.lock() {
-        Ok(mut failures) => {
-            let count = failures.entry(object_key(&obj)).or_insert(0);
-            *count = count.saturating_add(1);
-            *count
-        }
-        Err(_) => 1,
-    };
-    let delay = backoff(failures);
+    let key = object_key(&obj);
+    if err.is_conflict() {
+        tracing::debug!(object = %key, error = %err, retry_in = ?CONFLICT_RETRY, "conflict");
+        return Action::requeue(CONFLICT_RETRY);
+    }
+    let delay = backoff(ctx.count_failure(&key));
     tracing::warn!(
-        object = %object_key(&obj),
+        object = %key,
         error = %err,
         retry_in = ?delay,
         "reconcile failed"
@@ -801,6 +922,7 @@ mod tests {
     }
 
     /// A request the mocked API server received.
+    #[derive(Debug)]
     struct Seen {
         method: String,
         path: String,
@@ -808,9 +930,15 @@ mod tests {
         body: Value,
     }
 
-    /// Takes the next request and answers it with `reply`, or with the request's own body when
-    /// `reply` is `Value::Null` (what the API server does for a create).
+    /// Takes the next request and answers it with 200 and `reply`, or with the request's own
+    /// body when `reply` is `Value::Null` (what the API server does for a create).
     async fn serve(handle: &mut Handle, reply: Value) -> Seen {
+        serve_with(handle, 200, reply).await
+    }
+
+    /// Takes the next request and answers it with `code` and `reply` (`Value::Null` echoes the
+    /// request's body).
+    async fn serve_with(handle: &mut Handle, code: u16, reply: Value) -> Seen {
         let (request, respond) = timeout(WAIT, handle.next_request())
             .await
             .expect("the reconciler sent no further request")
@@ -827,7 +955,7 @@ mod tests {
         let answer = if reply.is_null() { body.clone() } else { reply };
         respond.send_response(
             Response::builder()
-                .status(200)
+                .status(code)
                 .body(Body::from(serde_json::to_vec(&answer).unwrap()))
                 .unwrap(),
         );
@@ -861,24 +989,203 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn reconcile_of_a_deleted_object_cleans_up_and_removes_the_finalizer() {
-        let (ctx, mut handle) = mocked();
-        let mut obj = object();
-        obj.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
-        let reply = serde_json::to_value(&obj).unwrap();
-        let server = tokio::spawn(async move {
-            let event = serve(&mut handle, Value::Null).await;
-            let patch = serve(&mut handle, reply).await;
-            (event, patch)
-        });
-        let action = timeout(WAIT, reconcile(Arc::new(obj), ctx))
-            .await
-            .expect("reconcile hung")
-            .expect("reconcile failed");
-        let (event, patch) = server.await.unwrap();
+    /// The API server's error `Status` about the `AIJob` named `test`.
+    fn refusal(code: u16, reason: &str) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+            "message": format!("aijobs.ai.example.com \"test\": {reason}"),
+            "reason": reason,
+            "details": {"name": "test", "group": "ai.example.com", "kind": "aijobs"},
+            "code": code,
+        })
+    }
 
-        assert_eq!(action, Action::await_change());
+    /// Runs `reconcile` on `obj` with `ctx` while the mocked API server answers its requests
+    /// with `replies` (status code and body, in order; `Value::Null` echoes the request body).
+    /// Returns the outcome and the requests; fails when `reconcile` sends fewer requests, or
+    /// waits for more.
+    async fn exchange(
+        ctx: &Arc<Context>,
+        handle: &mut Handle,
+        obj: AIJob,
+        replies: Vec<(u16, Value)>,
+    ) -> (Result<Action, Error>, Vec<Seen>) {
+        let server = async {
+            let mut seen = Vec::new();
+            for (code, reply) in replies {
+                seen.push(serve_with(handle, code, reply).await);
+            }
+            seen
+        };
+        let (result, seen) =
+            tokio::join!(timeout(WAIT, reconcile(Arc::new(obj), ctx.clone())), server);
+        (
+            result.expect("reconcile hung: it sent a request the test did not answer"),
+            seen,
+        )
+    }
+
+    /// Asserts that nothing more reached the mocked API server.
+    async fn assert_no_more_requests(ctx: Arc<Context>, mut handle: Handle) {
+        drop(ctx);
+        let next = timeout(WAIT, handle.next_request()).await;
+        assert!(
+            matches!(next, Ok(None)),
+            "an unexpected API request was sent"
+        );
+    }
+
+    fn transport_error() -> Error {
+        Error::Kube(kube::Error::Service("connection refused".into()))
+    }
+
+    #[tokio::test]
+    async fn a_conflict_on_the_status_patch_is_retried_soon_and_the_retry_succeeds() {
+        let (ctx, mut handle) = mocked();
+        let obj = job(Some(1));
+        let list = (200, pod_list(vec![worker(0, true)]));
+        let (result, seen) = exchange(
+            &ctx,
+            &mut handle,
+            obj.clone(),
+            vec![list.clone(), (409, refusal(409, "Conflict"))],
+        )
+        .await;
+        assert_eq!(seen[1].path, object_path("/status"));
+        let err = result.expect_err("a conflict must fail the reconciliation");
+        assert!(err.is_conflict() && !err.is_gone("test"), "{err:?}");
+        assert_eq!(
+            error_policy(Arc::new(obj.clone()), &err, ctx.clone()),
+            Action::requeue(CONFLICT_RETRY)
+        );
+
+        // The retry: the status patch goes through, and the job is running.
+        let reply = (200, serde_json::to_value(&obj).unwrap());
+        let (result, seen) = exchange(
+            &ctx,
+            &mut handle,
+            obj.clone(),
+            vec![list, reply, (200, Value::Null)],
+        )
+        .await;
+        assert_eq!(result.expect("the retry failed"), Action::requeue(REQUEUE));
+        assert_status(&seen[1], "Running", 1, "True");
+        assert_eq!(seen[2].body["reason"], "Running");
+
+        // The conflict did not count as a failure: the next one waits the first step.
+        assert_eq!(
+            error_policy(Arc::new(obj), &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_job_deleted_before_its_status_patch_ends_the_reconcile_quietly() {
+        let (ctx, mut handle) = mocked();
+        let obj = job(Some(1));
+        // An earlier failure, which the end of the job clears.
+        error_policy(Arc::new(obj.clone()), &transport_error(), ctx.clone());
+        let (result, seen) = exchange(
+            &ctx,
+            &mut handle,
+            obj.clone(),
+            vec![
+                (200, pod_list(vec![worker(0, true)])),
+                (404, refusal(404, "NotFound")),
+            ],
+        )
+        .await;
+        assert_eq!(seen[1].path, object_path("/status"));
+        assert_eq!(
+            result.expect("a deleted job is no error"),
+            Action::await_change()
+        );
+        assert_eq!(
+            error_policy(Arc::new(obj), &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+        // No "Running" event about the job that is gone.
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn api_errors_back_off_per_job_and_a_success_resets_it() {
+        let (ctx, mut handle) = mocked();
+        let obj = job(Some(1));
+        let mut retries = Vec::new();
+        for (code, reason) in [
+            (500, "InternalError"),
+            (503, "ServiceUnavailable"),
+            (500, "InternalError"),
+        ] {
+            let (result, seen) = exchange(
+                &ctx,
+                &mut handle,
+                obj.clone(),
+                vec![(code, refusal(code, reason))],
+            )
+            .await;
+            assert_eq!(seen[0].path, pods_path(""));
+            let err = result.expect_err("the Pod list failed");
+            assert!(!err.is_conflict() && !err.is_gone("test"), "{err:?}");
+            retries.push(error_policy(Arc::new(obj.clone()), &err, ctx.clone()));
+        }
+        assert_eq!(
+            retries,
+            [5, 10, 20].map(|secs| Action::requeue(Duration::from_secs(secs)))
+        );
+
+        // Another job's failures are its own.
+        let mut other = job(Some(1));
+        other.metadata.name = Some("other".into());
+        assert_eq!(
+            error_policy(Arc::new(other), &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+
+        // A success resets the count.
+        let mut running = obj.clone();
+        running.status = Some(AIJobStatus {
+            phase: Some("Running".into()),
+            ready_replicas: 1,
+            ..AIJobStatus::default()
+        });
+        let reply = serde_json::to_value(&running).unwrap();
+        let (result, _) = exchange(
+            &ctx,
+            &mut handle,
+            running,
+            vec![(200, pod_list(vec![worker(0, true)])), (200, reply)],
+        )
+        .await;
+        assert_eq!(result.expect("reconcile failed"), Action::requeue(REQUEUE));
+        assert_eq!(
+            error_policy(Arc::new(obj), &transport_error(), ctx.clone()),
+            Action::requeue(backoff(1))
+        );
+        assert_no_more_requests(ctx, handle).await;
+    }
+
+    #[tokio::test]
+    async fn deletion_runs_the_cleanup_once_and_removes_the_finalizer() {
+        let (ctx, mut handle) = mocked();
+        let mut deleted = object();
+        deleted.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
+        let mut finalized = deleted.clone();
+        finalized.metadata.finalizers = None;
+        let reply = serde_json::to_value(&finalized).unwrap();
+        let (result, seen) = exchange(
+            &ctx,
+            &mut handle,
+            deleted.clone(),
+            vec![(200, Value::Null), (200, reply)],
+        )
+        .await;
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        let [event, patch] = &seen[..] else {
+            panic!("expected 2 requests, got {}", seen.len());
+        };
         assert_eq!(event.body["reason"], "Deleting");
         assert_eq!(patch.method, "PATCH");
         assert_eq!(patch.path, object_path(""));
@@ -886,6 +1193,17 @@ mod tests {
             patch.body[1],
             json!({"op": "remove", "path": "/metadata/finalizers/0"})
         );
+
+        // The same deletion delivered again, from a cache that still shows the finalizer: no
+        // second cleanup, no request.
+        let (result, seen) = exchange(&ctx, &mut handle, deleted, vec![]).await;
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        assert!(seen.is_empty());
+        // The job as the API server now has it, without the finalizer: nothing to do.
+        let (result, seen) = exchange(&ctx, &mut handle, finalized, vec![]).await;
+        assert_eq!(result.expect("reconcile failed"), Action::await_change());
+        assert!(seen.is_empty());
+        assert_no_more_requests(ctx, handle).await;
     }
 
     #[test]
