@@ -25,14 +25,17 @@ pub struct SourceSet {
 
 impl SourceSet {
     /// Reads and parses every `.rs` file under `paths` (files or directories, recursively;
-    /// `target/` and hidden directories are skipped). A syntax error becomes a diagnostic at
+    /// `target/` and hidden directories are skipped; symbolic links are followed, as cargo
+    /// follows them when it compiles the crate, and a link loop or a dangling link to a `.rs`
+    /// file is a diagnostic at the link's path). A syntax error becomes a diagnostic at
     /// its `file:line:column`; all files are tried so every error is reported in one run.
     pub fn load(paths: &[PathBuf]) -> Result<Self, Vec<Diagnostic>> {
         Self::parse_all(Self::read(paths)?)
     }
 
     /// Reads every `.rs` file under `paths` (as [`SourceSet::load`] finds them), without
-    /// parsing: `(path, text)` sorted by path. Errors: missing paths and unreadable files,
+    /// parsing: `(path, text)` sorted by path (a file reached through a symbolic link keeps the
+    /// link's path). Errors: missing paths, unreadable files, symlink loops and dangling links,
     /// all of them.
     pub fn read(paths: &[PathBuf]) -> Result<Vec<(PathBuf, String)>, Vec<Diagnostic>> {
         let mut found = Vec::new();
@@ -47,12 +50,10 @@ impl SourceSet {
                 continue;
             }
             let walker = walkdir::WalkDir::new(p)
+                .follow_links(true)
                 .sort_by_file_name()
                 .into_iter()
-                .filter_entry(|e| {
-                    let name = e.file_name().to_string_lossy();
-                    e.depth() == 0 || !(name.starts_with('.') || name == "target")
-                });
+                .filter_entry(|e| e.depth() == 0 || !skipped_name(e.path()));
             for entry in walker {
                 match entry {
                     Ok(e)
@@ -62,12 +63,16 @@ impl SourceSet {
                         found.push(e.path().to_path_buf())
                     }
                     Ok(_) => {}
-                    Err(e) => errors.push(Diagnostic::new(
-                        e.path().unwrap_or(p),
-                        1,
-                        1,
-                        format!("cannot read: {e}"),
-                    )),
+                    Err(e) => {
+                        let path = e.path().unwrap_or(p);
+                        // filter_entry sees only entries that could be read: an error under a
+                        // skipped name (an editor's dangling `.#main.rs` lock link) or a
+                        // dangling link that cannot name a Rust file stays skipped.
+                        if path != p && (skipped_name(path) || !may_hold_rust(path)) {
+                            continue;
+                        }
+                        errors.push(walk_error(path, &e));
+                    }
                 }
             }
         }
@@ -113,18 +118,56 @@ impl SourceSet {
 
     /// Parses source text that claims to come from `path`.
     pub fn parse_text(path: &Path, text: String) -> Result<SourceFile, Diagnostic> {
-        match syn::parse_file(&text) {
-            Ok(ast) => Ok(SourceFile {
-                path: path.to_path_buf(),
-                text,
-                ast,
-            }),
-            Err(e) => Err(Diagnostic::at(
-                path,
-                e.span(),
-                format!("Rust syntax error: {e}"),
-            )),
-        }
+        let ast = super::parse::parse_rust(path, &text)?;
+        Ok(SourceFile {
+            path: path.to_path_buf(),
+            text,
+            ast,
+        })
+    }
+}
+
+/// Names the walk does not descend into or read: hidden entries and `target`.
+fn skipped_name(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.starts_with('.') || n == "target"
+    })
+}
+
+/// Whether an unreadable entry could have been a Rust file or a directory of them: named
+/// `*.rs`, or without an extension.
+fn may_hold_rust(path: &Path) -> bool {
+    path.extension().is_none_or(|x| x == "rs")
+}
+
+/// The diagnostic for an entry the walk could not read, naming the link problem when there is
+/// one (a loop back to an ancestor directory, a link whose target does not exist).
+fn walk_error(path: &Path, e: &walkdir::Error) -> Diagnostic {
+    if let Some(ancestor) = e.loop_ancestor() {
+        Diagnostic::new(
+            path,
+            1,
+            1,
+            format!(
+                "symbolic link loop: this link leads back to {}",
+                ancestor.display()
+            ),
+        )
+        .with_help("remove the link or point it outside the directories it is in")
+    } else if path.is_symlink() && !path.exists() {
+        let target = std::fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_default();
+        Diagnostic::new(
+            path,
+            1,
+            1,
+            format!("dangling symbolic link: its target `{target}` does not exist"),
+        )
+        .with_help("fix the link's target or remove the link")
+    } else {
+        Diagnostic::new(path, 1, 1, format!("cannot read: {e}"))
     }
 }
 
@@ -140,5 +183,71 @@ mod tests {
         assert_eq!(err.line, 2);
         assert_eq!(err.column, 6);
         assert!(err.message.contains("syntax error"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_files_and_directories_are_read_under_the_link_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shared = tmp.path().join("shared");
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(shared.join("api")).unwrap();
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(shared.join("k3.rs"), "struct K3;\n").unwrap();
+        std::fs::write(shared.join("api/v1.rs"), "struct V1;\n").unwrap();
+        std::fs::write(src.join("main.rs"), "fn main() {}\n").unwrap();
+        std::os::unix::fs::symlink("../shared/k3.rs", src.join("k3.rs")).unwrap();
+        std::os::unix::fs::symlink("../shared/api", src.join("api")).unwrap();
+        let texts = SourceSet::read(std::slice::from_ref(&src)).unwrap();
+        let got: Vec<_> = texts
+            .iter()
+            .map(|(p, t)| (p.strip_prefix(&src).unwrap().to_path_buf(), t.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (PathBuf::from("api/v1.rs"), "struct V1;\n"),
+                (PathBuf::from("k3.rs"), "struct K3;\n"),
+                (PathBuf::from("main.rs"), "fn main() {}\n"),
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loop_and_dangling_link_are_diagnostics_at_the_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(src.join("api")).unwrap();
+        std::fs::write(src.join("main.rs"), "fn main() {}\n").unwrap();
+        std::os::unix::fs::symlink("..", src.join("api/back")).unwrap();
+        std::os::unix::fs::symlink("../shared/gone.rs", src.join("gone.rs")).unwrap();
+        // Not reported: an editor's lock link (hidden) and a dangling non-Rust file.
+        std::os::unix::fs::symlink("user@host.1234", src.join(".#main.rs")).unwrap();
+        std::os::unix::fs::symlink("nowhere", src.join("notes.md")).unwrap();
+        let errors = SourceSet::read(std::slice::from_ref(&src)).unwrap_err();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        let by_file = |name: &str| {
+            errors
+                .iter()
+                .find(|d| d.file == src.join(name))
+                .unwrap_or_else(|| panic!("no diagnostic at {name}: {errors:?}"))
+        };
+        let lp = by_file("api/back");
+        assert!(lp.message.contains("symbolic link loop"), "{}", lp.message);
+        assert!(
+            lp.message.contains(&src.display().to_string()),
+            "{}",
+            lp.message
+        );
+        let dangling = by_file("gone.rs");
+        assert_eq!(
+            dangling.message,
+            "dangling symbolic link: its target `../shared/gone.rs` does not exist"
+        );
+        assert_eq!(
+            dangling.help.as_deref(),
+            Some("fix the link's target or remove the link")
+        );
     }
 }
