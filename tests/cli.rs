@@ -92,3 +92,59 @@ fn edit_sets_namespaced_in_project() {
     assert!(after.namespaced);
     assert_eq!(after.domain, "example.com");
 }
+
+/// Runs rsbuilder with `args` in `dir`, with stdout (or stderr, when `close_stderr`) connected
+/// to a pipe whose read end is already closed, so every write to it fails with EPIPE. Returns
+/// the exit status and what the other stream received.
+#[cfg(unix)]
+fn run_with_closed_pipe(
+    dir: &std::path::Path,
+    args: &[&str],
+    close_stderr: bool,
+) -> (std::process::ExitStatus, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rsbuilder"));
+    cmd.current_dir(dir).args(args);
+    if close_stderr {
+        cmd.stderr(writer).stdout(std::process::Stdio::piped());
+    } else {
+        cmd.stdout(writer).stderr(std::process::Stdio::piped());
+    }
+    let out = cmd.output().unwrap();
+    let other = if close_stderr { out.stdout } else { out.stderr };
+    (out.status, String::from_utf8_lossy(&other).into_owned())
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_process_quietly_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["version"][..],
+        &["completion", "bash"],
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/pipe",
+            "--project-name",
+            "pipe",
+        ],
+    ] {
+        let (status, stderr) = run_with_closed_pipe(dir.path(), args, false);
+        assert_ne!(status.code(), Some(101), "{args:?} panicked: {stderr}");
+        assert_eq!(status.signal(), Some(libc::SIGPIPE), "{args:?}: {status:?}");
+        assert_eq!(stderr, "", "{args:?}");
+    }
+    // init wrote its files before it printed the (lost) report.
+    assert!(dir.path().join("PROJECT").is_file());
+    // An error message to a closed stderr: same quiet end, not a panic.
+    let empty = tempfile::tempdir().unwrap();
+    let (status, stdout) = run_with_closed_pipe(empty.path(), &["edit", "--namespaced"], true);
+    assert_ne!(status.code(), Some(101), "{status:?}");
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
+    assert_eq!(stdout, "");
+}
