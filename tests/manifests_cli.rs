@@ -321,3 +321,154 @@ pub enum Mixed {{
                 .and(predicate::str::contains("3 errors")),
         );
 }
+
+#[test]
+fn without_src_the_error_names_the_directory_and_the_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    rsbuilder()
+        .current_dir(tmp.path())
+        .arg("manifests")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "error: no src/ directory under {}\n",
+            tmp.path().display()
+        )))
+        .stderr(predicate::str::contains("--dir").and(predicate::str::contains("--paths")))
+        .stderr(predicate::str::contains(":1:1").not());
+    let project = tmp.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    rsbuilder()
+        .arg("manifests")
+        .arg("--dir")
+        .arg(&project)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "no src/ directory under {}",
+            project.display()
+        )));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_missing_dir_or_paths_entry_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gone = tmp.path().join("nonexistent");
+    rsbuilder()
+        .arg("manifests")
+        .arg("--dir")
+        .arg(&gone)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(format!(
+            "error: --dir {}: no such directory",
+            gone.display()
+        )));
+    let types = write(tmp.path(), "types.rs", "pub struct A;\n");
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--paths"])
+        .arg(&types)
+        .args(["nonexist", "gone.rs"])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: --paths nonexist: no such file or directory\n\
+             error: --paths gone.rs: no such file or directory\n",
+        );
+    assert!(!tmp.path().join("config").exists());
+}
+
+#[test]
+fn crd_files_of_removed_kinds_are_warned_about_and_fail_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let types = tmp.path().join("database_types.rs");
+    std::fs::copy(fixture("database/database_types.rs"), &types).unwrap();
+    let out = tmp.path().join("out");
+    let bases = out.join("crd/bases");
+    std::fs::create_dir_all(&bases).unwrap();
+    let old = write(
+        &bases,
+        "example.com_caches.yaml",
+        "kind: CustomResourceDefinition\n",
+    );
+    // Not CRD files of ours: other extensions and hidden files.
+    write(&bases, "notes.txt", "x\n");
+    write(&bases, ".editor.yaml", "x\n");
+    rsbuilder()
+        .args(["manifests", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("example.com_databases.yaml"))
+        .stderr(format!(
+            "warning: {} was not generated from the sources (a removed or renamed kind?); \
+             rsbuilder does not delete it: remove it if its kind is gone\n",
+            old.display()
+        ));
+    assert!(old.is_file(), "the stale file is kept");
+    rsbuilder()
+        .args(["manifests", "--check", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::starts_with(format!(
+            "error: {} is stale: no kind in the sources generates it\n",
+            old.display()
+        )))
+        .stderr(predicate::str::contains("out of date").not());
+    std::fs::remove_file(&old).unwrap();
+    rsbuilder()
+        .args(["manifests", "--check", "--paths"])
+        .arg(&types)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_source_file_is_read_like_cargo_reads_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(tmp.path().join("src")).unwrap();
+    std::fs::copy(
+        fixture("database/database_types.rs"),
+        shared.join("database_types.rs"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../shared/database_types.rs", tmp.path().join("src/k3.rs"))
+        .unwrap();
+    rsbuilder()
+        .current_dir(tmp.path())
+        .arg("manifests")
+        .assert()
+        .success();
+    assert!(
+        tmp.path()
+            .join("config/crd/bases/example.com_databases.yaml")
+            .is_file()
+    );
+    // A dangling link is an error at the link, and nothing is written.
+    let tmp2 = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp2.path().join("src")).unwrap();
+    std::os::unix::fs::symlink("../shared/k3.rs", tmp2.path().join("src/k3.rs")).unwrap();
+    rsbuilder()
+        .current_dir(tmp2.path())
+        .arg("manifests")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/k3.rs:1:1: dangling symbolic link: its target `../shared/k3.rs` does not exist",
+        ));
+    assert!(!tmp2.path().join("config").exists());
+}

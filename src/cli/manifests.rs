@@ -27,8 +27,11 @@ pub struct ManifestsArgs {
 /// relative output dir is taken relative to the project dir).
 ///
 /// Returns exit code 0 when the files were written (or, with `--check`, are up to date), 1 when
-/// the sources have errors (every diagnostic printed to stderr, nothing written) or when
-/// `--check` finds a file that would change (a unified diff per file on stdout).
+/// the sources have errors (every diagnostic printed to stderr, nothing written), when the
+/// default `<dir>/src` does not exist, or when `--check` finds a file that would change (a
+/// unified diff per file on stdout) or a stale CRD file (see [`stale_crd_files`]; without
+/// `--check` it is a warning), 2 when `--dir` or a `--paths` entry does not exist (a usage
+/// error, like a flag value clap rejects).
 pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     use crate::manifests::generate::{Options, generate};
     use crate::scaffold::{Action, IfExists, Plan};
@@ -46,6 +49,13 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(anchor)
         .unwrap_or_else(|| anchor(Path::new(".")));
+    if args.dir.is_some() && !dir.is_dir() {
+        eprintln!(
+            "error: --dir {}: no such directory\n  help: --dir names the project root (where PROJECT or Cargo.toml is)",
+            dir.display()
+        );
+        return Ok(super::EXIT_USAGE);
+    }
     let namespaced = if dir.join(crate::model::project::FILE_NAME).is_file() {
         crate::model::Project::load(&dir)?.namespaced
     } else {
@@ -60,6 +70,29 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     } else {
         args.paths.iter().map(|p| anchor(p)).collect()
     };
+    let missing: Vec<&PathBuf> = if args.paths.is_empty() {
+        Vec::new()
+    } else {
+        paths.iter().filter(|p| !p.exists()).collect()
+    };
+    if !missing.is_empty() {
+        for p in missing {
+            eprintln!("error: --paths {}: no such file or directory", p.display());
+        }
+        return Ok(super::EXIT_USAGE);
+    }
+    if args.paths.is_empty() && !paths[0].is_dir() {
+        let shown = if dir == Path::new(".") {
+            cwd.to_path_buf()
+        } else {
+            dir.clone()
+        };
+        eprintln!(
+            "error: no src/ directory under {}\n  help: run rsbuilder in the project root (where PROJECT or Cargo.toml is), choose the root with --dir, or name the source files or directories with --paths",
+            shown.display()
+        );
+        return Ok(super::EXIT_FAILURE);
+    }
     let output_dir = args
         .output_dir
         .clone()
@@ -74,7 +107,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     }
     let output = match generate(&Options {
         paths,
-        output_dir: gen_output_dir,
+        output_dir: gen_output_dir.clone(),
         namespaced,
     }) {
         Ok(o) => o,
@@ -87,6 +120,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     for (path, contents) in &output.files {
         plan.create(path, contents.as_str(), IfExists::Overwrite);
     }
+    let stale = stale_crd_files(&plan_root, &gen_output_dir, &output.files);
     if args.check {
         let resolved = plan.resolve()?;
         let mut drift = false;
@@ -101,15 +135,61 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
                 diff.unified_diff().context_radius(3).header(&label, &label)
             );
         }
+        for path in &stale {
+            eprintln!(
+                "error: {} is stale: no kind in the sources generates it\n  help: delete it if its kind was removed or renamed (rsbuilder never deletes files)",
+                path.display()
+            );
+        }
         if drift {
             eprintln!("error: manifests are out of date; run `rsbuilder manifests` to update them");
+        }
+        if drift || !stale.is_empty() {
             return Ok(super::EXIT_FAILURE);
         }
         return Ok(super::EXIT_OK);
     }
     let done = plan.apply()?;
     print!("{}", crate::scaffold::report(&done));
+    for path in &stale {
+        eprintln!(
+            "warning: {} was not generated from the sources (a removed or renamed kind?); rsbuilder does not delete it: remove it if its kind is gone",
+            path.display()
+        );
+    }
     Ok(super::EXIT_OK)
+}
+
+/// `<output_dir>/crd/bases/*.yaml` files on disk that this run did not generate, sorted: CRDs of
+/// kinds removed or renamed in the sources. Like controller-gen, rsbuilder never deletes them
+/// (a CRD the cluster still serves may be wanted); `manifests` warns and `--check` fails.
+/// Paths are `plan_root` joined with the path under it, as `--check` diffs name files. A
+/// missing or unreadable directory has no stale files.
+fn stale_crd_files(
+    plan_root: &Path,
+    output_dir: &Path,
+    generated: &[(PathBuf, String)],
+) -> Vec<PathBuf> {
+    let bases = output_dir.join("crd").join("bases");
+    let Ok(entries) = std::fs::read_dir(plan_root.join(&bases)) else {
+        return Vec::new();
+    };
+    let generated: std::collections::HashSet<PathBuf> =
+        generated.iter().map(|(p, _)| plan_root.join(p)).collect();
+    let mut stale: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+        .map(|e| plan_root.join(&bases).join(e.file_name()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "yaml")
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                && !generated.contains(p)
+        })
+        .collect();
+    stale.sort();
+    stale
 }
 
 /// When the project's Cargo.toml selects a k8s-openapi Kubernetes version other than the one
