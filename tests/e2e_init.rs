@@ -475,6 +475,11 @@ fn generated_project_builds_tests_renders_and_runs() {
         "secure_metrics_for_an_allowed_user_are_served ... ok",
         "health_probes_answer_ok ... ok",
         "manager_without_a_cluster_exits_with_a_one_line_reason ... ok",
+        "manager_reports_a_bad_metrics_certificate_before_connecting ... ok",
+        "bind_addresses_follow_the_go_style ... ok",
+        "secure_metrics_answer_500_when_the_api_server_does_not_answer ... ok",
+        "an_https_client_that_sends_no_request_is_disconnected ... ok",
+        "an_http_client_is_disconnected_when_idle_after_a_request ... ok",
     ] {
         assert!(stdout.contains(test), "{test} missing in\n{stdout}");
     }
@@ -520,4 +525,18 @@ fn generated_project_builds_tests_renders_and_runs() {
         "the Lease is released at exit: {lease}"
     );
     assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
+    // Shutdown order: controllers stop, the Lease is given up, and only then the metrics and
+    // probe servers stop (they serve until the controllers are done).
+    let stopped = log.find("demo controller stopped").expect(&log);
+    let released = log.find("left leader election").expect(&log);
+    assert!(stopped < released, "{log}");
+    for server in ["metrics server stopped", "health probe server stopped"] {
+        let at = log
+            .find(server)
+            .unwrap_or_else(|| panic!("{server} missing in\n{log}"));
+        assert!(
+            released < at,
+            "{server} before the Lease was released:\n{log}"
+        );
+    }
 }
