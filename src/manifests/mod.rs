@@ -5,6 +5,7 @@ pub mod crd;
 pub mod diag;
 pub mod generate;
 pub mod markers;
+pub mod parse;
 pub mod rbac;
 pub mod source;
 pub mod webhook;
