@@ -74,6 +74,10 @@ pub fn one_version(
         .plural
         .clone()
         .unwrap_or_else(|| kube_attrs::to_plural(&name));
+    if let Err((msg, help)) = check_names(&k, &name, &plural) {
+        d.error(m, ident.span(), msg, Some(help));
+        return None;
+    }
     let docstr = k.doc.clone().unwrap_or_else(|| {
         format!(" Auto-generated derived type for {ident} via `CustomResource`")
     });
@@ -230,6 +234,88 @@ pub fn one_version(
     })
 }
 
+/// Checks the names `crd()` would put into the CRD against the rules the API server applies to
+/// a CustomResourceDefinition (`ValidateCustomResourceDefinition`): the group a DNS-1123
+/// subdomain with at least one dot, the version a DNS-1035 label, the kind, plural, singular,
+/// short names and categories DNS-1035 labels once lower-cased. Without `root`, the kind also
+/// names the struct kube-derive generates, so it must be a Rust identifier. Returns the
+/// message and the fix.
+fn check_names(k: &KubeAttrs, singular: &str, plural: &str) -> Result<(), (String, String)> {
+    use crate::model::validate::{dns1035_label, dns1123_subdomain};
+    let bad = |what: &str, value: &str, why: String, fix: &str| {
+        Err((
+            format!(
+                "#[kube({what} = {value:?})]: the {what} {why}; the API server rejects the CRD"
+            ),
+            fix.to_string(),
+        ))
+    };
+    if let Err(why) = dns1123_subdomain(&k.group) {
+        return bad(
+            "group",
+            &k.group,
+            why,
+            "use a lower-case domain you own, like `ai.example.com`",
+        );
+    }
+    if !k.group.contains('.') {
+        return bad(
+            "group",
+            &k.group,
+            "must contain at least one dot".into(),
+            "qualify it with your domain, like `ai.example.com`",
+        );
+    }
+    if let Err(why) = dns1035_label(&k.version) {
+        return bad(
+            "version",
+            &k.version,
+            why,
+            "use a version like v1, v1beta1 or v2alpha3",
+        );
+    }
+    if let Err(why) = dns1035_label(&k.kind.to_lowercase()) {
+        return bad(
+            "kind",
+            &k.kind,
+            format!("lower-cased {why}"),
+            "use a CamelCase kind of ASCII letters and digits, like `AIJob`",
+        );
+    }
+    if k.root.is_none() && syn::parse_str::<syn::Ident>(&k.kind).is_err() {
+        return Err((
+            format!(
+                "#[kube(kind = {:?})]: kube-derive names the generated struct after the kind, and this is not a Rust identifier",
+                k.kind
+            ),
+            "use a CamelCase kind like `AIJob`, or name the struct with `root = \"...\"`".into(),
+        ));
+    }
+    for (what, value) in [("singular", singular), ("plural", plural)] {
+        if let Err(why) = dns1035_label(value) {
+            return bad(
+                what,
+                value,
+                why,
+                "use lower-case letters, digits and '-', starting with a letter",
+            );
+        }
+    }
+    for (what, values) in [("shortname", &k.shortnames), ("category", &k.categories)] {
+        for value in values {
+            if let Err(why) = dns1035_label(value) {
+                return bad(
+                    what,
+                    value,
+                    why,
+                    "use lower-case letters, digits and '-', starting with a letter",
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The JSON pointer of the first object holding `$ref` (depth first, keys in order), or "the
 /// root"; `None` when there is none. The pointer is built only for a hit.
 fn find_ref(v: &Value) -> Option<String> {
@@ -301,12 +387,21 @@ pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<Generat
                 .map(|b| (a, b))
         });
         if let Some((f, first)) = dup {
+            let at = first.ident.span().start();
+            let first_file = d.krate.modules[first.module]
+                .file
+                .path
+                .display()
+                .to_string();
             d.error(
                 f.module,
                 f.ident.span(),
                 format!(
-                    "{kind}.{group} version {} is declared twice (also by `{}`)",
-                    f.attrs.version, first.ident
+                    "{kind}.{group} version {} is declared twice (also by `{}` at {first_file}:{}:{})",
+                    f.attrs.version,
+                    first.ident,
+                    at.line,
+                    at.column + 1
                 ),
                 Some("give each #[derive(CustomResource)] of one kind a distinct version".into()),
             );
@@ -354,6 +449,45 @@ pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<Generat
                 )
             };
             d.error(f.module, f.ident.span(), msg, Some(help));
+            continue;
+        }
+        // kube's merge_crds keeps the storage version's names; a version declaring others would
+        // address a resource the API server does not serve.
+        let names_of = |f: &Found| {
+            let n = &f.crd.spec.names;
+            (
+                n.plural.clone(),
+                n.singular.clone(),
+                n.short_names.clone(),
+                n.categories.clone(),
+            )
+        };
+        let stored_names = names_of(stored[0]);
+        if let Some(other) = versions.iter().find(|f| names_of(f) != stored_names) {
+            let (p, s, sn, c) = names_of(other);
+            let (sp, ss, ssn, sc) = stored_names;
+            let show =
+                |p: String, s: Option<String>, sn: Option<Vec<String>>, c: Option<Vec<String>>| {
+                    format!(
+                        "plural {p:?}, singular {:?}, shortnames {:?}, categories {:?}",
+                        s.unwrap_or_default(),
+                        sn.unwrap_or_default(),
+                        c.unwrap_or_default()
+                    )
+                };
+            d.error(
+                other.module,
+                other.ident.span(),
+                format!(
+                    "version {} of {kind}.{group} has {} but the storage version {} has {}: the CRD keeps the storage version's names, so the {} type would address a resource the API server does not serve",
+                    other.attrs.version,
+                    show(p, s, sn, c),
+                    stored[0].attrs.version,
+                    show(sp, ss, ssn, sc),
+                    other.attrs.version
+                ),
+                Some("give every version of a kind the same plural, singular, shortname and category attributes".into()),
+            );
             continue;
         }
         let stored_version = stored[0].attrs.version.clone();

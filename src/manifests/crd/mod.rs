@@ -55,6 +55,10 @@ pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<D
 /// Serializes a CRD (file contents); an error message otherwise.
 pub type ToYaml = fn(&CustomResourceDefinition) -> Result<String, String>;
 
+/// Stack of a worker thread: as much as the main thread's 8 MiB and then some, for syn's and
+/// the deriver's recursion (only the pages used are committed).
+const WORKER_STACK: usize = 16 << 20;
+
 /// `(file name, YAML)` pairs and the diagnostics of one thread.
 type ShareResult = (Vec<(String, String)>, Vec<Diagnostic>);
 
@@ -83,7 +87,8 @@ pub fn crd_yaml_files(
 /// the same time, and the run costs one parse plus a share of the derivation. Worth it from a
 /// few dozen kinds.
 pub struct CrdWorkers<'scope> {
-    handles: Vec<std::thread::ScopedJoinHandle<'scope, ShareResult>>,
+    /// A worker, or the index of a share whose thread could not be started.
+    handles: Vec<Result<std::thread::ScopedJoinHandle<'scope, ShareResult>, usize>>,
     threads: usize,
     to_yaml: ToYaml,
 }
@@ -101,12 +106,17 @@ impl<'scope> CrdWorkers<'scope> {
         let threads = threads.max(1);
         let handles = (1..threads)
             .map(|index| {
-                scope.spawn(move || {
-                    let Ok(set) = SourceSet::parse_all(texts.to_vec()) else {
-                        return (Vec::new(), Vec::new());
-                    };
-                    yaml_share(&set, Share { index, of: threads }, to_yaml)
-                })
+                std::thread::Builder::new()
+                    .name(format!("crd-share-{index}"))
+                    .stack_size(WORKER_STACK)
+                    .spawn_scoped(scope, move || {
+                        let Ok(set) = SourceSet::parse_all(texts.to_vec()) else {
+                            return (Vec::new(), Vec::new());
+                        };
+                        yaml_share(&set, Share { index, of: threads }, to_yaml)
+                    })
+                    // A thread the OS refuses: its share runs on the calling thread.
+                    .map_err(|_| index)
             })
             .collect();
         Self {
@@ -125,6 +135,19 @@ impl<'scope> CrdWorkers<'scope> {
         };
         let (mut files, mut diags) = yaml_share(sources, share, self.to_yaml);
         for w in self.handles {
+            let w = match w {
+                Ok(handle) => handle,
+                Err(index) => {
+                    let share = Share {
+                        index,
+                        of: self.threads,
+                    };
+                    let (f, d) = yaml_share(sources, share, self.to_yaml);
+                    files.extend(f);
+                    diags.extend(d);
+                    continue;
+                }
+            };
             match w.join() {
                 Ok((f, d)) => {
                     files.extend(f);
@@ -148,7 +171,7 @@ impl<'scope> CrdWorkers<'scope> {
     /// Waits for the workers and drops their results (the calling thread found syntax
     /// errors).
     pub fn abandon(self) {
-        for w in self.handles {
+        for w in self.handles.into_iter().flatten() {
             let _ = w.join();
         }
     }
@@ -486,6 +509,100 @@ mod tests {
         let single = crds_from_sources(&set).unwrap_err();
         assert_eq!(single.len(), 2, "{single:?}");
         assert_eq!(crd_yaml_files(&set, 3, yaml).unwrap_err(), single);
+    }
+
+    #[test]
+    fn names_the_api_server_rejects_are_errors() {
+        let with = |attrs: &str| {
+            errors(&[(
+                "x.rs",
+                &format!(
+                    "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube({attrs})]\npub struct ThingSpec {{ pub a: String }}\n"
+                ),
+            )])
+        };
+        let err = with(r#"group = "t.example.com", version = "v1", kind = "Kind 5""#);
+        assert!(
+            err.contains("x.rs:6:12: #[kube(kind = \"Kind 5\")]"),
+            "{err}"
+        );
+        assert!(err.contains("must be a DNS-1035 label"), "{err}");
+        let err = with(r#"group = "t.example.com", version = "v1", kind = "kind-5""#);
+        assert!(err.contains("not a Rust identifier"), "{err}");
+        let err = with(r#"group = "t.example.com", version = "v1", kind = """#);
+        assert!(
+            err.contains("the kind lower-cased must not be empty"),
+            "{err}"
+        );
+        let err = with(r#"group = "Bad_Group!", version = "v1", kind = "Thing""#);
+        assert!(err.contains("#[kube(group = \"Bad_Group!\")]"), "{err}");
+        let err = with(r#"group = "local", version = "v1", kind = "Thing""#);
+        assert!(err.contains("must contain at least one dot"), "{err}");
+        let err = with(r#"group = "t.example.com", version = "V 1", kind = "Thing""#);
+        assert!(err.contains("#[kube(version = \"V 1\")]"), "{err}");
+        let err =
+            with(r#"group = "t.example.com", version = "v1", kind = "Thing", plural = "../../x""#);
+        assert!(err.contains("#[kube(plural = \"../../x\")]"), "{err}");
+        let err =
+            with(r#"group = "t.example.com", version = "v1", kind = "Thing", shortname = "T""#);
+        assert!(err.contains("#[kube(shortname = \"T\")]"), "{err}");
+        // With `root`, the kind needs no identifier shape, only the API server's.
+        let ok = run(&[(
+            "x.rs",
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"thing-x\", root = \"ThingX\")]\npub struct ThingSpec { pub a: String }\n",
+        )])
+        .unwrap();
+        assert_eq!(ok[0].crd.spec.names.kind, "thing-x");
+    }
+
+    #[test]
+    fn versions_of_a_kind_must_share_names_and_duplicates_name_both_places() {
+        let v = |ver: &str, extra: &str| {
+            format!(
+                "pub mod {ver} {{ use super::*;\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"{ver}\", kind = \"Thing\"{extra})]\npub struct ThingSpec {{ pub a: String }} }}\n"
+            )
+        };
+        let err = errors(&[(
+            "x.rs",
+            &format!(
+                "{}{}",
+                v("v1alpha1", ", storage = false, shortname = \"th\""),
+                v("v1", "")
+            ),
+        )]);
+        assert!(
+            err.contains("version v1alpha1 of Thing.t.example.com has plural"),
+            "{err}"
+        );
+        assert!(err.contains("shortnames [\"th\"]"), "{err}");
+        let err = errors(&[
+            ("a.rs", &v("v1", "")),
+            ("b.rs", &v("v1", ", storage = false")),
+        ]);
+        assert!(
+            err.contains("version v1 is declared twice (also by `ThingSpec` at a.rs:7:12)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn deep_generic_fields_stay_within_the_limits() {
+        let depth = crate::manifests::parse::MAX_ANGLE_DEPTH - 2;
+        let ty = format!(
+            "{}i32{}",
+            "Option<Vec<".repeat(depth / 2),
+            ">>".repeat(depth / 2)
+        );
+        let crds = run(&[(
+            "x.rs",
+            &format!("{CR}pub struct ThingSpec {{ pub f: {ty} }}\n"),
+        )])
+        .unwrap();
+        let mut s = spec_schema(&crds[0])["properties"]["f"].clone();
+        for _ in 0..depth / 2 {
+            s = s["items"].clone();
+        }
+        assert_eq!(s["format"], "int32", "{s}");
     }
 
     #[test]
