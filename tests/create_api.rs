@@ -780,3 +780,73 @@ fn help_shows_an_example() {
             "rsbuilder create api --group ai --version v1 --kind AIJob",
         ));
 }
+
+/// Long kind names push template lines past rustfmt's widths; the scaffold formats every Rust
+/// file it writes, so `cargo fmt --check` passes whatever the names (skipped without rustfmt).
+#[test]
+fn long_kind_names_stay_rustfmt_clean() {
+    let rustfmt_available = std::process::Command::new("rustfmt")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !rustfmt_available {
+        eprintln!("skipped: rustfmt is not installed");
+        return;
+    }
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "machinelearning",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "DistributedTrainingJobConfiguration",
+        ],
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "PersistentVolumeClaim",
+            "--resource=false",
+        ],
+    );
+    let unformatted: Vec<String> = tree(&dir)
+        .into_keys()
+        .filter(|p| p.ends_with(".rs"))
+        .filter(|p| {
+            !std::process::Command::new("rustfmt")
+                .args(["--check", "--edition", "2024"])
+                .arg(dir.join(p))
+                .current_dir(&dir)
+                .output()
+                .unwrap()
+                .status
+                .success()
+        })
+        .collect();
+    assert!(unformatted.is_empty(), "not rustfmt-clean: {unformatted:?}");
+    // Re-rendering with --force writes the same formatted files: nothing changes.
+    let before = tree(&dir);
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "machinelearning",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "DistributedTrainingJobConfiguration",
+            "--force",
+        ])
+        .assert()
+        .success();
+    assert!(tree(&dir) == before, "--force re-rendered different files");
+}

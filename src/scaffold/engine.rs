@@ -221,15 +221,17 @@ impl Plan {
     pub fn resolve(&self) -> Result<Vec<Resolved>, ScaffoldError> {
         // path -> (original contents if the file existed, current planned contents)
         let mut files: BTreeMap<PathBuf, (Option<String>, Option<String>)> = BTreeMap::new();
-        // Rust files that received a fragment: formatted with rustfmt at the end, as
-        // Kubebuilder formats the Go files it edits, so the project stays `cargo fmt` clean
-        // however long the crate and kind names are.
-        let mut inserted_rust: std::collections::BTreeSet<PathBuf> = Default::default();
+        // Rust files written from a template or that received a fragment: formatted with
+        // rustfmt at the end, as Kubebuilder formats the Go files it writes, so the project
+        // stays `cargo fmt` clean however long the crate and kind names are.
+        let mut format_rust: std::collections::BTreeSet<PathBuf> = Default::default();
+        let edition = rust_edition(&self.root);
         for op in &self.ops {
+            let is_rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
             if let FileOp::Insert { path, .. } = op
-                && path.extension().is_some_and(|e| e == "rs")
+                && is_rust(path)
             {
-                inserted_rust.insert(path.clone());
+                format_rust.insert(path.clone());
             }
             let rel = match op {
                 FileOp::Create { path, .. } | FileOp::Insert { path, .. } => path,
@@ -258,18 +260,32 @@ impl Plan {
                     ..
                 } => {
                     let exists_on_disk = entry.0.is_some();
-                    match (exists_on_disk, if_exists) {
-                        (false, _) | (true, IfExists::Overwrite) => {
-                            entry.1 = Some(contents.clone())
+                    let mut write = |entry: &mut (Option<String>, Option<String>)| {
+                        entry.1 = Some(contents.clone());
+                        if is_rust(rel) {
+                            format_rust.insert(rel.clone());
                         }
+                    };
+                    match (exists_on_disk, if_exists) {
+                        (false, _) | (true, IfExists::Overwrite) => write(entry),
                         (true, IfExists::Skip) => {}
                         (true, IfExists::Error) => {
                             if self.force {
-                                entry.1 = Some(contents.clone());
-                            } else if entry.0.as_deref() != Some(contents.as_str()) {
-                                return Err(ScaffoldError::Exists {
-                                    path: self.root.join(rel),
-                                });
+                                write(entry);
+                            } else {
+                                // An identical re-run is not a conflict: compare what would
+                                // be written, formatted as it would be.
+                                let would_write = if is_rust(rel) {
+                                    rustfmt(contents, &edition, &self.root)
+                                        .unwrap_or_else(|| contents.clone())
+                                } else {
+                                    contents.clone()
+                                };
+                                if entry.0.as_deref() != Some(would_write.as_str()) {
+                                    return Err(ScaffoldError::Exists {
+                                        path: self.root.join(rel),
+                                    });
+                                }
                             }
                         }
                     }
@@ -293,12 +309,11 @@ impl Plan {
                 }
             }
         }
-        let edition = rust_edition(&self.root);
         Ok(files
             .into_iter()
             .map(|(path, (original, planned))| {
                 let mut contents = planned.unwrap_or_default();
-                if inserted_rust.contains(&path)
+                if format_rust.contains(&path)
                     && let Some(formatted) = rustfmt(&contents, &edition, &self.root)
                 {
                     contents = formatted;
