@@ -23,7 +23,7 @@ pub const EXIT_USAGE: i32 = 2;
     long_about = "rsbuilder scaffolds Kubernetes operators written in Rust on kube-rs, laid out like \
 Kubebuilder projects, and derives CRD YAML, RBAC roles and webhook configurations statically from \
 the annotated Rust types (the same attributes kube-derive reads).",
-    after_help = "Examples:\n  mkdir ai-operator && cd ai-operator\n  rsbuilder init --domain ai.example.com --repo example.com/ai-operator\n  rsbuilder create api --group ai --version v1 --kind AIJob\n  rsbuilder manifests"
+    after_help = "Examples:\n  mkdir ai-operator && cd ai-operator\n  rsbuilder init --domain example.com --repo example.com/ai-operator\n  rsbuilder create api --group ai --version v1 --kind AIJob\n  rsbuilder manifests"
 )]
 pub struct Cli {
     /// The command to run.
