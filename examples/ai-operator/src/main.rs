@@ -71,6 +71,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "--health-probe-bind-address",
         &args.health_probe_bind_address,
     )?;
+    // The metrics certificate is checked before connecting, so that a bad
+    // --metrics-cert-path is reported as such, even without a reachable cluster.
+    let metrics_certs = match (&metrics_addr, args.metrics_secure, &args.metrics_cert_path) {
+        (None, _, _) | (_, false, _) => None,
+        (Some(_), true, Some(dir)) => Some(
+            tls::Certificates::from_dir(dir)
+                .context("--metrics-cert-path: cannot load the metrics certificate")?,
+        ),
+        (Some(_), true, None) => Some(tls::Certificates::self_signed(&["localhost"])?),
+    };
 
     let config = kube::Config::infer().await.context(
         "no Kubernetes cluster configured: set KUBECONFIG or ~/.kube/config, or run in a cluster",
@@ -100,38 +110,43 @@ async fn run(args: Args) -> anyhow::Result<()> {
     };
     tokio::spawn(handle_signals(mgr.shutdown.clone()));
 
-    let mut servers = JoinSet::new();
+    // The metrics and probe servers have their own shutdown token: they keep serving while
+    // the controllers stop, and are stopped last (see `stop`).
+    let mut servers = Servers {
+        tasks: JoinSet::new(),
+        shutdown: CancellationToken::new(),
+    };
     if let Some(addr) = metrics_addr {
         let listener = bind(addr, "metrics").await?;
         let router = manager::metrics_router(mgr.metrics.clone());
-        if args.metrics_secure {
+        if let Some(certs) = metrics_certs {
             // HTTPS, and only for callers whose token may `get` /metrics (TokenReview, then
             // SubjectAccessReview), as a Kubebuilder manager with --metrics-secure.
-            let certs = match &args.metrics_cert_path {
-                Some(dir) => tls::Certificates::from_dir(dir)
-                    .context("--metrics-cert-path: cannot load the metrics certificate")?,
-                None => tls::Certificates::self_signed(&["localhost"])?,
-            };
             let router = manager::with_authentication_and_authorization(router, mgr.client.clone());
-            servers.spawn(tls::serve(
+            servers.tasks.spawn(tls::serve(
                 listener,
                 Arc::new(certs),
                 router,
-                mgr.shutdown.clone(),
+                servers.shutdown.clone(),
                 "metrics server",
             ));
             tracing::info!(%addr, "serving metrics over HTTPS on /metrics (bearer token required)");
         } else {
-            servers.spawn(serve(listener, router, mgr.shutdown.clone()));
+            servers.tasks.spawn(tls::serve_plain(
+                listener,
+                router,
+                servers.shutdown.clone(),
+                "metrics server",
+            ));
             tracing::warn!(%addr, "serving metrics without TLS or authentication on /metrics");
         }
     }
     if let Some(addr) = probe_addr {
-        let router = manager::health_router();
-        servers.spawn(serve(
+        servers.tasks.spawn(tls::serve_plain(
             bind(addr, "health probes").await?,
-            router,
-            mgr.shutdown.clone(),
+            manager::health_router(),
+            servers.shutdown.clone(),
+            "health probe server",
         ));
         tracing::info!(%addr, "serving health probes on /healthz and /readyz");
     }
@@ -164,12 +179,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
     stop(&mgr, &mut controllers, &mut servers, leader, failure).await
 }
 
+/// The metrics and health-probe servers, and the token that stops them.
+struct Servers {
+    tasks: JoinSet<anyhow::Result<()>>,
+    shutdown: CancellationToken,
+}
+
 /// Waits for shutdown: a signal, a controller or server that fails, or the loss of the
 /// Lease (the last three are returned as the error to exit with).
 async fn run_until_shutdown(
     mgr: &Manager,
     controllers: &mut JoinSet<anyhow::Result<()>>,
-    servers: &mut JoinSet<anyhow::Result<()>>,
+    servers: &mut Servers,
     leader: &mut Option<Leader>,
 ) -> Option<anyhow::Error> {
     loop {
@@ -180,7 +201,7 @@ async fn run_until_shutdown(
                     return Some(err);
                 }
             }
-            Some(done) = servers.join_next() => {
+            Some(done) = servers.tasks.join_next() => {
                 if let Some(err) = task_failure("an HTTP server", done) {
                     return Some(err);
                 }
@@ -190,12 +211,13 @@ async fn run_until_shutdown(
     }
 }
 
-/// Stops everything: cancels the shutdown token, waits for the controllers, gives the Lease
-/// up, then stops the HTTP servers.
+/// Stops everything, in controller-runtime's order: cancels `mgr.shutdown` and waits for the
+/// controllers (and webhook servers) to stop, gives the Lease up, and only then stops the
+/// metrics and health-probe servers, which keep serving until then.
 async fn stop(
     mgr: &Manager,
     controllers: &mut JoinSet<anyhow::Result<()>>,
-    servers: &mut JoinSet<anyhow::Result<()>>,
+    servers: &mut Servers,
     leader: Option<Leader>,
     failure: Option<anyhow::Error>,
 ) -> anyhow::Result<()> {
@@ -205,7 +227,8 @@ async fn stop(
     if let Some(leader) = leader {
         leader.release().await;
     }
-    drain("HTTP servers", servers).await;
+    servers.shutdown.cancel();
+    drain("HTTP servers", &mut servers.tasks).await;
     match failure {
         Some(err) => Err(err),
         None => {
@@ -220,18 +243,6 @@ async fn bind(addr: std::net::SocketAddr, what: &str) -> anyhow::Result<tokio::n
     tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr} for {what}"))
-}
-
-/// Serves `router` until `shutdown` fires.
-async fn serve(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-        .context("HTTP server failed")
 }
 
 /// Turns the end of a task into the error that stops the manager, if any.

@@ -119,8 +119,27 @@ fn bind_addresses_follow_the_go_style() {
         Some("[::1]:80".parse().unwrap())
     );
     assert_eq!(parse("0").unwrap(), None);
-    let err = parse("eighty").unwrap_err().to_string();
-    assert!(err.contains("--metrics-bind-address"), "{err}");
+    // Host names are resolved; an IPv4 address is preferred.
+    assert_eq!(
+        parse("localhost:8443").unwrap(),
+        Some("127.0.0.1:8443".parse().unwrap())
+    );
+    for bad in [
+        "eighty",
+        ":",
+        ":http",
+        ":70000",
+        "localhost",
+        "localhost:port",
+        "::1:80",
+    ] {
+        let err = parse(bad).unwrap_err().to_string();
+        assert!(err.contains("--metrics-bind-address"), "{bad}: {err}");
+        assert!(
+            err.contains("expected `:PORT`, `HOST:PORT` or `0`"),
+            "{bad}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -188,6 +207,28 @@ fn manager_without_a_cluster_exits_with_a_one_line_reason() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn manager_reports_a_bad_metrics_certificate_before_connecting() {
+    let certs = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_manager"))
+        .arg(format!("--metrics-cert-path={}", certs.path().display()))
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: --metrics-cert-path: cannot load the metrics certificate"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(tls::CERT_FILE), "{stderr}");
+    assert!(!stderr.contains("Kubernetes"), "{stderr}");
 }
 
 #[tokio::test]
@@ -457,4 +498,149 @@ async fn review_access_reports_each_outcome() {
             reason: "no RBAC policy matched".to_owned()
         }
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
+    // An API server that takes requests and never answers them.
+    let (service, mut handle) =
+        tower_test::mock::pair::<Request<kube::client::Body>, http::Response<kube::client::Body>>();
+    let pending = Arc::new(Mutex::new(Vec::new()));
+    let held = pending.clone();
+    tokio::spawn(async move {
+        while let Some((request, send)) = handle.next_request().await {
+            held.lock()
+                .unwrap()
+                .push((request.uri().path().to_owned(), send));
+        }
+    });
+    let client = kube::Client::new(service, "default");
+    let router = manager::with_authentication_and_authorization(
+        manager::metrics_router(Arc::new(Metrics::default())),
+        client.clone(),
+    );
+    let started = tokio::time::Instant::now();
+    let mut svc = Spawn::new(router);
+    assert!(svc.poll_ready::<Request<Body>>().is_ready());
+    let response = svc
+        .call(
+            Request::get("/metrics")
+                .header("authorization", format!("Bearer {SCRAPER_TOKEN}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let waited = started.elapsed();
+    assert!(
+        waited >= manager::REVIEW_TIMEOUT && waited < manager::REVIEW_TIMEOUT * 2,
+        "{waited:?}"
+    );
+    let paths: Vec<String> = pending
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert_eq!(paths, ["/apis/authentication.k8s.io/v1/tokenreviews"]);
+    let err = manager::review_access(&client, SCRAPER_TOKEN, "/metrics", "get")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "TokenReview got no answer within 10s");
+}
+
+/// Serves the health router with a 300 ms header read timeout, over TLS with a self-signed
+/// certificate when `tls` is set; returns the address and the certificate.
+async fn start_server_with_a_short_header_timeout(
+    tls: bool,
+    shutdown: &CancellationToken,
+) -> (std::net::SocketAddr, Option<CertificateDer<'static>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let certs = tls.then(|| Arc::new(tls::Certificates::self_signed(&["localhost"]).unwrap()));
+    let certificate = certs.as_ref().map(|c| c.leaf().unwrap());
+    tokio::spawn(tls::serve_with(
+        listener,
+        certs,
+        manager::health_router(),
+        shutdown.clone(),
+        "test server",
+        Duration::from_millis(300),
+    ));
+    (addr, certificate)
+}
+
+/// Reads until the server closes the connection (within 5 s) and returns what it sent.
+async fn read_until_closed(mut stream: impl tokio::io::AsyncRead + Unpin) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let mut received = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut buf = [0u8; 1024];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => received.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the server kept the connection open");
+    String::from_utf8_lossy(&received).into_owned()
+}
+
+#[tokio::test]
+async fn an_https_client_that_sends_no_request_is_disconnected() {
+    let shutdown = CancellationToken::new();
+    let _stop = shutdown.clone().drop_guard();
+    let (addr, certificate) = start_server_with_a_short_header_timeout(true, &shutdown).await;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(certificate.unwrap()).unwrap();
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connect = || async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .expect("TLS handshake")
+    };
+
+    // Silent after the handshake (`openssl s_client` with nothing to send).
+    let stream = connect().await;
+    // HTTP/1.1 only: HTTP/2 is not offered.
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+    read_until_closed(stream).await;
+
+    // Headers started but never finished.
+    let mut stream = connect().await;
+    tokio::io::AsyncWriteExt::write_all(&mut stream, b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        .await
+        .unwrap();
+    let answer = read_until_closed(stream).await;
+    assert!(!answer.contains("200 OK"), "{answer}");
+}
+
+#[tokio::test]
+async fn an_http_client_is_disconnected_when_idle_after_a_request() {
+    let shutdown = CancellationToken::new();
+    let _stop = shutdown.clone().drop_guard();
+    let (addr, _) = start_server_with_a_short_header_timeout(false, &shutdown).await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // A complete request is answered; the kept-alive connection is then closed once the
+    // next request's headers do not arrive in time.
+    tokio::io::AsyncWriteExt::write_all(&mut stream, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_until_closed(stream).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert!(answer.ends_with("ok"), "{answer}");
 }

@@ -58,7 +58,8 @@ pub enum LogFormat {
     about = "Runs the database-operator controllers"
 )]
 pub struct Args {
-    /// Address the metrics endpoint binds to (`:8443` = all interfaces, `0` = disabled).
+    /// Address the metrics endpoint binds to: `:PORT` (all IPv4 interfaces), `HOST:PORT`
+    /// (an IP address or a host name), or `0` (disabled).
     #[arg(long, default_value = ":8443")]
     pub metrics_bind_address: String,
 
@@ -79,7 +80,8 @@ pub struct Args {
     #[arg(long)]
     pub metrics_cert_path: Option<PathBuf>,
 
-    /// Address the `/healthz` and `/readyz` probes bind to.
+    /// Address the `/healthz` and `/readyz` probes bind to: `:PORT` (all IPv4 interfaces),
+    /// `HOST:PORT` (an IP address or a host name), or `0` (disabled).
     #[arg(long, default_value = ":8081")]
     pub health_probe_bind_address: String,
 
@@ -248,19 +250,23 @@ pub enum Access {
     },
 }
 
+/// How long each review request ([`review_access`]) may wait for the API server.
+pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Asks the API server whether `token` may `verb` the non-resource URL `path`, as
 /// controller-runtime's `filters.WithAuthenticationAndAuthorization` does: a TokenReview
 /// (authentication.k8s.io/v1) authenticates the token, then a SubjectAccessReview
 /// (authorization.k8s.io/v1) with the reviewed user, groups, uid and extra checks
 /// `nonResourceAttributes {path, verb}`. Nothing is cached: every call makes both reviews.
 /// Errors: either review request fails (the manager's ServiceAccount needs `create` on
-/// `tokenreviews` and `subjectaccessreviews`: `config/rbac/metrics_auth_role.yaml`).
+/// `tokenreviews` and `subjectaccessreviews`: `config/rbac/metrics_auth_role.yaml`) or gets
+/// no answer within [`REVIEW_TIMEOUT`]; the error names the review.
 pub async fn review_access(
     client: &kube::Client,
     token: &str,
     path: &str,
     verb: &str,
-) -> Result<Access, kube::Error> {
+) -> anyhow::Result<Access> {
     let post = kube::api::PostParams::default();
     let review = TokenReview {
         spec: TokenReviewSpec {
@@ -269,9 +275,11 @@ pub async fn review_access(
         },
         ..Default::default()
     };
-    let reviewed = kube::Api::<TokenReview>::all(client.clone())
-        .create(&post, &review)
-        .await?;
+    let reviewed = within_review_timeout(
+        "TokenReview",
+        kube::Api::<TokenReview>::all(client.clone()).create(&post, &review),
+    )
+    .await?;
     let status = reviewed.status.unwrap_or_default();
     let user = match (status.authenticated, status.user) {
         (Some(true), Some(user)) => user,
@@ -292,9 +300,11 @@ pub async fn review_access(
         },
         ..Default::default()
     };
-    let reviewed = kube::Api::<SubjectAccessReview>::all(client.clone())
-        .create(&post, &review)
-        .await?;
+    let reviewed = within_review_timeout(
+        "SubjectAccessReview",
+        kube::Api::<SubjectAccessReview>::all(client.clone()).create(&post, &review),
+    )
+    .await?;
     let status = reviewed.status.unwrap_or_default();
     if status.allowed {
         Ok(Access::Allowed { user: name })
@@ -306,11 +316,27 @@ pub async fn review_access(
     }
 }
 
+/// Awaits one review request for at most [`REVIEW_TIMEOUT`]; errors name the `review` kind.
+async fn within_review_timeout<T>(
+    review: &str,
+    request: impl std::future::Future<Output = Result<T, kube::Error>>,
+) -> anyhow::Result<T> {
+    match tokio::time::timeout(REVIEW_TIMEOUT, request).await {
+        Ok(Ok(reviewed)) => Ok(reviewed),
+        Ok(Err(err)) => Err(anyhow::Error::new(err).context(format!("{review} failed"))),
+        Err(_) => Err(anyhow::anyhow!(
+            "{review} got no answer within {}s",
+            REVIEW_TIMEOUT.as_secs()
+        )),
+    }
+}
+
 /// Puts bearer-token authentication and authorization in front of every route of `router`
 /// (unknown paths still answer 404): a request without `Authorization: Bearer <token>`, or
 /// whose token the TokenReview does not authenticate, is answered `401 Unauthorized`; one
 /// the SubjectAccessReview does not allow (verb = the lower-case HTTP method, path = the
-/// request path) `403 Forbidden`; a failed review `500`. See [`review_access`]. Mirrors
+/// request path) `403 Forbidden`; a failed review, or one the API server does not answer
+/// within [`REVIEW_TIMEOUT`], `500` (logged as an error). See [`review_access`]. Mirrors
 /// controller-runtime's `filters.WithAuthenticationAndAuthorization`.
 pub fn with_authentication_and_authorization(router: Router, client: kube::Client) -> Router {
     router.route_layer(axum::middleware::from_fn_with_state(client, authorize))
@@ -334,7 +360,7 @@ async fn authorize(State(client): State<kube::Client>, request: Request, next: N
                 .into_response()
         }
         Err(err) => {
-            tracing::error!(%path, "reviewing a metrics request's token failed: {err}");
+            tracing::error!(%path, "reviewing a metrics request's token failed: {err:#}");
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "Authentication or authorization failed",
@@ -368,19 +394,41 @@ async fn ping() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
 }
 
-/// Parses a bind address in the Go style the flags use: `:8443` (all interfaces),
-/// `127.0.0.1:8443`, `[::1]:8443`; `0` disables the listener (`Ok(None)`).
+/// Parses a bind address in the Go style the flags use: `:8443` (all IPv4 interfaces,
+/// `0.0.0.0:8443`), `127.0.0.1:8443`, `[::1]:8443`, or `HOST:PORT` with a host name
+/// (`localhost:8443`), resolved now (an IPv4 address is preferred when the name has both);
+/// `0` disables the listener (`Ok(None)`). Errors name `flag`: a value of none of these forms,
+/// or a host name that does not resolve.
 pub fn parse_bind_address(flag: &str, value: &str) -> anyhow::Result<Option<SocketAddr>> {
     if value == "0" {
         return Ok(None);
     }
-    let full = match value.strip_prefix(':') {
-        Some(port) => format!("0.0.0.0:{port}"),
-        None => value.to_owned(),
+    let invalid =
+        || anyhow::anyhow!("invalid {flag} {value:?}: expected `:PORT`, `HOST:PORT` or `0`");
+    if let Some(port) = value.strip_prefix(':') {
+        let port: u16 = port.parse().map_err(|_| invalid())?;
+        return Ok(Some(SocketAddr::from(([0, 0, 0, 0], port))));
+    }
+    if let Ok(addr) = value.parse::<SocketAddr>() {
+        return Ok(Some(addr));
+    }
+    let Some((host, port)) = value.rsplit_once(':') else {
+        return Err(invalid());
     };
-    full.parse::<SocketAddr>().map(Some).map_err(|_| {
-        anyhow::anyhow!("invalid {flag} {value:?}: expected `:PORT`, `HOST:PORT` or `0`")
-    })
+    let port: u16 = port.parse().map_err(|_| invalid())?;
+    if host.is_empty() || host.contains(':') {
+        return Err(invalid());
+    }
+    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .map_err(|err| anyhow::anyhow!("invalid {flag} {value:?}: cannot resolve {host}: {err}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|addr| addr.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .map(Some)
+        .ok_or_else(|| anyhow::anyhow!("invalid {flag} {value:?}: {host} has no address"))
 }
 
 /// Installs the global tracing subscriber: logs go to stderr, as text or JSON, filtered by

@@ -12,17 +12,18 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! HTTPS for the manager's servers (the `/metrics` endpoint): an axum router served over
-//! rustls, with the certificate from a directory (re-read when it changes, like
-//! controller-runtime's certwatcher) or, without one, a self-signed certificate made at
-//! startup (as controller-runtime's metrics server does when no certificate is given).
+//! The manager's HTTP servers (`/metrics`, the health probes, the webhooks): an axum router
+//! served over HTTP/1.1 with a header read timeout, for HTTPS over rustls with the
+//! certificate from a directory (re-read when it changes, like controller-runtime's
+//! certwatcher) or, without one, a self-signed certificate made at startup (as
+//! controller-runtime's metrics server does when no certificate is given).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -41,6 +42,10 @@ pub const CERT_FILE: &str = "tls.crt";
 pub const KEY_FILE: &str = "tls.key";
 /// How often a certificate directory is checked for changes.
 pub const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's headers (on a kept-alive connection: to
+/// start the next request) before the connection is closed; the `ReadHeaderTimeout` of
+/// controller-runtime's metrics, health-probe and webhook servers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
 /// How long a TLS handshake may take before the connection is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open connections may take to finish after shutdown starts.
@@ -151,11 +156,12 @@ fn read_cert(dir: &Path) -> anyhow::Result<(Vec<u8>, Arc<CertifiedKey>)> {
     Ok((raw, Arc::new(certified)))
 }
 
-/// Serves `router` over TLS 1.2/1.3 (HTTP/1.1 and HTTP/2 by ALPN) on an already bound
-/// listener until `shutdown` is cancelled, then lets open connections finish for up to 10
-/// seconds. `what` names the server in logs (`"metrics server"`). A certificate read from a
-/// directory is reloaded every [`RELOAD_INTERVAL`]. Errors: the TLS configuration cannot
-/// be built, or the listener has no local address.
+/// Serves `router` over TLS 1.2/1.3 (HTTP/1.1) on an already bound listener until
+/// `shutdown` is cancelled, then lets open connections finish for up to 10 seconds. `what`
+/// names the server in logs (`"metrics server"`). A certificate read from a directory is
+/// reloaded every [`RELOAD_INTERVAL`]. Clients get [`HEADER_READ_TIMEOUT`] to send each
+/// request's headers; see [`serve_with`]. Errors: the TLS configuration cannot be built, or
+/// the listener has no local address.
 pub async fn serve(
     listener: TcpListener,
     certs: Arc<Certificates>,
@@ -163,19 +169,72 @@ pub async fn serve(
     shutdown: CancellationToken,
     what: &'static str,
 ) -> anyhow::Result<()> {
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_no_client_auth()
-    .with_cert_resolver(certs.clone());
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let acceptor = TlsAcceptor::from(Arc::new(config));
+    serve_with(
+        listener,
+        Some(certs),
+        router,
+        shutdown,
+        what,
+        HEADER_READ_TIMEOUT,
+    )
+    .await
+}
 
-    let reload = tokio::spawn(reload_loop(certs, shutdown.clone()));
+/// Serves `router` over plain HTTP/1.1 (the health probes, and `/metrics` with
+/// `--metrics-secure=false`), with the same limits as [`serve`]. Errors: the listener has no
+/// local address.
+pub async fn serve_plain(
+    listener: TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+    what: &'static str,
+) -> anyhow::Result<()> {
+    serve_with(listener, None, router, shutdown, what, HEADER_READ_TIMEOUT).await
+}
+
+/// Serves `router` on an already bound listener, over TLS with `certs` or over plain HTTP
+/// without, until `shutdown` is cancelled; then open connections get 10 seconds to finish.
+///
+/// Only HTTP/1.1 is served (TLS offers ALPN `http/1.1` alone), as a Kubebuilder manager
+/// does by default (`--enable-http2=false`, since HTTP/2 Rapid Reset, CVE-2023-44487). A
+/// connection that does not finish its TLS handshake within 10 seconds, or does not send a
+/// request's headers within `header_read_timeout` (the first request, and every next one on
+/// a kept-alive connection), is closed, so idle or slow clients cannot hold connections
+/// (and file descriptors) open. Errors: the TLS configuration cannot be built, or the
+/// listener has no local address.
+pub async fn serve_with(
+    listener: TcpListener,
+    certs: Option<Arc<Certificates>>,
+    router: Router,
+    shutdown: CancellationToken,
+    what: &'static str,
+    header_read_timeout: Duration,
+) -> anyhow::Result<()> {
+    let acceptor = match &certs {
+        Some(certs) => {
+            let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()?
+            .with_no_client_auth()
+            .with_cert_resolver(certs.clone());
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Some(TlsAcceptor::from(Arc::new(config)))
+        }
+        None => None,
+    };
+    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout);
+    let builder = Arc::new(builder);
+
+    let reload = certs.map(|certs| tokio::spawn(reload_loop(certs, shutdown.clone())));
     let graceful = GracefulShutdown::new();
     let service = TowerToHyperService::new(router);
-    tracing::info!(address = %listener.local_addr()?, "{what} listening (HTTPS)");
+    let scheme = if acceptor.is_some() { "HTTPS" } else { "HTTP" };
+    tracing::info!(address = %listener.local_addr()?, "{what} listening ({scheme})");
     loop {
         let (tcp, peer) = tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -189,28 +248,40 @@ pub async fn serve(
             },
         };
         let acceptor = acceptor.clone();
+        let builder = builder.clone();
         let service = service.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
-            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                Ok(Ok(tls)) => tls,
-                Ok(Err(e)) => {
-                    tracing::debug!(%peer, error = %e, "{what}: TLS handshake failed");
-                    return;
+            let result = match acceptor {
+                None => {
+                    let conn = builder.serve_connection(TokioIo::new(tcp), service);
+                    watcher.watch(conn.into_owned()).await
                 }
-                Err(_) => {
-                    tracing::debug!(%peer, "{what}: TLS handshake timed out");
-                    return;
+                Some(acceptor) => {
+                    let tls =
+                        match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                            Ok(Ok(tls)) => tls,
+                            Ok(Err(e)) => {
+                                tracing::debug!(%peer, error = %e, "{what}: TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                tracing::debug!(%peer, "{what}: TLS handshake timed out");
+                                return;
+                            }
+                        };
+                    let conn = builder.serve_connection(TokioIo::new(tls), service);
+                    watcher.watch(conn.into_owned()).await
                 }
             };
-            let builder = auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(tls), service);
-            if let Err(e) = watcher.watch(conn.into_owned()).await {
-                tracing::debug!(%peer, error = %e, "{what}: connection error");
+            if let Err(e) = result {
+                tracing::debug!(%peer, error = %e, "{what}: connection closed");
             }
         });
     }
-    reload.abort();
+    if let Some(reload) = reload {
+        reload.abort();
+    }
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
         .await
         .is_err()

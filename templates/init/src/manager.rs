@@ -395,7 +395,8 @@ pub fn parse_bind_address(flag: &str, value: &str) -> anyhow::Result<Option<Sock
     if value == "0" {
         return Ok(None);
     }
-    let invalid = || anyhow::anyhow!("invalid {flag} {value:?}: expected `:PORT`, `HOST:PORT` or `0`");
+    let invalid =
+        || anyhow::anyhow!("invalid {flag} {value:?}: expected `:PORT`, `HOST:PORT` or `0`");
     if let Some(port) = value.strip_prefix(':') {
         let port: u16 = port.parse().map_err(|_| invalid())?;
         return Ok(Some(SocketAddr::from(([0, 0, 0, 0], port))));

@@ -244,19 +244,18 @@ pub async fn serve_with(
                     watcher.watch(conn.into_owned()).await
                 }
                 Some(acceptor) => {
-                    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp))
-                        .await
-                    {
-                        Ok(Ok(tls)) => tls,
-                        Ok(Err(e)) => {
-                            tracing::debug!(%peer, error = %e, "{what}: TLS handshake failed");
-                            return;
-                        }
-                        Err(_) => {
-                            tracing::debug!(%peer, "{what}: TLS handshake timed out");
-                            return;
-                        }
-                    };
+                    let tls =
+                        match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                            Ok(Ok(tls)) => tls,
+                            Ok(Err(e)) => {
+                                tracing::debug!(%peer, error = %e, "{what}: TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                tracing::debug!(%peer, "{what}: TLS handshake timed out");
+                                return;
+                            }
+                        };
                     let conn = builder.serve_connection(TokioIo::new(tls), service);
                     watcher.watch(conn.into_owned()).await
                 }

@@ -111,10 +111,21 @@ fn bind_addresses_follow_the_go_style() {
         parse("localhost:8443").unwrap(),
         Some("127.0.0.1:8443".parse().unwrap())
     );
-    for bad in ["eighty", ":", ":http", ":70000", "localhost", "localhost:port", "::1:80"] {
+    for bad in [
+        "eighty",
+        ":",
+        ":http",
+        ":70000",
+        "localhost",
+        "localhost:port",
+        "::1:80",
+    ] {
         let err = parse(bad).unwrap_err().to_string();
         assert!(err.contains("--metrics-bind-address"), "{bad}: {err}");
-        assert!(err.contains("expected `:PORT`, `HOST:PORT` or `0`"), "{bad}: {err}");
+        assert!(
+            err.contains("expected `:PORT`, `HOST:PORT` or `0`"),
+            "{bad}: {err}"
+        );
     }
 }
 
@@ -485,7 +496,9 @@ async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
     let held = pending.clone();
     tokio::spawn(async move {
         while let Some((request, send)) = handle.next_request().await {
-            held.lock().unwrap().push((request.uri().path().to_owned(), send));
+            held.lock()
+                .unwrap()
+                .push((request.uri().path().to_owned(), send));
         }
     });
     let client = kube::Client::new(service, "default");
@@ -511,7 +524,12 @@ async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
         waited >= manager::REVIEW_TIMEOUT && waited < manager::REVIEW_TIMEOUT * 2,
         "{waited:?}"
     );
-    let paths: Vec<String> = pending.lock().unwrap().iter().map(|(p, _)| p.clone()).collect();
+    let paths: Vec<String> = pending
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(p, _)| p.clone())
+        .collect();
     assert_eq!(paths, ["/apis/authentication.k8s.io/v1/tokenreviews"]);
     let err = manager::review_access(&client, SCRAPER_TOKEN, "/metrics", "get")
         .await

@@ -83,8 +83,10 @@ pub async fn serve(
     serve_listener(listener, cert_dir, router, shutdown).await
 }
 
-/// Serves `router` over TLS (HTTP/1.1 and HTTP/2) on an already bound listener until
-/// `shutdown` is cancelled, then lets open connections finish for up to 10 seconds.
+/// Serves `router` over TLS (HTTP/1.1 only, as a Kubebuilder manager by default) on an
+/// already bound listener until `shutdown` is cancelled, then lets open connections finish
+/// for up to 10 seconds. A client gets [`crate::tls::HEADER_READ_TIMEOUT`] to send each
+/// request's headers; see [`crate::tls::serve_with`].
 ///
 /// The certificate chain and key are read from `cert_dir/tls.crt` and `cert_dir/tls.key` and
 /// re-read every [`RELOAD_INTERVAL`]; when the files change and parse, new connections use the
