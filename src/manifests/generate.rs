@@ -37,6 +37,10 @@ pub struct Output {
 pub fn generate(opts: &Options) -> Result<Output, Diagnostics> {
     let texts = SourceSet::read(&opts.paths).map_err(Diagnostics)?;
     let threads = threads_for(&texts);
+    if threads == 1 {
+        let sources = SourceSet::parse_all(texts).map_err(Diagnostics)?;
+        return generate_from(opts, &sources, 1);
+    }
     std::thread::scope(|scope| {
         // Workers parse their copy of the texts while this thread parses its own.
         let workers = CrdWorkers::spawn(scope, &texts, threads, yaml_of);

@@ -73,6 +73,14 @@ pub fn crd_yaml_files(
     threads: usize,
     to_yaml: ToYaml,
 ) -> Result<Vec<(String, String)>, Vec<Diagnostic>> {
+    if threads <= 1 {
+        return CrdWorkers {
+            handles: Vec::new(),
+            threads: 1,
+            to_yaml,
+        }
+        .finish(sources);
+    }
     let texts: Vec<(std::path::PathBuf, String)> = sources
         .files
         .iter()
