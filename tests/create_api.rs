@@ -793,18 +793,16 @@ fn long_kind_names_stay_rustfmt_clean() {
         eprintln!("skipped: rustfmt is not installed");
         return;
     }
+    let long = [
+        "--group",
+        "machinelearning",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "DistributedTrainingJobConfiguration",
+    ];
     let (_tmp, dir) = init_ai_operator();
-    create_api(
-        &dir,
-        &[
-            "--group",
-            "machinelearning",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "DistributedTrainingJobConfiguration",
-        ],
-    );
+    create_api(&dir, &long);
     create_api(
         &dir,
         &[
@@ -835,17 +833,9 @@ fn long_kind_names_stay_rustfmt_clean() {
     // Re-rendering with --force writes the same formatted files: nothing changes.
     let before = tree(&dir);
     rsbuilder(&dir)
-        .args([
-            "create",
-            "api",
-            "--group",
-            "machinelearning",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "DistributedTrainingJobConfiguration",
-            "--force",
-        ])
+        .args(["create", "api"])
+        .args(long)
+        .arg("--force")
         .assert()
         .success();
     assert!(tree(&dir) == before, "--force re-rendered different files");
