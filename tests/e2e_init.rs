@@ -35,6 +35,9 @@ fn cargo(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
+        // Built once per run and thrown away: no incremental cache, no debug info (disk).
+        .env("CARGO_INCREMENTAL", "0")
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env_remove("RUSTFLAGS")
         .output()
         .unwrap();

@@ -90,6 +90,9 @@ fn cargo(dir: &Path, subcommand: &str) -> Command {
     command
         .arg(subcommand)
         .env("CARGO_TARGET_DIR", target_dir())
+        // Built once per run and thrown away: no incremental cache, no debug info (disk).
+        .env("CARGO_INCREMENTAL", "0")
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env_remove("RUSTFLAGS");
     if dir.join("Cargo.lock").is_file() {
         command.arg("--locked");

@@ -37,6 +37,9 @@ pub fn run_fixture_crate(dir: &Path) -> Result<Map<String, Value>, String> {
         .args(["run", "--quiet", "--locked", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", target_dir())
+        // Built once per run and thrown away: no incremental cache, no debug info (disk).
+        .env("CARGO_INCREMENTAL", "0")
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
