@@ -18,12 +18,20 @@
 //!
 //! This is the seed's `PodAnnotator`: every Pod in the watched namespace (the manager's
 //! `--namespace` flag) gets the annotations [`INJECTED`]` = "true"` and [`TIMESTAMP`] (when it
-//! was annotated, RFC 3339), once, through a server-side apply patch that touches only those two
+//! was annotated, RFC 3339), once, through a merge patch that touches only those two
 //! annotations, and an `Annotated` event. Like the seed's predicates, the controller reacts only
 //! to Pods it has not seen yet (creates) and to annotation changes; see [`triggers`].
+//!
+//! When a call to the API server fails, [`reconcile`] and [`error_policy`] decide what happens:
+//! - 409 Conflict (the Pod changed after the version the patch names): the reconciliation is
+//!   retried after [`CONFLICT_RETRY`], without growing the backoff;
+//! - 404 Not Found for the Pod itself (deleted after the event that started the
+//!   reconciliation): the reconciliation ends quietly, `Ok`;
+//! - any other failure: retried after [`backoff`] over the Pod's consecutive failures, which
+//!   the next success resets.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
@@ -47,6 +55,10 @@ pub const INJECTED: &str = "example.com/injected";
 /// Go's `time.RFC3339`).
 pub const TIMESTAMP: &str = "example.com/timestamp";
 
+/// How soon to retry after the API server refused the patch with 409 Conflict: the Pod
+/// changed meanwhile, and the retry works on the newer version the watch delivers.
+pub const CONFLICT_RETRY: Duration = Duration::from_secs(1);
+
 /// Why a reconciliation failed; [`error_policy`] decides when to retry.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -56,6 +68,35 @@ pub enum Error {
     /// The Pod has no namespace (the API server always sets one).
     #[error("the Pod has no namespace")]
     MissingNamespace,
+}
+
+impl Error {
+    /// The API server's answer when it refused a call (`None` for a transport failure or an
+    /// error of this controller's own).
+    pub fn api_status(&self) -> Option<&kube::core::Status> {
+        match self {
+            Error::Kube(kube::Error::Api(status)) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// Whether the API server refused the patch with 409 Conflict: the Pod changed since the
+    /// resource version the patch names.
+    pub fn is_conflict(&self) -> bool {
+        self.api_status().is_some_and(|status| status.is_conflict())
+    }
+
+    /// Whether the API server answered 404 Not Found for the Pod named `name`: it is gone. A
+    /// 404 for anything else is not.
+    pub fn is_gone(&self, name: &str) -> bool {
+        self.api_status().is_some_and(|status| {
+            status.is_not_found()
+                && status
+                    .details
+                    .as_ref()
+                    .is_some_and(|details| details.name == name && details.kind == "pods")
+        })
+    }
 }
 
 /// State shared by all reconciliations of this controller.
@@ -78,63 +119,88 @@ impl Context {
             failures: Mutex::default(),
         }
     }
+
+    /// Counts one more consecutive failure of the Pod `key`; returns the count.
+    fn count_failure(&self, key: &str) -> u32 {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = failures.entry(key.to_owned()).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    }
+
+    /// Forgets the failures of the Pod `key`, after a success or once it is gone.
+    fn reset_failures(&self, key: &str) {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        failures.remove(key);
+    }
 }
 
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 /// Annotates one Pod, once: a Pod that already carries [`INJECTED`], or is being deleted, is
-/// left alone. Otherwise it gets [`INJECTED`]` = "true"` and [`TIMESTAMP`] with a server-side
-/// apply patch (field manager [`CONTROLLER_NAME`]; the seed's `r.Update` would overwrite the
-/// whole Pod), and an `Annotated` event.
+/// left alone. Otherwise it gets [`INJECTED`]` = "true"` and [`TIMESTAMP`] with a JSON merge
+/// patch (field manager [`CONTROLLER_NAME`]) that names the Pod's resource version, so a Pod
+/// changed meanwhile is refused with 409 as the seed's `r.Update` would be, but the rest of the
+/// Pod is never sent back; then an `Annotated` event. A merge patch, not server-side apply: on
+/// a Pod deleted meanwhile, apply would try to create it (and fail with 422), a patch answers
+/// 404, which ends the reconciliation quietly.
 ///
 /// Returns `await_change`: the Pod needs no second look until it changes; on error,
 /// [`error_policy`] decides.
 pub async fn reconcile(obj: Arc<Pod>, ctx: Arc<Context>) -> Result<Action, Error> {
     let key = object_key(&obj);
+    let result = annotate(&obj, &ctx).await;
+    match result {
+        Ok(()) => {}
+        Err(err) if err.is_gone(&obj.name_any()) => {
+            tracing::debug!(object = %key, "deleted before it was annotated");
+        }
+        Err(err) => return Err(err),
+    }
+    ctx.reset_failures(&key);
+    Ok(Action::await_change())
+}
+
+/// The patch and the event of [`reconcile`].
+async fn annotate(obj: &Pod, ctx: &Context) -> Result<(), Error> {
+    let key = object_key(obj);
     if obj.annotations().contains_key(INJECTED) || obj.metadata.deletion_timestamp.is_some() {
         tracing::debug!(object = %key, "already annotated or being deleted");
-    } else {
-        let namespace = obj.namespace().ok_or(Error::MissingNamespace)?;
-        let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &namespace);
-        let now = k8s_openapi::jiff::Timestamp::now()
-            .strftime("%Y-%m-%dT%H:%M:%SZ")
-            .to_string();
-        let patch = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": obj.name_any(),
-                "namespace": namespace,
-                "annotations": {
-                    INJECTED: "true",
-                    TIMESTAMP: now,
-                },
+        return Ok(());
+    }
+    let namespace = obj.namespace().ok_or(Error::MissingNamespace)?;
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &namespace);
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let patch = serde_json::json!({
+        "metadata": {
+            "resourceVersion": obj.resource_version(),
+            "annotations": {
+                INJECTED: "true",
+                TIMESTAMP: now,
             },
-        });
-        api.patch(
-            &obj.name_any(),
-            &PatchParams::apply(CONTROLLER_NAME),
-            &Patch::Apply(&patch),
-        )
+        },
+    });
+    let params = PatchParams {
+        field_manager: Some(CONTROLLER_NAME.into()),
+        ..PatchParams::default()
+    };
+    api.patch(&obj.name_any(), &params, &Patch::Merge(&patch))
         .await?;
-        let event = Event {
-            type_: EventType::Normal,
-            reason: "Annotated".into(),
-            note: Some(format!("added the annotations {INJECTED} and {TIMESTAMP}")),
-            action: "Annotate".into(),
-            secondary: None,
-        };
-        if let Err(err) = ctx.recorder.publish(&event, &obj.object_ref(&())).await {
-            tracing::warn!(object = %key, error = %err, "publishing an event failed");
-        }
-        tracing::info!(object = %key, "annotated");
+    let event = Event {
+        type_: EventType::Normal,
+        reason: "Annotated".into(),
+        note: Some(format!("added the annotations {INJECTED} and {TIMESTAMP}")),
+        action: "Annotate".into(),
+        secondary: None,
+    };
+    if let Err(err) = ctx.recorder.publish(&event, &obj.object_ref(&())).await {
+        tracing::warn!(object = %key, error = %err, "publishing an event failed");
     }
-
-    if let Ok(mut failures) = ctx.failures.lock() {
-        failures.remove(&key);
-    }
-    Ok(Action::await_change())
+    tracing::info!(object = %key, "annotated");
+    Ok(())
 }
 
 /// Filters a stream of watched Pods down to the ones worth reconciling, as the seed's
@@ -148,20 +214,18 @@ where
     pods.predicate_filter(predicates::annotations, PredicateConfig::default())
 }
 
-/// Decides when to retry after [`reconcile`] failed: [`backoff`] over the object's consecutive
+/// Decides when to retry after [`reconcile`] failed: after [`CONFLICT_RETRY`] for a conflict
+/// (which does not count as a failure), else after [`backoff`] over the Pod's consecutive
 /// failures, which the next success resets.
 pub fn error_policy(obj: Arc<Pod>, err: &Error, ctx: Arc<Context>) -> Action {
-    let failures = match ctx.failures.lock() {
-        Ok(mut failures) => {
-            let count = failures.entry(object_key(&obj)).or_insert(0);
-            *count = count.saturating_add(1);
-            *count
-        }
-        Err(_) => 1,
-    };
-    let delay = backoff(failures);
+    let key = object_key(&obj);
+    if err.is_conflict() {
+        tracing::debug!(object = %key, error = %err, retry_in = ?CONFLICT_RETRY, "conflict");
+        return Action::requeue(CONFLICT_RETRY);
+    }
+    let delay = backoff(ctx.count_failure(&key));
     tracing::warn!(
-        object = %object_key(&obj),
+        object = %key,
         error = %err,
         retry_in = ?delay,
         "reconcile failed"
@@ -275,6 +339,54 @@ mod tests {
 
     type Handle = mock::Handle<Request<Body>, Response<Body>>;
 
+    /// The API server's `Status` answer refusing a call about the Pod `name`.
+    fn refusal(name: &str, code: u16, reason: &str) -> Value {
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+            "message": format!("pods \"{name}\": {reason}"),
+            "reason": reason,
+            "details": {"name": name, "kind": "pods"},
+            "code": code,
+        })
+    }
+
+    /// Answers the next request with `status` and the body `reply`; returns the request.
+    async fn refuse(handle: &mut Handle, status: u16, reply: Value) -> Request<Body> {
+        let (request, respond) = timeout(WAIT, handle.next_request())
+            .await
+            .expect("the reconciler sent no further request")
+            .expect("the client was dropped");
+        respond.send_response(
+            Response::builder()
+                .status(status)
+                .body(Body::from(serde_json::to_vec(&reply).unwrap()))
+                .unwrap(),
+        );
+        request
+    }
+
+    /// Reconciles a new Pod `web` whose patch the mocked API server answers with `status` and
+    /// `reply`; returns the result and the context (with its failure counts).
+    async fn reconcile_refused(status: u16, reply: Value) -> (Result<Action, Error>, Arc<Context>) {
+        let (ctx, mut handle) = mocked();
+        let server = tokio::spawn(async move {
+            let patch = refuse(&mut handle, status, reply).await;
+            assert_eq!(patch.method(), "PATCH");
+            handle
+        });
+        let result = timeout(
+            WAIT,
+            reconcile(Arc::new(pod("web", "10", &[])), ctx.clone()),
+        )
+        .await
+        .expect("reconcile hung");
+        let mut handle = server.await.unwrap();
+        // reconcile has returned, so an event it published would be waiting by now.
+        let extra = timeout(Duration::from_millis(100), handle.next_request()).await;
+        assert!(extra.is_err(), "a request after the refused patch");
+        (result, ctx)
+    }
+
     fn mocked() -> (Arc<Context>, Handle) {
         let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
         (
@@ -312,11 +424,14 @@ mod tests {
         assert!(query.contains("fieldManager=pod-annotator"), "{query}");
         assert_eq!(
             patch.headers()["content-type"],
-            "application/apply-patch+yaml"
+            "application/merge-patch+json"
         );
-        assert_eq!(body["apiVersion"], "v1");
-        assert_eq!(body["kind"], "Pod");
-        assert_eq!(body["metadata"]["name"], "web");
+        // Only the resource version (the precondition) and the annotations are sent.
+        let metadata = body["metadata"].as_object().unwrap();
+        let fields: Vec<&String> = body.as_object().unwrap().keys().collect();
+        assert_eq!(fields, ["metadata"]);
+        assert_eq!(metadata["resourceVersion"], "10");
+        assert_eq!(metadata.len(), 2, "{metadata:?}");
         let annotations = body["metadata"]["annotations"].as_object().unwrap();
         let keys: Vec<&String> = annotations.keys().collect();
         assert_eq!(
@@ -342,6 +457,57 @@ mod tests {
         assert_eq!(event_body["type"], "Normal");
         assert_eq!(event_body["regarding"]["kind"], "Pod");
         assert_eq!(event_body["regarding"]["name"], "web");
+    }
+
+    #[tokio::test]
+    async fn a_conflict_is_retried_soon_without_growing_the_backoff() {
+        let (result, ctx) = reconcile_refused(409, refusal("web", 409, "Conflict")).await;
+        let err = result.expect_err("a conflict is an error");
+        assert!(err.is_conflict() && !err.is_gone("web"), "{err:?}");
+        let obj = Arc::new(pod("web", "10", &[]));
+        for _ in 0..3 {
+            assert_eq!(
+                error_policy(obj.clone(), &err, ctx.clone()),
+                Action::requeue(CONFLICT_RETRY)
+            );
+        }
+        // The conflicts did not count as failures: the next failure waits the first step.
+        let transport = Error::Kube(kube::Error::Service("connection refused".into()));
+        assert_eq!(
+            error_policy(obj, &transport, ctx),
+            Action::requeue(backoff(1))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_pod_deleted_meanwhile_ends_the_reconcile_quietly() {
+        let (result, _) = reconcile_refused(404, refusal("web", 404, "NotFound")).await;
+        assert_eq!(
+            result.expect("a deleted Pod is no error"),
+            Action::await_change()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_404_for_anything_but_the_pod_is_an_error() {
+        let (result, _) = reconcile_refused(404, refusal("other", 404, "NotFound")).await;
+        let err = result.expect_err("a 404 for another object is an error");
+        assert!(!err.is_gone("web"), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn other_api_errors_back_off() {
+        let (result, ctx) = reconcile_refused(500, refusal("web", 500, "InternalError")).await;
+        let err = result.expect_err("a 500 is an error");
+        let obj = Arc::new(pod("web", "10", &[]));
+        assert_eq!(
+            error_policy(obj.clone(), &err, ctx.clone()),
+            Action::requeue(Duration::from_secs(5))
+        );
+        assert_eq!(
+            error_policy(obj, &err, ctx),
+            Action::requeue(Duration::from_secs(10))
+        );
     }
 
     #[tokio::test]
