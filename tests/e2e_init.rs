@@ -543,3 +543,162 @@ fn generated_project_builds_tests_renders_and_runs() {
         );
     }
 }
+
+/// One instruction of a Dockerfile stage: the keyword and the rest of the line, continuation
+/// lines (`\` at the end) joined.
+fn dockerfile_stage(dockerfile: &str, stage: &str) -> Vec<(String, String)> {
+    let mut joined = Vec::new();
+    let mut current = String::new();
+    for line in dockerfile.lines() {
+        let line = line.trim();
+        if current.is_empty() && (line.is_empty() || line.starts_with('#')) {
+            continue;
+        }
+        match line.strip_suffix('\\') {
+            Some(part) => current.push_str(part),
+            None => {
+                current.push_str(line);
+                joined.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    let mut instructions = Vec::new();
+    let mut inside = false;
+    for line in joined {
+        let (keyword, rest) = line.split_once(' ').unwrap_or((&line, ""));
+        if keyword == "FROM" {
+            inside = rest.ends_with(&format!(" AS {stage}"));
+            continue;
+        }
+        if inside {
+            instructions.push((keyword.to_owned(), rest.trim().to_owned()));
+        }
+    }
+    instructions
+}
+
+/// `COPY` from the build context `from` into the work directory `to`: each source, or the
+/// files a trailing `*` matches (none is fine, as for Docker when another source matches), is
+/// copied with its modification time, as `COPY` keeps it.
+fn docker_copy(from: &Path, args: &str, to: &Path) {
+    let mut parts: Vec<&str> = args.split_whitespace().collect();
+    let dest = to.join(parts.pop().unwrap());
+    for source in parts {
+        let names: Vec<String> = match source.strip_suffix('*') {
+            Some(prefix) => std::fs::read_dir(from)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with(prefix))
+                .collect(),
+            None => vec![source.trim_end_matches('/').to_owned()],
+        };
+        for name in names {
+            let target = if source.ends_with('/') {
+                dest.clone()
+            } else {
+                dest.join(&name)
+            };
+            let status = Command::new("cp")
+                .arg("-a")
+                .arg(if source.ends_with('/') {
+                    from.join(&name).join(".")
+                } else {
+                    from.join(&name)
+                })
+                .arg(&target)
+                .status()
+                .unwrap();
+            assert!(status.success(), "COPY {source}: cp failed");
+        }
+    }
+}
+
+/// The Dockerfile's builder stage, run without Docker (none runs here): its `COPY`s from the
+/// generated project into an empty work directory, and its `RUN` commands through `sh`, with
+/// three changes for time and disk: the debug profile instead of `--release`, the shared
+/// target directory, and `/manager` under a temporary directory. This shows that the
+/// dependency layer builds from `Cargo.toml` alone, that `src/` is all the project needs, and
+/// that the binary is the real manager, not the placeholder of the dependency layer (the
+/// sources keep their older modification times, as with `COPY`).
+#[test]
+fn dockerfile_builder_stage_builds_the_real_manager() {
+    if skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A name of its own, so this build and the other tests' do not share artifacts.
+    let dir = tmp.path().join("docker-check");
+    std::fs::create_dir(&dir).unwrap();
+    init(&dir);
+    let dockerfile = std::fs::read_to_string(dir.join("Dockerfile")).unwrap();
+    let builder = dockerfile_stage(&dockerfile, "builder");
+    let copies: Vec<&str> = builder
+        .iter()
+        .filter(|(k, _)| k == "COPY")
+        .map(|(_, a)| a.as_str())
+        .collect();
+    assert_eq!(copies, ["Cargo.toml Cargo.lock* ./", "src/ src/"]);
+
+    // The sources are older than what the dependency layer builds, as in a real build.
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir.join("src")).unwrap() {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(entry.unwrap().path())
+            .unwrap();
+        file.set_modified(old).unwrap();
+    }
+
+    let work = tmp.path().join("workspace");
+    let root = tmp.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let target = target_dir();
+    for (keyword, args) in &builder {
+        match keyword.as_str() {
+            "WORKDIR" => std::fs::create_dir_all(&work).unwrap(),
+            "COPY" => docker_copy(&dir, args, &work),
+            "RUN" => {
+                let command = args
+                    .replace(" --release", "")
+                    .replace("target/release/", &format!("{}/debug/", target.display()))
+                    .replace(" /manager", &format!(" {}/manager", root.display()));
+                let out = Command::new("sh")
+                    .args(["-ec", &command])
+                    .current_dir(&work)
+                    .env("CARGO_TARGET_DIR", &target)
+                    .env("CARGO_INCREMENTAL", "0")
+                    .env("CARGO_PROFILE_DEV_DEBUG", "0")
+                    .env_remove("RUSTFLAGS")
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "RUN {command}:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            other => panic!("unexpected {other} in the builder stage"),
+        }
+    }
+    let out = Command::new(root.join("manager"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(help.contains("--metrics-bind-address"), "{help}");
+
+    // The runtime stage runs that binary as non-root, with nothing else in the image.
+    let runtime = dockerfile.split("\nFROM ").nth(2).unwrap();
+    assert!(
+        runtime.starts_with("gcr.io/distroless/cc-debian12:nonroot\n"),
+        "{runtime}"
+    );
+    for line in [
+        "COPY --from=builder /manager /manager\n",
+        "USER 65532:65532\n",
+        "ENTRYPOINT [\"/manager\"]\n",
+    ] {
+        assert!(runtime.contains(line), "{line} missing in\n{runtime}");
+    }
+}
