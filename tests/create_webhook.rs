@@ -186,6 +186,16 @@ fn aijob_defaulting_and_validation() {
     let main = text(&after["src/main.rs"]);
     let server_at = main.find("ai_operator::webhook::serve(").unwrap();
     assert!(server_at < main.find("elect_leader(&args").unwrap());
+    // The serving certificate is loaded before connecting to the cluster, so a bad
+    // --webhook-cert-dir is reported without one.
+    let certs_at = main
+        .find("let webhook_certs = if std::env::var(\"ENABLE_WEBHOOKS\")")
+        .unwrap();
+    assert!(certs_at < main.find("kube::Config::infer()").unwrap());
+    assert!(
+        main.contains("if let Some(certs) = webhook_certs {"),
+        "{main}"
+    );
     // No dependency pulls aws-lc-rs: rustls and rcgen are on ring.
     let cargo = text(&after["Cargo.toml"]);
     assert!(cargo.contains(r#"tokio-rustls = { version = "0.26", default-features = false"#));
@@ -732,4 +742,25 @@ fn a_project_without_src_tls_rs_gets_it() {
     let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     let deps = cargo.split("[dev-dependencies]").next().unwrap();
     assert!(deps.contains("\nrcgen = { version = \"0.14\""), "{cargo}");
+}
+
+/// A `main.rs` from before the `+kubebuilder:scaffold:certificates` marker gets a server start
+/// that loads the certificate itself (after connecting), not an error.
+#[test]
+fn a_main_without_the_certificates_marker_loads_the_certificate_at_the_server_start() {
+    let (_tmp, dir) = project(true);
+    let main_rs = dir.join("src/main.rs");
+    let main = std::fs::read_to_string(&main_rs).unwrap();
+    let marker = "    // +kubebuilder:scaffold:certificates\n";
+    assert!(main.contains(marker), "{main}");
+    std::fs::write(&main_rs, main.replacen(marker, "", 1)).unwrap();
+    create_webhook(&dir, &[AIJOB, &["--defaulting"]].concat());
+    let main = std::fs::read_to_string(&main_rs).unwrap();
+    assert!(!main.contains("webhook_certs"), "{main}");
+    let load_at = main
+        .find("let certs = ai_operator::tls::Certificates::from_dir(&args.webhook_cert_dir)")
+        .unwrap();
+    let serve_at = main.find("ai_operator::webhook::serve(").unwrap();
+    assert!(load_at < serve_at, "{main}");
+    assert!(main.find("kube::Config::infer()").unwrap() < load_at);
 }

@@ -237,7 +237,16 @@ struct CrdConversionReplacements<'a> {
 #[template(path = "webhook/main_webhooks.rs", escape = "none")]
 struct MainWebhooks<'a> {
     crate_name: &'a str,
+    /// `main.rs` has the `certificates` marker, where [`MainWebhookCerts`] loads the
+    /// certificate before connecting; without it (a project from an earlier rsbuilder) the
+    /// server start loads it itself.
+    early_certs: bool,
 }
+
+/// Loads the webhook serving certificate in `main` before it connects to the cluster.
+#[derive(Template)]
+#[template(path = "webhook/main_webhook_certs.rs", escape = "none")]
+struct MainWebhookCerts;
 
 #[derive(Template)]
 #[template(path = "webhook/config/service.yaml", escape = "none")]
@@ -565,11 +574,16 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
     // A server start from an earlier rsbuilder (worded differently) counts as present.
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap_or_default();
     if !main.contains(&format!("{crate_name}::webhook::serve(")) {
+        let early_certs = main.contains("+kubebuilder:scaffold:certificates");
+        if early_certs {
+            plan.insert("src/main.rs", "certificates", render(&MainWebhookCerts)?);
+        }
         plan.insert(
             "src/main.rs",
             "webhooks",
             render(&MainWebhooks {
                 crate_name: &crate_name,
+                early_certs,
             })?,
         );
     }

@@ -126,11 +126,12 @@ pub async fn reconcile(obj: Arc<{{ n.kind }}>, ctx: Arc<Context>) -> Result<Acti
 
 /// Brings the object (or what it stands for) to the state you want.
 async fn apply(obj: &{{ n.kind }}, ctx: &Context) -> Result<Action, Error> {
-    // TODO(user): e.g. patch the object through `Api::<{{ n.kind }}>` on `ctx.client` with
-    // `PatchParams::apply(CONTROLLER_NAME)`, and publish events with `ctx.recorder`. Return an
-    // error to retry ([`error_policy`]); a 404 for this object ends the reconciliation quietly.
-    // A merge or JSON patch answers 404 once the object is gone; a server-side apply patch
-    // (`Patch::Apply`) would try to create it again.
+    // TODO(user): e.g. patch the object through `Api::<{{ n.kind }}>` on `ctx.client` with a
+    // merge patch (`Patch::Merge`, field manager CONTROLLER_NAME in the `PatchParams`; put
+    // `metadata.resourceVersion` in the patch to get a 409 when the object changed meanwhile),
+    // and publish events with `ctx.recorder`. Return an error to retry ([`error_policy`]); a
+    // 404 for this object ends the reconciliation quietly. Avoid server-side apply
+    // (`Patch::Apply`) here: on an object that is gone it tries to create it again.
     tracing::debug!(object = %object_key(obj), "reconciling");
     let _ = ctx;
     Ok(Action::await_change())

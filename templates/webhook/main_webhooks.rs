@@ -1,10 +1,24 @@
-// The webhook server; ENABLE_WEBHOOKS=false turns it off, for example for `cargo run`
-// outside the cluster without a serving certificate.
-if std::env::var("ENABLE_WEBHOOKS").as_deref() != Ok("false") {
+{% if early_certs -%}
+// The webhook server (its certificate was loaded before connecting).
+if let Some(certs) = webhook_certs {
     controllers.spawn({{ crate_name }}::webhook::serve(
-        std::net::SocketAddr::from(([0, 0, 0, 0], args.webhook_port)),
-        std::path::PathBuf::from(&args.webhook_cert_dir),
+        std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, args.webhook_port)),
+        certs,
         {{ crate_name }}::webhook::router(),
         mgr.shutdown.clone(),
     ));
 }
+{%- else -%}
+// The webhook server; ENABLE_WEBHOOKS=false turns it off, for example for `cargo run`
+// outside the cluster without a serving certificate.
+if std::env::var("ENABLE_WEBHOOKS").as_deref() != Ok("false") {
+    let certs = {{ crate_name }}::tls::Certificates::from_dir(&args.webhook_cert_dir)
+        .context("--webhook-cert-dir: cannot load the webhook serving certificate")?;
+    controllers.spawn({{ crate_name }}::webhook::serve(
+        std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, args.webhook_port)),
+        certs,
+        {{ crate_name }}::webhook::router(),
+        mgr.shutdown.clone(),
+    ));
+}
+{%- endif %}

@@ -81,6 +81,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
         ),
         (Some(_), true, None) => Some(tls::Certificates::self_signed(&["localhost"])?),
     };
+    // The webhook serving certificate is loaded before connecting, so that a missing or bad
+    // --webhook-cert-dir is reported at once. ENABLE_WEBHOOKS=false turns the webhook server off,
+    // for example for `cargo run` outside the cluster without a serving certificate.
+    let webhook_certs = if std::env::var("ENABLE_WEBHOOKS").as_deref() == Ok("false") {
+        None
+    } else {
+        Some(
+            tls::Certificates::from_dir(&args.webhook_cert_dir)
+                .context("--webhook-cert-dir: cannot load the webhook serving certificate")?,
+        )
+    };
+    // +kubebuilder:scaffold:certificates
 
     let config = kube::Config::infer().await.context(
         "no Kubernetes cluster configured: set KUBECONFIG or ~/.kube/config, or run in a cluster",
@@ -153,12 +165,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
     let mut controllers = tokio::task::JoinSet::new();
     // Webhook servers run on every replica, leader or not.
-    // The webhook server; ENABLE_WEBHOOKS=false turns it off, for example for `cargo run`
-    // outside the cluster without a serving certificate.
-    if std::env::var("ENABLE_WEBHOOKS").as_deref() != Ok("false") {
+    // The webhook server (its certificate was loaded before connecting).
+    if let Some(certs) = webhook_certs {
         controllers.spawn(ai_operator::webhook::serve(
-            std::net::SocketAddr::from(([0, 0, 0, 0], args.webhook_port)),
-            std::path::PathBuf::from(&args.webhook_cert_dir),
+            std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, args.webhook_port)),
+            certs,
             ai_operator::webhook::router(),
             mgr.shutdown.clone(),
         ));
@@ -240,7 +251,7 @@ async fn stop(
 
 /// Binds a listener, naming the address and its purpose when that fails.
 async fn bind(addr: std::net::SocketAddr, what: &str) -> anyhow::Result<tokio::net::TcpListener> {
-    tokio::net::TcpListener::bind(addr)
+    tls::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr} for {what}"))
 }

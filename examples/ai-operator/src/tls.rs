@@ -18,6 +18,7 @@
 //! certwatcher) or, without one, a self-signed certificate made at startup (as
 //! controller-runtime's metrics server does when no certificate is given).
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -154,6 +155,26 @@ fn read_cert(dir: &Path) -> anyhow::Result<(Vec<u8>, Arc<CertifiedKey>)> {
     let mut raw = cert_pem;
     raw.extend_from_slice(&key_pem);
     Ok((raw, Arc::new(certified)))
+}
+
+/// Binds a TCP listener on `addr`. `[::]` (what a `:PORT` flag value means) is dual stack on
+/// Linux, where IPv6 sockets take IPv4 connections too (`net.ipv6.bindv6only=0`, the
+/// default), so the servers are reachable in IPv4, IPv6 and dual-stack clusters; on a host
+/// without IPv6, `[::]` falls back to `0.0.0.0`, as Go's listener does for `:PORT`. Errors:
+/// the address is in use, not allowed, or not an address of this host.
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    match TcpListener::bind(addr).await {
+        Err(err)
+            if addr.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+                && !matches!(
+                    err.kind(),
+                    std::io::ErrorKind::AddrInUse | std::io::ErrorKind::PermissionDenied
+                ) =>
+        {
+            TcpListener::bind(SocketAddr::from((Ipv4Addr::UNSPECIFIED, addr.port()))).await
+        }
+        bound => bound,
+    }
 }
 
 /// Serves `router` over TLS 1.2/1.3 (HTTP/1.1) on an already bound listener until
@@ -330,6 +351,35 @@ mod tests {
         assert_ne!(certs.leaf().unwrap(), first);
         std::fs::write(dir.path().join(KEY_FILE), "garbage").unwrap();
         assert!(!certs.reload());
+    }
+
+    #[tokio::test]
+    async fn all_interfaces_take_ipv4_connections() {
+        // `:PORT` means `[::]`: dual stack where the host has IPv6, else `0.0.0.0`; an IPv4
+        // client reaches it either way.
+        let listener = bind(SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)))
+            .await
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (client, accepted) = tokio::join!(
+            tokio::net::TcpStream::connect(SocketAddr::from((Ipv4Addr::LOCALHOST, port))),
+            listener.accept()
+        );
+        client.unwrap();
+        let (_, peer) = accepted.unwrap();
+        assert!(peer.ip().to_canonical().is_loopback(), "{peer}");
+    }
+
+    #[tokio::test]
+    async fn an_address_in_use_is_not_retried_elsewhere() {
+        let taken = bind(SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)))
+            .await
+            .unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let err = bind(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
     }
 
     #[test]

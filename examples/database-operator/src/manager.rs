@@ -394,8 +394,9 @@ async fn ping() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
 }
 
-/// Parses a bind address in the Go style the flags use: `:8443` (all IPv4 interfaces,
-/// `0.0.0.0:8443`), `127.0.0.1:8443`, `[::1]:8443`, or `HOST:PORT` with a host name
+/// Parses a bind address in the Go style the flags use: `:8443` (all interfaces, IPv4 and
+/// IPv6: `[::]:8443`, see [`crate::tls::bind`]), `127.0.0.1:8443`, `[::1]:8443`, or
+/// `HOST:PORT` with a host name
 /// (`localhost:8443`), resolved now (an IPv4 address is preferred when the name has both);
 /// `0` disables the listener (`Ok(None)`). Errors name `flag`: a value of none of these forms,
 /// or a host name that does not resolve.
@@ -407,7 +408,10 @@ pub fn parse_bind_address(flag: &str, value: &str) -> anyhow::Result<Option<Sock
         || anyhow::anyhow!("invalid {flag} {value:?}: expected `:PORT`, `HOST:PORT` or `0`");
     if let Some(port) = value.strip_prefix(':') {
         let port: u16 = port.parse().map_err(|_| invalid())?;
-        return Ok(Some(SocketAddr::from(([0, 0, 0, 0], port))));
+        return Ok(Some(SocketAddr::from((
+            std::net::Ipv6Addr::UNSPECIFIED,
+            port,
+        ))));
     }
     if let Ok(addr) = value.parse::<SocketAddr>() {
         return Ok(Some(addr));

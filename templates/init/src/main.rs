@@ -67,6 +67,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         ),
         (Some(_), true, None) => Some(tls::Certificates::self_signed(&["localhost"])?),
     };
+    // +kubebuilder:scaffold:certificates
 
     let config = kube::Config::infer().await.context(
         "no Kubernetes cluster configured: set KUBECONFIG or ~/.kube/config, or run in a cluster",
@@ -225,7 +226,7 @@ async fn stop(
 
 /// Binds a listener, naming the address and its purpose when that fails.
 async fn bind(addr: std::net::SocketAddr, what: &str) -> anyhow::Result<tokio::net::TcpListener> {
-    tokio::net::TcpListener::bind(addr)
+    tls::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr} for {what}"))
 }

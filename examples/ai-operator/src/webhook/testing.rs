@@ -69,8 +69,8 @@ pub async fn start(router: Router) -> TestServer {
         .expect("bind a loopback port");
     let addr = listener.local_addr().expect("local address");
     let shutdown = CancellationToken::new();
-    let server =
-        super::serve_listener(listener, dir.path().to_path_buf(), router, shutdown.clone());
+    let certs = crate::tls::Certificates::from_dir(dir.path()).expect("load the test certificate");
+    let server = super::serve_listener(listener, certs, router, shutdown.clone());
     tokio::spawn(async move {
         if let Err(e) = server.await {
             panic!("webhook server failed: {e}");
