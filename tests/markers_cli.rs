@@ -146,6 +146,27 @@ fn missing_verbs_fails_with_file_and_line_and_writes_nothing() {
     assert!(!dir.path().join("config").exists());
 }
 
+/// A misspelt verb grants nothing: a warning with the near miss; the role is still written
+/// (an aggregated API server may define verbs of its own), also under `--check`.
+#[test]
+fn unknown_verb_is_a_warning_naming_the_near_miss() {
+    let dir = project(
+        "fn main() {}\n\n// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;lsit\n",
+    );
+    let warning = "warning: src/main.rs:3:56: unknown verb `lsit`: it grants nothing\n  help: did you mean `list`?\n";
+    manifests(dir.path())
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(warning));
+    let role = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
+    assert!(role.contains("  - get\n  - lsit\n"), "{role}");
+    manifests(dir.path())
+        .arg("--check")
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(warning));
+}
+
 /// Case D: `// +kubebuilder:rbca:groups=apps,resources=deployments,verbs=get`.
 #[test]
 fn misspelled_marker_fails_with_the_near_miss_and_writes_nothing() {

@@ -116,6 +116,9 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             return Ok(super::EXIT_FAILURE);
         }
     };
+    for warning in &output.warnings {
+        eprintln!("warning: {warning}");
+    }
     let mut plan = Plan::new(&plan_root, false);
     for (path, contents) in &output.files {
         plan.create(path, contents.as_str(), IfExists::Overwrite);

@@ -22,11 +22,13 @@ pub struct Options {
     pub namespaced: bool,
 }
 
-/// The generated files, sorted by path.
+/// The generated files, sorted by path, and the warnings of the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Output {
     /// `(path under the project root (or absolute when the output dir is), exact contents)`.
     pub files: Vec<(PathBuf, String)>,
+    /// Suspicious input that does not stop generation (an unknown RBAC verb), in source order.
+    pub warnings: Vec<super::diag::Diagnostic>,
 }
 
 /// Derives every manifest: CRDs to `<output_dir>/crd/bases/<group>_<plural>.yaml`, RBAC to
@@ -114,7 +116,8 @@ fn assemble_output(
         ));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(Output { files })
+    let warnings = super::rbac::verb_warnings(&markers);
+    Ok(Output { files, warnings })
 }
 
 /// Serializes a manifest object to YAML with serde-saphyr (see docs/yaml.md for the choice).

@@ -313,6 +313,66 @@ pub fn generate(markers: &[Marker], namespaced: bool) -> Result<Option<String>, 
     Ok(Some(out))
 }
 
+/// The verbs Kubernetes' authorizers know: the API request verbs (`get` … `deletecollection`),
+/// the special verbs some resources check (`use`, `bind`, `escalate`, `impersonate`,
+/// `approve`, `sign`, `attest`), and the lower-case HTTP methods of non-resource URLs.
+pub const KNOWN_VERBS: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+    "use",
+    "bind",
+    "escalate",
+    "impersonate",
+    "approve",
+    "sign",
+    "attest",
+    "post",
+    "put",
+    "head",
+    "options",
+];
+
+/// Warnings (not errors) for the `+kubebuilder:rbac` markers of `markers`: each verb that is
+/// neither `*` nor one of [`KNOWN_VERBS`], at the marker's `verbs`, with the closest known
+/// verb when one is a near miss (`gt` → `get`). The API server accepts any verb, and an
+/// aggregated API server may check verbs of its own, so these stay warnings; but a misspelt
+/// verb grants nothing, which the manager only finds out when a request is forbidden.
+/// controller-gen does not check verbs.
+pub fn verb_warnings(markers: &[Marker]) -> Vec<Diagnostic> {
+    let mut warnings = Vec::new();
+    for m in markers.iter().filter(|m| m.name() == MARKER) {
+        for verb in m.list("verbs").unwrap_or_default() {
+            if verb == "*" || KNOWN_VERBS.contains(&verb.as_str()) {
+                continue;
+            }
+            let lower = verb.to_ascii_lowercase();
+            let near = KNOWN_VERBS
+                .iter()
+                .map(|known| (strsim::osa_distance(&lower, known), *known))
+                .filter(|(distance, known)| *distance <= (known.len() / 4).max(1))
+                .min();
+            let help = match near {
+                Some((_, known)) => format!("did you mean `{known}`?"),
+                None => format!(
+                    "Kubernetes' verbs are {}; keep it only if an aggregated API server checks this verb",
+                    KNOWN_VERBS.join(", ")
+                ),
+            };
+            warnings.push(
+                m.diag_at("verbs", format!("unknown verb `{verb}`: it grants nothing"))
+                    .with_help(help),
+            );
+        }
+    }
+    warnings
+}
+
 /// Appends `value` as one YAML document introduced by `---`, as controller-gen writes every
 /// object of a manifest file. `target` names the file in the (practically impossible)
 /// serialization error.
@@ -376,6 +436,33 @@ mod tests {
             .iter()
             .map(|d| d.to_string())
             .collect()
+    }
+
+    #[test]
+    fn unknown_verbs_are_warned_about_with_the_near_miss() {
+        let src = "\
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=gt;list;WATCH;*
+// +kubebuilder:rbac:urls=/metrics,verbs=get;post
+// +kubebuilder:rbac:groups=example.com,resources=widgets,verbs=frobnicate
+fn f() {}
+";
+        let (markers, errors) = collect_text(Path::new("src/c.rs"), src);
+        assert!(errors.is_empty(), "{errors:?}");
+        let warnings: Vec<String> = verb_warnings(&markers)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                "src/c.rs:1:56: unknown verb `gt`: it grants nothing\n  help: did you mean `get`?",
+                "src/c.rs:1:56: unknown verb `WATCH`: it grants nothing\n  help: did you mean `watch`?",
+                "src/c.rs:3:59: unknown verb `frobnicate`: it grants nothing\n  help: Kubernetes' verbs are get, list, watch, create, update, patch, delete, deletecollection, use, bind, escalate, impersonate, approve, sign, attest, post, put, head, options; keep it only if an aggregated API server checks this verb",
+            ]
+        );
+        // Warnings only: the role is still generated, with the verbs as written.
+        let role = generate(&markers, false).unwrap().unwrap();
+        assert!(role.contains("  - frobnicate\n"), "{role}");
     }
 
     /// Case A: the AIJob controller's markers, written the way Kubebuilder's controller
