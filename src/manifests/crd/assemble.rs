@@ -125,6 +125,18 @@ pub fn one_version(
                 );
                 return None;
             }
+            if let Some(found) = find_unsupported(&value) {
+                d.error(
+                    m,
+                    ident.span(),
+                    format!(
+                        "the schema of `{ident}` has {} at {}: the API server rejects the CRD ({})",
+                        found.construct, found.path, found.rule
+                    ),
+                    Some(found.help.into()),
+                );
+                return None;
+            }
             match serde_json::from_value::<apiext::JSONSchemaProps>(value) {
                 Ok(p) => Some(p),
                 Err(e) => {
@@ -368,6 +380,140 @@ fn find_ref(v: &Value) -> Option<String> {
     }))
 }
 
+/// A schema construct the API server forbids in a CRD, where it is, and how to avoid it.
+#[derive(Debug, PartialEq)]
+struct Unsupported {
+    /// The object path of the field in the custom resource (`.spec.ports[*]`), `the root`
+    /// for the whole object.
+    path: String,
+    /// What the schema holds there, in terms of the Rust type that led to it.
+    construct: &'static str,
+    /// The API server's rule.
+    rule: &'static str,
+    /// What to write instead.
+    help: &'static str,
+}
+
+/// The first schema construct (depth first, properties in order) that the API server's CRD
+/// validation forbids although kube-derive's `crd()` emits it, mirroring
+/// `ValidateCustomResourceDefinitionOpenAPISchema` of k8s.io/apiextensions-apiserver:
+/// `patternProperties` (a map with non-string keys), `items` given as a list or
+/// `additionalItems` (a tuple), `additionalProperties` next to `properties` (a flattened
+/// typed map), `type: null` (a unit field), `uniqueItems: true`, `definitions`,
+/// `dependencies`, and `x-kubernetes-preserve-unknown-fields: false`. `$ref` is
+/// [`find_ref`]'s. `None` when there is none.
+fn find_unsupported(v: &Value) -> Option<Unsupported> {
+    fn walk(v: &Value, path: &str) -> Option<Unsupported> {
+        let o = v.as_object()?;
+        let at = |construct, rule, help| {
+            Some(Unsupported {
+                path: if path.is_empty() {
+                    "the root".into()
+                } else {
+                    path.to_owned()
+                },
+                construct,
+                rule,
+                help,
+            })
+        };
+        if o.get("patternProperties")
+            .is_some_and(|p| p.as_object().is_none_or(|p| !p.is_empty()))
+        {
+            return at(
+                "a map whose keys are not strings (`patternProperties`)",
+                "patternProperties is not supported",
+                "key the map by String (`BTreeMap<String, V>`) and convert the keys in code: CRD maps have string keys",
+            );
+        }
+        if o.get("items").is_some_and(Value::is_array)
+            || o.contains_key("prefixItems")
+            || o.contains_key("additionalItems")
+        {
+            return at(
+                "a tuple (an array of fixed positions: `items` as a list)",
+                "items must be a schema object and not an array",
+                "use a struct with named fields, or a Vec of one type",
+            );
+        }
+        let has_properties = o
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        if has_properties
+            && o.get("additionalProperties")
+                .is_some_and(|a| *a != Value::Bool(true))
+        {
+            return at(
+                "both `properties` and `additionalProperties` (a map flattened into a struct with #[serde(flatten)])",
+                "additionalProperties and properties are mutual exclusive",
+                "give the map a field of its own (`pub extra: BTreeMap<String, String>`), or flatten a `serde_json::Value` map, which kube-derive turns into x-kubernetes-preserve-unknown-fields",
+            );
+        }
+        if o.get("type") == Some(&Value::from("null")) {
+            return at(
+                "type `null` (a unit type such as `()`)",
+                "type cannot be set to null, use nullable as an alternative",
+                "remove the field, or make it an Option of a real type",
+            );
+        }
+        if o.get("uniqueItems") == Some(&Value::Bool(true)) {
+            return at(
+                "`uniqueItems: true`",
+                "uniqueItems cannot be set to true",
+                "drop uniqueItems; mark the list `x-kubernetes-list-type: set` with #[schemars(extend(...))] to have the API server check uniqueness",
+            );
+        }
+        if o.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(false)) {
+            return at(
+                "`x-kubernetes-preserve-unknown-fields: false`",
+                "x-kubernetes-preserve-unknown-fields must be true or undefined",
+                "remove the extension: pruning unknown fields is the default",
+            );
+        }
+        for key in ["definitions", "$defs", "dependencies"] {
+            if o.get(key)
+                .is_some_and(|d| d.as_object().is_none_or(|d| !d.is_empty()))
+            {
+                return at(
+                    "`definitions` or `dependencies`",
+                    "definitions and dependencies are not supported",
+                    "write the schema inline; see docs/attributes.md",
+                );
+            }
+        }
+        if let Some(props) = o.get("properties").and_then(Value::as_object) {
+            for (name, p) in props {
+                if let Some(found) = walk(p, &format!("{path}.{name}")) {
+                    return Some(found);
+                }
+            }
+        }
+        if let Some(a) = o.get("additionalProperties") {
+            if let Some(found) = walk(a, &format!("{path}.*")) {
+                return Some(found);
+            }
+        }
+        if let Some(i) = o.get("items") {
+            if let Some(found) = walk(i, &format!("{path}[*]")) {
+                return Some(found);
+            }
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            for sub in o.get(key).and_then(Value::as_array).into_iter().flatten() {
+                if let Some(found) = walk(sub, path) {
+                    return Some(found);
+                }
+            }
+        }
+        if let Some(not) = o.get("not") {
+            return walk(not, path);
+        }
+        None
+    }
+    walk(v, "")
+}
+
 /// Groups the one-version CRDs by (group, kind) and merges each group, in source order, as
 /// `merge_crds` does, with the one version marked `storage` as the stored version.
 pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<GeneratedCrd> {
@@ -513,7 +659,7 @@ pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<Generat
 
 #[cfg(test)]
 mod tests {
-    use super::find_ref;
+    use super::{Unsupported, find_ref, find_unsupported};
     use serde_json::json;
 
     #[test]
@@ -525,5 +671,46 @@ mod tests {
         );
         let v = json!({"properties": {"a": {"type": "string"}, "b": {"items": [{"type": "integer"}, {"$ref": "#/defs/Node"}]}}});
         assert_eq!(find_ref(&v).as_deref(), Some("/properties/b/items/1"));
+    }
+
+    #[test]
+    fn find_unsupported_names_the_field_and_the_rule() {
+        assert_eq!(
+            find_unsupported(&json!({"type": "object", "properties": {"a": {"type": "string"}}})),
+            None
+        );
+        // A string-keyed map and `additionalProperties: true` beside properties are fine.
+        let fine = json!({"properties": {
+            "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "f": {"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": true},
+        }});
+        assert_eq!(find_unsupported(&fine), None);
+        let v = json!({"properties": {"spec": {"properties": {
+            "ok": {"type": "string"},
+            "ports": {"type": "array", "items": {"type": "object", "properties": {
+                "byId": {"type": "object", "patternProperties": {"^-?\\d+$": {"type": "string"}}, "additionalProperties": false},
+            }}},
+        }}}});
+        let found = find_unsupported(&v).unwrap();
+        assert_eq!(found.path, ".spec.ports[*].byId");
+        assert_eq!(found.rule, "patternProperties is not supported");
+        let tuple = json!({"properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}});
+        assert_eq!(find_unsupported(&tuple).unwrap().path, ".pair");
+        assert_eq!(
+            find_unsupported(&tuple).unwrap().rule,
+            "items must be a schema object and not an array"
+        );
+        let flattened = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}});
+        assert_eq!(
+            find_unsupported(&flattened),
+            Some(Unsupported {
+                path: "the root".into(),
+                construct: "both `properties` and `additionalProperties` (a map flattened into a struct with #[serde(flatten)])",
+                rule: "additionalProperties and properties are mutual exclusive",
+                help: "give the map a field of its own (`pub extra: BTreeMap<String, String>`), or flatten a `serde_json::Value` map, which kube-derive turns into x-kubernetes-preserve-unknown-fields",
+            })
+        );
+        let unit = json!({"properties": {"u": {"anyOf": [{"type": "null"}]}}});
+        assert_eq!(find_unsupported(&unit).unwrap().path, ".u");
     }
 }
