@@ -840,3 +840,103 @@ fn long_kind_names_stay_rustfmt_clean() {
         .success();
     assert!(tree(&dir) == before, "--force re-rendered different files");
 }
+
+/// Files are named by version and lower-case kind: the same kind in a second group (or a kind
+/// differing only in case) is refused, also with `--force`, which would otherwise overwrite
+/// the first kind's types and controller.
+#[test]
+fn the_same_kind_in_a_second_group_is_refused_even_with_force() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "fleet", "--version", "v1", "--kind", "Site"],
+    );
+    let owned = "the kind Site of group fleet already owns src/api/v1/site_types.rs and src/controller/site_controller.rs";
+    for force in [&[][..], &["--force"][..]] {
+        let args = [
+            &["--group", "infra", "--version", "v1", "--kind", "Site"][..],
+            force,
+        ]
+        .concat();
+        assert_refused(
+            &dir,
+            &args,
+            1,
+            &[
+                "invalid value \"Site\" for --kind",
+                owned,
+                "choose another kind name (such as InfraSite)",
+            ],
+        );
+    }
+    assert_refused(
+        &dir,
+        &["--group", "fleet", "--version", "v1", "--kind", "SITE"],
+        1,
+        &["two kinds cannot differ only in case"],
+    );
+    // Another version of the kind in another group has its own types file; only the
+    // controller would be shared.
+    assert_refused(
+        &dir,
+        &["--group", "infra", "--version", "v2", "--kind", "Site"],
+        1,
+        &["already owns src/controller/site_controller.rs:"],
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "infra",
+            "--version",
+            "v2",
+            "--kind",
+            "Site",
+            "--controller=false",
+        ],
+    );
+}
+
+/// `--force --plural` on an existing kind cannot rename it: refused, naming the recorded plural.
+#[test]
+fn force_does_not_take_a_new_plural() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "Person"],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "Person",
+            "--force",
+            "--plural",
+            "people",
+        ],
+        1,
+        &[
+            "invalid value \"people\" for --plural",
+            "exists with the plural \"persons\" (PROJECT: the default)",
+        ],
+    );
+    // The recorded plural itself is fine.
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "Person",
+            "--force",
+            "--plural",
+            "persons",
+        ],
+    );
+}

@@ -366,6 +366,20 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
             ),
         }
     };
+    if let (Some(e), Some(plural)) = (entry.filter(|e| e.api.is_some()), opts.plural.as_deref())
+        && plural != resource.plural
+    {
+        return Err(NameError {
+            flag: "--plural".into(),
+            value: plural.into(),
+            reason: format!(
+                "{gvk} exists with the plural {:?} (PROJECT{}), and --force re-renders its files with the names PROJECT records; drop --plural, or rename by hand: `plural` in PROJECT, #[kube(plural = ...)] in the types file, the resources of its RBAC markers and roles, then run `rsbuilder manifests`",
+                resource.plural,
+                if e.plural.is_some() { "" } else { ": the default" }
+            ),
+        }
+        .into());
+    }
     if resource.builtin.is_some() && opts.plural.is_some() {
         return Err(NameError {
             flag: "--plural".into(),
@@ -424,6 +438,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     }
     let (resource, existing) = resolve_resource(&project, opts)?;
     let n = Names::new(&resource, &project);
+    check_file_names_free(&project, opts, &n.module)?;
     let krate = crate_name(&project);
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
     let header = rust_header(dir);
@@ -518,6 +533,52 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         plan.create(project::FILE_NAME, project.render(), IfExists::Overwrite);
     }
     Ok(plan)
+}
+
+/// Refuses a kind whose files another resource of PROJECT, in another group, already owns:
+/// files are named by version and lower-case kind (`src/api/v1/site_types.rs`,
+/// `src/controller/site_controller.rs`), as in a single-group Kubebuilder project, so the same
+/// kind in two groups (or two kinds differing only in case) would share them, and `--force`
+/// would overwrite the other kind's code. Errors name `--kind`, the other group and the files.
+fn check_file_names_free(project: &Project, opts: &ApiOptions, module: &str) -> Result<()> {
+    for r in &project.resources {
+        if (r.group == opts.group && r.kind == opts.kind) || r.kind.to_lowercase() != module {
+            continue;
+        }
+        let mut shared = Vec::new();
+        if opts.resource && r.api.is_some() && r.version == opts.version {
+            shared.push(format!("src/api/{}/{module}_types.rs", opts.version));
+        }
+        if opts.controller && r.controller {
+            shared.push(format!("src/controller/{module}_controller.rs"));
+        }
+        if shared.is_empty() {
+            continue;
+        }
+        let reason = if r.group == opts.group {
+            format!(
+                "the kind {} of this group already owns {}: rsbuilder names these files by version and lower-case kind, so two kinds cannot differ only in case; choose another kind name",
+                r.kind,
+                shared.join(" and "),
+            )
+        } else {
+            format!(
+                "the kind {} of group {} already owns {}: rsbuilder names these files by version and kind, so one project cannot hold the same kind in two groups; choose another kind name (such as {}{}), or scaffold the other group in a project of its own",
+                r.kind,
+                r.group,
+                shared.join(" and "),
+                heck::AsUpperCamelCase(&opts.group),
+                opts.kind
+            )
+        };
+        return Err(NameError {
+            flag: "--kind".into(),
+            value: opts.kind.clone(),
+            reason,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 fn controller_file(n: &Names) -> PathBuf {
