@@ -434,6 +434,53 @@ fn crd_files_of_removed_kinds_are_warned_about_and_fail_check() {
         .stderr(predicate::str::is_empty());
 }
 
+/// A renamed plural: config/crd/kustomization.yaml still lists the old file and not the new
+/// one; `manifests` warns about both lines, `--check` fails on them, and the file is not
+/// edited. Once the list is fixed, both pass quietly.
+#[test]
+fn a_crd_kustomization_that_disagrees_with_the_kinds_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let types = tmp.path().join("database_types.rs");
+    std::fs::copy(fixture("database/database_types.rs"), &types).unwrap();
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(out.join("crd")).unwrap();
+    let stale_list = "resources:\n- bases/example.com_dbs.yaml\n# +kubebuilder:scaffold:crdkustomizeresource\n\npatches:\n";
+    let kustomization = write(&out.join("crd"), "kustomization.yaml", stale_list);
+    let run = |check: bool| {
+        let mut cmd = rsbuilder();
+        cmd.arg("manifests");
+        if check {
+            cmd.arg("--check");
+        }
+        cmd.arg("--paths")
+            .arg(&types)
+            .arg("--output-dir")
+            .arg(&out)
+            .assert()
+    };
+    let listed = format!(
+        "{} lists bases/example.com_dbs.yaml, which no kind in the sources generates\n  help: remove that line if its kind was removed or renamed (rsbuilder never edits it)\n",
+        kustomization.display()
+    );
+    let unlisted = format!(
+        "{} does not list bases/example.com_databases.yaml, so `kubectl apply -k config/default` leaves that CRD out\n  help: add `- bases/example.com_databases.yaml` under `resources:`\n",
+        kustomization.display()
+    );
+    run(false)
+        .success()
+        .stderr(format!("warning: {listed}warning: {unlisted}"));
+    assert_eq!(std::fs::read_to_string(&kustomization).unwrap(), stale_list);
+    run(true)
+        .code(1)
+        .stderr(format!("error: {listed}error: {unlisted}"));
+    std::fs::write(
+        &kustomization,
+        stale_list.replace("example.com_dbs.yaml", "example.com_databases.yaml"),
+    )
+    .unwrap();
+    run(true).success().stderr(predicate::str::is_empty());
+}
+
 #[cfg(unix)]
 #[test]
 fn a_symlinked_source_file_is_read_like_cargo_reads_it() {

@@ -29,8 +29,9 @@ pub struct ManifestsArgs {
 /// Returns exit code 0 when the files were written (or, with `--check`, are up to date), 1 when
 /// the sources have errors (every diagnostic printed to stderr, nothing written), when the
 /// default `<dir>/src` does not exist, or when `--check` finds a file that would change (a
-/// unified diff per file on stdout) or a stale CRD file (see [`stale_crd_files`]; without
-/// `--check` it is a warning), 2 when `--dir` or a `--paths` entry does not exist (a usage
+/// unified diff per file on stdout), a stale CRD file (see [`stale_crd_files`]) or a CRD
+/// kustomization that disagrees with the generated CRDs (see [`crd_kustomization_problems`];
+/// without `--check` both are warnings), 2 when `--dir` or a `--paths` entry does not exist (a usage
 /// error, like a flag value clap rejects).
 pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     use crate::manifests::generate::{Options, generate};
@@ -124,7 +125,11 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         plan.create(path, contents.as_str(), IfExists::Overwrite);
     }
     let stale = stale_crd_files(&plan_root, &gen_output_dir, &output.files);
+    let unlisted = crd_kustomization_problems(&plan_root, &gen_output_dir, &output.files);
     if args.check {
+        for problem in &unlisted {
+            eprintln!("error: {problem}");
+        }
         let resolved = plan.resolve()?;
         let mut drift = false;
         for r in resolved.iter().filter(|r| r.action != Action::Unchanged) {
@@ -147,7 +152,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         if drift {
             eprintln!("error: manifests are out of date; run `rsbuilder manifests` to update them");
         }
-        if drift || !stale.is_empty() {
+        if drift || !stale.is_empty() || !unlisted.is_empty() {
             return Ok(super::EXIT_FAILURE);
         }
         return Ok(super::EXIT_OK);
@@ -160,7 +165,66 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             path.display()
         );
     }
+    for problem in &unlisted {
+        eprintln!("warning: {problem}");
+    }
     Ok(super::EXIT_OK)
+}
+
+/// Disagreements between `<output_dir>/crd/kustomization.yaml` (which `create api` writes and
+/// `kubectl apply -k config/default` reads) and the CRDs this run generates: a `bases/*.yaml`
+/// entry that no kind generates (a kind removed or renamed: kustomize then fails on the
+/// missing file, or applies a CRD that is gone from the sources), and a generated CRD the
+/// file does not list (never applied). Each is one message with the fix. `manifests` warns,
+/// `--check` fails; the file is never edited (its lines are the user's). A missing or
+/// unparsable file has no problems (`kubectl kustomize` reports the latter).
+fn crd_kustomization_problems(
+    plan_root: &Path,
+    output_dir: &Path,
+    generated: &[(PathBuf, String)],
+) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Kustomization {
+        #[serde(default)]
+        resources: Option<Vec<String>>,
+    }
+    let path = plan_root
+        .join(output_dir)
+        .join("crd")
+        .join("kustomization.yaml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    let Ok(kustomization) = serde_saphyr::from_str::<Kustomization>(&text) else {
+        return Vec::new();
+    };
+    let listed: Vec<String> = kustomization
+        .resources
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.starts_with("bases/") && r.ends_with(".yaml"))
+        .collect();
+    let bases = output_dir.join("crd").join("bases");
+    let made: Vec<String> = generated
+        .iter()
+        .filter(|(p, _)| p.parent() == Some(bases.as_path()))
+        .filter_map(|(p, _)| p.file_name())
+        .map(|n| format!("bases/{}", n.to_string_lossy()))
+        .collect();
+    let mut problems = Vec::new();
+    for entry in listed.iter().filter(|e| !made.contains(e)) {
+        problems.push(format!(
+            "{} lists {entry}, which no kind in the sources generates\n  help: remove that line if its kind was removed or renamed (rsbuilder never edits it)",
+            path.display()
+        ));
+    }
+    for file in made.iter().filter(|f| !listed.contains(f)) {
+        problems.push(format!(
+            "{} does not list {file}, so `kubectl apply -k config/default` leaves that CRD out\n  help: add `- {file}` under `resources:`",
+            path.display()
+        ));
+    }
+    problems
 }
 
 /// `<output_dir>/crd/bases/*.yaml` files on disk that this run did not generate, sorted: CRDs of
