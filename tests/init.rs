@@ -360,7 +360,11 @@ fn a_bad_directory_name_needs_project_name() {
     assert_refused(
         "My_Operator",
         &["--domain", "example.com"],
-        &["--project-name", "\"My_Operator\"", "pass --project-name"],
+        &[
+            "--project-name",
+            "\"My_Operator\"",
+            "the directory's name unless --project-name sets it",
+        ],
     );
     // The flag fixes it.
     let (_tmp, dir) = project_dir("My_Operator");

@@ -88,10 +88,22 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         } else {
             dir.clone()
         };
-        eprintln!(
-            "error: no src/ directory under {}\n  help: run rsbuilder in the project root (where PROJECT or Cargo.toml is), choose the root with --dir, or name the source files or directories with --paths",
-            shown.display()
-        );
+        // Run from inside a project (`src/`, `config/`): name the root above.
+        let root_above = shown.ancestors().skip(1).find(|a| {
+            a.join(crate::model::project::FILE_NAME).is_file() || a.join("Cargo.toml").is_file()
+        });
+        match root_above {
+            Some(root) => eprintln!(
+                "error: no src/ directory under {}\n  help: the project root is {}: run rsbuilder there, or pass --dir {}",
+                shown.display(),
+                root.display(),
+                root.display()
+            ),
+            None => eprintln!(
+                "error: no src/ directory under {}\n  help: run rsbuilder in the project root (where PROJECT or Cargo.toml is), choose the root with --dir, or name the source files or directories with --paths",
+                shown.display()
+            ),
+        }
         return Ok(super::EXIT_FAILURE);
     }
     let output_dir = args

@@ -160,7 +160,9 @@ pub fn validate_project_name(name: &str) -> Result<(), NameError> {
         NameError::new(
             "--project-name",
             name,
-            format!("the project name {r}; pass --project-name to choose one"),
+            format!(
+                "the project name {r} (it is the directory's name unless --project-name sets it)"
+            ),
         )
     })
 }

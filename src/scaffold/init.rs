@@ -210,7 +210,8 @@ impl InitOptions {
                 "--project-name",
                 &self.project_name,
                 "the project name must start with a letter, because it becomes the Cargo \
-                 package and Rust crate name; pass --project-name to choose one"
+                 package and Rust crate name (it is the directory's name unless --project-name \
+                 sets it)"
                     .into(),
             ));
         }
@@ -219,7 +220,8 @@ impl InitOptions {
                 "--project-name",
                 &self.project_name,
                 "the project name is a Rust keyword or a reserved crate name, which Cargo \
-                 rejects as a package name; pass --project-name to choose another"
+                 rejects as a package name (it is the directory's name unless --project-name \
+                 sets it)"
                     .into(),
             ));
         }
