@@ -764,3 +764,108 @@ fn a_main_without_the_certificates_marker_loads_the_certificate_at_the_server_st
     assert!(load_at < serve_at, "{main}");
     assert!(main.find("kube::Config::infer()").unwrap() < load_at);
 }
+
+/// Replaces the body of `AIJobSpec` in `src/api/<version>/aijob_types.rs` with `fields`.
+fn replace_spec(dir: &Path, version: &str, fields: &str) {
+    let path = dir.join(format!("src/api/{version}/aijob_types.rs"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("pub struct AIJobSpec {").unwrap();
+    let end = start + text[start..].find("\n}\n").unwrap() + 3;
+    let spec = format!("pub struct AIJobSpec {{\n{fields}\n}}\n");
+    std::fs::write(&path, format!("{}{spec}{}", &text[..start], &text[end..])).unwrap();
+}
+
+/// The spec of a new user: `foo` removed, required fields added (a string, an integer, a
+/// unit enum, a nested struct with a required string) next to optional ones.
+const REQUIRED_FIELDS: &str = "    pub model_name: String,
+    pub gpu_count: i32,
+    pub tier: Tier,
+    pub location: Location,
+    pub replicas: Option<i32>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+pub enum Tier {
+    #[default]
+    Gold,
+    Silver,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+pub struct Location {
+    pub region: String,
+    pub zone: Option<String>,";
+
+#[test]
+fn a_spec_without_foo_gets_field_free_webhooks_and_valid_test_objects() {
+    let (_tmp, dir) = project(true);
+    replace_spec(&dir, "v1", REQUIRED_FIELDS);
+    let out = rsbuilder(&dir)
+        .args(["create", "webhook"])
+        .args(AIJOB)
+        .args(["--defaulting", "--programmatic-validation"])
+        .assert()
+        .success();
+    assert_eq!(
+        text(&out.get_output().stderr),
+        "",
+        "no note: the spec derives"
+    );
+    let kind_file = text(&std::fs::read(dir.join(KIND_FILE)).unwrap());
+    assert!(!kind_file.contains("foo"), "{kind_file}");
+    let minimal = r#"object(json!({"gpuCount": 0, "location": {"region": ""}, "modelName": "", "tier": "Gold"}))"#;
+    assert_eq!(kind_file.matches(minimal).count(), 2, "{kind_file}");
+    assert!(kind_file.contains("use crate::webhook::{Validation, Validator};\n"));
+    assert!(kind_file.contains("pub fn default(_ai_job: &mut AIJob) {\n    // TODO:"));
+    assert!(
+        kind_file.contains("pub fn validate_spec(_ai_job: &AIJob) -> Validation {\n    // TODO:")
+    );
+    insta::assert_snapshot!("no_foo_required_fields__aijob_webhook_rs", kind_file);
+
+    // Conversion from a second version that still has `foo`: the spoke objects of the tests
+    // carry the hub's required fields, so the scaffolded carry-over converts them.
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+        ])
+        .args(["--controller=false"])
+        .assert()
+        .success();
+    create_webhook(&dir, &[AIJOB, &["--conversion", "--spoke", "v2"]].concat());
+    let conversion = text(&std::fs::read(dir.join("src/webhook/v1/aijob_conversion.rs")).unwrap());
+    let spec =
+        r#""spec": {"gpuCount": 0, "location": {"region": ""}, "modelName": "", "tier": "Gold"},"#;
+    assert_eq!(conversion.matches(spec).count(), 2, "{conversion}");
+    assert!(!conversion.contains("\"spec\": {},"), "{conversion}");
+}
+
+#[test]
+fn a_spec_that_cannot_be_derived_keeps_an_empty_spec_with_a_note() {
+    let (_tmp, dir) = project(true);
+    replace_spec(&dir, "v1", "    pub site: other_crate::Site,");
+    let out = rsbuilder(&dir)
+        .args(["create", "webhook"])
+        .args(AIJOB)
+        .args(["--defaulting"])
+        .assert()
+        .success();
+    let stderr = text(&out.get_output().stderr);
+    assert!(
+        stderr.starts_with("note: the CRD of AIJob could not be derived from src/ ("),
+        "{stderr}"
+    );
+    assert!(stderr.contains("aijob_types.rs:"), "{stderr}");
+    assert!(stderr.contains("may need a valid spec"), "{stderr}");
+    let kind_file = text(&std::fs::read(dir.join(KIND_FILE)).unwrap());
+    assert!(!kind_file.contains("foo"), "{kind_file}");
+    assert!(kind_file.contains("object(json!({}))"), "{kind_file}");
+}

@@ -119,8 +119,11 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
                 eprintln!("error: {usage}");
                 return Ok(super::EXIT_USAGE);
             }
-            let done = crate::scaffold::webhook::run(dir, &opts)?;
+            let (done, notes) = crate::scaffold::webhook::run(dir, &opts)?;
             print!("{}", crate::scaffold::report(&done));
+            for note in notes {
+                eprintln!("note: {note}");
+            }
             print!("{}", crate::scaffold::webhook::next_steps(&opts));
             Ok(super::EXIT_OK)
         }

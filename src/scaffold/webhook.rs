@@ -9,6 +9,7 @@
 //! webhooks. Where it differs: each webhook type is a section of the kind's file inserted
 //! before scaffold markers, so adding a second type later keeps the code already there.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -17,6 +18,8 @@ use askama::Template;
 use crate::model::project::{self, Project, ProjectResource, ResourceWebhooks};
 use crate::model::{Resource, gvk};
 use crate::scaffold::{IfExists, Plan};
+
+pub mod spec_sample;
 
 /// What `create webhook` was asked for (the CLI flags).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -111,6 +114,13 @@ pub struct Names {
     pub namespaced: bool,
     /// A built-in Kubernetes type (no `spec.foo` example field).
     pub builtin: bool,
+    /// The spec still has the example field `foo: Option<String>` that `create api`
+    /// scaffolds: the webhook functions and tests demonstrate on it. Without it they are
+    /// field-free (they change and reject nothing yet).
+    pub example_foo: bool,
+    /// The smallest `spec` that deserializes into the kind (the spec's required fields with
+    /// empty values, see [`spec_sample::minimal_value`]), `{}` for a built-in type.
+    pub spec: serde_json::Value,
     /// Path of the defaulting webhook.
     pub defaulting_path: String,
     /// Path of the validating webhook.
@@ -119,6 +129,38 @@ pub struct Names {
     pub project_name: String,
     /// Rust crate name of the generated project (project name with `-` → `_`).
     pub crate_name: String,
+}
+
+impl Names {
+    /// The minimal spec as a `json!` argument (`{"hostname": ""}`).
+    pub fn spec_json(&self) -> String {
+        spec_sample::json_macro_text(&self.spec)
+    }
+
+    /// The minimal spec with `"foo"` set to the string `value`, as a `json!` argument.
+    pub fn spec_with_foo(&self, value: &str) -> String {
+        self.spec_with_foo_expr(&serde_json::Value::String(value.to_string()).to_string())
+    }
+
+    /// The minimal spec with `"foo"` set to the Rust expression `expr`, as a `json!` argument.
+    pub fn spec_with_foo_expr(&self, expr: &str) -> String {
+        let mut fields: Vec<String> = self
+            .spec
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "foo")
+            .map(|(k, v)| {
+                format!(
+                    "{}: {}",
+                    serde_json::Value::String(k.clone()),
+                    spec_sample::json_macro_text(v)
+                )
+            })
+            .collect();
+        fields.push(format!("\"foo\": {expr}"));
+        format!("{{{}}}", fields.join(", "))
+    }
 }
 
 /// Names the webhook files import or define; a kind of the same name would clash there.
@@ -205,6 +247,9 @@ struct Spoke {
     ident: String,
     api_version: String,
     type_path: String,
+    /// The `spec` of the spoke objects in the conversion tests (`json!` text): the spoke's
+    /// minimal spec plus the hub's required fields, so the carry-over converts it both ways.
+    spec: String,
 }
 
 #[derive(Template)]
@@ -415,6 +460,8 @@ pub fn names(
         version: resource.version.clone(),
         namespaced: resource.namespaced,
         builtin: resource.builtin.is_some(),
+        example_foo: false,
+        spec: serde_json::Value::Object(Default::default()),
         defaulting_path: opts
             .defaulting_path
             .clone()
@@ -433,6 +480,12 @@ pub fn names(
 /// API that PROJECT does not list, a webhook type that already exists for the kind without
 /// `--force`, spoke versions that are not APIs of the kind.
 pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
+    Ok(plan_with_notes(dir, opts)?.0)
+}
+
+/// [`plan`], with the notes to print: when the kind's spec cannot be derived from the
+/// sources, the generated tests build objects with an empty `spec` and may need a valid one.
+pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<String>)> {
     let mut project = Project::load(dir)?;
     let (resource, index) = resolve_resource(&project, opts)?;
     if RESERVED_KINDS.contains(&resource.kind.as_str()) {
@@ -468,12 +521,18 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
             }
         }
     }
-    let names = names(
+    let mut names = names(
         &project,
         &resource,
         index.map(|i| &project.resources[i]),
         opts,
     );
+    let mut notes = Vec::new();
+    let specs = if resource.builtin.is_none() {
+        spec_facts(dir, &resource, &mut names, &mut notes)
+    } else {
+        BTreeMap::new()
+    };
     // With --force the kind's file is written again from the templates, with every webhook
     // type the kind has (recorded ones and new ones).
     let defaulting = opts.defaulting || (opts.force && existing.defaulting);
@@ -490,7 +549,7 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
     }
     add_config(&mut plan, &project)?;
     if opts.conversion {
-        let spokes = spokes(&project, &resource, opts)?;
+        let spokes = spokes(&project, &resource, opts, &specs)?;
         add_conversion(&mut plan, &names, &resource, &spokes, &header)?;
     }
 
@@ -535,7 +594,46 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
         }
     }
     plan.create(project::FILE_NAME, project.render(), IfExists::Overwrite);
-    Ok(plan)
+    Ok((plan, notes))
+}
+
+/// Reads what the generated code may assume about the spec of a custom kind: whether its
+/// types file (`src/api/<version>/<kind>_types.rs`) still has the example field `foo`, and
+/// the minimal spec of each version of the kind, derived from `src/` as `rsbuilder
+/// manifests` derives the CRD. Sets [`Names::example_foo`] and [`Names::spec`]; returns the
+/// minimal specs by version (empty, with a note pushed, when the CRD cannot be derived).
+fn spec_facts(
+    dir: &Path,
+    resource: &Resource,
+    names: &mut Names,
+    notes: &mut Vec<String>,
+) -> BTreeMap<String, serde_json::Value> {
+    let types = dir.join(format!(
+        "src/api/{}/{}_types.rs",
+        resource.version,
+        resource.module()
+    ));
+    names.example_foo = std::fs::read_to_string(&types)
+        .is_ok_and(|text| spec_sample::has_example_foo(&text, &resource.kind));
+    match spec_sample::minimal_specs(
+        &dir.join("src"),
+        &resource.qualified_group(),
+        &resource.kind,
+    ) {
+        Ok(specs) => {
+            if let Some(spec) = specs.get(&resource.version) {
+                names.spec = spec.clone();
+            }
+            specs
+        }
+        Err(e) => {
+            notes.push(format!(
+                "the CRD of {} could not be derived from src/ ({e}); the generated tests build objects with `\"spec\": {{}}` and may need a valid spec",
+                resource.kind
+            ));
+            BTreeMap::new()
+        }
+    }
 }
 
 /// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
@@ -622,7 +720,12 @@ fn add_version_mod(plan: &mut Plan, n: &Names, header: &str) -> Result<()> {
 
 /// The spoke versions of `--conversion`: each a valid version other than the hub, whose API
 /// PROJECT lists for the same group and kind. Built-in types cannot be converted.
-fn spokes(project: &Project, hub: &Resource, opts: &WebhookOptions) -> Result<Vec<Spoke>> {
+fn spokes(
+    project: &Project,
+    hub: &Resource,
+    opts: &WebhookOptions,
+    specs: &BTreeMap<String, serde_json::Value>,
+) -> Result<Vec<Spoke>> {
     if hub.builtin.is_some() {
         bail!(
             "--conversion: {} is a built-in Kubernetes type; only custom resources of this project have conversion webhooks",
@@ -661,11 +764,19 @@ fn spokes(project: &Project, hub: &Resource, opts: &WebhookOptions) -> Result<Ve
             .clone()
             .filter(|p| p.starts_with("crate::"))
             .unwrap_or_else(|| format!("crate::api::{version}::{}", hub.kind));
+        // The hub's required fields, then the spoke's own (its values win).
+        let mut spec = serde_json::Map::new();
+        for v in [specs.get(&hub.version), specs.get(version)] {
+            if let Some(serde_json::Value::Object(fields)) = v {
+                spec.extend(fields.clone());
+            }
+        }
         spokes.push(Spoke {
             version: version.clone(),
             ident: version.replace('-', "_"),
             api_version: format!("{}/{version}", hub.qualified_group()),
             type_path,
+            spec: spec_sample::json_macro_text(&serde_json::Value::Object(spec)),
         });
     }
     Ok(spokes)
@@ -777,11 +888,13 @@ fn add_kind(
         );
     }
     if validation {
-        plan.insert(
-            file,
-            "webhook-imports",
-            "use crate::webhook::{Denied, Validation, Validator};",
-        );
+        // Field-free validators reject nothing yet, so they do not use `Denied`.
+        let imports = if n.builtin || n.example_foo {
+            "use crate::webhook::{Denied, Validation, Validator};"
+        } else {
+            "use crate::webhook::{Validation, Validator};"
+        };
+        plan.insert(file, "webhook-imports", imports);
         plan.insert(file, "webhook-handlers", Validation { n }.render()?);
         plan.insert(file, "webhook-tests", ValidationTests { n }.render()?);
         plan.insert(
@@ -869,10 +982,15 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
     Ok(())
 }
 
-/// Plans and applies `create webhook` in `dir` (see [`plan`]); returns what happened to each
-/// file. Nothing is written when an error is returned.
-pub fn run(dir: &Path, opts: &WebhookOptions) -> Result<Vec<crate::scaffold::Resolved>> {
-    Ok(plan(dir, opts)?.apply()?)
+/// Plans and applies `create webhook` in `dir` (see [`plan_with_notes`]); returns what
+/// happened to each file and the notes to print. Nothing is written when an error is
+/// returned.
+pub fn run(
+    dir: &Path,
+    opts: &WebhookOptions,
+) -> Result<(Vec<crate::scaffold::Resolved>, Vec<String>)> {
+    let (plan, notes) = plan_with_notes(dir, opts)?;
+    Ok((plan.apply()?, notes))
 }
 
 /// What to do after `create webhook`, printed by the CLI.

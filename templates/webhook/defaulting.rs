@@ -21,7 +21,7 @@ pub fn default({{ n.var }}: &mut {{ n.kind }}) {
         .entry("app.kubernetes.io/managed-by".to_string())
         .or_insert_with(|| "{{ n.project_name }}".to_string());
 }
-{%- else %}
+{%- else if n.example_foo %}
 ///
 /// This example fills in `spec.foo`. With a `replicas: Option<i32>` field in the spec (the
 /// AIJob of the tutorial), defaulting it to one replica is:
@@ -35,5 +35,18 @@ pub fn default({{ n.var }}: &mut {{ n.kind }}) {
     if {{ n.var }}.spec.foo.is_none() {
         {{ n.var }}.spec.foo = Some("default".to_string());
     }
+}
+{%- else %}
+///
+/// It sets nothing for now. With a `replicas: Option<i32>` field in the spec (the AIJob of the
+/// tutorial), defaulting it to one replica is:
+///
+/// ```text
+/// if {{ n.var }}.spec.replicas.is_none() {
+///     {{ n.var }}.spec.replicas = Some(1);
+/// }
+/// ```
+pub fn default(_{{ n.var }}: &mut {{ n.kind }}) {
+    // TODO: set the defaults of absent fields here (rename the parameter to `{{ n.var }}`).
 }
 {%- endif %}

@@ -33,7 +33,7 @@ fn defaulted_object() -> Value {
 fn bare_object() -> Value {
     object(Value::Null)
 }
-{%- else -%}
+{%- else if n.example_foo -%}
 #[test]
 fn default_fills_only_absent_fields() {
     let mut obj = typed(bare_object());
@@ -51,12 +51,25 @@ fn expected_patch() -> Value {
 
 /// An object that [`default`] leaves alone.
 fn defaulted_object() -> Value {
-    object(json!({"foo": "mine"}))
+    object(json!({{ n.spec_with_foo("mine") }}))
 }
 
 /// An object that [`default`] changes.
 fn bare_object() -> Value {
-    object(json!({}))
+    object(json!({{ n.spec_json() }}))
+}
+{%- else -%}
+#[test]
+fn default_changes_nothing_yet() {
+    let mut obj = typed(bare_object());
+    default(&mut obj);
+    let after = serde_json::to_value(&obj).expect("the object serializes");
+    assert_eq!(after, serde_json::to_value(typed(bare_object())).unwrap());
+}
+
+/// An object with only the spec's required fields, set to empty values.
+fn bare_object() -> Value {
+    object(json!({{ n.spec_json() }}))
 }
 {%- endif %}
 
@@ -66,6 +79,7 @@ fn defaulting_answer(review: &Value) -> Value {
     response(crate::webhook::mutate::<{{ n.kind }}>(body.as_bytes(), default))
 }
 
+{% if n.builtin || n.example_foo -%}
 #[test]
 fn mutate_answers_with_a_json_patch() {
     let resp = defaulting_answer(&review("CREATE", bare_object(), Value::Null));
@@ -88,3 +102,25 @@ async fn defaulting_webhook_answers_over_https() {
     assert_eq!(answer["response"]["allowed"], true);
     assert_eq!(patch_of(&answer["response"]), expected_patch());
 }
+{%- else -%}
+#[test]
+fn mutate_allows_without_a_patch_yet() {
+    let resp = defaulting_answer(&review("CREATE", bare_object(), Value::Null));
+    assert_eq!(resp["uid"], "0b0a4b9e-0000-4000-8000-000000000002");
+    assert_eq!(resp["allowed"], true);
+    assert!(resp.get("patch").is_none(), "{resp}");
+    assert_eq!(patch_of(&resp), Value::Null);
+}
+
+#[tokio::test]
+async fn defaulting_webhook_answers_over_https() {
+    let server = crate::webhook::testing::start(crate::webhook::router()).await;
+    let body = review("CREATE", bare_object(), Value::Null);
+    let (status, answer) = server.post(DEFAULTING_PATH, &body).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer["kind"], "AdmissionReview");
+    assert_eq!(answer["response"]["uid"], "0b0a4b9e-0000-4000-8000-000000000002");
+    assert_eq!(answer["response"]["allowed"], true);
+    assert!(answer["response"].get("patch").is_none(), "{answer}");
+}
+{%- endif %}

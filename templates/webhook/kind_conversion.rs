@@ -70,7 +70,7 @@ mod tests {
             "apiVersion": "{{ s.api_version }}",
             "kind": "{{ n.kind }}",
             "metadata": {"name": "sample"},
-            "spec": {},
+            "spec": {{ s.spec }},
         });
         let hub = convert(spoke, "{{ n.api_version }}").unwrap();
         assert_eq!(hub["apiVersion"], "{{ n.api_version }}");
@@ -92,7 +92,7 @@ mod tests {
                     "apiVersion": "{{ s.api_version }}",
                     "kind": "{{ n.kind }}",
                     "metadata": {"name": "sample"},
-                    "spec": {},
+                    "spec": {{ s.spec }},
                 }],
             },
         });

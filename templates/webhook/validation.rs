@@ -26,8 +26,10 @@ pub fn validate_create({{ n.var }}: &{{ n.kind }}) -> Validation {
 }
 
 /// Checks an update from `old` to `new`.
+{%- if n.builtin || n.example_foo %}
 pub fn validate_update(old: &{{ n.kind }}, new: &{{ n.kind }}) -> Validation {
     let mut warnings = validate_spec(new)?;
+{%- endif %}
 {%- if n.builtin %}
     let managed_by = |o: &{{ n.kind }}| {
         o.metadata
@@ -42,15 +44,27 @@ pub fn validate_update(old: &{{ n.kind }}, new: &{{ n.kind }}) -> Validation {
             managed_by(new)
         ));
     }
-{%- else %}
+    Ok(warnings)
+{%- else if n.example_foo %}
     if old.spec.foo != new.spec.foo {
         warnings.push(format!(
             "spec.foo changed from {:?} to {:?}",
             old.spec.foo, new.spec.foo
         ));
     }
-{%- endif %}
     Ok(warnings)
+{%- else %}
+pub fn validate_update(_old: &{{ n.kind }}, new: &{{ n.kind }}) -> Validation {
+    // TODO: compare the old and the new object here (rename `_old` to `old`), for example
+    // warn about a changed field:
+    //
+    //     let mut warnings = validate_spec(new)?;
+    //     if old.spec.replicas != new.spec.replicas {
+    //         warnings.push(format!("spec.replicas changed to {:?}", new.spec.replicas));
+    //     }
+    //     Ok(warnings)
+    validate_spec(new)
+{%- endif %}
 }
 
 /// Checks a `{{ n.kind }}` object being deleted. The API server calls the webhook for deletions only
@@ -73,7 +87,7 @@ pub fn validate_spec({{ n.var }}: &{{ n.kind }}) -> Validation {
     }
     Ok(Vec::new())
 }
-{%- else %}
+{%- else if n.example_foo %}
 ///
 /// This example rejects an empty `spec.foo`. With a `replicas: Option<i32>` field in the spec
 /// (the AIJob of the tutorial), capping it at 100 is:
@@ -91,6 +105,24 @@ pub fn validate_spec({{ n.var }}: &{{ n.kind }}) -> Validation {
     if {{ n.var }}.spec.foo.as_deref() == Some("") {
         return Err(Denied::new("spec.foo: must not be empty when set"));
     }
+    Ok(Vec::new())
+}
+{%- else %}
+///
+/// It admits every object for now. With a `replicas: Option<i32>` field in the spec (the AIJob
+/// of the tutorial), capping it at 100 is (`Denied` is `crate::webhook::Denied`):
+///
+/// ```text
+/// if let Some(replicas) = {{ n.var }}.spec.replicas
+///     && replicas > 100
+/// {
+///     return Err(Denied::new(format!(
+///         "spec.replicas: must be at most 100, got {replicas}"
+///     )));
+/// }
+/// ```
+pub fn validate_spec(_{{ n.var }}: &{{ n.kind }}) -> Validation {
+    // TODO: reject invalid specs here (rename the parameter to `{{ n.var }}`).
     Ok(Vec::new())
 }
 {%- endif %}

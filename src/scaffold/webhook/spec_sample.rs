@@ -1,0 +1,361 @@
+//! What the generated webhook code may assume about a kind's `spec`, read statically from the
+//! project's sources: whether the scaffolded example field `foo: Option<String>` is still
+//! there (the webhook demo uses it), and the smallest JSON `spec` that deserializes into the
+//! kind (the generated tests build their objects from it).
+//!
+//! The minimal spec comes from the CRD schema that `rsbuilder manifests` derives (the schema
+//! kube-derive's `crd()` returns): the required properties get an empty value of their type,
+//! optional ones are left out, exactly as serde needs them to decode the object.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
+use serde_json::{Map, Value};
+
+use crate::manifests::crd::crds_from_sources;
+use crate::manifests::source::SourceSet;
+
+/// Nesting deeper than this is cut short with `{}` (a schema is a tree, but a hand-written
+/// `schema = "manual"` could be anything).
+const MAX_DEPTH: usize = 32;
+
+/// The smallest JSON value that a type with this (structural) schema accepts: a string is
+/// `""`, an integer `0` (or its `minimum`), a number `0.0`, a boolean `false`, an array `[]`
+/// (or `minItems` copies of its item), a map or `x-kubernetes-preserve-unknown-fields` object
+/// `{}`, an object its required properties (recursively), an enum its first allowed value,
+/// an int-or-string `0`. Only required properties appear: optional and nullable ones are what
+/// serde fills in itself (`None`, `#[serde(default)]`). A `oneOf`/`anyOf` (a data-carrying
+/// enum after kube's structural transforms) takes its first alternative.
+pub fn minimal_value(schema: &JSONSchemaProps) -> Value {
+    minimal_at(schema, 0)
+}
+
+fn minimal_at(schema: &JSONSchemaProps, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Object(Map::new());
+    }
+    if let Some(first) = schema.enum_.as_ref().and_then(|e| e.first()) {
+        return first.0.clone();
+    }
+    if schema.x_kubernetes_int_or_string == Some(true) {
+        return Value::from(0);
+    }
+    // kube's structural transform leaves `oneOf: [{required: [variant]}, ...]` next to the
+    // hoisted properties; other alternatives carry their own schema.
+    let alternatives = schema.one_of.as_ref().or(schema.any_of.as_ref());
+    let first_alternative = alternatives.and_then(|a| a.first());
+    match schema.type_.as_deref() {
+        Some("string") => Value::String(String::new()),
+        Some("integer") => {
+            let min = schema.minimum.map_or(0, |m| m.ceil().max(0.0) as i64);
+            Value::from(min)
+        }
+        Some("number") => Value::from(schema.minimum.map_or(0.0, |m| m.max(0.0))),
+        Some("boolean") => Value::Bool(false),
+        Some("array") => {
+            let count = schema.min_items.unwrap_or(0).clamp(0, 16) as usize;
+            let item = match &schema.items {
+                Some(JSONSchemaPropsOrArray::Schema(s)) => minimal_at(s, depth + 1),
+                Some(JSONSchemaPropsOrArray::Schemas(s)) => {
+                    // A tuple: one value per position.
+                    return Value::Array(s.iter().map(|s| minimal_at(s, depth + 1)).collect());
+                }
+                None => Value::Object(Map::new()),
+            };
+            Value::Array(vec![item; count])
+        }
+        Some("object") | None => {
+            let mut required: Vec<&String> = schema.required.iter().flatten().collect();
+            if let Some(alt) = first_alternative {
+                required.extend(alt.required.iter().flatten());
+                if schema.properties.is_none() && alt.type_.is_some() {
+                    return minimal_at(alt, depth + 1);
+                }
+            }
+            let has_shape = schema.properties.is_some()
+                || schema.additional_properties.is_some()
+                || schema.x_kubernetes_preserve_unknown_fields == Some(true)
+                || schema.type_.is_some();
+            if !has_shape && required.is_empty() {
+                // A schema that says nothing (`serde_json::Value`): any JSON, `{}` included.
+                return Value::Object(Map::new());
+            }
+            let mut object = Map::new();
+            for name in required {
+                let property = schema.properties.as_ref().and_then(|p| p.get(name));
+                let value = match property {
+                    Some(p) => minimal_at(p, depth + 1),
+                    None => match &schema.additional_properties {
+                        Some(JSONSchemaPropsOrBool::Schema(s)) => minimal_at(s, depth + 1),
+                        _ => Value::Object(Map::new()),
+                    },
+                };
+                object.insert(name.clone(), value);
+            }
+            Value::Object(object)
+        }
+        Some(_) => Value::Object(Map::new()),
+    }
+}
+
+/// The minimal `spec` of every version of `kind` in API group `group` (`ai.example.com`), by
+/// version name, from the CRD derived from the `.rs` files under `src_dir` as `rsbuilder
+/// manifests` derives it. A version without a `spec` property maps to `{}`.
+///
+/// Errors (a message for a note, never a panic): the sources do not parse or the CRD cannot
+/// be derived (the first diagnostic, `file:line:col`), or no CRD of that group and kind.
+pub fn minimal_specs(
+    src_dir: &Path,
+    group: &str,
+    kind: &str,
+) -> Result<BTreeMap<String, Value>, String> {
+    let first = |d: Vec<crate::manifests::diag::Diagnostic>| {
+        d.first()
+            .map_or_else(|| "unknown error".to_string(), ToString::to_string)
+    };
+    let sources = SourceSet::load(&[src_dir.to_path_buf()]).map_err(first)?;
+    let crds = crds_from_sources(&sources).map_err(first)?;
+    let crd = crds
+        .iter()
+        .find(|c| c.crd.spec.group == group && c.crd.spec.names.kind == kind)
+        .ok_or_else(|| format!("no #[derive(CustomResource)] of kind {kind} in group {group}"))?;
+    Ok(crd
+        .crd
+        .spec
+        .versions
+        .iter()
+        .map(|v| {
+            let spec = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .and_then(|s| s.properties.as_ref())
+                .and_then(|p| p.get("spec"))
+                .map_or_else(|| Value::Object(Map::new()), minimal_value);
+            (v.name.clone(), spec)
+        })
+        .collect())
+}
+
+/// `true` when the Rust source `types_rs` still has the field that `create api` scaffolds in
+/// the spec of `kind`: `pub foo: Option<String>` in `struct <kind>Spec` (or, when no struct
+/// has that name, in the struct deriving `CustomResource`), not renamed by serde. A source
+/// that does not parse has no such field.
+pub fn has_example_foo(types_rs: &str, kind: &str) -> bool {
+    let Ok(file) = syn::parse_file(types_rs) else {
+        return false;
+    };
+    let structs: Vec<&syn::ItemStruct> = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Struct(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    let spec_name = format!("{kind}Spec");
+    let spec = structs.iter().find(|s| s.ident == spec_name).or_else(|| {
+        structs.iter().find(|s| {
+            crate::manifests::crd::attrs::derives(&s.attrs)
+                .iter()
+                .any(|d| d == "CustomResource")
+        })
+    });
+    let Some(spec) = spec else { return false };
+    spec.fields.iter().any(|f| {
+        f.ident.as_ref().is_some_and(|i| i == "foo")
+            && !matches!(f.vis, syn::Visibility::Inherited)
+            && is_option_string(&f.ty)
+            && !f.attrs.iter().any(|a| {
+                a.path().is_ident("serde")
+                    && quote::ToTokens::to_token_stream(a)
+                        .to_string()
+                        .contains("rename")
+            })
+    })
+}
+
+/// `Option<String>` (any path ending so: `std::option::Option<std::string::String>`).
+fn is_option_string(ty: &syn::Type) -> bool {
+    let last = |ty: &syn::Type| match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().cloned(),
+        _ => None,
+    };
+    let Some(option) = last(ty).filter(|s| s.ident == "Option") else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &option.arguments else {
+        return false;
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(inner)) if args.args.len() == 1 => {
+            last(inner).is_some_and(|s| {
+                s.ident == "String" && matches!(s.arguments, syn::PathArguments::None)
+            })
+        }
+        _ => false,
+    }
+}
+
+/// `value` as the text of a `serde_json::json!` argument in generated code: JSON with a space
+/// after `:` and `,` (`{"hostname": "", "port": 0}`), keys in the value's order.
+pub fn json_macro_text(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), json_macro_text(v)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(json_macro_text).collect();
+            format!("[{}]", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const HEAD: &str = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"edge.example.com\", version = \"v1\", kind = \"EdgeSite\", namespaced)]\n#[serde(rename_all = \"camelCase\")]\n";
+
+    /// The minimal spec of `EdgeSite` v1 whose spec struct has `body` and whose file has `more`.
+    fn spec_of(body: &str, more: &str) -> Value {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(
+            src.join("lib.rs"),
+            format!("{HEAD}pub struct EdgeSiteSpec {{\n{body}\n}}\n{more}"),
+        )
+        .unwrap();
+        let specs = minimal_specs(&src, "edge.example.com", "EdgeSite").unwrap();
+        assert_eq!(specs.keys().collect::<Vec<_>>(), ["v1"]);
+        specs["v1"].clone()
+    }
+
+    #[test]
+    fn required_scalars_get_empty_values_and_options_are_left_out() {
+        let spec = spec_of(
+            "pub hostname: String, pub port: i32, pub weight: f64, pub enabled: bool,\n\
+             pub note: Option<String>, #[serde(default)] pub retries: u32, pub big: u64",
+            "",
+        );
+        assert_eq!(
+            spec,
+            json!({"hostname": "", "port": 0, "weight": 0.0, "enabled": false, "big": 0})
+        );
+        assert_eq!(
+            json_macro_text(&spec),
+            r#"{"big": 0, "enabled": false, "hostname": "", "port": 0, "weight": 0.0}"#
+        );
+    }
+
+    #[test]
+    fn collections_maps_and_nested_structs() {
+        let spec = spec_of(
+            "pub tags: Vec<String>, pub labels: std::collections::BTreeMap<String, String>,\n\
+             pub location: Location, pub backup: Option<Location>, pub pair: [i32; 2]",
+            "#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             pub struct Location { pub region: String, pub zone: Option<String>, pub racks: Vec<u8> }\n",
+        );
+        assert_eq!(
+            spec,
+            json!({
+                "tags": [],
+                "labels": {},
+                "location": {"region": "", "racks": []},
+                "pair": [0, 0],
+            })
+        );
+    }
+
+    #[test]
+    fn enums_take_their_first_value() {
+        let spec = spec_of(
+            "pub tier: Tier, pub mode: Option<Tier>, pub shape: Shape",
+            "#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             pub enum Tier { Gold, Silver }\n\
+             #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             #[serde(rename_all = \"camelCase\")]\n\
+             pub enum Shape { Circle { radius: f64 }, Square { side: i32 } }\n",
+        );
+        assert_eq!(
+            spec,
+            json!({"tier": "Gold", "shape": {"circle": {"radius": 0.0}}})
+        );
+    }
+
+    #[test]
+    fn an_empty_or_all_optional_spec_is_an_empty_object() {
+        let spec = spec_of(
+            "pub foo: Option<String>, pub any: Option<serde_json::Value>",
+            "",
+        );
+        assert_eq!(spec, json!({}));
+        let spec = spec_of("pub any: serde_json::Value", "");
+        assert_eq!(spec, json!({"any": {}}));
+    }
+
+    #[test]
+    fn schema_shapes_without_sources() {
+        let schema: JSONSchemaProps = serde_json::from_value(json!({
+            "type": "object",
+            "required": ["port", "count"],
+            "properties": {
+                "port": {"x-kubernetes-int-or-string": true},
+                "count": {"type": "integer", "minimum": 1},
+                "name": {"type": "string"},
+            },
+        }))
+        .unwrap();
+        assert_eq!(minimal_value(&schema), json!({"port": 0, "count": 1}));
+    }
+
+    #[test]
+    fn derivation_errors_are_reported_not_panicked() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("lib.rs"), "pub struct {").unwrap();
+        let e = minimal_specs(tmp.path(), "edge.example.com", "EdgeSite").unwrap_err();
+        assert!(e.contains("lib.rs:1:"), "{e}");
+        std::fs::write(tmp.path().join("lib.rs"), "pub struct A;").unwrap();
+        let e = minimal_specs(tmp.path(), "edge.example.com", "EdgeSite").unwrap_err();
+        assert!(
+            e.contains("no #[derive(CustomResource)] of kind EdgeSite"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_example_field_is_found_only_as_scaffolded() {
+        let scaffolded = "pub struct EdgeSiteSpec {\n    #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub foo: Option<String>,\n}\n";
+        assert!(has_example_foo(scaffolded, "EdgeSite"));
+        assert!(has_example_foo(
+            "pub struct EdgeSiteSpec { pub hostname: String, pub foo: std::option::Option<std::string::String> }",
+            "EdgeSite"
+        ));
+        for other in [
+            "pub struct EdgeSiteSpec { pub hostname: String }",
+            "pub struct EdgeSiteSpec { pub foo: String }",
+            "pub struct EdgeSiteSpec { pub foo: Option<i32> }",
+            "pub struct EdgeSiteSpec { foo: Option<String> }",
+            "pub struct EdgeSiteSpec { #[serde(rename = \"bar\")] pub foo: Option<String> }",
+            "pub struct OtherSpec { pub foo: Option<String> }",
+            "pub struct EdgeSiteSpec {",
+        ] {
+            assert!(!has_example_foo(other, "EdgeSite"), "{other}");
+        }
+        assert!(has_example_foo(
+            "#[derive(CustomResource)]\npub struct SiteSpec { pub foo: Option<String> }",
+            "EdgeSite"
+        ));
+    }
+}
