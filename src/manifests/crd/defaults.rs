@@ -167,7 +167,9 @@ enum Shape<'a> {
     Tuple(ModId, Vec<syn::Type>),
     Array(ModId, syn::Type, usize),
     Leaf(String),
-    User(ModId, LocalItem<'a>),
+    /// A struct or enum of the crate (its module and item), with the generic type arguments
+    /// of the use site and the module they are written in.
+    User(ModId, LocalItem<'a>, ModId, Vec<syn::Type>),
 }
 
 fn shape<'a>(krate: &Crate<'a>, m: ModId, ty: &syn::Type, depth: usize) -> Res<Shape<'a>> {
@@ -207,7 +209,7 @@ fn shape<'a>(krate: &Crate<'a>, m: ModId, ty: &syn::Type, depth: usize) -> Res<S
                         shape(krate, tm, &a.ty, depth + 1)
                     }
                     Some(item @ (LocalItem::Struct(_) | LocalItem::Enum(_))) => {
-                        Ok(Shape::User(tm, item))
+                        Ok(Shape::User(tm, item, m, args))
                     }
                     _ => Err(format!("type `{}`", text())),
                 },
@@ -261,7 +263,7 @@ pub fn default_of(krate: &Crate<'_>, m: ModId, ty: &syn::Type, depth: usize) -> 
             Ok(Value::Array(vec![one; n]))
         }
         Shape::Leaf(p) => leaf_default(&p),
-        Shape::User(tm, item) => user_default(krate, tm, item, depth + 1),
+        Shape::User(tm, item, am, args) => user_default(krate, tm, item, (am, &args), depth + 1),
     }
 }
 
@@ -320,7 +322,18 @@ fn impl_default<'a>(
     None
 }
 
-fn user_default(krate: &Crate<'_>, tm: ModId, item: LocalItem<'_>, depth: usize) -> Res<Value> {
+/// `Default::default()` of the crate's struct or enum `item` (in module `tm`), used with the
+/// generic type arguments `args` (written in module `am`): a derived Default evaluates each
+/// field's default, a field whose type is a type parameter taking the argument's default
+/// (`Wrapper<i32>` with `value: T` gives 0); an `impl Default` is evaluated when its body is
+/// a single simple expression.
+fn user_default(
+    krate: &Crate<'_>,
+    tm: ModId,
+    item: LocalItem<'_>,
+    (am, args): (ModId, &[syn::Type]),
+    depth: usize,
+) -> Res<Value> {
     let (attrs_, name) = match item {
         LocalItem::Struct(s) => (&s.attrs, s.ident.to_string()),
         LocalItem::Enum(e) => (&e.attrs, e.ident.to_string()),
@@ -330,9 +343,21 @@ fn user_default(krate: &Crate<'_>, tm: ModId, item: LocalItem<'_>, depth: usize)
     if attrs::derives(attrs_).iter().any(|d| d == "Default") {
         return match item {
             LocalItem::Struct(s) => {
+                let params: Vec<&syn::Ident> = s.generics.type_params().map(|p| &p.ident).collect();
                 let mut values = Vec::new();
                 for f in &s.fields {
-                    values.push(default_of(krate, tm, &f.ty, depth + 1)?);
+                    let arg = match &f.ty {
+                        syn::Type::Path(p) if p.qself.is_none() => p
+                            .path
+                            .get_ident()
+                            .and_then(|id| params.iter().position(|p| *p == id))
+                            .and_then(|i| args.get(i)),
+                        _ => None,
+                    };
+                    values.push(match arg {
+                        Some(arg) => default_of(krate, am, arg, depth + 1)?,
+                        None => default_of(krate, tm, &f.ty, depth + 1)?,
+                    });
                 }
                 serialize_struct(krate, tm, item, values)
             }
@@ -456,7 +481,7 @@ fn typed(
                 .collect::<Res<_>>()
                 .map(Value::Array)
         }
-        Shape::User(um, item) => user_value(krate, m, expr, um, item, depth + 1),
+        Shape::User(um, item, ..) => user_value(krate, m, expr, um, item, depth + 1),
         // serde_json serializes an f32 through its f64 widening (0.1f32 -> 0.10000000149011612).
         Shape::Leaf(p) if p == "f32" => match eval::eval(krate, m, expr)? {
             Value::Number(n) => Ok(Value::from(n.as_f64().unwrap_or_default() as f32)),
