@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 pub mod create;
+pub mod edit;
 pub mod init;
 pub mod manifests;
 
@@ -41,8 +42,7 @@ pub enum Command {
     Create(create::CreateCommand),
     /// Generate CRD, RBAC and webhook manifests from the Rust sources, without compiling them.
     Manifests(manifests::ManifestsArgs),
-    /// Update the project configuration (PROJECT).
-    #[command(after_help = "Example:\n  rsbuilder edit --namespaced=true")]
+    /// Update the project configuration (PROJECT) and the files that depend on it.
     Edit(EditArgs),
     /// Print rsbuilder's version and the kube / k8s-openapi versions it scaffolds.
     #[command(after_help = "Example:\n  rsbuilder version")]
@@ -57,13 +57,7 @@ pub enum Command {
     },
 }
 
-/// `rsbuilder edit` flags.
-#[derive(Debug, clap::Args)]
-pub struct EditArgs {
-    /// Restrict the manager to one namespace: RBAC becomes Roles instead of ClusterRoles.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
-    pub namespaced: Option<bool>,
-}
+pub use edit::EditArgs;
 
 /// Versions of the crates a scaffolded project depends on.
 pub mod versions {
@@ -86,7 +80,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Init(args) => init::run(&cwd, args),
         Command::Create(cmd) => create::run(&cwd, cmd),
         Command::Manifests(args) => manifests::run(&cwd, args),
-        Command::Edit(args) => edit(&cwd, args),
+        Command::Edit(args) => edit::run(&cwd, args),
         Command::Version => {
             println!(
                 "rsbuilder {}\nscaffolds: kube {}, k8s-openapi {} (feature {}), schemars {}",
@@ -104,21 +98,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
     }
-}
-
-fn edit(dir: &std::path::Path, args: EditArgs) -> anyhow::Result<i32> {
-    let mut project = crate::model::Project::load(dir)?;
-    if let Some(ns) = args.namespaced {
-        project.namespaced = ns;
-    }
-    let mut plan = crate::scaffold::Plan::new(dir, false);
-    plan.create(
-        crate::model::project::FILE_NAME,
-        project.render(),
-        crate::scaffold::IfExists::Overwrite,
-    );
-    print!("{}", crate::scaffold::report(&plan.apply()?));
-    Ok(EXIT_OK)
 }
 
 /// The answer of a command that a later release implements: a message and exit code 2.

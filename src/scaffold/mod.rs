@@ -2,6 +2,7 @@
 //! that fill a plan from templates (`init`, `create api`, `create webhook`).
 
 pub mod api;
+pub mod edit;
 pub mod engine;
 pub mod init;
 pub mod webhook;

@@ -1,0 +1,86 @@
+//! `rsbuilder edit`: flags, and the call into [`crate::scaffold::edit`].
+
+use std::path::Path;
+
+/// `rsbuilder edit` flags.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n\n\
+Besides PROJECT, `edit --namespaced` switches every part of the project that `init` writes \
+differently for the setting (src/main.rs, src/manager.rs, config/manager/manager.yaml, \
+config/rbac/role.yaml, config/rbac/role_binding.yaml, README.md), as long as the part still \
+holds what `init` wrote. If you changed such a part, nothing is written and the error shows \
+the change to make by hand; --force overwrites those files with what `init` writes instead."
+)]
+pub struct EditArgs {
+    /// Restrict the manager to one namespace (true) or let it watch all of them (false):
+    /// RBAC becomes a Role and RoleBinding instead of a ClusterRole and ClusterRoleBinding.
+    #[arg(long, required = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub namespaced: Option<bool>,
+    /// Overwrite the files whose namespace-dependent parts you changed with what `init`
+    /// writes for the new setting (your changes to those files are lost); parts still as
+    /// `init` wrote them are switched in place either way.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `edit` in `dir`: switches the project to `--namespaced=<bool>` (see
+/// [`crate::scaffold::edit::plan_namespaced`]), printing each file updated, the files left
+/// alone, and a warning for every kind a namespaced Role cannot grant. Returns exit code 0;
+/// a missing PROJECT or a part the user changed (without `--force`) is an error (exit code 1)
+/// with nothing written.
+pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
+    use crate::scaffold::edit;
+    let Some(namespaced) = args.namespaced else {
+        // clap requires the flag; kept for callers that build EditArgs themselves.
+        eprintln!("error: nothing to edit; pass --namespaced=true or --namespaced=false");
+        return Ok(super::EXIT_USAGE);
+    };
+    let planned = edit::plan_namespaced(dir, namespaced, args.force)?;
+    let setting = if namespaced {
+        "namespaced"
+    } else {
+        "cluster-wide"
+    };
+    if planned.unchanged {
+        println!(
+            "The project is already {setting} (PROJECT has `namespaced: {namespaced}` and its files match); nothing changed."
+        );
+        for note in &planned.notes {
+            println!("note: {note}");
+        }
+        return Ok(super::EXIT_OK);
+    }
+    print!("{}", crate::scaffold::report(&planned.plan.apply()?));
+    if planned.project_had_it {
+        println!(
+            "PROJECT already had `namespaced: {namespaced}`; switched the files that were not {setting} yet."
+        );
+    }
+    for path in &planned.overwritten {
+        println!(
+            "overwrote {} with what `rsbuilder init` writes (--force): your changes to it are gone",
+            path.display()
+        );
+    }
+    for note in &planned.notes {
+        println!("note: {note}");
+    }
+    if !planned.warnings.is_empty() {
+        eprintln!(
+            "warning: a namespaced Role cannot grant access to cluster-scoped resources, so the \
+             manager will be denied these:"
+        );
+        for w in &planned.warnings {
+            eprintln!("  - {w}");
+        }
+        eprintln!(
+            "  help: keep the project cluster-wide (`rsbuilder edit --namespaced=false`), or \
+             grant them with a ClusterRole of your own"
+        );
+    }
+    println!(
+        "\nThe project is now {setting}. Run `rsbuilder manifests` to regenerate config/rbac/role.yaml."
+    );
+    Ok(super::EXIT_OK)
+}

@@ -1,0 +1,290 @@
+//! `rsbuilder edit --namespaced=<bool>`: a project switched either way equals a fresh `init`
+//! with the other setting, byte for byte; parts the user changed are refused (nothing written)
+//! or, with `--force`, overwritten; setting the current value changes nothing; switching to
+//! namespaced warns about kinds a Role cannot grant. No generated project is compiled.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
+const EPOCH_2026: &str = "1780272000";
+
+fn rsbuilder(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
+    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
+    cmd
+}
+
+/// Every file under `dir` (relative path → bytes).
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap();
+            (
+                rel.to_string_lossy().replace('\\', "/"),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts two trees hold the same files with the same bytes, naming the files that differ.
+fn assert_same_tree(got: &Path, want: &Path) {
+    let (got, want) = (tree(got), tree(want));
+    let names = |t: &BTreeMap<String, Vec<u8>>| t.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&got), names(&want));
+    let differing: Vec<&String> = got.keys().filter(|k| got[*k] != want[*k]).collect();
+    assert!(differing.is_empty(), "files differ: {differing:?}");
+}
+
+/// `rsbuilder init` (with `extra` flags) in a fresh directory named `demo`.
+fn init(extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    std::fs::create_dir(&dir).unwrap();
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com", "--owner", "Jane Doe"])
+        .args(extra)
+        .assert()
+        .success();
+    (tmp, dir)
+}
+
+fn edit(dir: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    rsbuilder(dir).arg("edit").args(args).assert()
+}
+
+/// The files `init` writes differently for the two settings (besides PROJECT).
+const SWITCHED: [&str; 6] = [
+    "README.md",
+    "config/manager/manager.yaml",
+    "config/rbac/role.yaml",
+    "config/rbac/role_binding.yaml",
+    "src/main.rs",
+    "src/manager.rs",
+];
+
+#[test]
+fn cluster_wide_to_namespaced_equals_a_fresh_namespaced_init() {
+    let (_a, edited) = init(&[]);
+    let (_b, fresh) = init(&["--namespaced"]);
+    let out = edit(&edited, &["--namespaced=true"]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for path in SWITCHED.iter().chain(&["PROJECT"]) {
+        assert!(stdout.contains(&format!("update  {path}\n")), "{stdout}");
+    }
+    assert!(stdout.contains("now namespaced"), "{stdout}");
+    // A fresh project has no cluster-scoped kinds: no warning.
+    out.stderr("");
+    assert_same_tree(&edited, &fresh);
+    let manager = std::fs::read_to_string(edited.join("config/manager/manager.yaml")).unwrap();
+    assert!(manager.contains("- name: POD_NAMESPACE\n"), "{manager}");
+    let binding = std::fs::read_to_string(edited.join("config/rbac/role_binding.yaml")).unwrap();
+    assert!(binding.contains("kind: RoleBinding\n"), "{binding}");
+    assert!(binding.contains("  kind: Role\n"), "{binding}");
+}
+
+#[test]
+fn namespaced_to_cluster_wide_equals_a_fresh_init() {
+    let (_a, edited) = init(&["--namespaced"]);
+    let (_b, fresh) = init(&[]);
+    edit(&edited, &["--namespaced=false"])
+        .success()
+        .stdout(predicate::str::contains("update  src/main.rs\n"))
+        .stdout(predicate::str::contains("now cluster-wide"));
+    assert_same_tree(&edited, &fresh);
+}
+
+/// The switch keeps what later commands added: `create api` and `manifests` on both sides,
+/// then the cluster-wide one is switched.
+#[test]
+fn a_project_with_apis_switches_like_a_fresh_one() {
+    let (_a, edited) = init(&[]);
+    let (_b, fresh) = init(&["--namespaced"]);
+    for dir in [&edited, &fresh] {
+        rsbuilder(dir)
+            .args(["create", "api", "--group", "ai", "--version", "v1"])
+            .args(["--kind", "AIJob"])
+            .assert()
+            .success();
+        rsbuilder(dir).arg("manifests").assert().success();
+    }
+    edit(&edited, &["--namespaced"]).success();
+    assert_same_tree(&edited, &fresh);
+}
+
+/// The state the first releases of `edit` left: PROJECT switched, every file still
+/// cluster-wide. Re-running the edit completes the switch.
+#[test]
+fn a_project_whose_project_file_alone_was_switched_is_completed() {
+    let (_a, edited) = init(&[]);
+    let (_b, fresh) = init(&["--namespaced"]);
+    std::fs::copy(fresh.join("PROJECT"), edited.join("PROJECT")).unwrap();
+    edit(&edited, &["--namespaced=true"])
+        .success()
+        .stdout(predicate::str::contains(
+            "PROJECT already had `namespaced: true`",
+        ))
+        .stdout(predicate::str::contains(
+            "update  config/rbac/role_binding.yaml\n",
+        ))
+        .stdout(predicate::str::contains("update  PROJECT").not());
+    assert_same_tree(&edited, &fresh);
+}
+
+/// Replaces `from` (which must occur) by `to` in `dir/rel`.
+fn change(dir: &Path, rel: &str, from: &str, to: &str) {
+    let path = dir.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{rel} lacks {from:?}");
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+}
+
+const CLUSTER_WIDE_NAMESPACE: &str = "let namespace = args.namespace.clone();";
+const USER_NAMESPACE: &str = "let namespace = args.namespace.clone().or(Some(\"team-a\".into()));";
+
+#[test]
+fn a_changed_main_rs_part_is_refused_and_nothing_is_written() {
+    let (_a, dir) = init(&[]);
+    change(&dir, "src/main.rs", CLUSTER_WIDE_NAMESPACE, USER_NAMESPACE);
+    let before = tree(&dir);
+    edit(&dir, &["--namespaced=true"])
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "cannot switch the project to namespaced: src/main.rs no longer holds what \
+             `rsbuilder init` wrote there",
+        ))
+        .stderr(predicate::str::contains("Nothing was changed."))
+        // The change to make by hand, as a diff of what init wrote.
+        .stderr(predicate::str::contains(format!(
+            "    -    {CLUSTER_WIDE_NAMESPACE}\n"
+        )))
+        .stderr(predicate::str::contains(
+            "    +            .unwrap_or_else(|| client.default_namespace().to_owned()),\n",
+        ))
+        .stderr(predicate::str::contains("--force"));
+    assert_eq!(tree(&dir), before, "a refused edit changed the tree");
+}
+
+#[test]
+fn force_overwrites_the_changed_file_and_switches_the_rest() {
+    let (_a, dir) = init(&[]);
+    let (_b, fresh) = init(&["--namespaced"]);
+    change(&dir, "src/main.rs", CLUSTER_WIDE_NAMESPACE, USER_NAMESPACE);
+    edit(&dir, &["--namespaced=true", "--force"])
+        .success()
+        .stdout(predicate::str::contains(
+            "overwrote src/main.rs with what `rsbuilder init` writes (--force)",
+        ))
+        .stdout(predicate::str::contains("overwrote src/manager.rs").not());
+    assert_same_tree(&dir, &fresh);
+}
+
+#[test]
+fn a_readme_of_ones_own_is_left_alone_with_the_change_to_make() {
+    let (_a, dir) = init(&[]);
+    std::fs::write(dir.join("README.md"), "# demo\nMy own words.\n").unwrap();
+    edit(&dir, &["--namespaced=true"])
+        .success()
+        .stdout(predicate::str::contains(
+            "note: README.md differs from what `init` wrote; left alone",
+        ))
+        .stdout(predicate::str::contains(
+            "+| `--namespace` | the manager's namespace | watch only this namespace |",
+        ));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("README.md")).unwrap(),
+        "# demo\nMy own words.\n"
+    );
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(main.contains("client.default_namespace()"), "{main}");
+}
+
+#[test]
+fn setting_the_current_value_changes_nothing() {
+    for (flags, edit_args, says) in [
+        (&[][..], "--namespaced=false", "already cluster-wide"),
+        (
+            &["--namespaced"][..],
+            "--namespaced=true",
+            "already namespaced",
+        ),
+    ] {
+        let (_a, dir) = init(flags);
+        let before = tree(&dir);
+        edit(&dir, &[edit_args])
+            .success()
+            .stdout(predicate::str::contains(says))
+            .stdout(predicate::str::contains("nothing changed"))
+            .stdout(predicate::str::contains("update").not())
+            .stderr("");
+        assert_eq!(tree(&dir), before, "{edit_args}");
+    }
+}
+
+#[test]
+fn edit_without_a_setting_is_a_usage_error() {
+    let (_a, dir) = init(&[]);
+    let before = tree(&dir);
+    edit(&dir, &[])
+        .code(2)
+        .stderr(predicate::str::contains("--namespaced"));
+    assert_eq!(tree(&dir), before);
+}
+
+#[test]
+fn becoming_namespaced_warns_about_cluster_scoped_kinds() {
+    let (_a, dir) = init(&[]);
+    for args in [
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"][..],
+        &["--group", "ai", "--version", "v1", "--kind", "Fleet"],
+        &["--group", "core", "--version", "v1", "--kind", "Node"],
+    ] {
+        let mut cmd = rsbuilder(&dir);
+        cmd.args(["create", "api"]).args(args);
+        if args.contains(&"Fleet") {
+            cmd.arg("--namespaced=false");
+        }
+        if args.contains(&"Node") {
+            cmd.arg("--resource=false");
+        }
+        cmd.assert().success();
+    }
+    let lib = dir.join("src/lib.rs");
+    let mut text = std::fs::read_to_string(&lib).unwrap();
+    text.push_str("// +kubebuilder:rbac:groups=core,resources=namespaces,verbs=get\n");
+    std::fs::write(&lib, text).unwrap();
+    let out = edit(&dir, &["--namespaced=true"]).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.starts_with(
+            "warning: a namespaced Role cannot grant access to cluster-scoped resources"
+        ),
+        "{stderr}"
+    );
+    for named in [
+        "  - Fleet (ai.example.com/v1): a cluster-scoped API of this project (PROJECT)\n",
+        "  - Node (core/v1): a cluster-scoped built-in kind with a controller (PROJECT)\n",
+        "  - namespaces (core): a cluster-scoped built-in resource (+kubebuilder:rbac at src/lib.rs:",
+    ] {
+        assert!(stderr.contains(named), "{named:?} missing from:\n{stderr}");
+    }
+    // Namespaced kinds are fine; Node is named once, not again for its controller's marker.
+    assert!(!stderr.contains("AIJob"), "{stderr}");
+    assert_eq!(
+        stderr.matches("Node").count() + stderr.matches("nodes").count(),
+        1
+    );
+    // The switch itself happened.
+    assert!(
+        rsbuilder::model::Project::load(&dir).unwrap().namespaced,
+        "PROJECT not switched"
+    );
+}
