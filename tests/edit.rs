@@ -174,6 +174,44 @@ fn a_changed_main_rs_part_is_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn changes_in_several_files_are_all_reported_and_nothing_is_written() {
+    let (_a, dir) = init(&["--namespaced"]);
+    change(
+        &dir,
+        "src/main.rs",
+        ".unwrap_or_else(|| client.default_namespace().to_owned())",
+        ".unwrap_or_else(|| \"team-a\".to_owned())",
+    );
+    change(
+        &dir,
+        "config/manager/manager.yaml",
+        "        # The manager watches only its own namespace.\n",
+        "",
+    );
+    let before = tree(&dir);
+    edit(&dir, &["--namespaced=false"])
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cannot switch the project to cluster-wide: config/manager/manager.yaml, \
+             src/main.rs no longer hold what `rsbuilder init` wrote there, so rsbuilder does \
+             not change them.",
+        ))
+        .stderr(predicate::str::contains(
+            "  config/manager/manager.yaml: make this change by hand",
+        ))
+        .stderr(predicate::str::contains(
+            "    -        - name: POD_NAMESPACE\n",
+        ))
+        .stderr(predicate::str::contains(
+            "  src/main.rs: make this change by hand",
+        ))
+        .stderr(predicate::str::contains(format!(
+            "    +    {CLUSTER_WIDE_NAMESPACE}\n"
+        )));
+    assert_eq!(tree(&dir), before, "a refused edit changed the tree");
+}
+
+#[test]
 fn force_overwrites_the_changed_file_and_switches_the_rest() {
     let (_a, dir) = init(&[]);
     let (_b, fresh) = init(&["--namespaced"]);

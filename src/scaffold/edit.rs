@@ -80,13 +80,14 @@ fn conflict_message(namespaced: &bool, conflicts: &[Conflict]) -> String {
         .iter()
         .map(|c| c.path.display().to_string())
         .collect();
+    let one = files.len() == 1;
     let mut out = format!(
         "cannot switch the project to {}: {} no longer hold{} what `rsbuilder init` wrote there, \
          so rsbuilder does not change {}. Nothing was changed.\n",
         setting(namespaced),
         files.into_iter().collect::<Vec<_>>().join(", "),
-        if conflicts.len() == 1 { "s" } else { "" },
-        if conflicts.len() == 1 { "it" } else { "them" },
+        if one { "s" } else { "" },
+        if one { "it" } else { "them" },
     );
     for c in conflicts {
         out.push_str(&format!(
