@@ -211,17 +211,53 @@ fn changes_in_several_files_are_all_reported_and_nothing_is_written() {
     assert_eq!(tree(&dir), before, "a refused edit changed the tree");
 }
 
+/// `create api` on both sides, then a changed line in the cluster-wide project's main.rs:
+/// `--force` replaces that part only, so the controllers `create api` added stay.
 #[test]
-fn force_overwrites_the_changed_file_and_switches_the_rest() {
+fn force_replaces_the_changed_part_and_keeps_the_rest_of_the_file() {
     let (_a, dir) = init(&[]);
     let (_b, fresh) = init(&["--namespaced"]);
+    for d in [&dir, &fresh] {
+        rsbuilder(d)
+            .args(["create", "api", "--group", "ai", "--version", "v1"])
+            .args(["--kind", "AIJob"])
+            .assert()
+            .success();
+    }
     change(&dir, "src/main.rs", CLUSTER_WIDE_NAMESPACE, USER_NAMESPACE);
     edit(&dir, &["--namespaced=true", "--force"])
         .success()
         .stdout(predicate::str::contains(
-            "overwrote src/main.rs with what `rsbuilder init` writes (--force)",
+            "replaced the parts of src/main.rs you changed with what `rsbuilder init` writes \
+             (--force)",
         ))
-        .stdout(predicate::str::contains("overwrote src/manager.rs").not());
+        .stdout(predicate::str::contains("src/manager.rs you changed").not())
+        .stdout(predicate::str::contains("overwrote").not());
+    assert_same_tree(&dir, &fresh);
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("aijob_controller::run(mgr.clone())"),
+        "{main}"
+    );
+}
+
+/// When the lines around the changed part changed too, `--force` overwrites the whole file.
+#[test]
+fn force_overwrites_the_file_when_the_part_cannot_be_found() {
+    let (_a, dir) = init(&[]);
+    let (_b, fresh) = init(&["--namespaced"]);
+    change(
+        &dir,
+        "src/main.rs",
+        &format!("    {CLUSTER_WIDE_NAMESPACE}\n    let mgr = Manager {{\n        client,\n"),
+        &format!("    {USER_NAMESPACE}\n    let mgr = Manager {{\n        client: client,\n"),
+    );
+    edit(&dir, &["--namespaced=true", "--force"])
+        .success()
+        .stdout(predicate::str::contains(
+            "overwrote src/main.rs with what `rsbuilder init` writes (--force): your changes \
+             to it are gone",
+        ));
     assert_same_tree(&dir, &fresh);
 }
 

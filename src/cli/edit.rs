@@ -10,16 +10,17 @@ Besides PROJECT, `edit --namespaced` switches every part of the project that `in
 differently for the setting (src/main.rs, src/manager.rs, config/manager/manager.yaml, \
 config/rbac/role.yaml, config/rbac/role_binding.yaml, README.md), as long as the part still \
 holds what `init` wrote. If you changed such a part, nothing is written and the error shows \
-the change to make by hand; --force overwrites those files with what `init` writes instead."
+the change to make by hand; --force instead replaces the parts you changed with what `init` \
+writes (the whole file when the lines around such a part changed too)."
 )]
 pub struct EditArgs {
     /// Restrict the manager to one namespace (true) or let it watch all of them (false):
     /// RBAC becomes a Role and RoleBinding instead of a ClusterRole and ClusterRoleBinding.
     #[arg(long, required = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
     pub namespaced: Option<bool>,
-    /// Overwrite the files whose namespace-dependent parts you changed with what `init`
-    /// writes for the new setting (your changes to those files are lost); parts still as
-    /// `init` wrote them are switched in place either way.
+    /// Replace the namespace-dependent parts you changed with what `init` writes for the
+    /// new setting (your changes to them are lost); when such a part cannot be found by the
+    /// lines around it, the whole file is overwritten. README.md is never overwritten.
     #[arg(long)]
     pub force: bool,
 }
@@ -55,6 +56,12 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
     if planned.project_had_it {
         println!(
             "PROJECT already had `namespaced: {namespaced}`; switched the files that were not {setting} yet."
+        );
+    }
+    for path in &planned.forced_parts {
+        println!(
+            "replaced the parts of {} you changed with what `rsbuilder init` writes (--force)",
+            path.display()
         );
     }
     for path in &planned.overwritten {

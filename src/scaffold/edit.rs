@@ -10,7 +10,8 @@
 //! for the old setting; a block already in the new form is left alone (a project half
 //! switched, as the first releases of `edit` left it, is completed). A block the user changed
 //! is a conflict: the whole edit is refused and nothing is written, unless `force`, which
-//! overwrites each conflicting file with what `init` writes for the new setting.
+//! replaces the changed block with what `init` writes for the new setting (found between the
+//! unchanged lines around it), or overwrites the whole file when those lines changed too.
 //!
 //! Kubebuilder's `edit` only rewrites PROJECT; rsbuilder goes further because its templates
 //! (manager `--namespace` default, `POD_NAMESPACE`, Role vs ClusterRole) depend on the
@@ -33,6 +34,10 @@ const ADVISORY: [&str; 1] = ["README.md"];
 
 /// Unchanged lines tried around a changed block to find it exactly once.
 const MAX_CONTEXT: usize = 3;
+
+/// With `force`, how many lines more than `init` wrote a changed part may have and still be
+/// replaced as a part; a longer one (or one whose neighbours changed) means the whole file.
+const MAX_GAP: usize = 20;
 
 /// One block the project does not hold in the form `init` wrote: where, and the change to
 /// make by hand, as a small unified diff.
@@ -102,7 +107,7 @@ fn conflict_message(namespaced: &bool, conflicts: &[Conflict]) -> String {
     }
     out.push_str(&format!(
         "  then re-run `rsbuilder edit --namespaced={namespaced}`; or re-run it with --force to \
-         overwrite these files with what `init` writes (your changes to them are lost)"
+         replace these parts with what `init` writes (your changes to them are lost)"
     ));
     out
 }
@@ -116,7 +121,10 @@ pub struct NamespacedEdit {
     pub unchanged: bool,
     /// PROJECT already had the setting (files may still have needed switching).
     pub project_had_it: bool,
-    /// Files overwritten whole because of `force`.
+    /// Files where `force` replaced the parts the user changed (found between the unchanged
+    /// lines around them) with what `init` writes.
+    pub forced_parts: Vec<PathBuf>,
+    /// Files overwritten whole because of `force` (the changed parts could not be found).
     pub overwritten: Vec<PathBuf>,
     /// Files left alone, with the reason (missing; a README of the user's own).
     pub notes: Vec<String>,
@@ -155,6 +163,7 @@ pub fn plan_namespaced(
     let mut plan = Plan::new(dir, false);
     let mut conflicts = Vec::new();
     let mut overwritten = Vec::new();
+    let mut forced_parts = Vec::new();
     let mut notes = Vec::new();
     let mut changed_any = false;
     for ((path, old_raw), (_, new_raw)) in old_files.iter().zip(&new_files) {
@@ -179,8 +188,13 @@ pub fn plan_namespaced(
         };
         let old = as_written(dir, path, old_raw)?;
         let new = as_written(dir, path, new_raw)?;
-        match switch(&current, &old, &new) {
-            Ok(switched) => {
+        // A README of the user's own is reported, never forced.
+        let force_here = force && !ADVISORY.contains(path);
+        match switch_with(&current, &old, &new, force_here) {
+            Ok((switched, forced)) => {
+                if forced > 0 {
+                    forced_parts.push(PathBuf::from(path));
+                }
                 if switched != current {
                     changed_any = true;
                     plan.create(*path, switched, IfExists::Overwrite);
@@ -230,6 +244,7 @@ pub fn plan_namespaced(
         plan,
         unchanged,
         project_had_it,
+        forced_parts,
         overwritten,
         notes,
         warnings,
@@ -321,11 +336,25 @@ fn find(hay: &[String], block: &[&str]) -> Vec<usize> {
 
 /// The text `current` switched from `old` to `new` block by block, or the changes (small
 /// unified diffs) of the blocks that hold neither the old nor the new form.
+#[cfg(test)]
 fn switch(current: &str, old: &str, new: &str) -> Result<String, Vec<String>> {
+    switch_with(current, old, new, false).map(|(text, _)| text)
+}
+
+/// [`switch`]; with `force`, a block in neither form is replaced by the new one when the
+/// unchanged lines around it can still be found ([`force_part`]). Also returns how many
+/// blocks were forced.
+fn switch_with(
+    current: &str,
+    old: &str,
+    new: &str,
+    force: bool,
+) -> Result<(String, usize), Vec<String>> {
     let old_lines = lines(old);
     let new_lines = lines(new);
     let mut cur: Vec<String> = lines(current).into_iter().map(str::to_owned).collect();
     let mut failed = Vec::new();
+    let mut forced = 0;
     for h in hunks(old, new) {
         // An empty side (an insertion or a deletion) is found by its neighbours only.
         let first = usize::from(h.old.is_empty() || h.new.is_empty());
@@ -354,7 +383,11 @@ fn switch(current: &str, old: &str, new: &str) -> Result<String, Vec<String>> {
             }
         }
         if !done && !is_new {
-            failed.push(unified(&old_lines, &new_lines, &h));
+            if force && force_part(&mut cur, &old_lines, &new_lines, &h) {
+                forced += 1;
+            } else {
+                failed.push(unified(&old_lines, &new_lines, &h));
+            }
         }
     }
     if failed.is_empty() {
@@ -362,10 +395,46 @@ fn switch(current: &str, old: &str, new: &str) -> Result<String, Vec<String>> {
         if current.ends_with('\n') && !text.ends_with('\n') {
             text.push('\n');
         }
-        Ok(text)
+        Ok((text, forced))
     } else {
         Err(failed)
     }
+}
+
+/// Replaces whatever lies between the unchanged lines around hunk `h` (up to
+/// [`MAX_CONTEXT`] on each side, each found exactly once, in order, at most [`MAX_GAP`] lines
+/// more apart than in `init`'s text) with the hunk's new lines. `false`, changing nothing,
+/// when they cannot be found so.
+fn force_part(cur: &mut Vec<String>, old_lines: &[&str], new_lines: &[&str], h: &Hunk) -> bool {
+    let before = &old_lines[h.old.start.saturating_sub(MAX_CONTEXT)..h.old.start];
+    let after = &old_lines[h.old.end..(h.old.end + MAX_CONTEXT).min(old_lines.len())];
+    if before.is_empty() && after.is_empty() {
+        return false;
+    }
+    let start = if before.is_empty() {
+        0
+    } else {
+        match find(cur, before)[..] {
+            [at] => at + before.len(),
+            _ => return false,
+        }
+    };
+    let end = if after.is_empty() {
+        cur.len()
+    } else {
+        match find(&cur[start..], after)[..] {
+            [at] => start + at,
+            _ => return false,
+        }
+    };
+    if end - start > h.old.len() + MAX_GAP {
+        return false;
+    }
+    cur.splice(
+        start..end,
+        new_lines[h.new.clone()].iter().map(|l| (*l).to_owned()),
+    );
+    true
 }
 
 fn join<'a>(before: &[&'a str], mid: &[&'a str], after: &[&'a str]) -> Vec<&'a str> {
@@ -514,6 +583,20 @@ mod tests {
         let new = "env:\n- a\nports:\n";
         assert_eq!(switch(new, old, new).unwrap(), new);
         assert_eq!(switch(old, old, new).unwrap(), new);
+    }
+
+    #[test]
+    fn force_replaces_a_changed_part_between_its_neighbours() {
+        let old = "a\nb\nc\nkind: X\nd\ne\nf\n";
+        let new = "a\nb\nc\nkind: Y\nd\ne\nf\n";
+        let mine = "top\na\nb\nc\nkind: Mine\nextra\nd\ne\nf\nend\n";
+        assert!(switch(mine, old, new).is_err());
+        assert_eq!(
+            switch_with(mine, old, new, true).unwrap(),
+            ("top\na\nb\nc\nkind: Y\nd\ne\nf\nend\n".to_owned(), 1)
+        );
+        // A neighbour changed too: the part cannot be found.
+        assert!(switch_with("a\nB\nc\nkind: Mine\nd\ne\nf\n", old, new, true).is_err());
     }
 
     #[test]
