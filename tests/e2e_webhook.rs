@@ -5,7 +5,10 @@
 //! real HTTPS — and `kubectl kustomize config/default` renders the webhooks with cert-manager.
 //! Then the seed's edit: `replicas: Option<i32>` (at most 100) in the spec, the defaulter sets
 //! it to 1 when absent, the validator rejects more than 100 naming the field and the limit;
-//! the project still builds and its webhook tests (over HTTPS too) pass.
+//! the project still builds and its webhook tests (over HTTPS too) pass. Last, a new user's
+//! path: `create webhook --force` over that spec (no `foo`, required fields) gives field-free
+//! webhooks whose tests build valid objects, and a conversion webhook to a second version
+//! round-trips; the tests pass.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
 //! Set `RSBUILDER_SKIP_E2E=1` to skip.
@@ -131,8 +134,8 @@ fn render_default(dir: &Path) {
 }
 
 /// The seed's spec (case A) instead of the example field.
-fn seed_spec_edit(dir: &Path) {
-    let path = dir.join("src/api/v1/aijob_types.rs");
+fn seed_spec_edit(dir: &Path, version: &str) {
+    let path = dir.join(format!("src/api/{version}/aijob_types.rs"));
     let text = std::fs::read_to_string(&path).unwrap();
     let start = text.find("pub struct AIJobSpec {").unwrap();
     let end = start + text[start..].find("\n}\n").unwrap() + 3;
@@ -311,8 +314,65 @@ fn case_a_webhooks_build_serve_https_and_render() {
     render_default(&dir);
 
     // Case A: the seed's spec and webhooks.
-    seed_spec_edit(&dir);
+    seed_spec_edit(&dir, "v1");
     seed_webhook_edit(&dir);
     assert_passed(&cargo(&dir, &["test", "--lib", "webhook::"]), WEBHOOK_TESTS);
     rsbuilder_ok(&dir, &["manifests"]);
+
+    // A new user's path: the spec (now the seed's, without `foo`, with required fields) is
+    // scaffolded over with field-free webhooks whose test objects carry the required fields,
+    // and a second version with the same spec gets a conversion webhook.
+    rsbuilder_ok(
+        &dir,
+        &[
+            &["create", "webhook"][..],
+            &gvk,
+            &["--defaulting", "--programmatic-validation", "--force"],
+        ]
+        .concat(),
+    );
+    let kind_file = std::fs::read_to_string(dir.join("src/webhook/v1/aijob_webhook.rs")).unwrap();
+    assert!(!kind_file.contains("foo"), "{kind_file}");
+    assert!(kind_file.contains(r#"json!({"gpuCount": 0, "modelName": ""})"#));
+    rsbuilder_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+            "--controller=false",
+        ],
+    );
+    seed_spec_edit(&dir, "v2");
+    rsbuilder_ok(
+        &dir,
+        &[
+            &["create", "webhook"][..],
+            &gvk,
+            &["--conversion", "--spoke", "v2"],
+        ]
+        .concat(),
+    );
+    rsbuilder_ok(&dir, &["manifests"]);
+    assert_passed(
+        &cargo(&dir, &["test", "--lib", "webhook::"]),
+        FIELD_FREE_TESTS,
+    );
 }
+
+/// The tests of the field-free webhooks and of the conversion webhook.
+const FIELD_FREE_TESTS: &[&str] = &[
+    "webhook::v1::aijob_webhook::tests::default_changes_nothing_yet",
+    "webhook::v1::aijob_webhook::tests::mutate_allows_without_a_patch_yet",
+    "webhook::v1::aijob_webhook::tests::defaulting_webhook_answers_over_https",
+    "webhook::v1::aijob_webhook::tests::validators_admit_everything_yet",
+    "webhook::v1::aijob_webhook::tests::validate_answers_every_operation",
+    "webhook::v1::aijob_webhook::tests::validating_webhook_answers_over_https",
+    "webhook::v1::aijob_conversion::tests::v2_round_trips_through_the_hub",
+    "webhook::v1::aijob_conversion::tests::conversion_review_of_v2_answers_with_the_converted_objects",
+];

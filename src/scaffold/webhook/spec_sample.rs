@@ -200,6 +200,24 @@ fn is_option_string(ty: &syn::Type) -> bool {
     }
 }
 
+/// `true` when `from`, a minimal object of one type, has what `to`, the minimal object of
+/// another, requires: every property of `to` present (recursively) with a value of the same
+/// JSON kind (an integer where `to` has an integer). This is what carrying the fields of one
+/// API version over to another by JSON name needs.
+pub fn carries_over(from: &Value, to: &Value) -> bool {
+    match (from, to) {
+        (Value::Object(f), Value::Object(t)) => t
+            .iter()
+            .all(|(k, tv)| f.get(k).is_some_and(|fv| carries_over(fv, tv))),
+        (Value::Array(_), Value::Array(_))
+        | (Value::String(_), Value::String(_))
+        | (Value::Bool(_), Value::Bool(_))
+        | (Value::Null, Value::Null) => true,
+        (Value::Number(f), Value::Number(t)) => f.is_f64() == t.is_f64() || t.is_f64(),
+        _ => false,
+    }
+}
+
 /// `value` as the text of a `serde_json::json!` argument in generated code: JSON with a space
 /// after `:` and `,` (`{"hostname": "", "port": 0}`), keys in the value's order.
 pub fn json_macro_text(value: &Value) -> String {
@@ -303,6 +321,21 @@ mod tests {
         assert_eq!(spec, json!({}));
         let spec = spec_of("pub any: serde_json::Value", "");
         assert_eq!(spec, json!({"any": {}}));
+    }
+
+    #[test]
+    fn carrying_over_needs_every_required_field_of_the_target() {
+        let hub = json!({"hostname": "", "port": 0, "location": {"region": ""}});
+        assert!(carries_over(&hub, &json!({})));
+        assert!(carries_over(&hub, &json!({"port": 0.0})));
+        assert!(carries_over(&hub, &hub));
+        assert!(!carries_over(&json!({}), &hub));
+        assert!(!carries_over(
+            &json!({"hostname": "", "port": 0, "location": {}}),
+            &hub
+        ));
+        assert!(!carries_over(&json!({"port": 0.0}), &json!({"port": 0})));
+        assert!(!carries_over(&json!({"port": ""}), &json!({"port": 0})));
     }
 
     #[test]
