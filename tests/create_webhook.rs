@@ -881,3 +881,31 @@ fn a_spec_that_cannot_be_derived_keeps_an_empty_spec_with_a_note() {
     assert!(!kind_file.contains("foo"), "{kind_file}");
     assert!(kind_file.contains("object(json!({}))"), "{kind_file}");
 }
+
+#[test]
+fn a_kept_foo_next_to_required_fields_keeps_the_demo_with_valid_objects() {
+    let (_tmp, dir) = project(true);
+    replace_spec(
+        &dir,
+        "v1",
+        "    pub hostname: String,\n    #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub foo: Option<String>,",
+    );
+    create_webhook(
+        &dir,
+        &[AIJOB, &["--defaulting", "--programmatic-validation"]].concat(),
+    );
+    let kind_file = text(&std::fs::read(dir.join(KIND_FILE)).unwrap());
+    for want in [
+        "use crate::webhook::{Denied, Validation, Validator};\n",
+        "ai_job.spec.foo = Some(\"default\".to_string());",
+        r#"object(json!({"hostname": "", "foo": "mine"}))"#,
+        r#"object(json!({"hostname": ""}))"#,
+        r#"object(json!({"hostname": "", "foo": ""}))"#,
+        r#"object(json!({"hostname": "", "foo": value}))"#,
+    ] {
+        assert!(
+            kind_file.contains(want),
+            "missing {want:?} in:\n{kind_file}"
+        );
+    }
+}

@@ -1090,6 +1090,19 @@ mod tests {
         let n = names(&project, &pod, None, &opts(true, false, false));
         assert_eq!(n.marker_group, "\"\"");
         assert_eq!(n.type_path, "k8s_openapi::api::core::v1::Pod");
+        let mut n = names(&project, &r, None, &opts(true, true, false));
+        assert_eq!(n.spec_json(), "{}");
+        assert_eq!(n.spec_with_foo("mine"), r#"{"foo": "mine"}"#);
+        n.spec = serde_json::json!({"hostname": "", "port": 0});
+        assert_eq!(n.spec_json(), r#"{"hostname": "", "port": 0}"#);
+        assert_eq!(
+            n.spec_with_foo(""),
+            r#"{"hostname": "", "port": 0, "foo": ""}"#
+        );
+        assert_eq!(
+            n.spec_with_foo_expr("value"),
+            r#"{"hostname": "", "port": 0, "foo": value}"#
+        );
         let t = Resource::custom("ai", "ai.example.com", "v1", "Type", None, true).unwrap();
         assert_eq!(
             names(&project, &t, None, &opts(true, false, false)).var,
