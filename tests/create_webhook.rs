@@ -844,7 +844,8 @@ fn a_spec_without_foo_gets_field_free_webhooks_and_valid_test_objects() {
     assert_eq!(
         text(&out.get_output().stderr),
         "note: the required fields of AIJob v3 and v1 differ: the round-trip tests in \
-         src/webhook/v1/aijob_conversion.rs fail until v3_to_hub and hub_to_v3 convert them\n"
+         src/webhook/v1/aijob_conversion.rs are ignored until v3_to_hub and hub_to_v3 convert \
+         them (then remove their #[ignore])\n"
     );
     let conversion = text(&std::fs::read(dir.join("src/webhook/v1/aijob_conversion.rs")).unwrap());
     let spec =
@@ -855,9 +856,11 @@ fn a_spec_without_foo_gets_field_free_webhooks_and_valid_test_objects() {
         2,
         "{conversion}"
     );
-    let warning = "    // `v3` and `v1` differ in required fields: the two tests below fail until\n    // `v3_to_hub` and `hub_to_v3` convert between them.\n    #[test]\n    fn v3_round_trips";
+    let warning = "    // `v3` and `v1` differ in required fields, which copying fields by name\n    // cannot convert: the two tests below are ignored until `v3_to_hub` and\n    // `hub_to_v3` convert between them; then remove their #[ignore].\n    #[test]\n    #[ignore = \"write v3_to_hub and hub_to_v3 first: the versions differ in required fields\"]\n    fn v3_round_trips";
     assert!(conversion.contains(warning), "{conversion}");
-    assert_eq!(conversion.matches("differ in required fields").count(), 1);
+    // Only v3's two tests are ignored; v2 converts by name.
+    assert_eq!(conversion.matches("#[ignore = ").count(), 2, "{conversion}");
+    assert_eq!(conversion.matches("differ in required fields").count(), 3);
 }
 
 #[test]

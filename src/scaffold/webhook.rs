@@ -251,8 +251,9 @@ struct Spoke {
     /// minimal spec.
     spec: String,
     /// The required fields of the spoke and the hub differ, so carrying fields over by name
-    /// cannot convert the minimal objects: the round-trip tests fail until the conversion
-    /// functions are written (the generated tests say so, and a note is printed).
+    /// cannot convert the minimal objects: the round-trip tests are generated `#[ignore]`d
+    /// until the conversion functions are written (a comment says so, and a note is printed),
+    /// so the project's tests pass as scaffolded.
     differs: bool,
 }
 
@@ -556,7 +557,7 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
         let spokes = spokes(&project, &resource, opts, &specs)?;
         for s in spokes.iter().filter(|s| s.differs) {
             notes.push(format!(
-                "the required fields of {} {} and {} differ: the round-trip tests in src/webhook/{}/{}_conversion.rs fail until {}_to_hub and hub_to_{} convert them",
+                "the required fields of {} {} and {} differ: the round-trip tests in src/webhook/{}/{}_conversion.rs are ignored until {}_to_hub and hub_to_{} convert them (then remove their #[ignore])",
                 resource.kind, s.version, resource.version, resource.version, names.lower, s.ident, s.ident
             ));
         }

@@ -65,10 +65,14 @@ mod tests {
     use super::*;
 {% for s in spokes %}
 {%- if s.differs %}
-    // `{{ s.version }}` and `{{ n.version }}` differ in required fields: the two tests below fail until
-    // `{{ s.ident }}_to_hub` and `hub_to_{{ s.ident }}` convert between them.
+    // `{{ s.version }}` and `{{ n.version }}` differ in required fields, which copying fields by name
+    // cannot convert: the two tests below are ignored until `{{ s.ident }}_to_hub` and
+    // `hub_to_{{ s.ident }}` convert between them; then remove their #[ignore].
 {%- endif %}
     #[test]
+{%- if s.differs %}
+    #[ignore = "write {{ s.ident }}_to_hub and hub_to_{{ s.ident }} first: the versions differ in required fields"]
+{%- endif %}
     fn {{ s.ident }}_round_trips_through_the_hub() {
         let spoke = json!({
             "apiVersion": "{{ s.api_version }}",
@@ -85,6 +89,9 @@ mod tests {
     }
 
     #[test]
+{%- if s.differs %}
+    #[ignore = "write {{ s.ident }}_to_hub and hub_to_{{ s.ident }} first: the versions differ in required fields"]
+{%- endif %}
     fn conversion_review_of_{{ s.ident }}_answers_with_the_converted_objects() {
         let body = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
