@@ -10,7 +10,7 @@ pub async fn mutate(body: Bytes) -> ReviewResponse {
     crate::webhook::mutate::<{{ n.kind }}>(&body, default)
 }
 
-/// Sets default values on a `{{ n.kind }}` object that is being created or updated. Fill in
+/// Sets default values on the `{{ n.kind }}` object that is being created or updated. Fill in
 /// only what is absent: the API server calls this again on every update.
 {%- if n.builtin %}
 ///

@@ -19,7 +19,7 @@ pub fn validator() -> Validator<{{ n.kind }}> {
     }
 }
 
-/// Checks a `{{ n.kind }}` object being created. `Ok(warnings)` admits it (kubectl prints the
+/// Checks the `{{ n.kind }}` object being created. `Ok(warnings)` admits it (kubectl prints the
 /// warnings); `Err(Denied)` rejects it with the message.
 pub fn validate_create({{ n.var }}: &{{ n.kind }}) -> Validation {
     validate_spec({{ n.var }})
@@ -67,7 +67,7 @@ pub fn validate_update(_old: &{{ n.kind }}, new: &{{ n.kind }}) -> Validation {
 {%- endif %}
 }
 
-/// Checks a `{{ n.kind }}` object being deleted. The API server calls the webhook for deletions only
+/// Checks the `{{ n.kind }}` object being deleted. The API server calls the webhook for deletions only
 /// when the marker's `verbs` include `delete` (`verbs=create;update;delete`).
 pub fn validate_delete(_{{ n.var }}: &{{ n.kind }}) -> Validation {
     Ok(Vec::new())

@@ -80,7 +80,7 @@ pub fn validator() -> Validator<AIJob> {
     }
 }
 
-/// Checks a `AIJob` object being created. `Ok(warnings)` admits it (kubectl prints the
+/// Checks the `AIJob` object being created. `Ok(warnings)` admits it (kubectl prints the
 /// warnings); `Err(Denied)` rejects it with the message.
 pub fn validate_create(ai_job: &AIJob) -> Validation {
     validate_spec(ai_job)
@@ -99,7 +99,7 @@ pub fn validate_update(old: &AIJob, new: &AIJob) -> Validation {
     Ok(warnings)
 }
 
-/// Checks a `AIJob` object being deleted. The API server calls the webhook for deletions only
+/// Checks the `AIJob` object being deleted. The API server calls the webhook for deletions only
 /// when the marker's `verbs` include `delete` (`verbs=create;update;delete`).
 pub fn validate_delete(_ai_job: &AIJob) -> Validation {
     Ok(Vec::new())
