@@ -243,22 +243,25 @@ fn force_replaces_the_changed_part_and_keeps_the_rest_of_the_file() {
 
 /// When the lines around the changed part changed too, `--force` overwrites the whole file.
 #[test]
-fn force_overwrites_the_file_when_the_part_cannot_be_found() {
+fn force_never_overwrites_a_file_whose_part_cannot_be_found() {
     let (_a, dir) = init(&[]);
-    let (_b, fresh) = init(&["--namespaced"]);
     change(
         &dir,
         "src/main.rs",
         &format!("    {CLUSTER_WIDE_NAMESPACE}\n    let mgr = Manager {{\n        client,\n"),
         &format!("    {USER_NAMESPACE}\n    let mgr = Manager {{\n        client: client,\n"),
     );
+    let before = tree(&dir);
     edit(&dir, &["--namespaced=true", "--force"])
-        .success()
-        .stdout(predicate::str::contains(
-            "overwrote src/main.rs with what `rsbuilder init` writes (--force): your changes \
-             to it are gone",
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/main.rs: make this change by hand",
+        ))
+        .stderr(predicate::str::contains(
+            "--force could not place these parts: the lines around them changed too, and \
+             rsbuilder never overwrites a whole file",
         ));
-    assert_same_tree(&dir, &fresh);
+    assert!(tree(&dir) == before, "a refused --force changed the tree");
 }
 
 #[test]

@@ -11,7 +11,7 @@ differently for the setting (src/main.rs, src/manager.rs, config/manager/manager
 config/rbac/role.yaml, config/rbac/role_binding.yaml, README.md), as long as the part still \
 holds what `init` wrote. If you changed such a part, nothing is written and the error shows \
 the change to make by hand; --force instead replaces the parts you changed with what `init` \
-writes (the whole file when the lines around such a part changed too)."
+writes, as long as the lines around them are unchanged (a whole file is never overwritten)."
 )]
 pub struct EditArgs {
     /// Restrict the manager to one namespace (true) or let it watch all of them (false):
@@ -19,8 +19,8 @@ pub struct EditArgs {
     #[arg(long, required = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
     pub namespaced: Option<bool>,
     /// Replace the namespace-dependent parts you changed with what `init` writes for the
-    /// new setting (your changes to them are lost); when such a part cannot be found by the
-    /// lines around it, the whole file is overwritten. README.md is never overwritten.
+    /// new setting (your changes to them are lost); a part that cannot be found by the lines
+    /// around it is refused as without --force. README.md is never overwritten.
     #[arg(long)]
     pub force: bool,
 }
@@ -61,12 +61,6 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
     for path in &planned.forced_parts {
         println!(
             "replaced the parts of {} you changed with what `rsbuilder init` writes (--force)",
-            path.display()
-        );
-    }
-    for path in &planned.overwritten {
-        println!(
-            "overwrote {} with what `rsbuilder init` writes (--force): your changes to it are gone",
             path.display()
         );
     }

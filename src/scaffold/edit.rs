@@ -11,7 +11,9 @@
 //! switched, as the first releases of `edit` left it, is completed). A block the user changed
 //! is a conflict: the whole edit is refused and nothing is written, unless `force`, which
 //! replaces the changed block with what `init` writes for the new setting (found between the
-//! unchanged lines around it), or overwrites the whole file when those lines changed too.
+//! unchanged lines around it). When even those lines changed, the edit is refused with
+//! `force` too: a file is never overwritten whole, since `main.rs` also holds the controllers
+//! and webhooks `create` registered, and `manager.yaml` the user's image and settings.
 //!
 //! Kubebuilder's `edit` only rewrites PROJECT; rsbuilder goes further because its templates
 //! (manager `--namespace` default, `POD_NAMESPACE`, Role vs ClusterRole) depend on the
@@ -36,7 +38,7 @@ const ADVISORY: [&str; 1] = ["README.md"];
 const MAX_CONTEXT: usize = 3;
 
 /// With `force`, how many lines more than `init` wrote a changed part may have and still be
-/// replaced as a part; a longer one (or one whose neighbours changed) means the whole file.
+/// replaced as a part; a longer one (or one whose neighbours changed) is refused.
 const MAX_GAP: usize = 20;
 
 /// One block the project does not hold in the form `init` wrote: where, and the change to
@@ -62,10 +64,12 @@ pub enum EditError {
     #[error(transparent)]
     Scaffold(#[from] ScaffoldError),
     /// Blocks the user changed; they must be switched by hand (or overwritten with `--force`).
-    #[error("{}", conflict_message(.namespaced, .conflicts))]
+    #[error("{}", conflict_message(.namespaced, .forced, .conflicts))]
     Conflicts {
         /// The setting asked for.
         namespaced: bool,
+        /// `--force` was given: these are the parts not even it could place.
+        forced: bool,
         /// Every changed block, in file order.
         conflicts: Vec<Conflict>,
     },
@@ -79,7 +83,7 @@ fn setting(namespaced: bool) -> &'static str {
     }
 }
 
-fn conflict_message(namespaced: &bool, conflicts: &[Conflict]) -> String {
+fn conflict_message(namespaced: &bool, forced: &bool, conflicts: &[Conflict]) -> String {
     let namespaced = *namespaced;
     let files: BTreeSet<String> = conflicts
         .iter()
@@ -105,10 +109,19 @@ fn conflict_message(namespaced: &bool, conflicts: &[Conflict]) -> String {
             out.push('\n');
         }
     }
-    out.push_str(&format!(
-        "  then re-run `rsbuilder edit --namespaced={namespaced}`; or re-run it with --force to \
-         replace these parts with what `init` writes (your changes to them are lost)"
-    ));
+    if *forced {
+        out.push_str(&format!(
+            "  --force could not place these parts: the lines around them changed too, and \
+             rsbuilder never overwrites a whole file (it holds your controllers, webhooks and \
+             settings). Make the changes by hand, then re-run `rsbuilder edit \
+             --namespaced={namespaced}`"
+        ));
+    } else {
+        out.push_str(&format!(
+            "  then re-run `rsbuilder edit --namespaced={namespaced}`; or re-run it with --force \
+             to replace these parts with what `init` writes (your changes to them are lost)"
+        ));
+    }
     out
 }
 
@@ -124,8 +137,6 @@ pub struct NamespacedEdit {
     /// Files where `force` replaced the parts the user changed (found between the unchanged
     /// lines around them) with what `init` writes.
     pub forced_parts: Vec<PathBuf>,
-    /// Files overwritten whole because of `force` (the changed parts could not be found).
-    pub overwritten: Vec<PathBuf>,
     /// Files left alone, with the reason (missing; a README of the user's own).
     pub notes: Vec<String>,
     /// Kinds a namespaced Role cannot grant (only when switching to namespaced).
@@ -162,7 +173,6 @@ pub fn plan_namespaced(
 
     let mut plan = Plan::new(dir, false);
     let mut conflicts = Vec::new();
-    let mut overwritten = Vec::new();
     let mut forced_parts = Vec::new();
     let mut notes = Vec::new();
     let mut changed_any = false;
@@ -213,11 +223,6 @@ pub fn plan_namespaced(
                 }
                 notes.push(note);
             }
-            Err(_) if force => {
-                changed_any = true;
-                overwritten.push(PathBuf::from(path));
-                plan.create(*path, new, IfExists::Overwrite);
-            }
             Err(changes) => conflicts.extend(changes.into_iter().map(|change| Conflict {
                 path: PathBuf::from(path),
                 change,
@@ -227,6 +232,7 @@ pub fn plan_namespaced(
     if !conflicts.is_empty() {
         return Err(EditError::Conflicts {
             namespaced,
+            forced: force,
             conflicts,
         });
     }
@@ -245,7 +251,6 @@ pub fn plan_namespaced(
         unchanged,
         project_had_it,
         forced_parts,
-        overwritten,
         notes,
         warnings,
     })
