@@ -940,3 +940,79 @@ fn force_does_not_take_a_new_plural() {
         ],
     );
 }
+
+/// Two kinds of a group cannot make the same CRD, `<plural>.<group>`: `--plural bars` on `Foo`
+/// next to `Bar`, or `JOB` next to `Job` in another version (the same default plural).
+#[test]
+fn a_second_kind_with_the_same_crd_name_is_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--plural",
+            "bars",
+        ],
+    );
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "Bar"],
+        1,
+        &[
+            "invalid value \"Bar\" for --kind",
+            "the kind Foo of this group already has the plural \"bars\"",
+            "choose another kind name, or pass --plural",
+        ],
+    );
+    create_api(&dir, &["--group", "ai", "--version", "v1", "--kind", "Job"]);
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "JOB",
+            "--controller=false",
+        ],
+        1,
+        &["the kind Job of this group already has the plural \"jobs\""],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "Task",
+            "--plural",
+            "jobs",
+        ],
+        1,
+        &[
+            "invalid value \"jobs\" for --plural",
+            "choose another plural",
+        ],
+    );
+    // Another group may reuse the plural.
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "batch2",
+            "--version",
+            "v1",
+            "--kind",
+            "Bar",
+            "--controller=false",
+        ],
+    );
+}

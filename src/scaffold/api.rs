@@ -439,6 +439,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     let (resource, existing) = resolve_resource(&project, opts)?;
     let n = Names::new(&resource, &project);
     check_file_names_free(&project, opts, &n.module)?;
+    check_crd_name_free(&project, opts, &resource)?;
     let krate = crate_name(&project);
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
     let header = rust_header(dir);
@@ -533,6 +534,43 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         plan.create(project::FILE_NAME, project.render(), IfExists::Overwrite);
     }
     Ok(plan)
+}
+
+/// Refuses a new custom kind whose CRD, `<plural>.<group>`, another kind of PROJECT already
+/// makes (`--plural bars` on `Foo` next to a kind `Bar`; a kind differing only in case in
+/// another version): the API server keeps one CRD per name, and `manifests` refuses such
+/// sources. Errors name the flag (`--plural` when given, else `--kind`) and the other kind.
+fn check_crd_name_free(project: &Project, opts: &ApiOptions, resource: &Resource) -> Result<()> {
+    if !opts.resource || resource.builtin.is_some() {
+        return Ok(());
+    }
+    for r in &project.resources {
+        if r.group != opts.group || r.kind == opts.kind || r.api.is_none() {
+            continue;
+        }
+        let plural = r
+            .plural
+            .clone()
+            .unwrap_or_else(|| crate::model::gvk::kube_derive_plural(&r.kind.to_lowercase()));
+        if plural != resource.plural {
+            continue;
+        }
+        let (flag, value) = match &opts.plural {
+            Some(p) => ("--plural", p.clone()),
+            None => ("--kind", opts.kind.clone()),
+        };
+        return Err(NameError {
+            flag: flag.into(),
+            value,
+            reason: format!(
+                "the kind {} of this group already has the plural {plural:?}, and a CRD is named <plural>.<group>: the API server keeps one per name; choose another {}",
+                r.kind,
+                if flag == "--plural" { "plural" } else { "kind name, or pass --plural" }
+            ),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// Refuses a kind whose files another resource of PROJECT, in another group, already owns:

@@ -49,7 +49,80 @@ pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<D
         return Err(sorted(diags));
     }
     crds.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    if crds.windows(2).any(|w| w[0].file_name == w[1].file_name) {
+        return Err(sorted(crd_name_clashes(sources)));
+    }
     Ok(crds)
+}
+
+/// Diagnostics for kinds whose CRDs would have the same name, `<plural>.<group>` (and file,
+/// `<group>_<plural>.yaml`): two kinds of a group with the same plural (`--plural bars` on
+/// `Foo` next to a kind `Bar`), or kinds that differ only in case. The API server keeps one
+/// CRD per name, and one file would silently replace the other; kube-derive builds both
+/// without complaint. One diagnostic at every kind after the first, naming the first. Called
+/// only once the file names are known to clash (the scan re-reads the `#[kube]` attributes).
+fn crd_name_clashes(sources: &SourceSet) -> Vec<Diagnostic> {
+    let krate = resolve::Crate::build(sources);
+    let mut deriver = derive::Deriver::new(&krate);
+    // (group, plural) → the first kind seen, and where.
+    let mut first: std::collections::HashMap<(String, String), (String, String)> =
+        std::collections::HashMap::new();
+    for (m, module) in krate.modules.iter().enumerate() {
+        for item in module.type_order.iter().filter_map(|n| module.types.get(n)) {
+            let (ident, attrs_) = match item {
+                resolve::LocalItem::Struct(s) => (&s.ident, &s.attrs),
+                resolve::LocalItem::Enum(e) => (&e.ident, &e.attrs),
+                resolve::LocalItem::Alias(_) => continue,
+            };
+            if !attrs::derives(attrs_).iter().any(|d| d == "CustomResource") {
+                continue;
+            }
+            let Ok(k) = kube_attrs::parse(ident, attrs_) else {
+                continue;
+            };
+            let singular = k
+                .singular
+                .clone()
+                .unwrap_or_else(|| k.kind.to_ascii_lowercase());
+            let plural = k
+                .plural
+                .clone()
+                .unwrap_or_else(|| kube_attrs::to_plural(&singular));
+            let here = format!(
+                "{}:{}",
+                module.file.path.display(),
+                ident.span().start().line
+            );
+            match first.entry((k.group.clone(), plural.clone())) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert((k.kind.clone(), here));
+                }
+                std::collections::hash_map::Entry::Occupied(o) if o.get().0 != k.kind => {
+                    let (other, at) = o.get().clone();
+                    deriver.error(
+                        m,
+                        ident.span(),
+                        format!(
+                            "kind `{}` and kind `{other}` ({at}) both make the CRD `{plural}.{}` (file {}_{plural}.yaml): the API server keeps one CRD per name",
+                            k.kind, k.group, k.group
+                        ),
+                        Some("give one of them another plural, #[kube(plural = \"...\")], or another kind name".into()),
+                    );
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {}
+            }
+        }
+    }
+    if deriver.diags.is_empty() {
+        // Not expected: clashing file names come from clashing (group, plural)s.
+        deriver.diags.push(Diagnostic::new(
+            std::path::Path::new("."),
+            1,
+            1,
+            "two CRDs have the same file name under crd/bases",
+        ));
+    }
+    deriver.diags
 }
 
 /// Serializes a CRD (file contents); an error message otherwise.
@@ -173,6 +246,9 @@ impl<'scope> CrdWorkers<'scope> {
             return Err(sorted(diags));
         }
         files.sort_by(|a, b| a.0.cmp(&b.0));
+        if files.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(sorted(crd_name_clashes(sources)));
+        }
         Ok(files)
     }
 
@@ -517,6 +593,40 @@ mod tests {
         let single = crds_from_sources(&set).unwrap_err();
         assert_eq!(single.len(), 2, "{single:?}");
         assert_eq!(crd_yaml_files(&set, 3, yaml).unwrap_err(), single);
+    }
+
+    #[test]
+    fn kinds_making_the_same_crd_name_are_errors() {
+        let two = |second: &str| {
+            errors(&[
+                (
+                    "a.rs",
+                    "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Foo\", plural = \"bars\")]\npub struct FooSpec { pub a: String }\n",
+                ),
+                (
+                    "b.rs",
+                    &format!(
+                        "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube({second})]\npub struct OtherSpec {{ pub a: String }}\n"
+                    ),
+                ),
+            ])
+        };
+        assert_eq!(
+            two(r#"group = "t.example.com", version = "v1", kind = "Bar""#),
+            "b.rs:6:12: kind `Bar` and kind `Foo` (a.rs:6) both make the CRD `bars.t.example.com` (file t.example.com_bars.yaml): the API server keeps one CRD per name\n  help: give one of them another plural, #[kube(plural = \"...\")], or another kind name"
+        );
+        // Kinds differing only in case have the same default plural.
+        let err = two(r#"group = "t.example.com", version = "v2", kind = "BARS", plural = "bars""#);
+        assert!(err.contains("kind `BARS` and kind `Foo` (a.rs:6)"), "{err}");
+        // Another group, or the same kind in another version, is fine.
+        assert!(run(&[
+            ("a.rs", &format!("{CR}pub struct ThingSpec {{ pub a: String }}\n")),
+            (
+                "b.rs",
+                "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"u.example.com\", version = \"v1\", kind = \"Thing\")]\npub struct ThingSpec { pub a: String }\n",
+            ),
+        ])
+        .is_ok());
     }
 
     #[test]
