@@ -493,6 +493,19 @@ fn a_crd_kustomization_that_disagrees_with_the_kinds_is_reported() {
     )
     .unwrap();
     run(true).success().stderr(predicate::str::is_empty());
+    // Entries are compared as kustomize resolves them.
+    for entry in [
+        "./bases/example.com_databases.yaml",
+        "bases//example.com_databases.yaml",
+        "bases/../bases/example.com_databases.yaml",
+    ] {
+        std::fs::write(
+            &kustomization,
+            stale_list.replace("bases/example.com_dbs.yaml", entry),
+        )
+        .unwrap();
+        run(true).success().stderr(predicate::str::is_empty());
+    }
 }
 
 #[cfg(unix)]

@@ -210,12 +210,30 @@ fn crd_kustomization_problems(
     let Ok(kustomization) = serde_saphyr::from_str::<Kustomization>(&text) else {
         return Vec::new();
     };
-    let listed: Vec<String> = kustomization
+    // Entries as kustomize resolves them: `./bases/x.yaml`, `bases//x.yaml` and
+    // `bases/../bases/x.yaml` all name `bases/x.yaml`.
+    let normal = |entry: &str| -> String {
+        let mut parts: Vec<&str> = Vec::new();
+        for part in entry.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        parts.join("/")
+    };
+    let mut listed: Vec<String> = kustomization
         .resources
         .unwrap_or_default()
-        .into_iter()
+        .iter()
+        .map(|r| normal(r))
         .filter(|r| r.starts_with("bases/") && r.ends_with(".yaml"))
         .collect();
+    let mut seen = std::collections::HashSet::new();
+    listed.retain(|e| seen.insert(e.clone()));
     let bases = output_dir.join("crd").join("bases");
     let made: Vec<String> = generated
         .iter()
