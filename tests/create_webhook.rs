@@ -815,7 +815,7 @@ fn a_spec_without_foo_gets_field_free_webhooks_and_valid_test_objects() {
     );
     let kind_file = text(&std::fs::read(dir.join(KIND_FILE)).unwrap());
     assert!(!kind_file.contains("foo"), "{kind_file}");
-    let minimal = r#"object(json!({"gpuCount": 0, "location": {"region": ""}, "modelName": "", "tier": "Gold"}))"#;
+    let minimal = r#"json!({"gpuCount": 0, "location": {"region": ""}, "modelName": "", "tags": [], "tier": "Gold"})"#;
     assert_eq!(kind_file.matches(minimal).count(), 2, "{kind_file}");
     assert!(kind_file.contains("use crate::webhook::{Validation, Validator};\n"));
     assert!(kind_file.contains("pub fn default(_ai_job: &mut AIJob) {\n    // TODO:"));
@@ -848,8 +848,7 @@ fn a_spec_without_foo_gets_field_free_webhooks_and_valid_test_objects() {
          them (then remove their #[ignore])\n"
     );
     let conversion = text(&std::fs::read(dir.join("src/webhook/v1/aijob_conversion.rs")).unwrap());
-    let spec =
-        r#""spec": {"gpuCount": 0, "location": {"region": ""}, "modelName": "", "tier": "Gold"},"#;
+    let spec = r#""spec": {"gpuCount": 0, "location": {"region": ""}, "modelName": "", "tags": [], "tier": "Gold"},"#;
     assert_eq!(conversion.matches(spec).count(), 2, "{conversion}");
     assert_eq!(
         conversion.matches("\"spec\": {},").count(),

@@ -41,14 +41,16 @@ fn minimal_at(schema: &JSONSchemaProps, depth: usize) -> Value {
         return first.0.clone();
     }
     if schema.x_kubernetes_int_or_string == Some(true) {
-        return Value::from(0);
+        // A string: `Quantity` and `IntOrString` read "0" and write it back unchanged (a
+        // number would come back as "0" for a Quantity, which the tests would see as a change).
+        return Value::from("0");
     }
     // kube's structural transform leaves `oneOf: [{required: [variant]}, ...]` next to the
     // hoisted properties; other alternatives carry their own schema.
     let alternatives = schema.one_of.as_ref().or(schema.any_of.as_ref());
     let first_alternative = alternatives.and_then(|a| a.first());
     match schema.type_.as_deref() {
-        Some("string") => Value::String(String::new()),
+        Some("string") => minimal_string(schema),
         Some("integer") => {
             let min = schema.minimum.map_or(0, |m| m.ceil().max(0.0) as i64);
             Value::from(min)
@@ -84,6 +86,13 @@ fn minimal_at(schema: &JSONSchemaProps, depth: usize) -> Value {
                 return Value::Object(Map::new());
             }
             let mut object = Map::new();
+            // Properties with a default value are filled in by serde when absent and written
+            // back on serialization; carrying the default keeps a round trip unchanged.
+            for (name, p) in schema.properties.iter().flatten() {
+                if let Some(default) = p.default.as_ref().filter(|d| !d.0.is_null()) {
+                    object.insert(name.clone(), default.0.clone());
+                }
+            }
             for name in required {
                 let property = schema.properties.as_ref().and_then(|p| p.get(name));
                 let value = match property {
@@ -99,6 +108,31 @@ fn minimal_at(schema: &JSONSchemaProps, depth: usize) -> Value {
         }
         Some(_) => Value::Object(Map::new()),
     }
+}
+
+/// The smallest string a field with this schema reads: a value of its `format` where serde's
+/// type checks one (`date-time` for `Time`, `ip` for `IpAddr`, `uuid`, ...), else
+/// `minLength` letters (`char` needs exactly one), else `""`. Patterns are not satisfied:
+/// serde does not check them (the API server does).
+fn minimal_string(schema: &JSONSchemaProps) -> Value {
+    let by_format = match schema.format.as_deref() {
+        Some("date-time") => Some("1970-01-01T00:00:00Z"),
+        Some("date") => Some("1970-01-01"),
+        Some("time") => Some("00:00:00"),
+        Some("ip" | "ipv4") => Some("0.0.0.0"),
+        Some("ipv6") => Some("::"),
+        Some("uuid") => Some("00000000-0000-0000-0000-000000000000"),
+        Some("email") => Some("user@example.com"),
+        Some("uri" | "url") => Some("https://example.com"),
+        Some("hostname") => Some("example.com"),
+        Some("duration") => Some("0s"),
+        _ => None,
+    };
+    if let Some(value) = by_format {
+        return Value::from(value);
+    }
+    let length = schema.min_length.unwrap_or(0).clamp(0, 64) as usize;
+    Value::String("a".repeat(length))
 }
 
 /// The minimal `spec` of every version of `kind` in API group `group` (`ai.example.com`), by
@@ -261,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn required_scalars_get_empty_values_and_options_are_left_out() {
+    fn required_scalars_get_empty_values_options_are_left_out_and_defaults_kept() {
         let spec = spec_of(
             "pub hostname: String, pub port: i32, pub weight: f64, pub enabled: bool,\n\
              pub note: Option<String>, #[serde(default)] pub retries: u32, pub big: u64",
@@ -269,11 +303,11 @@ mod tests {
         );
         assert_eq!(
             spec,
-            json!({"hostname": "", "port": 0, "weight": 0.0, "enabled": false, "big": 0})
+            json!({"hostname": "", "port": 0, "weight": 0.0, "enabled": false, "big": 0, "retries": 0})
         );
         assert_eq!(
             json_macro_text(&spec),
-            r#"{"big": 0, "enabled": false, "hostname": "", "port": 0, "weight": 0.0}"#
+            r#"{"big": 0, "enabled": false, "hostname": "", "port": 0, "retries": 0, "weight": 0.0}"#
         );
     }
 
@@ -338,6 +372,30 @@ mod tests {
         assert!(!carries_over(&json!({"port": ""}), &json!({"port": 0})));
     }
 
+    /// Strings serde checks: a `Time`, an `IpAddr`, a `char`, a UUID; a `Quantity` as a
+    /// string so that it is written back unchanged.
+    #[test]
+    fn strings_with_a_format_or_a_length_get_a_value_serde_reads() {
+        let spec = spec_of(
+            "pub deadline: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,\n\
+             pub addr: std::net::IpAddr, pub sep: char,\n\
+             pub cpu: k8s_openapi::apimachinery::pkg::api::resource::Quantity",
+            "",
+        );
+        assert_eq!(
+            spec,
+            json!({"deadline": "1970-01-01T00:00:00Z", "addr": "0.0.0.0", "sep": "a", "cpu": "0"})
+        );
+        // Each value deserializes into its Rust type.
+        let _: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time =
+            serde_json::from_value(spec["deadline"].clone()).unwrap();
+        let _: std::net::IpAddr = serde_json::from_value(spec["addr"].clone()).unwrap();
+        let _: char = serde_json::from_value(spec["sep"].clone()).unwrap();
+        let q: k8s_openapi::apimachinery::pkg::api::resource::Quantity =
+            serde_json::from_value(spec["cpu"].clone()).unwrap();
+        assert_eq!(serde_json::to_value(q).unwrap(), json!("0"));
+    }
+
     #[test]
     fn schema_shapes_without_sources() {
         let schema: JSONSchemaProps = serde_json::from_value(json!({
@@ -350,7 +408,7 @@ mod tests {
             },
         }))
         .unwrap();
-        assert_eq!(minimal_value(&schema), json!({"port": 0, "count": 1}));
+        assert_eq!(minimal_value(&schema), json!({"port": "0", "count": 1}));
     }
 
     #[test]
