@@ -403,7 +403,9 @@ struct Unsupported {
 /// `dependencies`, and `x-kubernetes-preserve-unknown-fields: false`. `$ref` is
 /// [`find_ref`]'s. `None` when there is none.
 fn find_unsupported(v: &Value) -> Option<Unsupported> {
-    fn walk(v: &Value, path: &str) -> Option<Unsupported> {
+    /// `field`: `v` is the schema of a field, map value or list item (where a structural
+    /// schema needs a type), not an `anyOf`/`oneOf`/`allOf`/`not` branch.
+    fn walk(v: &Value, path: &str, field: bool) -> Option<Unsupported> {
         let o = v.as_object()?;
         let at = |construct, rule, help| {
             Some(Unsupported {
@@ -417,6 +419,25 @@ fn find_unsupported(v: &Value) -> Option<Unsupported> {
                 help,
             })
         };
+        let untyped = !o.contains_key("type")
+            && o.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true))
+            && o.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true));
+        if field && untyped {
+            if o.get("enum")
+                .is_some_and(|e| e == &serde_json::json!([null]))
+            {
+                return at(
+                    "a field that can only be null (a unit type `()`), without a `type`",
+                    "type: must not be empty for specified object fields",
+                    "remove the field: it carries no data",
+                );
+            }
+            return at(
+                "a field without a `type` (a `serde_json::Value` gives `{}`)",
+                "type: must not be empty for specified object fields",
+                "for arbitrary JSON, mark the field #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]; else give it a concrete type",
+            );
+        }
         if o.get("patternProperties")
             .is_some_and(|p| p.as_object().is_none_or(|p| !p.is_empty()))
         {
@@ -484,34 +505,34 @@ fn find_unsupported(v: &Value) -> Option<Unsupported> {
         }
         if let Some(props) = o.get("properties").and_then(Value::as_object) {
             for (name, p) in props {
-                if let Some(found) = walk(p, &format!("{path}.{name}")) {
+                if let Some(found) = walk(p, &format!("{path}.{name}"), true) {
                     return Some(found);
                 }
             }
         }
         if let Some(a) = o.get("additionalProperties") {
-            if let Some(found) = walk(a, &format!("{path}.*")) {
+            if let Some(found) = walk(a, &format!("{path}.*"), a.is_object()) {
                 return Some(found);
             }
         }
         if let Some(i) = o.get("items") {
-            if let Some(found) = walk(i, &format!("{path}[*]")) {
+            if let Some(found) = walk(i, &format!("{path}[*]"), i.is_object()) {
                 return Some(found);
             }
         }
         for key in ["allOf", "anyOf", "oneOf"] {
             for sub in o.get(key).and_then(Value::as_array).into_iter().flatten() {
-                if let Some(found) = walk(sub, path) {
+                if let Some(found) = walk(sub, path, false) {
                     return Some(found);
                 }
             }
         }
         if let Some(not) = o.get("not") {
-            return walk(not, path);
+            return walk(not, path, false);
         }
         None
     }
-    walk(v, "")
+    walk(v, "", true)
 }
 
 /// Groups the one-version CRDs by (group, kind) and merges each group, in source order, as
@@ -680,12 +701,12 @@ mod tests {
             None
         );
         // A string-keyed map and `additionalProperties: true` beside properties are fine.
-        let fine = json!({"properties": {
+        let fine = json!({"type": "object", "properties": {
             "m": {"type": "object", "additionalProperties": {"type": "integer"}},
             "f": {"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": true},
         }});
         assert_eq!(find_unsupported(&fine), None);
-        let v = json!({"properties": {"spec": {"properties": {
+        let v = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "ok": {"type": "string"},
             "ports": {"type": "array", "items": {"type": "object", "properties": {
                 "byId": {"type": "object", "patternProperties": {"^-?\\d+$": {"type": "string"}}, "additionalProperties": false},
@@ -694,7 +715,7 @@ mod tests {
         let found = find_unsupported(&v).unwrap();
         assert_eq!(found.path, ".spec.ports[*].byId");
         assert_eq!(found.rule, "patternProperties is not supported");
-        let tuple = json!({"properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}});
+        let tuple = json!({"type": "object", "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}});
         assert_eq!(find_unsupported(&tuple).unwrap().path, ".pair");
         assert_eq!(
             find_unsupported(&tuple).unwrap().rule,
@@ -710,7 +731,29 @@ mod tests {
                 help: "give the map a field of its own (`pub extra: BTreeMap<String, String>`), or flatten a `serde_json::Value` map, which kube-derive turns into x-kubernetes-preserve-unknown-fields",
             })
         );
-        let unit = json!({"properties": {"u": {"anyOf": [{"type": "null"}]}}});
+        let unit = json!({"type": "object", "properties": {"u": {"type": "string", "anyOf": [{"type": "null"}]}}});
         assert_eq!(find_unsupported(&unit).unwrap().path, ".u");
+        // Fields need a type, unless int-or-string or preserve-unknown-fields; branches of
+        // anyOf/oneOf do not.
+        let untyped = json!({"type": "object", "properties": {
+            "q": {"x-kubernetes-int-or-string": true},
+            "raw": {"x-kubernetes-preserve-unknown-fields": true},
+            "e": {"type": "object", "oneOf": [{"required": ["a"]}], "properties": {"a": {"type": "string"}}},
+            "list": {"type": "array", "items": {}},
+        }});
+        let found = find_unsupported(&untyped).unwrap();
+        assert_eq!(found.path, ".list[*]");
+        assert_eq!(
+            found.rule,
+            "type: must not be empty for specified object fields"
+        );
+        let unit =
+            json!({"type": "object", "properties": {"u": {"enum": [null], "nullable": true}}});
+        assert!(
+            find_unsupported(&unit)
+                .unwrap()
+                .construct
+                .contains("unit type `()`")
+        );
     }
 }

@@ -349,11 +349,17 @@ mod tests {
     #[test]
     fn an_empty_or_all_optional_spec_is_an_empty_object() {
         let spec = spec_of(
-            "pub foo: Option<String>, pub any: Option<serde_json::Value>",
+            "pub foo: Option<String>,\n\
+             #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]\n\
+             pub any: Option<serde_json::Value>",
             "",
         );
         assert_eq!(spec, json!({}));
-        let spec = spec_of("pub any: serde_json::Value", "");
+        let spec = spec_of(
+            "#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]\n\
+             pub any: serde_json::Value",
+            "",
+        );
         assert_eq!(spec, json!({"any": {}}));
     }
 
