@@ -1016,3 +1016,56 @@ fn a_second_kind_with_the_same_crd_name_is_refused() {
         ],
     );
 }
+
+/// All versions of a CRD share one plural: a new version takes the recorded one, and a
+/// different `--plural` is refused.
+#[test]
+fn a_new_version_takes_the_kinds_plural() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "Person",
+            "--plural",
+            "people",
+        ],
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "Person",
+            "--controller=false",
+        ],
+    );
+    let types = std::fs::read_to_string(dir.join("src/api/v2/person_types.rs")).unwrap();
+    assert!(types.contains("plural = \"people\""), "{types}");
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v3",
+            "--kind",
+            "Person",
+            "--controller=false",
+            "--plural",
+            "persons",
+        ],
+        1,
+        &[
+            "invalid value \"persons\" for --plural",
+            "version v1 of Person has the plural \"people\", and all versions of a CRD share one",
+        ],
+    );
+}

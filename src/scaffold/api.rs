@@ -344,12 +344,39 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
         if entry.is_some_and(|e| e.core) {
             bail!("{gvk} is recorded in PROJECT as a built-in type; --resource cannot apply to it");
         }
+        // Another version of the kind: every version of a CRD has the same plural, so a new
+        // version takes the recorded one (and a different --plural is refused).
+        let sibling = project
+            .resources
+            .iter()
+            .find(|r| r.group == opts.group && r.kind == opts.kind && r.api.is_some());
+        let plural = match (sibling, opts.plural.as_deref()) {
+            (Some(s), Some(p)) => {
+                let recorded = s.plural.clone().unwrap_or_else(|| {
+                    crate::model::gvk::kube_derive_plural(&s.kind.to_lowercase())
+                });
+                if p != recorded {
+                    return Err(NameError {
+                        flag: "--plural".into(),
+                        value: p.into(),
+                        reason: format!(
+                            "version {} of {} has the plural {recorded:?}, and all versions of a CRD share one; drop --plural",
+                            s.version, s.kind
+                        ),
+                    }
+                    .into());
+                }
+                Some(recorded)
+            }
+            (Some(s), None) => s.plural.clone(),
+            (None, p) => p.map(str::to_owned),
+        };
         Resource::custom(
             &opts.group,
             &project.domain,
             &opts.version,
             &opts.kind,
-            opts.plural.as_deref(),
+            plural.as_deref(),
             opts.namespaced,
         )?
     } else {
@@ -593,10 +620,11 @@ fn check_file_names_free(project: &Project, opts: &ApiOptions, module: &str) -> 
         if shared.is_empty() {
             continue;
         }
-        let reason = if r.group == opts.group {
+        let reason = if r.group == opts.group || r.kind != opts.kind {
             format!(
-                "the kind {} of this group already owns {}: rsbuilder names these files by version and lower-case kind, so two kinds cannot differ only in case; choose another kind name",
+                "the kind {} of group {} already owns {}: rsbuilder names these files by version and lower-case kind, so two kinds cannot differ only in case; choose another kind name",
                 r.kind,
+                r.group,
                 shared.join(" and "),
             )
         } else {
