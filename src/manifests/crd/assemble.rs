@@ -66,14 +66,7 @@ pub fn one_version(
         );
         return None;
     }
-    let name = k
-        .singular
-        .clone()
-        .unwrap_or_else(|| k.kind.to_ascii_lowercase());
-    let plural = k
-        .plural
-        .clone()
-        .unwrap_or_else(|| kube_attrs::to_plural(&name));
+    let (name, plural) = k.names();
     if let Err((msg, help)) = check_names(&k, &name, &plural) {
         d.error(m, ident.span(), msg, Some(help));
         return None;

@@ -417,6 +417,19 @@ fn scale(m: &Meta) -> syn::Result<Scale> {
 /// [`crate::model::gvk::kube_derive_plural`].
 pub use crate::model::gvk::kube_derive_plural as to_plural;
 
+impl KubeAttrs {
+    /// `(singular, plural)` as kube-derive names the CRD: `singular` or the lower-case kind,
+    /// `plural` or kube-derive's pluralization of the singular.
+    pub fn names(&self) -> (String, String) {
+        let singular = self
+            .singular
+            .clone()
+            .unwrap_or_else(|| self.kind.to_ascii_lowercase());
+        let plural = self.plural.clone().unwrap_or_else(|| to_plural(&singular));
+        (singular, plural)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

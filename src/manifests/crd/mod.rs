@@ -67,50 +67,33 @@ fn crd_name_clashes(sources: &SourceSet) -> Vec<Diagnostic> {
     // (group, plural) → the first kind seen, and where.
     let mut first: std::collections::HashMap<(String, String), (String, String)> =
         std::collections::HashMap::new();
-    for (m, module) in krate.modules.iter().enumerate() {
-        for item in module.type_order.iter().filter_map(|n| module.types.get(n)) {
-            let (ident, attrs_) = match item {
-                resolve::LocalItem::Struct(s) => (&s.ident, &s.attrs),
-                resolve::LocalItem::Enum(e) => (&e.ident, &e.attrs),
-                resolve::LocalItem::Alias(_) => continue,
-            };
-            if !attrs::derives(attrs_).iter().any(|d| d == "CustomResource") {
-                continue;
+    for (m, ident, attrs_) in custom_resources(&krate) {
+        let Ok(k) = kube_attrs::parse(ident, attrs_) else {
+            continue;
+        };
+        let (_, plural) = k.names();
+        let here = format!(
+            "{}:{}",
+            krate.modules[m].file.path.display(),
+            ident.span().start().line
+        );
+        match first.entry((k.group.clone(), plural.clone())) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((k.kind.clone(), here));
             }
-            let Ok(k) = kube_attrs::parse(ident, attrs_) else {
-                continue;
-            };
-            let singular = k
-                .singular
-                .clone()
-                .unwrap_or_else(|| k.kind.to_ascii_lowercase());
-            let plural = k
-                .plural
-                .clone()
-                .unwrap_or_else(|| kube_attrs::to_plural(&singular));
-            let here = format!(
-                "{}:{}",
-                module.file.path.display(),
-                ident.span().start().line
-            );
-            match first.entry((k.group.clone(), plural.clone())) {
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert((k.kind.clone(), here));
-                }
-                std::collections::hash_map::Entry::Occupied(o) if o.get().0 != k.kind => {
-                    let (other, at) = o.get().clone();
-                    deriver.error(
-                        m,
-                        ident.span(),
-                        format!(
-                            "kind `{}` and kind `{other}` ({at}) both make the CRD `{plural}.{}` (file {}_{plural}.yaml): the API server keeps one CRD per name",
-                            k.kind, k.group, k.group
-                        ),
-                        Some("give one of them another plural, #[kube(plural = \"...\")], or another kind name".into()),
-                    );
-                }
-                std::collections::hash_map::Entry::Occupied(_) => {}
+            std::collections::hash_map::Entry::Occupied(o) if o.get().0 != k.kind => {
+                let (other, at) = o.get().clone();
+                deriver.error(
+                    m,
+                    ident.span(),
+                    format!(
+                        "kind `{}` and kind `{other}` ({at}) both make the CRD `{plural}.{}` (file {}_{plural}.yaml): the API server keeps one CRD per name",
+                        k.kind, k.group, k.group
+                    ),
+                    Some("give one of them another plural, #[kube(plural = \"...\")], or another kind name".into()),
+                );
             }
+            std::collections::hash_map::Entry::Occupied(_) => {}
         }
     }
     if deriver.diags.is_empty() {
@@ -338,26 +321,40 @@ fn derive_share(sources: &SourceSet, share: Share) -> (Vec<GeneratedCrd>, Vec<Di
     let krate = resolve::Crate::build(sources);
     let mut deriver = derive::Deriver::new(&krate);
     let mut found: Vec<Found> = Vec::new();
-    for (m, module) in krate.modules.iter().enumerate() {
-        for item in module.type_order.iter().filter_map(|n| module.types.get(n)) {
-            let (ident, attrs_) = match item {
-                resolve::LocalItem::Struct(s) => (&s.ident, &s.attrs),
-                resolve::LocalItem::Enum(e) => (&e.ident, &e.attrs),
-                resolve::LocalItem::Alias(_) => continue,
-            };
-            if !attrs::derives(attrs_).iter().any(|d| d == "CustomResource") {
-                continue;
-            }
-            if !share.owns(attrs_) {
-                continue;
-            }
-            if let Some(f) = assemble::one_version(&mut deriver, m, ident, attrs_) {
-                found.push(f);
-            }
+    for (m, ident, attrs_) in custom_resources(&krate) {
+        if !share.owns(attrs_) {
+            continue;
+        }
+        if let Some(f) = assemble::one_version(&mut deriver, m, ident, attrs_) {
+            found.push(f);
         }
     }
     let crds = assemble::merge_versions(&mut deriver, found);
     (crds, std::mem::take(&mut deriver.diags))
+}
+
+/// Every struct or enum of the crate with `#[derive(CustomResource)]`, in module and source
+/// order: `(module, its ident, its attributes)`.
+fn custom_resources<'k>(
+    krate: &'k resolve::Crate<'_>,
+) -> impl Iterator<Item = (usize, &'k syn::Ident, &'k [syn::Attribute])> {
+    krate.modules.iter().enumerate().flat_map(|(m, module)| {
+        module
+            .type_order
+            .iter()
+            .filter_map(|n| module.types.get(n))
+            .filter_map(move |item| {
+                let (ident, attrs_) = match item {
+                    resolve::LocalItem::Struct(s) => (&s.ident, &s.attrs[..]),
+                    resolve::LocalItem::Enum(e) => (&e.ident, &e.attrs[..]),
+                    resolve::LocalItem::Alias(_) => return None,
+                };
+                attrs::derives(attrs_)
+                    .iter()
+                    .any(|d| d == "CustomResource")
+                    .then_some((m, ident, attrs_))
+            })
+    })
 }
 
 /// Diagnostics in file, line, column, message order, without repeats (a shared type's error
