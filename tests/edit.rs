@@ -365,3 +365,37 @@ fn becoming_namespaced_warns_about_cluster_scoped_kinds() {
         "PROJECT not switched"
     );
 }
+
+/// Files with CRLF line endings (a checkout with `core.autocrlf`) are switched like LF ones,
+/// never left with mixed line endings: YAML keeps CRLF throughout; Rust files come out of
+/// rustfmt, as every Rust file rsbuilder writes, with LF.
+#[test]
+fn crlf_files_are_switched_and_keep_their_line_endings() {
+    let (_a, dir) = init(&[]);
+    let (_b, fresh) = init(&["--namespaced"]);
+    let files = [
+        "src/main.rs",
+        "src/manager.rs",
+        "config/manager/manager.yaml",
+        "config/rbac/role.yaml",
+        "config/rbac/role_binding.yaml",
+    ];
+    for f in files {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        std::fs::write(dir.join(f), text.replace('\n', "\r\n")).unwrap();
+    }
+    edit(&dir, &["--namespaced=true"]).success();
+    for f in files {
+        let got = std::fs::read_to_string(dir.join(f)).unwrap();
+        let want = std::fs::read_to_string(fresh.join(f)).unwrap();
+        let want = if f.ends_with(".rs") {
+            want
+        } else {
+            want.replace('\n', "\r\n")
+        };
+        assert!(
+            got == want,
+            "{f} differs from the namespaced file:\n{got:?}"
+        );
+    }
+}

@@ -196,6 +196,15 @@ pub fn plan_namespaced(
                 .into());
             }
         };
+        // A file with CRLF line endings is compared and switched as LF, and written back
+        // with CRLF throughout.
+        let crlf = current.contains("\r\n");
+        let original = current;
+        let current = if crlf {
+            original.replace("\r\n", "\n")
+        } else {
+            original.clone()
+        };
         let old = as_written(dir, path, old_raw)?;
         let new = as_written(dir, path, new_raw)?;
         // A README of the user's own is reported, never forced.
@@ -205,7 +214,12 @@ pub fn plan_namespaced(
                 if forced > 0 {
                     forced_parts.push(PathBuf::from(path));
                 }
-                if switched != current {
+                let switched = if crlf {
+                    switched.replace('\n', "\r\n")
+                } else {
+                    switched
+                };
+                if switched != original {
                     changed_any = true;
                     plan.create(*path, switched, IfExists::Overwrite);
                 }
