@@ -118,6 +118,16 @@ pub struct ResourceWebhooks {
     pub webhook_version: Option<String>,
 }
 
+impl ProjectResource {
+    /// The plural of the kind: the recorded one, else kube-derive's rule applied to the
+    /// lower-case kind (what `crd()` uses without `#[kube(plural)]`).
+    pub fn plural_or_default(&self) -> String {
+        self.plural
+            .clone()
+            .unwrap_or_else(|| crate::model::gvk::kube_derive_plural(&self.kind.to_lowercase()))
+    }
+}
+
 impl Project {
     /// A fresh project as `init` writes it.
     pub fn new(domain: &str, repo: &str, project_name: &str, namespaced: bool) -> Self {

@@ -352,9 +352,7 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
             .find(|r| r.group == opts.group && r.kind == opts.kind && r.api.is_some());
         let plural = match (sibling, opts.plural.as_deref()) {
             (Some(s), Some(p)) => {
-                let recorded = s.plural.clone().unwrap_or_else(|| {
-                    crate::model::gvk::kube_derive_plural(&s.kind.to_lowercase())
-                });
+                let recorded = s.plural_or_default();
                 if p != recorded {
                     return Err(NameError {
                         flag: "--plural".into(),
@@ -575,10 +573,7 @@ fn check_crd_name_free(project: &Project, opts: &ApiOptions, resource: &Resource
         if r.group != opts.group || r.kind == opts.kind || r.api.is_none() {
             continue;
         }
-        let plural = r
-            .plural
-            .clone()
-            .unwrap_or_else(|| crate::model::gvk::kube_derive_plural(&r.kind.to_lowercase()));
+        let plural = r.plural_or_default();
         if plural != resource.plural {
             continue;
         }
