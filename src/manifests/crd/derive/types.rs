@@ -1,0 +1,294 @@
+//! Field types to schemas: std, serde_json and k8s-openapi types through [`known`], the
+//! user's own structs and enums through [`Deriver::derive`], type aliases expanded, generic
+//! arguments substituted, recursion refused.
+
+use serde_json::Value;
+
+use super::{Deriver, Failed, R, Subst};
+use crate::manifests::crd::eval;
+use crate::manifests::crd::known::{self, Eval, Generic};
+use crate::manifests::crd::resolve::{LocalItem, ModId, Resolved};
+
+impl<'c, 'a> Deriver<'c, 'a> {
+    /// The schema of a field type written in module `m`, as `subschema_for::<T>()` gives it.
+    pub fn ty(&mut self, m: ModId, ty: &syn::Type) -> R<Eval> {
+        self.ty_subst(m, ty, &Subst::new())
+    }
+
+    pub(super) fn ty_subst(&mut self, m: ModId, ty: &syn::Type, subst: &Subst) -> R<Eval> {
+        use syn::spanned::Spanned;
+        match ty {
+            syn::Type::Paren(p) => self.ty_subst(m, &p.elem, subst),
+            syn::Type::Group(g) => self.ty_subst(m, &g.elem, subst),
+            syn::Type::Reference(r) => self.ty_subst(m, &r.elem, subst),
+            syn::Type::Tuple(t) if t.elems.is_empty() => Ok(self.leaf("()")),
+            syn::Type::Tuple(t) => {
+                let mut args = Vec::new();
+                for e in &t.elems {
+                    args.push(self.ty_subst(m, e, subst)?);
+                }
+                match known::tuple(args.len()) {
+                    Some(f) => Ok(f(&mut self.generator, args)),
+                    None => Err(self.error(
+                        m,
+                        ty.span(),
+                        "tuples of more than 8 elements are not supported",
+                        None,
+                    )),
+                }
+            }
+            syn::Type::Slice(s) => {
+                let inner = self.ty_subst(m, &s.elem, subst)?;
+                Ok(known::slice()(&mut self.generator, vec![inner]))
+            }
+            syn::Type::Array(a) => {
+                let len = match eval::eval(self.krate, m, &a.len) {
+                    Ok(Value::Number(n)) => n.as_u64(),
+                    _ => None,
+                };
+                let inner = self.ty_subst(m, &a.elem, subst)?;
+                match len.and_then(|n| known::array(n as usize)) {
+                    Some(f) => Ok(f(&mut self.generator, vec![inner])),
+                    None => Err(self.error(
+                        m,
+                        a.len.span(),
+                        "the array length must be a literal from 0 to 32 (schemars implements JsonSchema for those)",
+                        None,
+                    )),
+                }
+            }
+            syn::Type::Path(p) if p.qself.is_none() => self.path_ty(m, &p.path, subst),
+            other => Err(self.error(
+                m,
+                other.span(),
+                format!(
+                    "unsupported type `{}` in a custom resource",
+                    quote::ToTokens::to_token_stream(other)
+                ),
+                Some("use a named struct or enum, a std container or a k8s-openapi type".into()),
+            )),
+        }
+    }
+
+    pub(super) fn leaf(&mut self, name: &str) -> Eval {
+        self.known_leaf(name).expect("leaf type is in the table")
+    }
+
+    /// A parameterless known type's schema, from schemars, cached for the run.
+    pub(super) fn known_leaf(&mut self, path: &str) -> Option<Eval> {
+        if let Some(e) = self.leaves.get(path) {
+            return Some(e.clone());
+        }
+        let f = known::leaf_type(path)?;
+        let e = f(&mut self.generator);
+        self.leaves.insert(path.to_string(), e.clone());
+        Some(e)
+    }
+
+    pub(super) fn type_args(path: &syn::Path) -> Vec<syn::Type> {
+        let Some(last) = path.segments.last() else {
+            return Vec::new();
+        };
+        match &last.arguments {
+            syn::PathArguments::AngleBracketed(a) => a
+                .args
+                .iter()
+                .filter_map(|g| match g {
+                    syn::GenericArgument::Type(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub(super) fn path_ty(&mut self, m: ModId, path: &syn::Path, subst: &Subst) -> R<Eval> {
+        use syn::spanned::Spanned;
+        if let Some(id) = path.get_ident() {
+            if let Some((sm, sty)) = subst.get(&id.to_string()) {
+                let (sm, sty) = (*sm, sty.clone());
+                return self.ty_subst(sm, &sty, &Subst::new());
+            }
+            if let Some(e) = self.generics.last().and_then(|g| g.get(&id.to_string())) {
+                return Ok(e.clone());
+            }
+        }
+        let written = quote::ToTokens::to_token_stream(path)
+            .to_string()
+            .replace(' ', "");
+        let Some(resolved) = self.krate.resolve_type(m, path) else {
+            return Err(self.error(
+                m,
+                path.span(),
+                format!("cannot resolve type `{written}`"),
+                Some("rsbuilder reads only the files given with --paths: import the type with `use`, or add the file that defines it".into()),
+            ));
+        };
+        let args = Self::type_args(path);
+        match resolved {
+            Resolved::Local(tm, name) => {
+                let item = self
+                    .krate
+                    .item(tm, &name)
+                    .expect("resolved local item exists");
+                match item {
+                    LocalItem::Alias(alias) => {
+                        let params: Vec<String> = alias
+                            .generics
+                            .type_params()
+                            .map(|p| p.ident.to_string())
+                            .collect();
+                        let mut inner = Subst::new();
+                        for (i, p) in params.iter().enumerate() {
+                            if let Some(a) = args.get(i) {
+                                inner.insert(p.clone(), (m, a.clone()));
+                            }
+                        }
+                        self.ty_subst(tm, &alias.ty, &inner)
+                    }
+                    LocalItem::Struct(_) | LocalItem::Enum(_) => {
+                        let mut evals = Vec::new();
+                        for a in &args {
+                            evals.push(self.ty_subst(m, a, subst)?);
+                        }
+                        self.user_type(tm, &name, evals, m, path.span())
+                    }
+                }
+            }
+            Resolved::External(p) => {
+                if let Some(e) = self.known_leaf(&p) {
+                    return Ok(e);
+                }
+                if let Some(g) = known::std_generic(&p) {
+                    match g {
+                        Generic::Forward => {
+                            let Some(a) = args.first() else {
+                                return Err(self.error(
+                                    m,
+                                    path.span(),
+                                    format!("`{written}` needs a type argument"),
+                                    None,
+                                ));
+                            };
+                            return self.ty_subst(m, a, subst);
+                        }
+                        Generic::Container(n, f) => {
+                            if args.len() < n {
+                                return Err(self.error(
+                                    m,
+                                    path.span(),
+                                    format!("`{written}` needs {n} type arguments"),
+                                    None,
+                                ));
+                            }
+                            let mut evals = Vec::new();
+                            for a in &args[..n] {
+                                evals.push(self.ty_subst(m, a, subst)?);
+                            }
+                            return Ok(f(&mut self.generator, evals));
+                        }
+                    }
+                }
+                let help = if p.starts_with("k8s_openapi::") {
+                    "rsbuilder knows the k8s-openapi 0.29 types of Kubernetes 1.37 (feature v1_37); check the path".to_string()
+                } else {
+                    "rsbuilder knows std types, serde_json::Value and k8s-openapi types; for another crate's type use #[schemars(with = \"...\")] with a known type".to_string()
+                };
+                Err(self.error(
+                    m,
+                    path.span(),
+                    format!("type `{written}` (resolved to `{p}`) has no schema rsbuilder can compute statically"),
+                    Some(help),
+                ))
+            }
+            Resolved::Module(_) => Err(self.error(
+                m,
+                path.span(),
+                format!("`{written}` is a module, not a type"),
+                None,
+            )),
+        }
+    }
+
+    /// The schema of the user's struct or enum `name` in module `tm`, referenced from module
+    /// `from` at `span`.
+    pub(super) fn user_type(
+        &mut self,
+        tm: ModId,
+        name: &str,
+        args: Vec<Eval>,
+        from: ModId,
+        span: proc_macro2::Span,
+    ) -> R<Eval> {
+        let key = (tm, name.to_string());
+        let generics = match self.krate.item(tm, name) {
+            Some(LocalItem::Struct(s)) => s.generics.clone(),
+            Some(LocalItem::Enum(e)) => e.generics.clone(),
+            _ => syn::Generics::default(),
+        };
+        let params: Vec<String> = generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        if params.len() != args.len() {
+            return Err(self.error(
+                from,
+                span,
+                format!(
+                    "`{name}` takes {} type argument(s), {} given",
+                    params.len(),
+                    args.len()
+                ),
+                None,
+            ));
+        }
+        let cache_key = (
+            tm,
+            if args.is_empty() {
+                name.to_string()
+            } else {
+                let fingerprint: Vec<String> = args
+                    .iter()
+                    .map(|a| format!("{}{}", a.is_option, a.schema.as_value()))
+                    .collect();
+                format!("{name}<{}>", fingerprint.join(","))
+            },
+        );
+        if let Some(pos) = self.in_progress.iter().position(|k| *k == key) {
+            let cycle: Vec<String> = self.in_progress[pos..]
+                .iter()
+                .map(|(_, n)| n.clone())
+                .chain([name.to_string()])
+                .collect();
+            return Err(self.error(
+                from,
+                span,
+                format!(
+                    "recursive type `{name}` ({}): kube-derive's crd() leaves a dangling $ref for it, and a CRD schema must be structural (no references), so the API server rejects it",
+                    cycle.join(" -> ")
+                ),
+                Some("break the cycle: type the recursive field as `serde_json::Value` with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`, or unroll the nesting into distinct types".into()),
+            ));
+        }
+        if let Some(cached) = self.cache.get(&cache_key) {
+            return cached.clone().ok_or(Failed);
+        }
+        self.in_progress.push(key.clone());
+        self.generics.push(params.into_iter().zip(args).collect());
+        let result = match self.krate.item(tm, name) {
+            Some(LocalItem::Struct(s)) => {
+                let input = syn::DeriveInput::from(s.clone());
+                self.derive(tm, &input, &s.attrs)
+            }
+            Some(LocalItem::Enum(e)) => {
+                let input = syn::DeriveInput::from(e.clone());
+                self.derive(tm, &input, &e.attrs)
+            }
+            _ => Err(Failed),
+        };
+        self.generics.pop();
+        self.in_progress.pop();
+        self.cache.insert(cache_key, result.clone().ok());
+        result
+    }
+}
