@@ -17,6 +17,23 @@ pub struct Diagnostic {
     pub message: String,
     /// How to fix it, when known.
     pub help: Option<String>,
+    /// Whether the sources are wrong, or only beyond what rsbuilder evaluates without
+    /// compiling.
+    pub cause: Cause,
+}
+
+/// Why a kind could not be derived statically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Cause {
+    /// The input is wrong for `crd()` itself: it does not compile, `crd()` panics on it, or
+    /// the API server rejects the CRD it yields. Compiling cannot help.
+    #[default]
+    Invalid,
+    /// The input is valid, but its schema depends on code rsbuilder does not evaluate
+    /// statically (a `schema_with` function with logic, a hand-written `JsonSchema` impl, a
+    /// default computed at run time). `manifests --evaluate auto` derives such a kind by
+    /// compiling a probe against the user's crate.
+    NeedsCompile,
 }
 
 impl Diagnostic {
@@ -28,6 +45,7 @@ impl Diagnostic {
             column,
             message: message.into(),
             help: None,
+            cause: Cause::Invalid,
         }
     }
 
@@ -36,6 +54,12 @@ impl Diagnostic {
     pub fn at(file: &Path, span: proc_macro2::Span, message: impl Into<String>) -> Self {
         let start = span.start();
         Self::new(file, start.line.max(1), start.column + 1, message)
+    }
+
+    /// Marks the diagnostic as [`Cause::NeedsCompile`].
+    pub fn needs_compile(mut self) -> Self {
+        self.cause = Cause::NeedsCompile;
+        self
     }
 
     /// Adds the fix.

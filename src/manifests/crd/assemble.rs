@@ -79,7 +79,7 @@ pub fn one_version(
     let schema = match k.schema {
         SchemaMode::Disabled => None,
         SchemaMode::Manual => {
-            d.error(
+            d.undecidable(
                 m,
                 ident.span(),
                 format!("#[kube(schema = \"manual\")]: crd() calls your hand-written `JsonSchema` impl of `{struct_name}`, which rsbuilder cannot run statically"),

@@ -156,7 +156,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     .to_string()
                     .replace(' ', "");
                 let _ = at;
-                Err(self.error(
+                Err(self.undecidable(
                     m,
                     path.span(),
                     format!("`schema_with = \"{text}\"` calls a function at compile time that rsbuilder cannot evaluate statically"),
@@ -291,7 +291,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     }
                     Ok(None) => {}
                     Err(msg) => {
-                        self.error(
+                        self.undecidable(
                             m,
                             f.original.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| f.original.ty.span()),
                             format!("the #[serde(default)] value of this field cannot be computed statically: {msg}"),

@@ -80,6 +80,23 @@ impl<'c, 'a> Deriver<'c, 'a> {
         Failed
     }
 
+    /// Records a [`Cause::NeedsCompile`](crate::manifests::diag::Cause::NeedsCompile)
+    /// diagnostic: the input is valid Rust that `crd()` handles, but its schema depends on
+    /// code rsbuilder does not evaluate statically. Use [`Deriver::error`] for input that
+    /// `crd()` itself rejects.
+    pub fn undecidable(
+        &mut self,
+        m: ModId,
+        span: proc_macro2::Span,
+        msg: impl Into<String>,
+        help: Option<String>,
+    ) -> Failed {
+        let mut d = Diagnostic::at(&self.krate.modules[m].file.path, span, msg).needs_compile();
+        d.help = help;
+        self.diags.push(d);
+        Failed
+    }
+
     pub(super) fn syn_error(&mut self, m: ModId, e: syn::Error) -> Failed {
         for one in e {
             let msg = one.to_string();

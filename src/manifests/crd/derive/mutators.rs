@@ -88,7 +88,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             }
         }
         if let Some(t) = c.transforms.first() {
-            return Err(self.error(
+            return Err(self.undecidable(
                 m,
                 t.span(),
                 "`#[schemars(transform = ...)]` runs a function at compile time that rsbuilder cannot evaluate statically",

@@ -194,7 +194,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 } else {
                     "rsbuilder knows std types, serde_json::Value and k8s-openapi types; for another crate's type use #[schemars(with = \"...\")] with a known type".to_string()
                 };
-                Err(self.error(
+                Err(self.undecidable(
                     m,
                     path.span(),
                     format!("type `{written}` (resolved to `{p}`) has no schema rsbuilder can compute statically"),

@@ -73,7 +73,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         use syn::spanned::Spanned;
         match rule_expr(self.krate, m, e) {
             Ok(r) => Ok(r),
-            Err(msg) => Err(self.error(
+            Err(msg) => Err(self.undecidable(
                 m,
                 e.span(),
                 format!("cannot evaluate this validation rule statically: {msg}"),
@@ -90,7 +90,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         use syn::spanned::Spanned;
         match merge_strategy_expr(self.krate, m, e) {
             Some(s) => Ok(s),
-            None => Err(self.error(
+            None => Err(self.undecidable(
                 m,
                 e.span(),
                 "cannot evaluate this merge strategy statically",
