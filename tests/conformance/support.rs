@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -116,84 +115,9 @@ pub fn expected_file_name(crd: &Value) -> String {
 
 /// Compares what kube-derive gave (`expected`, an array of CRDs) with what rsbuilder gave.
 /// `None` when equal; otherwise a report: the differing fields (JSON paths) and a unified
-/// diff of the pretty-printed JSON.
+/// diff of the pretty-printed JSON (`rsbuilder::manifests::compare`, which `--verify` uses).
 pub fn compare(expected: &Value, actual: &Value) -> Option<String> {
-    if expected == actual {
-        return None;
-    }
-    let mut paths = Vec::new();
-    diff_paths("$", expected, actual, &mut paths);
-    let mut report = String::new();
-    let shown = paths.len().min(25);
-    writeln!(report, "{} differing field(s):", paths.len()).unwrap();
-    for p in &paths[..shown] {
-        writeln!(report, "  {p}").unwrap();
-    }
-    if paths.len() > shown {
-        writeln!(report, "  ... and {} more", paths.len() - shown).unwrap();
-    }
-    let left = serde_json::to_string_pretty(expected).unwrap();
-    let right = serde_json::to_string_pretty(actual).unwrap();
-    let diff = similar::TextDiff::from_lines(&left, &right)
-        .unified_diff()
-        .context_radius(3)
-        .header("kube-derive crd()", "rsbuilder")
-        .to_string();
-    let lines: Vec<&str> = diff.lines().collect();
-    let limit = 200;
-    for l in lines.iter().take(limit) {
-        writeln!(report, "{l}").unwrap();
-    }
-    if lines.len() > limit {
-        writeln!(report, "... ({} more diff lines)", lines.len() - limit).unwrap();
-    }
-    Some(report)
-}
-
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 120 {
-        format!("{}...", s.chars().take(117).collect::<String>())
-    } else {
-        s
-    }
-}
-
-/// Lists the JSON paths where `a` and `b` differ, descending into objects and equal-length
-/// arrays.
-fn diff_paths(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                let p = format!("{path}.{k}");
-                match (x.get(k), y.get(k)) {
-                    (Some(va), Some(vb)) => diff_paths(&p, va, vb, out),
-                    (Some(va), None) => out.push(format!(
-                        "{p}: missing in rsbuilder (expected {})",
-                        short(va)
-                    )),
-                    (None, Some(vb)) => {
-                        out.push(format!("{p}: unexpected in rsbuilder ({})", short(vb)))
-                    }
-                    (None, None) => {}
-                }
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
-                diff_paths(&format!("{path}[{i}]"), va, vb, out);
-            }
-        }
-        _ if a != b => out.push(format!(
-            "{path}: expected {}, rsbuilder {}",
-            short(a),
-            short(b)
-        )),
-        _ => {}
-    }
+    rsbuilder::manifests::compare::compare(expected, actual, "kube-derive crd()", "rsbuilder")
 }
 
 /// One `// key: value` line from the leading comment block of a case file.
