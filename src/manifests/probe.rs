@@ -528,9 +528,16 @@ fn build_and_run(
     } else {
         features.features.clone()
     };
+    // One package name per crate, so that crates sharing a target directory
+    // (RSBUILDER_PROBE_TARGET_DIR) never run each other's probe binary.
+    let crate_id: String = Sha256::digest(canonical(&info.dir).display().to_string().as_bytes())
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let manifest = format!(
         "# Written by `rsbuilder manifests`: prints crd() of the kinds it compiles. Safe to delete.\n\
-[package]\nname = \"rsbuilder-probe\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+[package]\nname = \"rsbuilder-probe-{crate_id}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
 [workspace]\n\n[dependencies]\n\
 rsbuilder_probe_target = {{ package = \"{}\", path = {}, default-features = {}, features = {} }}\n\
 {kube_dep}\nserde_json = \"1\"\n",

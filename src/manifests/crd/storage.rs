@@ -452,3 +452,168 @@ pub fn from_flag(value: &str) -> Result<(String, StorageChoice), String> {
         },
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{KindOutcome, Settings, derive_kinds};
+    use super::*;
+
+    const HEADER: &str = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+
+    /// `Thing` in versions v1 and v2, neither marked `storage = false`.
+    fn lib() -> String {
+        let v = |ver: &str| {
+            format!(
+                "pub mod {ver} {{ use super::*;\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"{ver}\", kind = \"Thing\")]\npub struct ThingSpec {{ pub a: String }} }}\n"
+            )
+        };
+        format!("{HEADER}{}{}", v("v1"), v("v2"))
+    }
+
+    fn kinds(files: &[(&str, String)], settings: &Settings) -> Vec<KindOutcome> {
+        let set = SourceSet {
+            files: files
+                .iter()
+                .map(|(p, t)| SourceSet::parse_text(Path::new(p), t.clone()).unwrap())
+                .collect(),
+        };
+        derive_kinds(&set, settings)
+    }
+
+    fn versions(k: &KindOutcome) -> Vec<(String, bool)> {
+        let crd = &k.result.as_ref().unwrap_or_else(|e| panic!("{e:?}")).crd;
+        crd.spec
+            .versions
+            .iter()
+            .map(|v| (v.name.clone(), v.storage))
+            .collect()
+    }
+
+    #[test]
+    fn a_merge_crds_call_in_a_binary_decides_the_storage_version() {
+        let bin = "use kube::CustomResourceExt;\nuse my_op::{v1, v2};\nfn main() {\n    let crd = kube::core::crd::merge_crds(vec![v1::Thing::crd(), v2::Thing::crd()], \"v1\").unwrap();\n    println!(\"{crd:?}\");\n}\n";
+        let k = kinds(
+            &[("src/lib.rs", lib()), ("src/bin/crdgen.rs", bin.into())],
+            &Settings::default(),
+        );
+        assert_eq!(k.len(), 1);
+        assert_eq!(
+            versions(&k[0]),
+            [("v1".to_string(), true), ("v2".to_string(), false)]
+        );
+        let choice = k[0].storage.as_ref().unwrap();
+        assert_eq!(choice.source, "merge_crds at src/bin/crdgen.rs:4");
+        assert_eq!(
+            choice.order.as_deref(),
+            Some(&["v1".to_string(), "v2".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn a_merge_crds_call_through_a_local_list_is_followed_in_its_order() {
+        let lib = format!(
+            "{}\npub fn all() -> kube::core::crd::v1::CustomResourceDefinition {{\n    let mut crds = vec![v2::Thing::crd()];\n    crds.push(<v1::Thing as kube::CustomResourceExt>::crd());\n    kube::core::crd::merge_crds(crds, \"v2\").unwrap()\n}}\n#[test]\nfn t() {{ kube::core::crd::merge_crds(vec![v1::Thing::crd()], \"v1\").unwrap(); }}\n",
+            lib()
+        );
+        let k = kinds(&[("src/lib.rs", lib)], &Settings::default());
+        // merge_crds puts the stored version first, then the rest of the list from its end;
+        // the #[test] function is not part of the crate's output.
+        assert_eq!(
+            versions(&k[0]),
+            [("v2".to_string(), true), ("v1".to_string(), false)]
+        );
+        assert!(
+            k[0].storage
+                .as_ref()
+                .unwrap()
+                .source
+                .starts_with("merge_crds at src/lib.rs:")
+        );
+    }
+
+    #[test]
+    fn metadata_or_a_flag_decides_without_a_call_and_must_agree_with_one() {
+        let mut settings = Settings::default();
+        let (name, choice) = from_flag("Thing.t.example.com=v2").unwrap();
+        settings.storage.insert(name, choice);
+        let k = kinds(&[("src/lib.rs", lib())], &settings);
+        assert_eq!(
+            versions(&k[0]),
+            [("v2".to_string(), true), ("v1".to_string(), false)]
+        );
+        assert_eq!(k[0].storage.as_ref().unwrap().source, "--storage-version");
+
+        let bin = "fn main() { kube::core::crd::merge_crds(vec![my_op::v1::Thing::crd(), my_op::v2::Thing::crd()], \"v1\").unwrap(); }\n";
+        let k = kinds(
+            &[("src/lib.rs", lib()), ("src/bin/gen.rs", bin.into())],
+            &settings,
+        );
+        let err = k[0].result.as_ref().unwrap_err();
+        assert_eq!(
+            err[0].to_string(),
+            "src/bin/gen.rs:1:1: merge_crds stores Thing.t.example.com as v1 here, but --storage-version says v2\n  help: make them agree, or drop the setting: rsbuilder follows the merge_crds call"
+        );
+
+        let (name, choice) = from_flag("Thing.t.example.com=v3").unwrap();
+        settings.storage.insert(name, choice);
+        let k = kinds(&[("src/lib.rs", lib())], &settings);
+        let err = k[0].result.as_ref().unwrap_err();
+        assert!(
+            err[0].message.contains("--storage-version makes v3 the storage version of Thing.t.example.com, which has no such version (v1, v2)"),
+            "{err:?}"
+        );
+        assert!(from_flag("Thing=v1").is_err());
+        assert!(from_flag("Thing.t.example.com").is_err());
+    }
+
+    #[test]
+    fn without_a_decision_two_storage_versions_name_every_way_out() {
+        let k = kinds(&[("src/lib.rs", lib())], &Settings::default());
+        let err = k[0].result.as_ref().unwrap_err();
+        assert!(
+            err[0]
+                .message
+                .contains("2 versions of Thing.t.example.com are marked as storage versions"),
+            "{err:?}"
+        );
+        let help = err[0].help.as_deref().unwrap();
+        assert!(
+            help.contains("storage = false")
+                && help.contains("[package.metadata.rsbuilder]")
+                && help.contains("--storage-version Thing.t.example.com=v1"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn storage_versions_are_read_from_the_package_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        let toml = dir.path().join("Cargo.toml");
+        std::fs::write(&toml, "[package]\nname = \"x\"\n\n[package.metadata.rsbuilder]\nstorage-versions = { \"Thing.t.example.com\" = \"v2\" }\n").unwrap();
+        let found = from_metadata(&toml).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, "Thing.t.example.com");
+        assert_eq!(found[0].1.version, "v2");
+        assert!(
+            found[0]
+                .1
+                .source
+                .starts_with("[package.metadata.rsbuilder] storage-versions in ")
+        );
+        std::fs::write(
+            &toml,
+            "[package.metadata.rsbuilder]\nstorage-versions = { \"Thing.t.example.com\" = 2 }\n",
+        )
+        .unwrap();
+        assert!(
+            from_metadata(&toml)
+                .unwrap_err()
+                .contains("must be a version string")
+        );
+        assert!(
+            from_metadata(&dir.path().join("none.toml"))
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
