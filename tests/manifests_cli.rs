@@ -673,3 +673,25 @@ fn check_reports_drift_and_failed_kinds_and_writes_nothing() {
         "{stderr}"
     );
 }
+
+#[test]
+fn bad_evaluate_and_storage_version_values_are_usage_errors() {
+    let tmp = mixed_project();
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--evaluate", "sometimes"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "possible values: auto, static, compile",
+        ));
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--storage-version", "Good=v1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--storage-version Good=v1: expected Kind.group=version, like Foo.example.com=v1",
+        ));
+    assert!(!tmp.path().join("config/rbac").exists());
+}
