@@ -156,7 +156,17 @@ fn compile_kinds(
         .iter()
         .map(|&i| probe::Request::of(&kinds[i]))
         .collect();
-    let run = probe::run(opts.crate_dir.as_deref(), &requests, &opts.features);
+    // The output directory is rewritten by this very run: not part of the cache key.
+    let output_dir: Vec<PathBuf> = match &opts.crate_dir {
+        Some(d) => vec![d.join(&opts.output_dir)],
+        None => Vec::new(),
+    };
+    let run = probe::run(
+        opts.crate_dir.as_deref(),
+        &requests,
+        &opts.features,
+        &output_dir,
+    );
     out.cache_hits += run.cache_hits;
     for (&i, compiled) in wanted.iter().zip(run.kinds) {
         let k = &mut kinds[i];

@@ -204,7 +204,15 @@ pub fn probe_dir(crate_dir: &Path) -> PathBuf {
 /// `pub` items, a crate that depends on neither kube nor kube-core, a probe that does not
 /// compile (the compiler's errors, trimmed), `crd()` panicking, versions that cannot be
 /// merged.
-pub fn run(crate_dir: Option<&Path>, requests: &[Request], features: &Features) -> Run {
+///
+/// `skip` names directories left out of the cache key (the manifests' own output directory,
+/// which the run itself rewrites).
+pub fn run(
+    crate_dir: Option<&Path>,
+    requests: &[Request],
+    features: &Features,
+    skip: &[PathBuf],
+) -> Run {
     let mut results: Vec<Option<Result<CustomResourceDefinition, Vec<Diagnostic>>>> =
         vec![None; requests.len()];
     let fail_all = |reason: &str, results: &mut Vec<Option<Result<_, Vec<Diagnostic>>>>| {
@@ -277,11 +285,13 @@ pub fn run(crate_dir: Option<&Path>, requests: &[Request], features: &Features) 
         r
     };
     let lock = find_lock(&info.dir);
+    let skip: Vec<PathBuf> = skip.iter().map(|p| canonical(p)).collect();
     let key = cache_key(
         &info,
         &roots,
         features,
         lock.as_ref().map(|(_, t)| t.as_str()),
+        &skip,
     );
     let base = probe_dir(&info.dir);
     let cache_file = base.join("cache").join(format!("{key}.json"));
@@ -412,6 +422,7 @@ fn cache_key(
     roots: &[Vec<String>],
     features: &Features,
     lock: Option<&str>,
+    skip: &[PathBuf],
 ) -> String {
     let mut h = Sha256::new();
     let mut field = |name: &str, bytes: &[u8]| {
@@ -431,7 +442,7 @@ fn cache_key(
         if !seen.insert(d.clone()) {
             continue;
         }
-        for (path, bytes) in crate_files(&d) {
+        for (path, bytes) in crate_files(&d, skip) {
             field(&path.display().to_string(), &bytes);
         }
         dirs.extend(path_dependencies(&d));
@@ -440,9 +451,9 @@ fn cache_key(
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The files of the crate in `dir` that a build may read: everything but `target/` and
-/// hidden entries, sorted, with their bytes.
-fn crate_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+/// The files of the crate in `dir` that a build may read: everything but `target/`, hidden
+/// entries and the directories in `skip` (canonical paths), sorted, with their bytes.
+fn crate_files(dir: &Path, skip: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(true)
@@ -451,7 +462,9 @@ fn crate_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         .filter_entry(|e| {
             e.depth() == 0 || {
                 let n = e.file_name().to_string_lossy();
-                !n.starts_with('.') && n != "target"
+                !n.starts_with('.')
+                    && n != "target"
+                    && !skip.iter().any(|s| *s == canonical(e.path()))
             }
         });
     for e in walker.flatten() {
