@@ -395,3 +395,42 @@ fn a_probe_that_does_not_compile_shows_the_compiler_error_with_the_kind() {
         "Plain"
     );
 }
+
+#[test]
+fn a_kind_the_probe_cannot_compile_fails_alone() {
+    // `gone` is configured out, so the probe cannot name `gone::Tuned`; `Other` still comes
+    // from the compiler.
+    let other = TUNED
+        .replace("Tuned", "Other")
+        .replace("fn levels", "fn other_levels")
+        .replace("\"levels\"", "\"other_levels\"");
+    let dir = krate(
+        Some(&format!(
+            "#[cfg(any())]\npub mod gone {{\n{HEADER}{TUNED}}}\n{other}"
+        )),
+        &[],
+    );
+    let r = run(&mut manifests(dir.path()));
+    assert!(
+        r.stderr
+            .contains("note: Other.example.com: CRD from the compiler"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        dir.path()
+            .join("config/crd/bases/example.com_others.yaml")
+            .is_file()
+    );
+    // While rsbuilder reads the configured-out module, the kind fails with its own error.
+    if r.code != 0 {
+        assert!(
+            r.stderr.contains(
+                "the probe cannot compile `gone::Tuned` (the other kinds were compiled without it)"
+            ),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("error[E0433]"), "{}", r.stderr);
+    }
+}

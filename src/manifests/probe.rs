@@ -298,15 +298,37 @@ pub fn run(
     let (output, cached) = match read_cache(&cache_file) {
         Some(v) => (Ok(v), true),
         None => {
-            let built = build_and_run(
-                &info,
-                &base,
-                &roots,
-                &kube_path,
-                &kube_dep,
-                features,
-                lock.as_ref(),
-            );
+            let build = |roots: &[Vec<String>]| {
+                build_and_run(
+                    &info,
+                    &base,
+                    roots,
+                    &kube_path,
+                    &kube_dep,
+                    features,
+                    lock.as_ref(),
+                )
+            };
+            let mut built = build(&roots);
+            // The compiler blames some kinds only (a module the features leave out): those
+            // kinds get the error, the others a second build without them.
+            if let Err(e) = &built
+                && !e.blamed.is_empty()
+                && e.blamed.len() < roots.len()
+            {
+                let rest: Vec<Vec<String>> = roots
+                    .iter()
+                    .filter(|r| !e.blamed.iter().any(|(b, _)| b == *r))
+                    .cloned()
+                    .collect();
+                let failed = e.blamed.clone();
+                built = build(&rest).map(|mut out| {
+                    for (r, errors) in failed {
+                        out.insert(r.join("::"), serde_json::json!({ "compile_error": errors }));
+                    }
+                    out
+                });
+            }
             if let Ok(v) = &built {
                 write_cache(&cache_file, v);
             }
@@ -317,15 +339,11 @@ pub fn run(
         Ok(o) => o,
         Err(e) => {
             for &i in &asked {
-                results[i] = Some(Err(vec![at_kind(
+                results[i] = Some(Err(vec![compile_failure(
                     &requests[i],
-                    format!(
-                        "{} needs compiling, and compiling the probe against {} failed ({}):\n{e}",
-                        requests[i].name,
-                        info.package,
-                        base.join("probe").display()
-                    ),
-                    Some("fix the crate so that `cargo build` passes, or run with --evaluate static to see what rsbuilder could not evaluate".into()),
+                    &info,
+                    &base,
+                    &e.text,
                 )]));
             }
             return finish(results, false, 0);
@@ -336,6 +354,38 @@ pub fn run(
         results[i] = Some(kind_from_output(&requests[i], &output));
     }
     finish(results, cached, hits)
+}
+
+/// The diagnostic of a kind whose probe did not compile, with the compiler's errors.
+fn compile_failure(req: &Request, info: &CrateInfo, base: &Path, errors: &str) -> Diagnostic {
+    at_kind(
+        req,
+        format!(
+            "{} needs compiling, and compiling the probe against {} failed ({}):\n{errors}",
+            req.name,
+            info.package,
+            base.join("probe").display()
+        ),
+        Some("fix the crate so that `cargo build` passes, or run with --evaluate static to see what rsbuilder could not evaluate".into()),
+    )
+}
+
+/// A probe build that failed: the compiler's errors (trimmed) and the root types the errors
+/// quote (their line of the probe's `main`).
+#[derive(Debug, Clone)]
+struct BuildError {
+    text: String,
+    /// The root types the errors quote, each with the error messages that quote it.
+    blamed: Vec<(Vec<String>, String)>,
+}
+
+impl From<String> for BuildError {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            blamed: Vec::new(),
+        }
+    }
 }
 
 /// Whether the probe can name every version of `req` from the library root: `Err` with the
@@ -532,7 +582,7 @@ fn build_and_run(
     kube_dep: &str,
     features: &Features,
     lock: Option<&(PathBuf, String)>,
-) -> Result<BTreeMap<String, Value>, String> {
+) -> Result<BTreeMap<String, Value>, BuildError> {
     let pkg = base.join("probe");
     std::fs::create_dir_all(pkg.join("src"))
         .map_err(|e| format!("cannot create {}: {e}", pkg.display()))?;
@@ -603,10 +653,34 @@ fn probe(f: impl FnOnce() -> Result<serde_json::Value, serde_json::Error> + std:
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !out.status.success() {
-        return Err(trim_errors(&String::from_utf8_lossy(&out.stderr)));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Error messages, one per block starting at an `error` line.
+        let mut blocks: Vec<Vec<&str>> = Vec::new();
+        for l in error_lines(&stderr) {
+            if l.starts_with("error") || blocks.is_empty() {
+                blocks.push(Vec::new());
+            }
+            blocks.last_mut().expect("one block").push(l);
+        }
+        let blamed = roots
+            .iter()
+            .filter_map(|r| {
+                let quoted = format!("<rsbuilder_probe_target::{} as ", r.join("::"));
+                let mine: Vec<String> = blocks
+                    .iter()
+                    .filter(|b| b.iter().any(|l| l.contains(&quoted)))
+                    .map(|b| b.join("\n"))
+                    .collect();
+                (!mine.is_empty()).then(|| (r.clone(), trim_errors(&mine.join("\n"))))
+            })
+            .collect();
+        return Err(BuildError {
+            text: trim_errors(&stderr),
+            blamed,
+        });
     }
     serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("the probe printed no JSON object: {e}"))
+        .map_err(|e| BuildError::from(format!("the probe printed no JSON object: {e}")))
 }
 
 fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
@@ -630,20 +704,22 @@ fn toml_array(items: &[String]) -> String {
     .to_string()
 }
 
-/// The compiler's error messages from cargo's stderr, without warnings, at most 40 lines.
-pub fn trim_errors(stderr: &str) -> String {
-    let mut kept: Vec<&str> = Vec::new();
+/// The lines of cargo's stderr that belong to error messages (not warnings).
+fn error_lines(stderr: &str) -> impl Iterator<Item = &str> {
     let mut in_error = false;
-    for line in stderr.lines() {
+    stderr.lines().filter(move |line| {
         if line.starts_with("error") {
             in_error = true;
         } else if line.starts_with("warning") {
             in_error = false;
         }
-        if in_error && !line.starts_with("error: could not compile") {
-            kept.push(line);
-        }
-    }
+        in_error && !line.starts_with("error: could not compile")
+    })
+}
+
+/// The compiler's error messages from cargo's stderr, without warnings, at most 40 lines.
+pub fn trim_errors(stderr: &str) -> String {
+    let mut kept: Vec<&str> = error_lines(stderr).collect();
     if kept.is_empty() {
         kept = stderr.lines().collect();
     }
@@ -683,6 +759,16 @@ fn kind_from_output(
                     "see docs/attributes.md for the shapes kube-derive cannot turn into a CRD"
                         .into(),
                 ),
+            )]);
+        }
+        if let Some(errors) = value.get("compile_error").and_then(Value::as_str) {
+            return Err(vec![at_site(
+                v,
+                format!(
+                    "{} needs compiling, and the probe cannot compile `{key}` (the other kinds were compiled without it):\n{errors}",
+                    req.name
+                ),
+                Some("a module the crate's features leave out, or a type the library does not export: see the error".into()),
             )]);
         }
         if let Some(msg) = value.get("error").and_then(Value::as_str) {
