@@ -154,7 +154,10 @@ fn compile_kinds(
     let mut extra = Vec::new();
     let requests: Vec<probe::Request> = wanted
         .iter()
-        .map(|&i| probe::Request::of(&kinds[i]))
+        .map(|&i| probe::Request {
+            verify: opts.verify && kinds[i].result.is_ok(),
+            ..probe::Request::of(&kinds[i])
+        })
         .collect();
     // The output directory is rewritten by this very run: not part of the cache key.
     let output_dir: Vec<PathBuf> = match &opts.crate_dir {

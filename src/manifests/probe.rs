@@ -62,6 +62,20 @@ pub struct Request {
     pub versions: Vec<VersionSite>,
     /// The storage version from a `merge_crds` call, the metadata or a flag.
     pub storage: Option<StorageChoice>,
+    /// Compiled only to check the static CRD (`--verify`), not because it needs it.
+    pub verify: bool,
+}
+
+impl Request {
+    /// How messages start: `Foo.example.com needs compiling` or, for `--verify`,
+    /// `Foo.example.com cannot be verified`.
+    fn need(&self) -> String {
+        if self.verify {
+            format!("{} cannot be verified by compiling it", self.name)
+        } else {
+            format!("{} needs compiling", self.name)
+        }
+    }
 }
 
 impl Request {
@@ -71,6 +85,7 @@ impl Request {
             name: k.name(),
             versions: k.versions.clone(),
             storage: k.storage.clone(),
+            verify: false,
         }
     }
 }
@@ -218,7 +233,11 @@ pub fn run(
     let fail_all = |reason: &str, results: &mut Vec<Option<Result<_, Vec<Diagnostic>>>>| {
         for (r, req) in results.iter_mut().zip(requests) {
             if r.is_none() {
-                *r = Some(Err(vec![at_kind(req, reason.to_string(), None)]));
+                *r = Some(Err(vec![at_kind(
+                    req,
+                    format!("{}, {reason}", req.need()),
+                    None,
+                )]));
             }
         }
     };
@@ -232,7 +251,7 @@ pub fn run(
     };
     let Some(dir) = crate_dir else {
         fail_all(
-            "it needs compiling, and there is no crate to compile it in (no Cargo.toml: run in the crate, or pass --dir)",
+            "and there is no crate to compile it in (no Cargo.toml: run in the crate, or pass --dir)",
             &mut results,
         );
         return finish(results, false, 0);
@@ -240,7 +259,7 @@ pub fn run(
     let info = match CrateInfo::read(dir) {
         Ok(i) => i,
         Err(e) => {
-            fail_all(&format!("it needs compiling, and {e}"), &mut results);
+            fail_all(&format!("and {e}"), &mut results);
             return finish(results, false, 0);
         }
     };
@@ -252,7 +271,7 @@ pub fn run(
             Err((site, why, help)) => {
                 results[i] = Some(Err(vec![at_site(
                     site,
-                    format!("{} needs compiling, but {why}", req.name),
+                    format!("{}, but {why}", req.need()),
                     Some(help),
                 )]))
             }
@@ -266,8 +285,8 @@ pub fn run(
             results[i] = Some(Err(vec![at_kind(
                 &requests[i],
                 format!(
-                    "{} needs compiling, but {}/Cargo.toml depends on neither kube nor kube-core, whose CustomResourceExt the probe calls",
-                    requests[i].name,
+                    "{}, but {}/Cargo.toml depends on neither kube nor kube-core, whose CustomResourceExt the probe calls",
+                    requests[i].need(),
                     info.dir.display()
                 ),
                 None,
@@ -361,8 +380,8 @@ fn compile_failure(req: &Request, info: &CrateInfo, base: &Path, errors: &str) -
     at_kind(
         req,
         format!(
-            "{} needs compiling, and compiling the probe against {} failed ({}):\n{errors}",
-            req.name,
+            "{}, and compiling the probe against {} failed ({}):\n{errors}",
+            req.need(),
             info.package,
             base.join("probe").display()
         ),
@@ -765,8 +784,8 @@ fn kind_from_output(
             return Err(vec![at_site(
                 v,
                 format!(
-                    "{} needs compiling, and the probe cannot compile `{key}` (the other kinds were compiled without it):\n{errors}",
-                    req.name
+                    "{}, and the probe cannot compile `{key}` (the other kinds were compiled without it):\n{errors}",
+                    req.need()
                 ),
                 Some("a module the crate's features leave out, or a type the library does not export: see the error".into()),
             )]);
