@@ -17,31 +17,14 @@
 //! Needs cargo and crates.io: skipped with a message when the crate cannot be downloaded,
 //! and a failure under `CI=true`.
 
+#[path = "conformance/support.rs"]
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target").join("e2e"))
-}
-
-fn cargo() -> Command {
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    c.env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
-    c
-}
+use support::{cargo, fixture_lock, shared_build_env, target_dir};
 
 /// What `manifests` must do with a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,13 +201,7 @@ schemars = \"1\"\nserde = {{ version = \"1\", features = [\"derive\", \"rc\"] }}
     );
     write_if_changed(&dir.join("Cargo.toml"), &manifest);
     if !dir.join("Cargo.lock").exists() {
-        let lock = std::fs::read_to_string(repo().join("tests/conformance/fixtures/Cargo.lock"))
-            .unwrap()
-            .replace(
-                "name = \"conformance-fixtures\"",
-                &format!("name = \"{package}\""),
-            );
-        std::fs::write(dir.join("Cargo.lock"), lock).unwrap();
+        std::fs::write(dir.join("Cargo.lock"), fixture_lock(&package)).unwrap();
     }
     dir
 }
@@ -304,22 +281,15 @@ fn published_crates_come_out_as_pinned_and_equal_to_crd() {
         let wrapper = write_wrapper(p, &source);
         let truth = ground_truth(p, &wrapper);
         let out = tempfile::tempdir().unwrap();
-        let run = assert_cmd::Command::cargo_bin("rsbuilder")
-            .unwrap()
-            .arg("manifests")
+        let mut cmd = assert_cmd::Command::cargo_bin("rsbuilder").unwrap();
+        cmd.arg("manifests")
             .arg("--dir")
             .arg(&wrapper)
             .arg("--paths")
             .arg(source.join("src"))
             .arg("--output-dir")
-            .arg(out.path())
-            .env("RSBUILDER_PROBE_TARGET_DIR", target_dir())
-            .env("CARGO_INCREMENTAL", "0")
-            .env("CARGO_PROFILE_DEV_DEBUG", "0")
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .output()
-            .unwrap();
+            .arg(out.path());
+        let run = shared_build_env(&mut cmd).output().unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
         let mut written: BTreeMap<String, Value> = BTreeMap::new();
         if let Ok(entries) = std::fs::read_dir(out.path().join("crd/bases")) {

@@ -3,19 +3,13 @@
 //! dependencies (and `Cargo.lock`) as the conformance fixture crate, in the shared
 //! `RSBUILDER_E2E_TARGET_DIR` (default `target/e2e`), so the dependencies compile once.
 
+#[path = "conformance/support.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target").join("e2e"))
-}
+use support::{cargo, fixture_lock, shared_build_env};
 
 const CARGO_TOML: &str = r#"[package]
 name = "probe-test-op"
@@ -77,13 +71,7 @@ fn krate(lib: Option<&str>, files: &[(&str, &str)]) -> tempfile::TempDir {
         .unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("Cargo.toml"), CARGO_TOML).unwrap();
-    let lock = std::fs::read_to_string(repo().join("tests/conformance/fixtures/Cargo.lock"))
-        .unwrap()
-        .replace(
-            "name = \"conformance-fixtures\"",
-            "name = \"probe-test-op\"",
-        );
-    std::fs::write(dir.path().join("Cargo.lock"), lock).unwrap();
+    std::fs::write(dir.path().join("Cargo.lock"), fixture_lock("probe-test-op")).unwrap();
     if let Some(lib) = lib {
         std::fs::write(dir.path().join("src/lib.rs"), format!("{HEADER}{lib}")).unwrap();
     }
@@ -99,13 +87,8 @@ fn krate(lib: Option<&str>, files: &[(&str, &str)]) -> tempfile::TempDir {
 /// the settings the conformance fixtures use (so their compiled dependencies are reused).
 fn manifests(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("rsbuilder").unwrap();
-    cmd.current_dir(dir)
-        .arg("manifests")
-        .env("RSBUILDER_PROBE_TARGET_DIR", target_dir())
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    cmd.current_dir(dir).arg("manifests");
+    shared_build_env(&mut cmd);
     cmd
 }
 
@@ -139,14 +122,9 @@ fn crd_of(dir: &Path, kind: &str) -> serde_json::Value {
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let out = cargo()
         .args(["run", "--quiet", "--bin", "print_crd", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
         .unwrap();
     assert!(

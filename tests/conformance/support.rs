@@ -29,18 +29,70 @@ pub fn fixture_crate() -> PathBuf {
     repo_root().join("tests/conformance/fixtures")
 }
 
+/// Sets the build settings every crate the tests build shares, so that they reuse each
+/// other's compiled dependencies in [`target_dir`]: built once per run and thrown away, so no
+/// incremental cache and no debug info (disk), and no RUSTFLAGS of the caller. Also for an
+/// `rsbuilder` process whose probe builds there (`RSBUILDER_PROBE_TARGET_DIR`).
+pub fn shared_build_env<C: BuildEnv>(cmd: &mut C) -> &mut C {
+    cmd.set("CARGO_TARGET_DIR", target_dir().as_os_str())
+        .set("RSBUILDER_PROBE_TARGET_DIR", target_dir().as_os_str())
+        .set("CARGO_INCREMENTAL", "0".as_ref())
+        .set("CARGO_PROFILE_DEV_DEBUG", "0".as_ref())
+        .unset("RUSTFLAGS")
+        .unset("CARGO_ENCODED_RUSTFLAGS")
+}
+
+/// `std::process::Command` and `assert_cmd::Command` alike.
+pub trait BuildEnv {
+    /// Sets a variable.
+    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self;
+    /// Removes a variable.
+    fn unset(&mut self, key: &str) -> &mut Self;
+}
+
+impl BuildEnv for Command {
+    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self {
+        self.env(key, value)
+    }
+    fn unset(&mut self, key: &str) -> &mut Self {
+        self.env_remove(key)
+    }
+}
+
+impl BuildEnv for assert_cmd::Command {
+    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self {
+        self.env(key, value)
+    }
+    fn unset(&mut self, key: &str) -> &mut Self {
+        self.env_remove(key)
+    }
+}
+
+/// `cargo` (the one running the tests) with [`shared_build_env`].
+pub fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    shared_build_env(&mut c);
+    c
+}
+
+/// The conformance fixture crate's Cargo.lock with its package renamed `package`: a crate
+/// written at test time with the same dependencies starts from the same locked versions
+/// (and so reuses their builds).
+pub fn fixture_lock(package: &str) -> String {
+    std::fs::read_to_string(fixture_crate().join("Cargo.lock"))
+        .unwrap()
+        .replace(
+            "name = \"conformance-fixtures\"",
+            &format!("name = \"{package}\""),
+        )
+}
+
 /// Builds and runs a fixture crate (see `tests/conformance/fixtures/src/main.rs`) and returns
 /// its JSON: case name to `[crd, ...]`, `{"panic": ...}` or `{"error": ...}`.
 pub fn run_fixture_crate(dir: &Path) -> Result<Map<String, Value>, String> {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let out = cargo()
         .args(["run", "--quiet", "--locked", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !out.status.success() {
