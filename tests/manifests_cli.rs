@@ -318,7 +318,9 @@ pub enum Mixed {{
                     "mixes unit variants and variants with data",
                 ))
                 .and(predicate::str::contains("schema_with = \"my_schema\""))
-                .and(predicate::str::contains("3 errors")),
+                .and(predicate::str::contains(
+                    "3 errors; not generated: Multi.example.com",
+                )),
         );
 }
 
@@ -545,4 +547,151 @@ fn a_symlinked_source_file_is_read_like_cargo_reads_it() {
             "src/k3.rs:1:1: dangling symbolic link: its target `../shared/k3.rs` does not exist",
         ));
     assert!(!tmp2.path().join("config").exists());
+}
+
+/// A crate with a kind that derives, one whose type is recursive (refused: the API server
+/// rejects the `$ref` crd() leaves), an RBAC marker, a kustomization listing both CRD files,
+/// and the refused kind's CRD file from an earlier run.
+fn mixed_project() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    write(
+        &src,
+        "lib.rs",
+        &format!(
+            "{HEADER}
+// +kubebuilder:rbac:groups=example.com,resources=goods,verbs=get;list
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Good\")]
+pub struct GoodSpec {{ pub replicas: i32 }}
+
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Bad\")]
+pub struct BadSpec {{ pub root: Node }}
+
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub struct Node {{ pub children: Vec<Node> }}
+"
+        ),
+    );
+    let crd = tmp.path().join("config/crd");
+    std::fs::create_dir_all(crd.join("bases")).unwrap();
+    write(
+        &crd,
+        "kustomization.yaml",
+        "resources:\n- bases/example.com_goods.yaml\n- bases/example.com_bads.yaml\n",
+    );
+    write(
+        &crd.join("bases"),
+        "example.com_bads.yaml",
+        "# from an earlier run\n",
+    );
+    tmp
+}
+
+#[test]
+fn a_failing_kind_leaves_the_other_kinds_and_rbac_written() {
+    let tmp = mixed_project();
+    let assert = rsbuilder()
+        .current_dir(tmp.path())
+        .arg("manifests")
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains("recursive type `Node`"), "{stderr}");
+    assert!(
+        stderr.contains("not generated because of this: Bad.example.com"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "error: 1 error; not generated: Bad.example.com; every other file was written"
+        ),
+        "{stderr}"
+    );
+    // The refused kind's old file is kept as it is: neither stale nor missing from the
+    // kustomization.
+    assert!(
+        !stderr.contains("stale") && !stderr.contains("lists"),
+        "{stderr}"
+    );
+    let good = yaml_value(&tmp.path().join("config/crd/bases/example.com_goods.yaml"));
+    assert_eq!(good["spec"]["names"]["kind"], "Good");
+    let role = std::fs::read_to_string(tmp.path().join("config/rbac/role.yaml")).unwrap();
+    assert!(role.contains("goods"), "{role}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("config/crd/bases/example.com_bads.yaml")).unwrap(),
+        "# from an earlier run\n"
+    );
+}
+
+#[test]
+fn check_reports_drift_and_failed_kinds_and_writes_nothing() {
+    let tmp = mixed_project();
+    let assert = rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--check"])
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stdout.contains("config/crd/bases/example.com_goods.yaml"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("+  group: example.com"), "{stdout}");
+    assert!(stderr.contains("recursive type `Node`"), "{stderr}");
+    assert!(stderr.contains("manifests are out of date"), "{stderr}");
+    assert!(
+        stderr.contains("not generated: Bad.example.com; the other files were checked"),
+        "{stderr}"
+    );
+    assert!(
+        !tmp.path()
+            .join("config/crd/bases/example.com_goods.yaml")
+            .exists()
+    );
+    assert!(!tmp.path().join("config/rbac").exists());
+    // Once the good files are written, --check still fails on the refused kind alone.
+    rsbuilder()
+        .current_dir(tmp.path())
+        .arg("manifests")
+        .assert()
+        .code(1);
+    let assert = rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--check"])
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert_eq!(stdout, "", "no drift");
+    assert!(!stderr.contains("out of date"), "{stderr}");
+    assert!(
+        stderr.contains("not generated: Bad.example.com"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_evaluate_and_storage_version_values_are_usage_errors() {
+    let tmp = mixed_project();
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--evaluate", "sometimes"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "possible values: auto, static, compile",
+        ));
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--storage-version", "Good=v1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--storage-version Good=v1: expected Kind.group=version, like Foo.example.com=v1",
+        ));
+    assert!(!tmp.path().join("config/rbac").exists());
 }

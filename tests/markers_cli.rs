@@ -183,11 +183,15 @@ fn misspelled_marker_fails_with_the_near_miss_and_writes_nothing() {
     assert!(!dir.path().join("config").exists());
 }
 
+/// A bad webhook marker fails the webhook configurations alone: the file stays as it was,
+/// the exit code is 1, and the RBAC role, whose markers are fine, is still brought up to date
+/// (one bad output stops no other, as one bad kind stops no other CRD).
 #[test]
-fn invalid_webhook_marker_fails_and_leaves_existing_files_alone() {
+fn invalid_webhook_marker_fails_its_file_alone_and_rbac_is_still_written() {
     let dir = project(CONTROLLER);
     manifests(dir.path()).assert().success();
-    let role_before = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
+    let webhooks = dir.path().join("config/webhook/manifests.yaml");
+    let webhooks_before = std::fs::read_to_string(&webhooks).unwrap();
     let broken = CONTROLLER
         .replace("sideEffects=None", "sideEffects=Some")
         .replace(
@@ -203,10 +207,15 @@ fn invalid_webhook_marker_fails_and_leaves_existing_files_alone() {
                 "sideEffects `Some` is not allowed",
             )),
         );
-    let role_after = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
     assert_eq!(
-        role_before, role_after,
-        "role.yaml must not change on error"
+        std::fs::read_to_string(&webhooks).unwrap(),
+        webhooks_before,
+        "the webhook configurations must not change on a webhook marker error"
+    );
+    let role = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
+    assert!(
+        role.contains("  - aijobs\n  verbs:\n  - get\n- apiGroups"),
+        "role.yaml follows the edited rbac marker:\n{role}"
     );
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 /// `rsbuilder manifests` flags.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  rsbuilder manifests\n  rsbuilder manifests --check\n  rsbuilder manifests --paths src --output-dir config"
+    after_help = "Examples:\n  rsbuilder manifests\n  rsbuilder manifests --check\n  rsbuilder manifests --paths src --output-dir config\n  rsbuilder manifests --verify            # compile every kind and compare crd() with the static CRD\n  rsbuilder manifests --evaluate static   # never compile\n  rsbuilder manifests --storage-version Foo.example.com=v1"
 )]
 pub struct ManifestsArgs {
     /// Project directory (default: the current directory).
@@ -20,14 +20,33 @@ pub struct ManifestsArgs {
     /// Write nothing; exit 1 with a unified diff when a file would change.
     #[arg(long)]
     pub check: bool,
+    /// How kinds are evaluated: `auto` derives them statically and compiles a probe against
+    /// the crate for each kind whose only obstacle is code rsbuilder cannot run (a
+    /// `schema_with` function, `schema = "manual"`, a computed default); `static` never
+    /// compiles and refuses those kinds; `compile` takes every kind from the compiler.
+    #[arg(long, value_enum, default_value_t = crate::manifests::probe::Evaluate::Auto)]
+    pub evaluate: crate::manifests::probe::Evaluate,
+    /// Also compile every kind and compare its `crd()` with the static CRD; a difference is an
+    /// rsbuilder bug, reported with both values (exit 1, that CRD not written).
+    #[arg(long)]
+    pub verify: bool,
+    /// The storage version of a kind whose versions the crate merges at run time, as
+    /// `Kind.group=version` (repeatable); overrides `storage-versions` under
+    /// `[package.metadata.rsbuilder]` in Cargo.toml. A `merge_crds(…, "vN")` call in the crate
+    /// is followed without it.
+    #[arg(long = "storage-version", value_name = "KIND.GROUP=VERSION")]
+    pub storage_versions: Vec<String>,
 }
 
 /// Runs `manifests` relative to `cwd`: derives the manifests of the project in `--dir` (default
 /// `cwd`) from `--paths` (default `<dir>/src`) into `--output-dir` (default `<dir>/config`; a
 /// relative output dir is taken relative to the project dir).
 ///
-/// Returns exit code 0 when the files were written (or, with `--check`, are up to date), 1 when
-/// the sources have errors (every diagnostic printed to stderr, nothing written), when the
+/// Every kind that can be derived is written (or checked) even when others fail; RBAC and
+/// webhook configurations too. Returns exit code 0 when every file was written (or, with
+/// `--check`, is up to date), 1 when any kind or output failed (its diagnostics printed to
+/// stderr with what they stopped; the rest written), when a syntax error stops the run
+/// (nothing written), when `--verify` finds a difference, when the
 /// default `<dir>/src` does not exist, or when `--check` finds a file that would change (a
 /// unified diff per file on stdout), a stale CRD file (see [`stale_crd_files`]) or a CRD
 /// kustomization that disagrees with the generated CRDs (see [`crd_kustomization_problems`];
@@ -118,10 +137,38 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     if let Some(warning) = k8s_version_warning(&dir) {
         eprintln!("warning: {warning}");
     }
+    let mut settings = crate::manifests::crd::Settings::default();
+    match crate::manifests::crd::storage::from_metadata(&dir.join("Cargo.toml")) {
+        Ok(found) => settings.storage.extend(found),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_FAILURE);
+        }
+    }
+    for value in &args.storage_versions {
+        match crate::manifests::crd::storage::from_flag(value) {
+            Ok((kind, choice)) => {
+                settings.storage.insert(kind, choice);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(super::EXIT_USAGE);
+            }
+        }
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join("build.rs")) {
+        settings.extra_sources.push((dir.join("build.rs"), text));
+    }
+    let crate_dir = dir.join("Cargo.toml").is_file().then(|| dir.clone());
     let output = match generate(&Options {
         paths,
         output_dir: gen_output_dir.clone(),
         namespaced,
+        evaluate: args.evaluate,
+        verify: args.verify,
+        crate_dir,
+        features: Default::default(),
+        settings,
     }) {
         Ok(o) => o,
         Err(diags) => {
@@ -132,12 +179,37 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     for warning in &output.warnings {
         eprintln!("warning: {warning}");
     }
+    for note in &output.notes {
+        eprintln!("note: {note}");
+    }
+    for (diag, stopped) in &output.refusals {
+        eprintln!(
+            "error: {diag}
+  not generated because of this: {}",
+            stopped.join(", ")
+        );
+    }
     let mut plan = Plan::new(&plan_root, false);
     for (path, contents) in &output.files {
         plan.create(path, contents.as_str(), IfExists::Overwrite);
     }
-    let stale = stale_crd_files(&plan_root, &gen_output_dir, &output.files);
-    let unlisted = crd_kustomization_problems(&plan_root, &gen_output_dir, &output.files);
+    // Files of kinds that failed this run stay as they are: neither stale nor unlisted.
+    let kept: Vec<(PathBuf, String)> = output
+        .failed
+        .iter()
+        .filter_map(|(_, f)| f.clone().map(|f| (f, String::new())))
+        .collect();
+    let known: Vec<(PathBuf, String)> = output.files.iter().cloned().chain(kept).collect();
+    let stale = stale_crd_files(&plan_root, &gen_output_dir, &known);
+    let unlisted = crd_kustomization_problems(&plan_root, &gen_output_dir, &known);
+    let failed_summary = (!output.failed.is_empty()).then(|| {
+        let names: Vec<&str> = output.failed.iter().map(|(n, _)| n.as_str()).collect();
+        let errors = match output.refusals.len() {
+            1 => "1 error".to_string(),
+            n => format!("{n} errors"),
+        };
+        format!("{errors}; not generated: {}", names.join(", "))
+    });
     if args.check {
         for problem in &unlisted {
             eprintln!("error: {problem}");
@@ -164,13 +236,19 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         if drift {
             eprintln!("error: manifests are out of date; run `rsbuilder manifests` to update them");
         }
-        if drift || !stale.is_empty() || !unlisted.is_empty() {
+        if let Some(summary) = &failed_summary {
+            eprintln!("error: {summary}; the other files were checked");
+        }
+        if drift || !stale.is_empty() || !unlisted.is_empty() || output.has_failures() {
             return Ok(super::EXIT_FAILURE);
         }
         return Ok(super::EXIT_OK);
     }
     let done = plan.apply()?;
     print!("{}", crate::scaffold::report(&done));
+    if let Some(summary) = &failed_summary {
+        eprintln!("error: {summary}; every other file was written");
+    }
     for path in &stale {
         eprintln!(
             "warning: {} was not generated from the sources (a removed or renamed kind?); rsbuilder does not delete it: remove it if its kind is gone",
@@ -180,7 +258,11 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     for problem in &unlisted {
         eprintln!("warning: {problem}");
     }
-    Ok(super::EXIT_OK)
+    Ok(if output.has_failures() {
+        super::EXIT_FAILURE
+    } else {
+        super::EXIT_OK
+    })
 }
 
 /// Disagreements between `<output_dir>/crd/kustomization.yaml` (which `create api` writes and

@@ -1,17 +1,23 @@
 //! `rsbuilder manifests` as a library call: read the sources, derive every manifest, and return
 //! the files to write (relative paths and exact bytes). The CLI decides whether to write them
 //! or to diff them (`--check`).
+//!
+//! Every kind stands alone: a kind that cannot be derived is reported and the others are
+//! still generated, as are RBAC and webhook configurations (they do not depend on CRDs).
+//! Kinds that only need running code are compiled ([`super::probe`]) when
+//! [`Options::evaluate`] allows it.
 
 use std::path::PathBuf;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use super::crd::{CrdWorkers, crd_yaml_files};
-use super::diag::Diagnostics;
+use super::crd::{CrdWorkers, KindOutcome, Settings, crd_yaml_files};
+use super::diag::{Cause, Diagnostic, Diagnostics};
+use super::probe::{self, Evaluate, Features};
 use super::source::SourceSet;
 
 /// What to generate from where.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Source files or directories (every `.rs` under them is parsed).
     pub paths: Vec<PathBuf>,
@@ -20,32 +26,64 @@ pub struct Options {
     pub output_dir: PathBuf,
     /// The PROJECT's `namespaced` setting: RBAC becomes Roles instead of ClusterRoles.
     pub namespaced: bool,
+    /// Static only, static with a compiled fallback per kind, or every kind compiled.
+    pub evaluate: Evaluate,
+    /// Compile every kind and compare its `crd()` with the static CRD (`--verify`).
+    pub verify: bool,
+    /// The crate whose library a probe is built against (where its Cargo.toml is); `None`:
+    /// no crate, nothing can be compiled.
+    pub crate_dir: Option<PathBuf>,
+    /// The cargo features of that crate the probe selects.
+    pub features: Features,
+    /// Storage versions and the extra files searched for `merge_crds` calls.
+    pub settings: Settings,
 }
 
-/// The generated files, sorted by path, and the warnings of the run.
+/// The generated files, sorted by path, and what the run found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Output {
     /// `(path under the project root (or absolute when the output dir is), exact contents)`.
     pub files: Vec<(PathBuf, String)>,
     /// Suspicious input that does not stop generation (an unknown RBAC verb), in source order.
-    pub warnings: Vec<super::diag::Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+    /// Kinds (and outputs) that got no file: `Kind.group` (or `rbac/role.yaml`, …) and, when
+    /// known, the file it would have had (its old copy is neither stale nor missing from the
+    /// kustomization: it is kept as it is).
+    pub failed: Vec<(String, Option<PathBuf>)>,
+    /// Every diagnostic that stopped a kind or an output, once, with the names of what it
+    /// stopped (a problem in a shared type stops every kind that uses it).
+    pub refusals: Vec<(Diagnostic, Vec<String>)>,
+    /// What the reader should know: which kinds came from the compiler and why, which source
+    /// chose a storage version.
+    pub notes: Vec<String>,
+    /// How many kinds came from the probe cache instead of a compile.
+    pub cache_hits: usize,
+}
+
+impl Output {
+    /// Whether any kind or output failed (the exit code is then 1).
+    pub fn has_failures(&self) -> bool {
+        !self.failed.is_empty()
+    }
 }
 
 /// Derives every manifest: CRDs to `<output_dir>/crd/bases/<group>_<plural>.yaml`, RBAC to
 /// `<output_dir>/rbac/role.yaml`, webhook configurations to `<output_dir>/webhook/manifests.yaml`.
+/// A kind that fails is in [`Output::failed`] and [`Output::refusals`], and every other file
+/// is still in [`Output::files`].
 ///
-/// Errors: every diagnostic of the run (syntax errors, unresolvable types, shapes for which
-/// kube-derive's `crd()` panics or emits an invalid schema), nothing generated.
+/// Errors: what stops the whole run, nothing generated: unreadable paths and Rust syntax
+/// errors (the module tree, and so every kind, depends on every file).
 pub fn generate(opts: &Options) -> Result<Output, Diagnostics> {
     let texts = SourceSet::read(&opts.paths).map_err(Diagnostics)?;
     let threads = threads_for(&texts);
     if threads == 1 {
         let sources = SourceSet::parse_all(texts).map_err(Diagnostics)?;
-        return generate_from(opts, &sources, 1);
+        return Ok(generate_from(opts, &sources, 1));
     }
     std::thread::scope(|scope| {
         // Workers parse their copy of the texts while this thread parses its own.
-        let workers = CrdWorkers::spawn(scope, &texts, threads, yaml_of);
+        let workers = CrdWorkers::spawn(scope, &texts, threads, yaml_of, &opts.settings);
         let sources = match SourceSet::parse_all(texts.clone()) {
             Ok(s) => s,
             Err(diags) => {
@@ -53,8 +91,8 @@ pub fn generate(opts: &Options) -> Result<Output, Diagnostics> {
                 return Err(Diagnostics(diags));
             }
         };
-        let crds = workers.finish(&sources).map_err(Diagnostics)?;
-        assemble_output(opts, &sources, crds)
+        let kinds = workers.finish(&sources);
+        Ok(assemble_output(opts, &sources, kinds))
     })
 }
 
@@ -80,13 +118,146 @@ fn yaml_of(crd: &CustomResourceDefinition) -> Result<String, String> {
 
 /// [`generate`] on sources already loaded, deriving CRDs on `threads` threads (see
 /// [`crd_yaml_files`]); the output does not depend on `threads`.
-pub fn generate_from(
+pub fn generate_from(opts: &Options, sources: &SourceSet, threads: usize) -> Output {
+    let kinds = crd_yaml_files(sources, threads, yaml_of, &opts.settings);
+    assemble_output(opts, sources, kinds)
+}
+
+/// Whether a failed kind can come from the compiler: every diagnostic is one that only
+/// running code decides.
+fn needs_compile(k: &KindOutcome<(String, String)>) -> bool {
+    matches!(&k.result, Err(d) if !d.is_empty() && d.iter().all(|d| d.cause == Cause::NeedsCompile))
+}
+
+/// The kinds the probe compiles, and the compiled CRDs put in place (or compared with
+/// `--verify`); notes on what came from where.
+fn compile_kinds(
     opts: &Options,
     sources: &SourceSet,
-    threads: usize,
-) -> Result<Output, Diagnostics> {
-    let crds = crd_yaml_files(sources, threads, yaml_of).map_err(Diagnostics)?;
-    assemble_output(opts, sources, crds)
+    kinds: &mut [KindOutcome<(String, String)>],
+    out: &mut Output,
+) -> Vec<(Diagnostic, Vec<String>)> {
+    let wanted: Vec<usize> = kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| match opts.evaluate {
+            _ if opts.verify => true,
+            Evaluate::Static => false,
+            Evaluate::Auto => needs_compile(k),
+            Evaluate::Compile => true,
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut extra = Vec::new();
+    let requests: Vec<probe::Request> = wanted
+        .iter()
+        .map(|&i| probe::Request {
+            verify: opts.verify && kinds[i].result.is_ok(),
+            ..probe::Request::of(&kinds[i])
+        })
+        .collect();
+    // The output directory is rewritten by this very run: not part of the cache key.
+    let output_dir: Vec<PathBuf> = match &opts.crate_dir {
+        Some(d) => vec![d.join(&opts.output_dir)],
+        None => Vec::new(),
+    };
+    let run = probe::run(
+        opts.crate_dir.as_deref(),
+        &requests,
+        &opts.features,
+        &output_dir,
+    );
+    out.cache_hits += run.cache_hits;
+    for (&i, compiled) in wanted.iter().zip(run.kinds) {
+        let k = &mut kinds[i];
+        let name = k.name();
+        let why = match &k.result {
+            Err(d) => d
+                .iter()
+                .find(|d| d.cause == Cause::NeedsCompile)
+                .map(|d| format!("because {}:{}: {}", d.file.display(), d.line, d.message)),
+            Ok(_) => None,
+        };
+        let cached = if run.cached { " (cached)" } else { "" };
+        let compiled = compiled.and_then(|crd| {
+            let file_name = format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural);
+            let yaml = yaml_of(&crd).map_err(|e| {
+                vec![Diagnostic::new(
+                    std::path::Path::new(&file_name),
+                    1,
+                    1,
+                    format!("cannot serialize the CRD to YAML: {e}"),
+                )]
+            })?;
+            Ok((crd, file_name, yaml))
+        });
+        let use_compiled = match opts.evaluate {
+            Evaluate::Static => false,
+            Evaluate::Auto => needs_compile(k),
+            Evaluate::Compile => true,
+        };
+        match (&k.result, compiled) {
+            // --verify: the static CRD against crd().
+            (Ok((file, yaml)), Ok((crd, _, _))) if opts.verify => {
+                let theirs = serde_json::to_value(&crd).unwrap_or_default();
+                let ours: serde_json::Value = match serde_saphyr::from_str(yaml) {
+                    Ok(v) => v,
+                    Err(e) => serde_json::Value::String(format!("{file} does not parse: {e}")),
+                };
+                match super::compare::compare(&theirs, &ours, "crd()", "rsbuilder") {
+                    None => out
+                        .notes
+                        .push(format!("{name}: verified, equal to crd(){cached}")),
+                    Some(report) => {
+                        let at = k.versions.first();
+                        k.result = Err(vec![Diagnostic::new(
+                            at.map_or(std::path::Path::new("."), |s| s.file.as_path()),
+                            at.map_or(1, |s| s.line),
+                            1,
+                            format!(
+                                "rsbuilder bug: the static CRD of {name} differs from what crd() returns, so it is not written (please report it with these types)\n{report}crd() is:\n{}\nrsbuilder derived:\n{}",
+                                serde_json::to_string_pretty(&theirs).unwrap_or_default(),
+                                serde_json::to_string_pretty(&ours).unwrap_or_default()
+                            ),
+                        )]);
+                    }
+                }
+            }
+            (Ok(_), Err(diags)) if opts.verify => {
+                // The static CRD is written; the compiler could not confirm it.
+                for d in diags {
+                    extra.push((d, vec![format!("{name} (--verify)")]));
+                }
+                out.failed.push((format!("{name} (--verify)"), None));
+            }
+            (_, Ok((_, file_name, yaml))) if use_compiled => {
+                if k.result.is_err() {
+                    let reason = why.unwrap_or_default();
+                    out.notes
+                        .push(format!("{name}: CRD from the compiler{cached}, {reason}"));
+                } else {
+                    out.notes.push(format!(
+                        "{name}: CRD from the compiler{cached}, because of --evaluate compile"
+                    ));
+                }
+                k.result = Ok((file_name, yaml));
+            }
+            (_, Err(diags)) if use_compiled => {
+                let mut all = match &k.result {
+                    Err(d) => d.clone(),
+                    Ok(_) => Vec::new(),
+                };
+                all.extend(diags);
+                k.result = Err(super::crd::sorted(all));
+            }
+            _ => {}
+        }
+    }
+    super::crd::fail_name_clashes(sources, kinds);
+    extra
 }
 
 /// The output files: the CRDs (`(file name, YAML)`) under `crd/bases`, RBAC and webhook
@@ -94,30 +265,61 @@ pub fn generate_from(
 fn assemble_output(
     opts: &Options,
     sources: &SourceSet,
-    crds: Vec<(String, String)>,
-) -> Result<Output, Diagnostics> {
-    let mut files = Vec::new();
-    for (file_name, yaml) in crds {
-        files.push((
-            opts.output_dir.join("crd").join("bases").join(file_name),
-            yaml,
-        ));
+    mut kinds: Vec<KindOutcome<(String, String)>>,
+) -> Output {
+    let mut out = Output::default();
+    let verify_failures = compile_kinds(opts, sources, &mut kinds, &mut out);
+    let bases = opts.output_dir.join("crd").join("bases");
+    for k in &kinds {
+        if let Some(s) = &k.storage {
+            out.notes.push(format!(
+                "{}: storage version {} (from {})",
+                k.name(),
+                s.version,
+                s.source
+            ));
+        }
+    }
+    out.refusals = super::crd::refusals(&kinds);
+    out.refusals.extend(verify_failures);
+    for k in kinds {
+        let name = k.name();
+        match k.result {
+            Ok((file_name, yaml)) => out.files.push((bases.join(file_name), yaml)),
+            Err(_) => out.failed.push((name, k.file_name.map(|f| bases.join(f)))),
+        }
     }
     // RBAC and webhook configurations from `// +kubebuilder:` markers (written only when
-    // there are such markers).
-    let markers = super::markers::collect(sources).map_err(Diagnostics)?;
-    if let Some(role) = super::rbac::generate(&markers, opts.namespaced).map_err(Diagnostics)? {
-        files.push((opts.output_dir.join("rbac").join("role.yaml"), role));
+    // there are such markers). They do not depend on the CRDs.
+    let marker_failure =
+        |diags: Vec<Diagnostic>, what: &str, file: Option<PathBuf>, out: &mut Output| {
+            for d in diags {
+                out.refusals.push((d, vec![what.to_string()]));
+            }
+            out.failed.push((what.to_string(), file));
+        };
+    match super::markers::collect(sources) {
+        Err(diags) => marker_failure(diags, "RBAC and webhook configurations", None, &mut out),
+        Ok(markers) => {
+            let role = opts.output_dir.join("rbac").join("role.yaml");
+            match super::rbac::generate(&markers, opts.namespaced) {
+                Ok(Some(text)) => out.files.push((role, text)),
+                Ok(None) => {}
+                Err(diags) => marker_failure(diags, "rbac/role.yaml", Some(role), &mut out),
+            }
+            let hooks = opts.output_dir.join("webhook").join("manifests.yaml");
+            match super::webhook::generate(&markers) {
+                Ok(Some(text)) => out.files.push((hooks, text)),
+                Ok(None) => {}
+                Err(diags) => {
+                    marker_failure(diags, "webhook/manifests.yaml", Some(hooks), &mut out)
+                }
+            }
+            out.warnings = super::rbac::verb_warnings(&markers);
+        }
     }
-    if let Some(hooks) = super::webhook::generate(&markers).map_err(Diagnostics)? {
-        files.push((
-            opts.output_dir.join("webhook").join("manifests.yaml"),
-            hooks,
-        ));
-    }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    let warnings = super::rbac::verb_warnings(&markers);
-    Ok(Output { files, warnings })
+    out.files.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// Serializes a manifest object to YAML with serde-saphyr (see docs/yaml.md for the choice).
@@ -155,7 +357,7 @@ mod tests {
         Options {
             paths: vec![root.join("src")],
             output_dir: PathBuf::from("config"),
-            namespaced: false,
+            ..Default::default()
         }
     }
 
@@ -165,13 +367,57 @@ mod tests {
         write_crate(dir.path(), PARALLEL_MIN_KINDS + 8);
         let opts = options(dir.path());
         let sources = SourceSet::load(&opts.paths).unwrap();
-        let one = generate_from(&opts, &sources, 1).unwrap();
+        let one = generate_from(&opts, &sources, 1);
         assert_eq!(
             one.files.len(),
             PARALLEL_MIN_KINDS + 8 + 1,
             "CRDs and role.yaml"
         );
         assert_eq!(generate(&opts).unwrap(), one);
+    }
+
+    #[test]
+    fn a_failing_kind_leaves_the_other_kinds_and_rbac_generated_on_every_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        write_crate(dir.path(), PARALLEL_MIN_KINDS + 8);
+        std::fs::write(
+            dir.path().join("src/k7.rs"),
+            "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\
+             #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"g.example.com\", version = \"v1\", kind = \"K7\")]\n\
+             pub struct K7Spec { #[schemars(schema_with = \"custom\")] pub n: i32 }\n\
+             fn custom(g: &mut schemars::SchemaGenerator) -> schemars::Schema { g.subschema_for::<i64>() }\n",
+        )
+        .unwrap();
+        let opts = Options {
+            evaluate: Evaluate::Static,
+            ..options(dir.path())
+        };
+        let out = generate(&opts).unwrap();
+        let sources = SourceSet::load(&opts.paths).unwrap();
+        assert_eq!(generate_from(&opts, &sources, 1), out);
+        assert_eq!(
+            out.files.len(),
+            PARALLEL_MIN_KINDS + 7 + 1,
+            "{:?}",
+            out.failed
+        );
+        assert!(out.files.iter().any(|(p, _)| p.ends_with("rbac/role.yaml")));
+        assert_eq!(
+            out.failed,
+            [(
+                "K7.g.example.com".to_string(),
+                Some(PathBuf::from("config/crd/bases/g.example.com_k7s.yaml"))
+            )]
+        );
+        assert_eq!(out.refusals.len(), 1, "{:?}", out.refusals);
+        assert_eq!(out.refusals[0].0.cause, Cause::NeedsCompile);
+        assert_eq!(out.refusals[0].1, ["K7.g.example.com"]);
+        assert!(
+            out.notes.is_empty(),
+            "static: nothing compiled: {:?}",
+            out.notes
+        );
     }
 
     #[test]

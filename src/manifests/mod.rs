@@ -1,11 +1,13 @@
 //! `manifests`: CRDs, RBAC roles and webhook configurations derived statically from Rust
 //! sources (syn, never rustc).
 
+pub mod compare;
 pub mod crd;
 pub mod diag;
 pub mod generate;
 pub mod markers;
 pub mod parse;
+pub mod probe;
 pub mod rbac;
 pub mod source;
 pub mod webhook;

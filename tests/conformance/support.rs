@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,18 +29,70 @@ pub fn fixture_crate() -> PathBuf {
     repo_root().join("tests/conformance/fixtures")
 }
 
+/// Sets the build settings every crate the tests build shares, so that they reuse each
+/// other's compiled dependencies in [`target_dir`]: built once per run and thrown away, so no
+/// incremental cache and no debug info (disk), and no RUSTFLAGS of the caller. Also for an
+/// `rsbuilder` process whose probe builds there (`RSBUILDER_PROBE_TARGET_DIR`).
+pub fn shared_build_env<C: BuildEnv>(cmd: &mut C) -> &mut C {
+    cmd.set("CARGO_TARGET_DIR", target_dir().as_os_str())
+        .set("RSBUILDER_PROBE_TARGET_DIR", target_dir().as_os_str())
+        .set("CARGO_INCREMENTAL", "0".as_ref())
+        .set("CARGO_PROFILE_DEV_DEBUG", "0".as_ref())
+        .unset("RUSTFLAGS")
+        .unset("CARGO_ENCODED_RUSTFLAGS")
+}
+
+/// `std::process::Command` and `assert_cmd::Command` alike.
+pub trait BuildEnv {
+    /// Sets a variable.
+    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self;
+    /// Removes a variable.
+    fn unset(&mut self, key: &str) -> &mut Self;
+}
+
+impl BuildEnv for Command {
+    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self {
+        self.env(key, value)
+    }
+    fn unset(&mut self, key: &str) -> &mut Self {
+        self.env_remove(key)
+    }
+}
+
+impl BuildEnv for assert_cmd::Command {
+    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self {
+        self.env(key, value)
+    }
+    fn unset(&mut self, key: &str) -> &mut Self {
+        self.env_remove(key)
+    }
+}
+
+/// `cargo` (the one running the tests) with [`shared_build_env`].
+pub fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    shared_build_env(&mut c);
+    c
+}
+
+/// The conformance fixture crate's Cargo.lock with its package renamed `package`: a crate
+/// written at test time with the same dependencies starts from the same locked versions
+/// (and so reuses their builds).
+pub fn fixture_lock(package: &str) -> String {
+    std::fs::read_to_string(fixture_crate().join("Cargo.lock"))
+        .unwrap()
+        .replace(
+            "name = \"conformance-fixtures\"",
+            &format!("name = \"{package}\""),
+        )
+}
+
 /// Builds and runs a fixture crate (see `tests/conformance/fixtures/src/main.rs`) and returns
 /// its JSON: case name to `[crd, ...]`, `{"panic": ...}` or `{"error": ...}`.
 pub fn run_fixture_crate(dir: &Path) -> Result<Map<String, Value>, String> {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let out = cargo()
         .args(["run", "--quiet", "--locked", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !out.status.success() {
@@ -116,84 +167,9 @@ pub fn expected_file_name(crd: &Value) -> String {
 
 /// Compares what kube-derive gave (`expected`, an array of CRDs) with what rsbuilder gave.
 /// `None` when equal; otherwise a report: the differing fields (JSON paths) and a unified
-/// diff of the pretty-printed JSON.
+/// diff of the pretty-printed JSON (`rsbuilder::manifests::compare`, which `--verify` uses).
 pub fn compare(expected: &Value, actual: &Value) -> Option<String> {
-    if expected == actual {
-        return None;
-    }
-    let mut paths = Vec::new();
-    diff_paths("$", expected, actual, &mut paths);
-    let mut report = String::new();
-    let shown = paths.len().min(25);
-    writeln!(report, "{} differing field(s):", paths.len()).unwrap();
-    for p in &paths[..shown] {
-        writeln!(report, "  {p}").unwrap();
-    }
-    if paths.len() > shown {
-        writeln!(report, "  ... and {} more", paths.len() - shown).unwrap();
-    }
-    let left = serde_json::to_string_pretty(expected).unwrap();
-    let right = serde_json::to_string_pretty(actual).unwrap();
-    let diff = similar::TextDiff::from_lines(&left, &right)
-        .unified_diff()
-        .context_radius(3)
-        .header("kube-derive crd()", "rsbuilder")
-        .to_string();
-    let lines: Vec<&str> = diff.lines().collect();
-    let limit = 200;
-    for l in lines.iter().take(limit) {
-        writeln!(report, "{l}").unwrap();
-    }
-    if lines.len() > limit {
-        writeln!(report, "... ({} more diff lines)", lines.len() - limit).unwrap();
-    }
-    Some(report)
-}
-
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 120 {
-        format!("{}...", s.chars().take(117).collect::<String>())
-    } else {
-        s
-    }
-}
-
-/// Lists the JSON paths where `a` and `b` differ, descending into objects and equal-length
-/// arrays.
-fn diff_paths(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                let p = format!("{path}.{k}");
-                match (x.get(k), y.get(k)) {
-                    (Some(va), Some(vb)) => diff_paths(&p, va, vb, out),
-                    (Some(va), None) => out.push(format!(
-                        "{p}: missing in rsbuilder (expected {})",
-                        short(va)
-                    )),
-                    (None, Some(vb)) => {
-                        out.push(format!("{p}: unexpected in rsbuilder ({})", short(vb)))
-                    }
-                    (None, None) => {}
-                }
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
-                diff_paths(&format!("{path}[{i}]"), va, vb, out);
-            }
-        }
-        _ if a != b => out.push(format!(
-            "{path}: expected {}, rsbuilder {}",
-            short(a),
-            short(b)
-        )),
-        _ => {}
-    }
+    rsbuilder::manifests::compare::compare(expected, actual, "kube-derive crd()", "rsbuilder")
 }
 
 /// One `// key: value` line from the leading comment block of a case file.

@@ -12,6 +12,7 @@ use super::GeneratedCrd;
 use super::derive::{Deriver, run_transforms};
 use super::kube_attrs::{self, KubeAttrs, SchemaMode};
 use super::resolve::ModId;
+use super::storage::StorageChoice;
 
 /// One `#[derive(CustomResource)]` turned into a one-version CRD.
 pub struct Found {
@@ -528,147 +529,184 @@ fn find_unsupported(v: &Value) -> Option<Unsupported> {
     walk(v, "", true)
 }
 
-/// Groups the one-version CRDs by (group, kind) and merges each group, in source order, as
-/// `merge_crds` does, with the one version marked `storage` as the stored version.
-pub fn merge_versions(d: &mut Deriver<'_, '_>, found: Vec<Found>) -> Vec<GeneratedCrd> {
-    let mut groups: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
-    for f in found {
-        groups
-            .entry((f.attrs.group.clone(), f.attrs.kind.clone()))
-            .or_default()
-            .push(f);
+/// Merges the one-version CRDs of one kind (source order) as `merge_crds` does: the stored
+/// version is `choice`'s when a `merge_crds` call, the metadata or a flag decided (the
+/// versions then in the call's order), else the one version whose `storage` is left true.
+/// Diagnostics go to the deriver; `None` when the versions cannot be merged.
+pub fn merge_kind(
+    d: &mut Deriver<'_, '_>,
+    group: &str,
+    kind: &str,
+    mut versions: Vec<Found>,
+    choice: Option<&StorageChoice>,
+) -> Option<GeneratedCrd> {
+    let dup = versions.iter().enumerate().find_map(|(i, a)| {
+        versions[..i]
+            .iter()
+            .find(|b| b.attrs.version == a.attrs.version)
+            .map(|b| (a, b))
+    });
+    if let Some((f, first)) = dup {
+        let at = first.ident.span().start();
+        let first_file = d.krate.modules[first.module]
+            .file
+            .path
+            .display()
+            .to_string();
+        d.error(
+            f.module,
+            f.ident.span(),
+            format!(
+                "{kind}.{group} version {} is declared twice (also by `{}` at {first_file}:{}:{})",
+                f.attrs.version,
+                first.ident,
+                at.line,
+                at.column + 1
+            ),
+            Some("give each #[derive(CustomResource)] of one kind a distinct version".into()),
+        );
+        return None;
     }
-    let mut out = Vec::new();
-    for ((group, kind), mut versions) in groups {
-        let dup = versions.iter().enumerate().find_map(|(i, a)| {
-            versions[..i]
-                .iter()
-                .find(|b| b.attrs.version == a.attrs.version)
-                .map(|b| (a, b))
+    let file_name = |crd: &apiext::CustomResourceDefinition| {
+        format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
+    };
+    if let Some(c) = choice
+        && !versions.iter().any(|f| f.attrs.version == c.version)
+    {
+        let f = &versions[0];
+        let have: Vec<&str> = versions.iter().map(|f| f.attrs.version.as_str()).collect();
+        d.error(
+            f.module,
+            f.ident.span(),
+            format!(
+                "{} makes {} the storage version of {kind}.{group}, which has no such version ({})",
+                c.source,
+                c.version,
+                have.join(", ")
+            ),
+            Some("name one of the kind's versions".into()),
+        );
+        return None;
+    }
+    if versions.len() == 1 {
+        let f = versions.pop().expect("one version");
+        return Some(GeneratedCrd {
+            file_name: file_name(&f.crd),
+            crd: f.crd,
         });
-        if let Some((f, first)) = dup {
-            let at = first.ident.span().start();
-            let first_file = d.krate.modules[first.module]
-                .file
-                .path
-                .display()
-                .to_string();
-            d.error(
-                f.module,
-                f.ident.span(),
-                format!(
-                    "{kind}.{group} version {} is declared twice (also by `{}` at {first_file}:{}:{})",
-                    f.attrs.version,
-                    first.ident,
-                    at.line,
-                    at.column + 1
-                ),
-                Some("give each #[derive(CustomResource)] of one kind a distinct version".into()),
-            );
-            continue;
-        }
-        let file_name = |crd: &apiext::CustomResourceDefinition| {
-            format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
-        };
-        if versions.len() == 1 {
-            let f = versions.pop().expect("one version");
-            out.push(GeneratedCrd {
-                file_name: file_name(&f.crd),
-                crd: f.crd,
-            });
-            continue;
-        }
-        let stored: Vec<&Found> = versions.iter().filter(|f| f.attrs.storage).collect();
-        if stored.len() != 1 {
-            let names: Vec<String> = versions
-                .iter()
-                .map(|f| format!("{} ({})", f.attrs.version, f.ident))
-                .collect();
-            let f = stored.get(1).copied().unwrap_or(&versions[0]);
-            let (msg, help) = if stored.is_empty() {
-                (
-                    format!(
-                        "no version of {kind}.{group} is the storage version ({})",
-                        names.join(", ")
-                    ),
-                    "keep `storage` at its default (true) on exactly one version".to_string(),
-                )
-            } else {
-                (
-                    format!(
-                        "{} versions of {kind}.{group} are marked as storage versions ({}); a CRD stores exactly one",
-                        stored.len(),
-                        stored
-                            .iter()
-                            .map(|f| f.attrs.version.clone())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    "add `storage = false` to #[kube(...)] on every version but the stored one"
-                        .to_string(),
-                )
-            };
-            d.error(f.module, f.ident.span(), msg, Some(help));
-            continue;
-        }
-        // kube's merge_crds keeps the storage version's names; a version declaring others would
-        // address a resource the API server does not serve.
-        let names_of = |f: &Found| {
-            let n = &f.crd.spec.names;
-            (
-                n.plural.clone(),
-                n.singular.clone(),
-                n.short_names.clone(),
-                n.categories.clone(),
-            )
-        };
-        let stored_names = names_of(stored[0]);
-        if let Some(other) = versions.iter().find(|f| names_of(f) != stored_names) {
-            let (p, s, sn, c) = names_of(other);
-            let (sp, ss, ssn, sc) = stored_names;
-            let show =
-                |p: String, s: Option<String>, sn: Option<Vec<String>>, c: Option<Vec<String>>| {
-                    format!(
-                        "plural {p:?}, singular {:?}, shortnames {:?}, categories {:?}",
-                        s.unwrap_or_default(),
-                        sn.unwrap_or_default(),
-                        c.unwrap_or_default()
+    }
+    let stored_version = match choice {
+        Some(c) => c.version.clone(),
+        None => {
+            let stored: Vec<&Found> = versions.iter().filter(|f| f.attrs.storage).collect();
+            if stored.len() != 1 {
+                let names: Vec<String> = versions
+                    .iter()
+                    .map(|f| format!("{} ({})", f.attrs.version, f.ident))
+                    .collect();
+                let f = stored.get(1).copied().unwrap_or(&versions[0]);
+                let (msg, help) = if stored.is_empty() {
+                    (
+                        format!(
+                            "no version of {kind}.{group} is the storage version ({})",
+                            names.join(", ")
+                        ),
+                        "keep `storage` at its default (true) on exactly one version".to_string(),
+                    )
+                } else {
+                    (
+                        format!(
+                            "{} versions of {kind}.{group} are marked as storage versions ({}); a CRD stores exactly one",
+                            stored.len(),
+                            stored
+                                .iter()
+                                .map(|f| f.attrs.version.clone())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        format!(
+                            "add `storage = false` to #[kube(...)] on every version but the stored one, or name the stored one: `storage-versions = {{ \"{kind}.{group}\" = \"v1\" }}` under [package.metadata.rsbuilder] in Cargo.toml, or --storage-version {kind}.{group}=v1 (a merge_crds(…, \"v1\") call in the crate is followed by itself)"
+                        ),
                     )
                 };
-            d.error(
-                other.module,
-                other.ident.span(),
-                format!(
-                    "version {} of {kind}.{group} has {} but the storage version {} has {}: the CRD keeps the storage version's names, so the {} type would address a resource the API server does not serve",
-                    other.attrs.version,
-                    show(p, s, sn, c),
-                    stored[0].attrs.version,
-                    show(sp, ss, ssn, sc),
-                    other.attrs.version
-                ),
-                Some("give every version of a kind the same plural, singular, shortname and category attributes".into()),
-            );
-            continue;
-        }
-        let stored_version = stored[0].attrs.version.clone();
-        let (m, ident) = (versions[0].module, versions[0].ident.clone());
-        let crds: Vec<_> = versions.into_iter().map(|f| f.crd).collect();
-        match kube_core::crd::merge_crds(crds, &stored_version) {
-            Ok(crd) => out.push(GeneratedCrd {
-                file_name: file_name(&crd),
-                crd,
-            }),
-            Err(e) => {
-                d.error(
-                    m,
-                    ident.span(),
-                    format!("the versions of {kind}.{group} cannot be merged into one CRD: {e}"),
-                    Some("every version of a kind must use the same group, kind and scope (namespaced)".into()),
-                );
+                d.error(f.module, f.ident.span(), msg, Some(help));
+                return None;
             }
+            stored[0].attrs.version.clone()
+        }
+    };
+    if let Some(order) = choice.and_then(|c| c.order.as_ref()) {
+        // The call's list order; versions it does not list keep source order after them.
+        versions.sort_by_key(|f| {
+            order
+                .iter()
+                .position(|v| *v == f.attrs.version)
+                .unwrap_or(usize::MAX)
+        });
+    }
+    let stored = versions
+        .iter()
+        .find(|f| f.attrs.version == stored_version)
+        .expect("the stored version is one of the versions");
+    // kube's merge_crds keeps the storage version's names; a version declaring others would
+    // address a resource the API server does not serve.
+    let names_of = |f: &Found| {
+        let n = &f.crd.spec.names;
+        (
+            n.plural.clone(),
+            n.singular.clone(),
+            n.short_names.clone(),
+            n.categories.clone(),
+        )
+    };
+    let stored_names = names_of(stored);
+    if let Some(other) = versions.iter().find(|f| names_of(f) != stored_names) {
+        let (p, s, sn, c) = names_of(other);
+        let (sp, ss, ssn, sc) = stored_names;
+        let show =
+            |p: String, s: Option<String>, sn: Option<Vec<String>>, c: Option<Vec<String>>| {
+                format!(
+                    "plural {p:?}, singular {:?}, shortnames {:?}, categories {:?}",
+                    s.unwrap_or_default(),
+                    sn.unwrap_or_default(),
+                    c.unwrap_or_default()
+                )
+            };
+        d.error(
+            other.module,
+            other.ident.span(),
+            format!(
+                "version {} of {kind}.{group} has {} but the storage version {} has {}: the CRD keeps the storage version's names, so the {} type would address a resource the API server does not serve",
+                other.attrs.version,
+                show(p, s, sn, c),
+                stored_version,
+                show(sp, ss, ssn, sc),
+                other.attrs.version
+            ),
+            Some("give every version of a kind the same plural, singular, shortname and category attributes".into()),
+        );
+        return None;
+    }
+    let (m, ident) = (versions[0].module, versions[0].ident.clone());
+    let crds: Vec<_> = versions.into_iter().map(|f| f.crd).collect();
+    match kube_core::crd::merge_crds(crds, &stored_version) {
+        Ok(crd) => Some(GeneratedCrd {
+            file_name: file_name(&crd),
+            crd,
+        }),
+        Err(e) => {
+            d.error(
+                m,
+                ident.span(),
+                format!("the versions of {kind}.{group} cannot be merged into one CRD: {e}"),
+                Some(
+                    "every version of a kind must use the same group, kind and scope (namespaced)"
+                        .into(),
+                ),
+            );
+            None
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -13,6 +13,14 @@
 //!   user's own types.
 //! - `defaults`: static evaluation of `#[serde(default)]` values.
 //! - `assemble`: the transforms `crd()` runs and the typed CRD object, multi-version merging.
+//! - [`storage`]: which version of a kind is stored when the crate merges versions at run
+//!   time (`merge_crds(…, "v1")`, `[package.metadata.rsbuilder]`, a flag).
+//!
+//! Every kind (all versions of one group and kind) is derived on its own: a kind that cannot
+//! be derived gets its diagnostics and stops no other kind ([`KindOutcome`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -27,6 +35,7 @@ pub mod eval;
 pub mod known;
 pub mod kube_attrs;
 pub mod resolve;
+pub mod storage;
 
 /// One CRD derived from the sources.
 #[derive(Debug, Clone)]
@@ -38,32 +47,217 @@ pub struct GeneratedCrd {
     pub file_name: String,
 }
 
-/// Finds every `#[derive(CustomResource)]` in `sources` and builds its CRD.
+/// One `#[derive(CustomResource)]` of a kind: where it is written and how code outside the
+/// crate names the root type kube-derive generates for it (what a compiled probe calls
+/// `crd()` on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionSite {
+    /// `#[kube(version)]` (empty when the attribute could not be read).
+    pub version: String,
+    /// The file of the spec type.
+    pub file: PathBuf,
+    /// 1-based line of the spec type's name.
+    pub line: usize,
+    /// The crate root file whose module tree declares it (`src/lib.rs`, `src/main.rs`, or a
+    /// lone file given with `--paths`).
+    pub crate_root: PathBuf,
+    /// Module path from that root and the root type's name (`["api", "v1", "Foo"]`): the
+    /// `root` of `#[kube]`, else its `kind`.
+    pub rust_path: Vec<String>,
+    /// Why that path cannot be named from outside the crate (a module or the spec type that
+    /// is not `pub`), if so.
+    pub private: Option<String>,
+}
+
+/// The outcome of one kind: every version of one (group, kind), merged into one CRD, or the
+/// diagnostics that stop it.
+#[derive(Debug, Clone)]
+pub struct KindOutcome<T = GeneratedCrd> {
+    /// `#[kube(group)]` (empty when unreadable).
+    pub group: String,
+    /// `#[kube(kind)]` (the spec type's name when unreadable).
+    pub kind: String,
+    /// Its versions, in source order.
+    pub versions: Vec<VersionSite>,
+    /// `<group>_<plural>.yaml`, also for a failed kind whose `#[kube]` attributes could be
+    /// read (its old file is then kept, not reported stale).
+    pub file_name: Option<String>,
+    /// The storage version when a `merge_crds` call, the metadata or a flag chose it (`None`:
+    /// the `#[kube(storage)]` attributes did, or there is one version).
+    pub storage: Option<storage::StorageChoice>,
+    /// The CRD, or every diagnostic of this kind, sorted (a diagnostic in a type that several
+    /// kinds use is in each of them).
+    pub result: Result<T, Vec<Diagnostic>>,
+}
+
+impl<T> KindOutcome<T> {
+    /// `Kind.group`, as the API server's resource names read (`Foo.example.com`).
+    pub fn name(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
+    /// The same outcome with the CRD mapped (serialized, say).
+    pub fn map<U>(self, f: impl FnOnce(T) -> Result<U, Vec<Diagnostic>>) -> KindOutcome<U> {
+        KindOutcome {
+            group: self.group,
+            kind: self.kind,
+            versions: self.versions,
+            file_name: self.file_name,
+            storage: self.storage,
+            result: self.result.and_then(f),
+        }
+    }
+}
+
+/// A derived CRD that knows its file name under `crd/bases`.
+pub trait CrdFile {
+    /// `<group>_<plural>.yaml`.
+    fn file_name(&self) -> &str;
+}
+
+impl CrdFile for GeneratedCrd {
+    fn file_name(&self) -> &str {
+        &self.file_name
+    }
+}
+
+impl CrdFile for (String, String) {
+    fn file_name(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What a run decides beyond the sources' attributes.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Storage versions chosen outside the `#[kube(storage)]` attributes, by `Kind.group`
+    /// (from `[package.metadata.rsbuilder]` or a flag; see [`storage`]). `merge_crds` calls
+    /// in the sources are found by the engine itself.
+    pub storage: BTreeMap<String, storage::StorageChoice>,
+    /// Sources searched for `merge_crds(…, "vN")` calls besides the ones derived from
+    /// (`build.rs`): `(path, text)`.
+    pub extra_sources: Vec<(PathBuf, String)>,
+}
+
+/// Finds every `#[derive(CustomResource)]` in `sources` and builds each kind's CRD, every
+/// kind on its own: one outcome per (group, kind), sorted by kind name, versions merged with
+/// `kube::core::crd::merge_crds` semantics (the storage version from the attributes, a
+/// `merge_crds` call of the crate, or `settings`). A kind with any diagnostic has no CRD;
+/// kinds that would make the same CRD name all fail. Never panics.
+pub fn derive_kinds(sources: &SourceSet, settings: &Settings) -> Vec<KindOutcome> {
+    let mut kinds = derive_share(sources, Share::ALL, settings);
+    finish_outcomes(sources, &mut kinds);
+    kinds
+}
+
+/// Finds every `#[derive(CustomResource)]` in `sources` and builds its CRD, all or nothing.
 ///
 /// Returns the CRDs sorted by file name, several versions of one (group, kind) merged into one
-/// CRD with `kube::core::crd::merge_crds` semantics. On failure returns every diagnostic found
-/// (file:line:column, reason, fix), never panics.
+/// CRD with `kube::core::crd::merge_crds` semantics. When any kind fails, returns every
+/// diagnostic of the run (file:line:column, reason, fix), sorted and each once; never panics.
+/// [`derive_kinds`] gives the outcome of each kind.
 pub fn crds_from_sources(sources: &SourceSet) -> Result<Vec<GeneratedCrd>, Vec<Diagnostic>> {
-    let (mut crds, diags) = derive_share(sources, Share::ALL);
+    all_or_nothing(derive_kinds(sources, &Settings::default()))
+}
+
+/// The CRDs of `outcomes` sorted by file name, or every diagnostic (sorted, each once) when
+/// any kind failed.
+pub fn all_or_nothing<T: CrdFile>(
+    outcomes: Vec<KindOutcome<T>>,
+) -> Result<Vec<T>, Vec<Diagnostic>> {
+    let mut crds = Vec::new();
+    let mut diags = Vec::new();
+    for k in outcomes {
+        match k.result {
+            Ok(c) => crds.push(c),
+            Err(d) => diags.extend(d),
+        }
+    }
     if !diags.is_empty() {
         return Err(sorted(diags));
     }
-    crds.sort_by(|a, b| a.file_name.cmp(&b.file_name));
-    if crds.windows(2).any(|w| w[0].file_name == w[1].file_name) {
-        return Err(sorted(crd_name_clashes(sources)));
-    }
+    crds.sort_by(|a, b| a.file_name().cmp(b.file_name()));
     Ok(crds)
+}
+
+/// The diagnostics of the failed kinds, each once, with the names of the kinds it fails
+/// (sorted): a problem in a type several kinds use is reported once, naming them all.
+pub fn refusals<T>(outcomes: &[KindOutcome<T>]) -> Vec<(Diagnostic, Vec<String>)> {
+    let mut by_diag: Vec<(Diagnostic, Vec<String>)> = Vec::new();
+    let mut all: Vec<(&Diagnostic, String)> = Vec::new();
+    for k in outcomes {
+        if let Err(diags) = &k.result {
+            for d in diags {
+                all.push((d, k.name()));
+            }
+        }
+    }
+    all.sort_by(|a, b| diag_order(a.0, b.0).then_with(|| a.1.cmp(&b.1)));
+    for (d, kind) in all {
+        match by_diag.last_mut() {
+            Some((last, kinds)) if last == d => {
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+            _ => by_diag.push((d.clone(), vec![kind])),
+        }
+    }
+    by_diag
+}
+
+/// Fails every kind whose CRD has the same name (and file) as another kind's: the API server
+/// keeps one CRD per name, and one file would silently replace the other. Called on the
+/// final outcomes (after any compiled kinds joined them); the scan re-reads the `#[kube]`
+/// attributes only when file names clash.
+pub fn fail_name_clashes<T: CrdFile>(sources: &SourceSet, outcomes: &mut [KindOutcome<T>]) {
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for k in outcomes.iter() {
+        if let Ok(c) = &k.result {
+            *count.entry(c.file_name().to_string()).or_default() += 1;
+        }
+    }
+    if count.values().all(|n| *n < 2) {
+        return;
+    }
+    let clashes = crd_name_clashes(sources);
+    for k in outcomes.iter_mut() {
+        let Ok(c) = &k.result else { continue };
+        let file = c.file_name().to_string();
+        if count.get(&file).copied().unwrap_or(0) < 2 {
+            continue;
+        }
+        let mut diags: Vec<Diagnostic> = clashes
+            .iter()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, d)| d.clone())
+            .collect();
+        if diags.is_empty() {
+            // Not expected: clashing file names come from clashing (group, plural)s.
+            diags.push(Diagnostic::new(
+                std::path::Path::new("."),
+                1,
+                1,
+                format!("two CRDs have the same file name {file} under crd/bases"),
+            ));
+        }
+        k.result = Err(sorted(diags));
+    }
 }
 
 /// Diagnostics for kinds whose CRDs would have the same name, `<plural>.<group>` (and file,
 /// `<group>_<plural>.yaml`): two kinds of a group with the same plural (`--plural bars` on
-/// `Foo` next to a kind `Bar`), or kinds that differ only in case. The API server keeps one
-/// CRD per name, and one file would silently replace the other; kube-derive builds both
-/// without complaint. One diagnostic at every kind after the first, naming the first. Called
-/// only once the file names are known to clash (the scan re-reads the `#[kube]` attributes).
-fn crd_name_clashes(sources: &SourceSet) -> Vec<Diagnostic> {
+/// `Foo` next to a kind `Bar`), or kinds that differ only in case. kube-derive builds both
+/// without complaint. One diagnostic at every kind after the first, naming the first, with the
+/// file name the kinds share.
+fn crd_name_clashes(sources: &SourceSet) -> Vec<(String, Diagnostic)> {
     let krate = resolve::Crate::build(sources);
     let mut deriver = derive::Deriver::new(&krate);
+    let mut out = Vec::new();
     // (group, plural) → the first kind seen, and where.
     let mut first: std::collections::HashMap<(String, String), (String, String)> =
         std::collections::HashMap::new();
@@ -92,20 +286,13 @@ fn crd_name_clashes(sources: &SourceSet) -> Vec<Diagnostic> {
                     ),
                     Some("give one of them another plural, #[kube(plural = \"...\")], or another kind name".into()),
                 );
+                let d = deriver.diags.pop().expect("just recorded");
+                out.push((format!("{}_{plural}.yaml", k.group), d));
             }
             std::collections::hash_map::Entry::Occupied(_) => {}
         }
     }
-    if deriver.diags.is_empty() {
-        // Not expected: clashing file names come from clashing (group, plural)s.
-        deriver.diags.push(Diagnostic::new(
-            std::path::Path::new("."),
-            1,
-            1,
-            "two CRDs have the same file name under crd/bases",
-        ));
-    }
-    deriver.diags
+    out
 }
 
 /// Serializes a CRD (file contents); an error message otherwise.
@@ -115,25 +302,28 @@ pub type ToYaml = fn(&CustomResourceDefinition) -> Result<String, String>;
 /// the deriver's recursion (only the pages used are committed).
 const WORKER_STACK: usize = 16 << 20;
 
-/// `(file name, YAML)` pairs and the diagnostics of one thread.
-type ShareResult = (Vec<(String, String)>, Vec<Diagnostic>);
+/// The kinds of one thread, each CRD serialized: `(file name, YAML)`.
+type ShareResult = Vec<KindOutcome<(String, String)>>;
 
-/// The CRDs of `sources` serialized to YAML: `(file name, YAML)` sorted by file name, the
-/// same bytes as serializing [`crds_from_sources`]'s CRDs in order with `to_yaml`.
+/// The CRDs of `sources` serialized to YAML, one outcome per kind (sorted by kind name): on
+/// success `(file name, YAML)`, the same bytes as serializing [`derive_kinds`]'s CRDs with
+/// `to_yaml`.
 ///
 /// With `threads > 1`, the (group, kind)s are shared among that many threads (the calling
-/// thread included); see [`CrdWorkers`]. Diagnostics are those of the single-threaded run,
-/// in the same order.
+/// thread included); see [`CrdWorkers`]. Outcomes and diagnostics are those of the
+/// single-threaded run, in the same order.
 pub fn crd_yaml_files(
     sources: &SourceSet,
     threads: usize,
     to_yaml: ToYaml,
-) -> Result<Vec<(String, String)>, Vec<Diagnostic>> {
+    settings: &Settings,
+) -> ShareResult {
     if threads <= 1 {
         return CrdWorkers {
             handles: Vec::new(),
             threads: 1,
             to_yaml,
+            settings,
         }
         .finish(sources);
     }
@@ -142,7 +332,9 @@ pub fn crd_yaml_files(
         .iter()
         .map(|f| (f.path.clone(), f.text.clone()))
         .collect();
-    std::thread::scope(|scope| CrdWorkers::spawn(scope, &texts, threads, to_yaml).finish(sources))
+    std::thread::scope(|scope| {
+        CrdWorkers::spawn(scope, &texts, threads, to_yaml, settings).finish(sources)
+    })
 }
 
 /// Threads deriving the CRDs of all shares but the first (share 0 is the calling thread's,
@@ -150,22 +342,24 @@ pub fn crd_yaml_files(
 /// the source texts itself: spawned before the calling thread parses, the workers parse at
 /// the same time, and the run costs one parse plus a share of the derivation. Worth it from a
 /// few dozen kinds.
-pub struct CrdWorkers<'scope> {
+pub struct CrdWorkers<'scope, 'env> {
     /// A worker, or the index of a share whose thread could not be started.
     handles: Vec<Result<std::thread::ScopedJoinHandle<'scope, ShareResult>, usize>>,
     threads: usize,
     to_yaml: ToYaml,
+    settings: &'env Settings,
 }
 
-impl<'scope> CrdWorkers<'scope> {
+impl<'scope, 'env> CrdWorkers<'scope, 'env> {
     /// Starts `threads - 1` workers on `texts` (`(path, text)`, as [`SourceSet::read`]
     /// returns them). A worker whose parse fails stops: the calling thread reports syntax
     /// errors.
-    pub fn spawn<'env>(
+    pub fn spawn(
         scope: &'scope std::thread::Scope<'scope, 'env>,
         texts: &'env [(std::path::PathBuf, String)],
         threads: usize,
         to_yaml: ToYaml,
+        settings: &'env Settings,
     ) -> Self {
         let threads = threads.max(1);
         let handles = (1..threads)
@@ -175,9 +369,9 @@ impl<'scope> CrdWorkers<'scope> {
                     .stack_size(WORKER_STACK)
                     .spawn_scoped(scope, move || {
                         let Ok(set) = SourceSet::parse_all(texts.to_vec()) else {
-                            return (Vec::new(), Vec::new());
+                            return Vec::new();
                         };
-                        yaml_share(&set, Share { index, of: threads }, to_yaml)
+                        yaml_share(&set, Share { index, of: threads }, to_yaml, settings)
                     })
                     // A thread the OS refuses: its share runs on the calling thread.
                     .map_err(|_| index)
@@ -187,17 +381,18 @@ impl<'scope> CrdWorkers<'scope> {
             handles,
             threads,
             to_yaml,
+            settings,
         }
     }
 
     /// Derives share 0 from `sources` (the same texts, parsed by the calling thread), joins
-    /// the workers and returns every CRD sorted by file name, or every diagnostic.
-    pub fn finish(self, sources: &SourceSet) -> Result<Vec<(String, String)>, Vec<Diagnostic>> {
+    /// the workers and returns every kind's outcome, sorted by kind name.
+    pub fn finish(self, sources: &SourceSet) -> ShareResult {
         let share = Share {
             index: 0,
             of: self.threads,
         };
-        let (mut files, mut diags) = yaml_share(sources, share, self.to_yaml);
+        let mut kinds = yaml_share(sources, share, self.to_yaml, self.settings);
         for w in self.handles {
             let w = match w {
                 Ok(handle) => handle,
@@ -206,33 +401,29 @@ impl<'scope> CrdWorkers<'scope> {
                         index,
                         of: self.threads,
                     };
-                    let (f, d) = yaml_share(sources, share, self.to_yaml);
-                    files.extend(f);
-                    diags.extend(d);
+                    kinds.extend(yaml_share(sources, share, self.to_yaml, self.settings));
                     continue;
                 }
             };
             match w.join() {
-                Ok((f, d)) => {
-                    files.extend(f);
-                    diags.extend(d);
-                }
-                Err(_) => diags.push(Diagnostic::new(
-                    std::path::Path::new("."),
-                    1,
-                    1,
-                    "internal error: a CRD worker thread panicked",
-                )),
+                Ok(k) => kinds.extend(k),
+                Err(_) => kinds.push(KindOutcome {
+                    group: String::new(),
+                    kind: "(a worker thread's kinds)".into(),
+                    versions: Vec::new(),
+                    file_name: None,
+                    storage: None,
+                    result: Err(vec![Diagnostic::new(
+                        std::path::Path::new("."),
+                        1,
+                        1,
+                        "internal error: a CRD worker thread panicked",
+                    )]),
+                }),
             }
         }
-        if !diags.is_empty() {
-            return Err(sorted(diags));
-        }
-        files.sort_by(|a, b| a.0.cmp(&b.0));
-        if files.windows(2).any(|w| w[0].0 == w[1].0) {
-            return Err(sorted(crd_name_clashes(sources)));
-        }
-        Ok(files)
+        finish_outcomes(sources, &mut kinds);
+        kinds
     }
 
     /// Waits for the workers and drops their results (the calling thread found syntax
@@ -244,22 +435,33 @@ impl<'scope> CrdWorkers<'scope> {
     }
 }
 
+/// Sorts the outcomes by kind name and fails kinds whose CRD names clash.
+fn finish_outcomes<T: CrdFile>(sources: &SourceSet, kinds: &mut [KindOutcome<T>]) {
+    kinds.sort_by(|a, b| (&a.group, &a.kind).cmp(&(&b.group, &b.kind)));
+    fail_name_clashes(sources, kinds);
+}
+
 /// [`derive_share`], each CRD serialized with `to_yaml`.
-fn yaml_share(sources: &SourceSet, share: Share, to_yaml: ToYaml) -> ShareResult {
-    let (crds, mut diags) = derive_share(sources, share);
-    let mut files = Vec::with_capacity(crds.len());
-    for c in crds {
-        match to_yaml(&c.crd) {
-            Ok(yaml) => files.push((c.file_name, yaml)),
-            Err(e) => diags.push(Diagnostic::new(
-                std::path::Path::new(&c.file_name),
-                1,
-                1,
-                format!("cannot serialize the CRD to YAML: {e}"),
-            )),
-        }
-    }
-    (files, diags)
+fn yaml_share(
+    sources: &SourceSet,
+    share: Share,
+    to_yaml: ToYaml,
+    settings: &Settings,
+) -> ShareResult {
+    derive_share(sources, share, settings)
+        .into_iter()
+        .map(|k| {
+            k.map(|c| match to_yaml(&c.crd) {
+                Ok(yaml) => Ok((c.file_name, yaml)),
+                Err(e) => Err(vec![Diagnostic::new(
+                    std::path::Path::new(&c.file_name),
+                    1,
+                    1,
+                    format!("cannot serialize the CRD to YAML: {e}"),
+                )]),
+            })
+        })
+        .collect()
 }
 
 /// Which (group, kind)s one thread derives: those whose hash falls on `index` (mod `of`).
@@ -316,21 +518,164 @@ fn kube_str(attrs_: &[syn::Attribute], key: &str) -> Option<String> {
     None
 }
 
-/// Derives the CRDs of `share`'s kinds: unsorted CRDs and unsorted diagnostics.
-fn derive_share(sources: &SourceSet, share: Share) -> (Vec<GeneratedCrd>, Vec<Diagnostic>) {
+/// One `#[derive(CustomResource)]` on its way to its kind: where it is, its one-version CRD
+/// when it could be built, and its diagnostics.
+struct Version {
+    site: VersionSite,
+    file_name: Option<String>,
+    found: Option<Found>,
+    diags: Vec<Diagnostic>,
+}
+
+/// Derives the kinds of `share`: one outcome per (group, kind), unsorted. Each custom
+/// resource is derived with its own diagnostics (the deriver replays a shared type's
+/// diagnostics for every kind that uses it), so one kind's error fails no other.
+fn derive_share(sources: &SourceSet, share: Share, settings: &Settings) -> Vec<KindOutcome> {
     let krate = resolve::Crate::build(sources);
     let mut deriver = derive::Deriver::new(&krate);
-    let mut found: Vec<Found> = Vec::new();
+    let mut kinds: BTreeMap<(String, String), Vec<Version>> = BTreeMap::new();
     for (m, ident, attrs_) in custom_resources(&krate) {
         if !share.owns(attrs_) {
             continue;
         }
-        if let Some(f) = assemble::one_version(&mut deriver, m, ident, attrs_) {
-            found.push(f);
-        }
+        let start = deriver.diags.len();
+        let found = assemble::one_version(&mut deriver, m, ident, attrs_);
+        let diags = deriver.diags.split_off(start);
+        let (group, kind, version, root) = match &found {
+            Some(f) => (
+                f.attrs.group.clone(),
+                f.attrs.kind.clone(),
+                f.attrs.version.clone(),
+                f.attrs.root.clone().unwrap_or_else(|| f.attrs.kind.clone()),
+            ),
+            None => {
+                let kind = kube_str(attrs_, "kind").unwrap_or_else(|| ident.to_string());
+                let root = kube_str(attrs_, "root").unwrap_or_else(|| kind.clone());
+                (
+                    kube_str(attrs_, "group").unwrap_or_default(),
+                    kind,
+                    kube_str(attrs_, "version").unwrap_or_default(),
+                    root,
+                )
+            }
+        };
+        let site = version_site(&krate, m, ident, version, root);
+        let file_name = kube_attrs::parse(ident, attrs_).ok().map(|k| {
+            let (_, plural) = k.names();
+            format!("{}_{plural}.yaml", k.group)
+        });
+        kinds.entry((group, kind)).or_default().push(Version {
+            site,
+            file_name,
+            found,
+            diags,
+        });
     }
-    let crds = assemble::merge_versions(&mut deriver, found);
-    (crds, std::mem::take(&mut deriver.diags))
+    let merge_calls = storage::merge_calls(&krate, &settings.extra_sources);
+    let mut out = Vec::with_capacity(kinds.len());
+    for ((group, kind), versions) in kinds {
+        let sites: Vec<VersionSite> = versions.iter().map(|v| v.site.clone()).collect();
+        let file_name = versions.iter().find_map(|v| v.file_name.clone());
+        let mut diags: Vec<Diagnostic> = Vec::new();
+        let mut founds = Vec::new();
+        for v in versions {
+            diags.extend(v.diags);
+            match v.found {
+                Some(f) => founds.push(f),
+                None if diags.is_empty() => diags.push(Diagnostic::new(
+                    &v.site.file,
+                    v.site.line,
+                    1,
+                    format!(
+                        "internal error: the version {} of {kind} failed without a diagnostic",
+                        v.site.version
+                    ),
+                )),
+                None => {}
+            }
+        }
+        let name = format!("{kind}.{group}");
+        let mut storage = None;
+        let result = match storage::decide(&name, &sites, &merge_calls, settings) {
+            Err(d) => Err(vec![d]),
+            Ok(choice) => {
+                storage = choice;
+                if diags.is_empty() {
+                    let start = deriver.diags.len();
+                    let merged =
+                        assemble::merge_kind(&mut deriver, &group, &kind, founds, storage.as_ref());
+                    let merge_diags = deriver.diags.split_off(start);
+                    match merged {
+                        Some(crd) if merge_diags.is_empty() => Ok(crd),
+                        _ => Err(sorted(merge_diags)),
+                    }
+                } else {
+                    Err(sorted(diags))
+                }
+            }
+        };
+        let result = match result {
+            Err(d) if d.is_empty() => Err(vec![Diagnostic::new(
+                sites
+                    .first()
+                    .map_or(std::path::Path::new("."), |s| s.file.as_path()),
+                sites.first().map_or(1, |s| s.line),
+                1,
+                format!("internal error: {kind}.{group} failed without a diagnostic"),
+            )]),
+            other => other,
+        };
+        out.push(KindOutcome {
+            group,
+            kind,
+            versions: sites,
+            file_name,
+            storage,
+            result,
+        });
+    }
+    out
+}
+
+/// Where the custom resource `ident` of module `m` is, and how outside code names its root
+/// type `root`.
+fn version_site(
+    krate: &resolve::Crate<'_>,
+    m: resolve::ModId,
+    ident: &syn::Ident,
+    version: String,
+    root: String,
+) -> VersionSite {
+    let module = &krate.modules[m];
+    let mut rust_path = module.path.clone();
+    rust_path.push(root);
+    let mut private = None;
+    let spec_public = match krate.item(m, &ident.to_string()) {
+        Some(resolve::LocalItem::Struct(s)) => matches!(s.vis, syn::Visibility::Public(_)),
+        Some(resolve::LocalItem::Enum(e)) => matches!(e.vis, syn::Visibility::Public(_)),
+        _ => false,
+    };
+    if !spec_public {
+        private = Some(format!(
+            "`{ident}` is not `pub`, so the type kube-derive generates beside it is private"
+        ));
+    }
+    let mut cur = Some(m);
+    while let Some(id) = cur {
+        let md = &krate.modules[id];
+        if !md.public && private.is_none() {
+            private = Some(format!("module `{}` is not `pub`", md.path.join("::")));
+        }
+        cur = md.parent;
+    }
+    VersionSite {
+        version,
+        file: module.file.path.clone(),
+        line: ident.span().start().line.max(1),
+        crate_root: krate.modules[module.root].file.path.clone(),
+        rust_path,
+        private,
+    }
 }
 
 /// Every struct or enum of the crate with `#[derive(CustomResource)]`, in module and source
@@ -357,12 +702,15 @@ fn custom_resources<'k>(
     })
 }
 
+fn diag_order(a: &Diagnostic, b: &Diagnostic) -> std::cmp::Ordering {
+    (&a.file, a.line, a.column, &a.message, &a.help)
+        .cmp(&(&b.file, b.line, b.column, &b.message, &b.help))
+}
+
 /// Diagnostics in file, line, column, message order, without repeats (a shared type's error
 /// is found once per kind, or once per thread, that uses it).
-fn sorted(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    diags.sort_by(|a, b| {
-        (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
-    });
+pub fn sorted(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diags.sort_by(diag_order);
     diags.dedup();
     diags
 }
@@ -574,7 +922,7 @@ mod tests {
         assert!(two_versions.1.contains("\"v2\""), "{}", two_versions.1);
         for threads in [1, 2, 3, 7] {
             assert_eq!(
-                crd_yaml_files(&set, threads, yaml).unwrap(),
+                all_or_nothing(crd_yaml_files(&set, threads, yaml, &Settings::default())).unwrap(),
                 single,
                 "{threads} threads"
             );
@@ -589,7 +937,76 @@ mod tests {
         let set = load(&many_kinds(&bad));
         let single = crds_from_sources(&set).unwrap_err();
         assert_eq!(single.len(), 2, "{single:?}");
-        assert_eq!(crd_yaml_files(&set, 3, yaml).unwrap_err(), single);
+        let one = crd_yaml_files(&set, 1, yaml, &Settings::default());
+        let three = crd_yaml_files(&set, 3, yaml, &Settings::default());
+        assert_eq!(all_or_nothing(three.clone()).unwrap_err(), single);
+        type Files = Result<(String, String), Vec<Diagnostic>>;
+        let outcome = |kinds: &[KindOutcome<(String, String)>]| -> Vec<(String, Files)> {
+            kinds.iter().map(|k| (k.name(), k.result.clone())).collect()
+        };
+        assert_eq!(outcome(&one), outcome(&three));
+        // The 40 good kinds are derived; the two bad ones are not.
+        assert_eq!(three.iter().filter(|k| k.result.is_ok()).count(), 40);
+        let failed: Vec<String> = three
+            .iter()
+            .filter(|k| k.result.is_err())
+            .map(|k| k.name())
+            .collect();
+        assert_eq!(failed, ["OtherSpec.t.example.com", "Thing.t.example.com"]);
+    }
+
+    #[test]
+    fn a_failing_kind_leaves_the_others_derived_and_a_shared_error_is_reported_once() {
+        let shared = "#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct When { pub at: chrono::DateTime<chrono::Utc> }\n";
+        let kind = |k: &str, field: &str| {
+            format!(
+                "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"{k}\")]\npub struct {k}Spec {{ {field} }}\n"
+            )
+        };
+        let set = load(&[
+            (
+                "src/a.rs".into(),
+                format!("{shared}{}", kind("Alpha", "pub when: When")),
+            ),
+            (
+                "src/b.rs".into(),
+                format!("use crate::a::When;\n{}", kind("Beta", "pub n: i32")),
+            ),
+            (
+                "src/c.rs".into(),
+                kind("Gamma", "pub w: Vec<super::a::When>"),
+            ),
+            (
+                "src/lib.rs".into(),
+                "pub mod a; pub mod b; pub mod c;\n".into(),
+            ),
+        ]);
+        // Every order of derivation gives each failing kind the shared type's diagnostic.
+        let kinds = derive_kinds(&set, &Settings::default());
+        let names: Vec<(String, bool)> =
+            kinds.iter().map(|k| (k.name(), k.result.is_ok())).collect();
+        assert_eq!(
+            names,
+            [
+                ("Alpha.t.example.com".to_string(), false),
+                ("Beta.t.example.com".to_string(), true),
+                ("Gamma.t.example.com".to_string(), false),
+            ]
+        );
+        let refused = refusals(&kinds);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].0.message.contains("chrono"), "{}", refused[0].0);
+        assert_eq!(refused[0].1, ["Alpha.t.example.com", "Gamma.t.example.com"]);
+        assert_eq!(
+            kinds[1].file_name.as_deref(),
+            Some("t.example.com_betas.yaml")
+        );
+        assert_eq!(
+            kinds[0].file_name.as_deref(),
+            Some("t.example.com_alphas.yaml")
+        );
+        assert_eq!(kinds[0].versions[0].rust_path, ["a", "Alpha"]);
+        assert_eq!(kinds[0].versions[0].private, None);
     }
 
     #[test]

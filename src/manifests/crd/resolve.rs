@@ -100,6 +100,9 @@ pub struct Module<'a> {
     pub imports: Vec<Import>,
     /// `impl` blocks written in this module.
     pub impls: Vec<&'a syn::ItemImpl>,
+    /// Whether its `mod` item is plain `pub` (a crate root counts as public): with every
+    /// ancestor public, its `pub` items can be named from outside the crate.
+    pub public: bool,
 }
 
 /// Where a path leads.
@@ -198,6 +201,7 @@ impl<'a> Crate<'a> {
             values: BTreeMap::new(),
             imports: Vec::new(),
             impls: Vec::new(),
+            public: true,
         });
         self.modules.len() - 1
     }
@@ -266,9 +270,11 @@ impl<'a> Crate<'a> {
                     path.push(name.clone());
                     let root = self.modules[id].root;
                     let path_attr = path_attribute(&m.attrs);
+                    let public = matches!(m.vis, syn::Visibility::Public(_));
                     if let Some((_, inline_items)) = &m.content {
                         let file = self.modules[id].file;
                         let child = self.push_module(file, path, Some(id), root);
+                        self.modules[child].public = public;
                         self.modules[id].children.insert(name.clone(), child);
                         let child_dir = match &path_attr {
                             Some(p) => dir.join(p),
@@ -290,6 +296,7 @@ impl<'a> Crate<'a> {
                             continue;
                         };
                         let child = self.push_module(file, path, Some(id), root);
+                        self.modules[child].public = public;
                         self.modules[id].children.insert(name.clone(), child);
                         let child_dir = if is_mod_rs(&file.path) || path_attr.is_some() {
                             file.path.parent().unwrap_or(Path::new("")).to_path_buf()
@@ -522,6 +529,21 @@ impl<'a> Crate<'a> {
                 other => other,
             })
         }
+    }
+
+    /// Where a path written in module `m` leads without requiring a type at its end: a module of
+    /// the sources, a local item, or an external path. For paths whose last segment names
+    /// something rsbuilder does not model as an item (the root type kube-derive generates).
+    pub fn resolve_prefix(
+        &self,
+        m: ModId,
+        segs: &[String],
+        leading_colon: bool,
+    ) -> Option<Resolved> {
+        if segs.is_empty() {
+            return Some(Resolved::Module(m));
+        }
+        self.resolve_use_path(m, segs, leading_colon, false, 0)
     }
 
     /// Resolves a path in the value namespace (functions, consts, statics) as written in `m`.

@@ -37,7 +37,9 @@ pub struct Deriver<'c, 'a> {
     pub generator: SchemaGenerator,
     /// Problems found.
     pub diags: Vec<Diagnostic>,
-    cache: HashMap<(ModId, String), Option<Eval>>,
+    /// Schemas of user types derived so far; a failure keeps its diagnostics, which every later
+    /// use records again, so each kind's diagnostics are complete whichever kind came first.
+    cache: HashMap<(ModId, String), Result<Eval, Vec<Diagnostic>>>,
     in_progress: Vec<(ModId, String)>,
     /// Type parameters of the generic user types being derived (innermost last).
     generics: Vec<HashMap<String, Eval>>,

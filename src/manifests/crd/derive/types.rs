@@ -270,9 +270,16 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 Some("break the cycle: type the recursive field as `serde_json::Value` with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`, or unroll the nesting into distinct types".into()),
             ));
         }
-        if let Some(cached) = self.cache.get(&cache_key) {
-            return cached.clone().ok_or(Failed);
+        match self.cache.get(&cache_key) {
+            Some(Ok(eval)) => return Ok(eval.clone()),
+            Some(Err(diags)) => {
+                let diags = diags.clone();
+                self.diags.extend(diags);
+                return Err(Failed);
+            }
+            None => {}
         }
+        let first_diag = self.diags.len();
         self.in_progress.push(key.clone());
         self.generics.push(params.into_iter().zip(args).collect());
         let result = match self.krate.item(tm, name) {
@@ -288,7 +295,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
         };
         self.generics.pop();
         self.in_progress.pop();
-        self.cache.insert(cache_key, result.clone().ok());
+        let cached = match &result {
+            Ok(eval) => Ok(eval.clone()),
+            Err(Failed) => Err(self.diags[first_diag..].to_vec()),
+        };
+        self.cache.insert(cache_key, cached);
         result
     }
 }
