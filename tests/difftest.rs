@@ -68,8 +68,17 @@ fn cases(seed: u64, range: std::ops::Range<u64>, f: &Features, k8s: &[String]) -
 /// returns the file.
 fn shrink_and_write(case: &Case, outcome: &Outcome) -> PathBuf {
     let label = outcome.label();
-    let small = shrink::shrink(case.clone(), 40, 160, |cands| {
-        match run::compare_cases("shrink", cands) {
+    let small = shrink::shrink(case.clone(), 60, 160, |cands| {
+        // One file per candidate: the candidates are variants of one case, one name.
+        let named: Vec<Case> = cands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Case {
+                name: format!("{}_c{i}", c.name),
+                ..c.clone()
+            })
+            .collect();
+        match run::compare_cases("shrink", &named) {
             Ok(results) => results.iter().map(|(_, o)| o.label() == label).collect(),
             Err(e) => {
                 eprintln!("shrink batch failed: {e}");
@@ -375,4 +384,61 @@ fn campaign() {
     std::fs::write(&out, &report).unwrap();
     eprintln!("{report}\nwritten to {}", out.display());
     assert!(tally.mismatches.is_empty(), "{report}");
+}
+
+/// Reproduces kinds and shrinks the failing ones: `RSBUILDER_DIFFTEST_CASES=<seed>:<index>,...`
+/// (writes each generated file to `difftest/repro/` and each shrunk failure to
+/// `difftest/shrunk/`).
+#[test]
+#[ignore = "reproduces given kinds: RSBUILDER_DIFFTEST_CASES=<seed>:<index>,..."]
+fn reproduce() {
+    let spec = std::env::var("RSBUILDER_DIFFTEST_CASES").unwrap_or_default();
+    let (f, k8s) = (features(), k8s_types());
+    let cases: Vec<Case> = spec
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let (seed, index) = s
+                .split_once(':')
+                .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+                .unwrap_or_else(|| panic!("{s}: expected <seed>:<index>"));
+            grammar::generate(seed, index, &f, &k8s)
+        })
+        .collect();
+    let dir = support::target_dir().join("difftest/repro");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Hand-written files too: RSBUILDER_DIFFTEST_FILES=<path>,... (compared, not shrunk).
+    let files: Vec<(String, String)> = std::env::var("RSBUILDER_DIFFTEST_FILES")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|p| {
+            let stem = std::path::Path::new(p)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy();
+            (format!("file_{stem}"), std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    if !files.is_empty() {
+        let batch = run::batch_crate("repro-files");
+        let (out, failed, paths) =
+            run::kube_derive(&batch, &files).unwrap_or_else(|e| panic!("{e}"));
+        for (name, _) in &files {
+            match (failed.get(name), out.get(name)) {
+                (Some(e), _) => eprintln!("{name}: does not compile:\n{e}"),
+                (None, Some(expected)) => {
+                    eprintln!("{name}: {:?}", run::classify(expected, &paths[name]))
+                }
+                (None, None) => eprintln!("{name}: no output"),
+            }
+        }
+    }
+    for (case, outcome) in run::compare_cases("repro", &cases).unwrap_or_else(|e| panic!("{e}")) {
+        std::fs::write(dir.join(format!("{}.rs", case.name)), render(&case)).unwrap();
+        eprintln!("{}: {}", case.name, outcome.label());
+        if let Outcome::Mismatch { .. } = outcome {
+            eprintln!("  shrunk: {}", shrink_and_write(&case, &outcome).display());
+        }
+    }
 }

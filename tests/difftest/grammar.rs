@@ -370,7 +370,10 @@ impl Gen<'_> {
 
     fn kind(&mut self, names: &KindNames, version: &str, stored: bool, multi: bool) {
         let spec_name = format!("{}Spec", names.kind);
-        let kube_schema = self.pct(20);
+        // With no_spec, kube-derive copies the fields into the root struct, where `#[x_kube]`
+        // is not an attribute: no KubeSchema then.
+        let no_spec = self.pct(3);
+        let kube_schema = !no_spec && self.pct(20);
         let ctx = FieldCtx {
             depth: 0,
             kube_schema,
@@ -468,6 +471,10 @@ impl Gen<'_> {
         }
         if self.pct(5) {
             kube.push(Attr::new(format!("root = \"{}Root\"", names.kind)));
+        }
+        if no_spec {
+            // The spec's fields at the root of the object instead of under `spec`.
+            kube.push(Attr::new("no_spec"));
         }
         if self.pct(3) {
             kube.push(Attr::new(if self.pct(30) {
@@ -640,6 +647,14 @@ impl Gen<'_> {
                 out.push(format!("/// {}", self.sentence()));
             }
             5 => out.push(format!("/// `code` and \"quotes\" {}", self.sentence())),
+            6 => out.push(format!("/** {} */", self.sentence())),
+            7 => {
+                out.push(format!(
+                    "/**\n * {}\n *\n * {}\n */",
+                    self.sentence(),
+                    self.sentence()
+                ));
+            }
             _ => out.push(format!("/// {}", self.sentence())),
         }
         out
@@ -798,9 +813,10 @@ impl Gen<'_> {
             _ => {}
         }
         // Validation.
+        // KubeSchema registers `validate` but not `garde` as an attribute.
         let spelling = match self.rng.u32(0..20) {
             0 | 1 => "validate",
-            2 => "garde",
+            2 if !ctx.kube_schema => "garde",
             _ => "schemars",
         };
         let core = strip_option(ty);
@@ -815,8 +831,10 @@ impl Gen<'_> {
             }
             if self.pct(5) {
                 attrs.push(Attr::new(match self.rng.u32(0..4) {
-                    0 => format!("#[{spelling}(regex(pattern = r\"^[a-z0-9-]+$\"))]"),
+                    // validate's regex takes a path; garde's contains a bare string.
+                    0 => "#[schemars(regex(pattern = r\"^[a-z0-9-]+$\"))]".into(),
                     1 => "#[schemars(pattern(r\"^v[0-9]+$\"))]".into(),
+                    2 if spelling == "garde" => "#[garde(contains(\"a.b\"))]".into(),
                     2 => format!("#[{spelling}(contains(pattern = \"a.b\"))]"),
                     _ => format!(
                         "#[{spelling}({})]",
@@ -1144,6 +1162,12 @@ impl Gen<'_> {
         } else {
             self.k8s[self.rng.usize(0..self.k8s.len())].clone()
         };
+        // The one listed type without Deserialize.
+        let path = if path.ends_with("::Patch") {
+            "api::core::v1::EnvVar".to_string()
+        } else {
+            path
+        };
         Ty::K8s(path, self.rng.u8(0..3))
     }
 
@@ -1285,7 +1309,7 @@ impl Gen<'_> {
                 match self.rng.u32(0..40) {
                     0..=19 => {
                         let k = self.rng.usize(0..=3);
-                        let (fs, _) = self.named_fields(
+                        let (mut fs, _) = self.named_fields(
                             k,
                             FieldCtx {
                                 depth: depth + 2,
@@ -1293,6 +1317,10 @@ impl Gen<'_> {
                             },
                             false,
                         );
+                        // serde refuses a field named like the internal tag.
+                        if internal {
+                            fs.retain(|f| f.name != "r#type");
+                        }
                         Body::Named(fs)
                     }
                     20..=38 => {
