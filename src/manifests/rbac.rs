@@ -25,6 +25,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::diag::Diagnostic;
 use super::markers::Marker;
+use super::markers::typed::RbacRule;
 
 /// Name of the role that receives rules without `roleName`, as in Kubebuilder projects
 /// (`controller-gen rbac:roleName=manager-role`).
@@ -158,15 +159,24 @@ fn normalize(rules: Vec<Rule>) -> Vec<PolicyRule> {
     rules.into_iter().map(Rule::into_policy_rule).collect()
 }
 
-fn set(list: Option<&[String]>) -> BTreeSet<String> {
-    list.unwrap_or_default().iter().cloned().collect()
+fn set(list: &[String]) -> BTreeSet<String> {
+    list.iter().cloned().collect()
+}
+
+/// The `+kubebuilder:rbac` markers among `markers`, typed.
+pub fn rbac_rules(markers: &[Marker]) -> impl Iterator<Item = RbacRule<'_>> {
+    markers.iter().filter_map(|m| RbacRule::try_from(m).ok())
 }
 
 /// Checks one rbac marker for rules the API server rejects.
-fn check(m: &Marker, namespaced: bool, errors: &mut Vec<Diagnostic>) {
-    let has = |name: &str| m.list(name).is_some_and(|l| !l.is_empty());
-    let (groups, resources, urls) = (has("groups"), has("resources"), has("urls"));
-    if urls && (resources || groups || has("resourceNames")) {
+fn check(r: &RbacRule<'_>, namespaced: bool, errors: &mut Vec<Diagnostic>) {
+    let m = r.marker;
+    let (groups, resources, urls) = (
+        !r.groups.is_empty(),
+        !r.resources.is_empty(),
+        !r.urls.is_empty(),
+    );
+    if urls && (resources || groups || !r.resource_names.is_empty()) {
         errors.push(
             m.diag_at(
                 "urls",
@@ -174,7 +184,7 @@ fn check(m: &Marker, namespaced: bool, errors: &mut Vec<Diagnostic>) {
             )
             .with_help("write two markers: one with groups and resources, one with urls"),
         );
-    } else if urls && (m.string("namespace").is_some() || namespaced) {
+    } else if urls && (r.namespace.is_some() || namespaced) {
         errors.push(
             m.diag_at(
                 "urls",
@@ -197,18 +207,14 @@ fn check(m: &Marker, namespaced: bool, errors: &mut Vec<Diagnostic>) {
                 .with_help("write groups=\"\" (or groups=core) for the core API group"),
         );
     }
-    if m.list("verbs").is_some_and(<[String]>::is_empty) {
+    if r.verbs.is_some_and(<[String]>::is_empty) {
         errors.push(m.diag_at("verbs", "`verbs` must name at least one verb"));
     }
-    if let Some(ns) = m.string("namespace") {
-        if ns.is_empty() {
-            errors.push(m.diag_at("namespace", "`namespace` is empty"));
-        }
+    if r.namespace == Some("") {
+        errors.push(m.diag_at("namespace", "`namespace` is empty"));
     }
-    if let Some(name) = m.string("roleName") {
-        if name.is_empty() {
-            errors.push(m.diag_at("roleName", "`roleName` is empty"));
-        }
+    if r.role_name == Some("") {
+        errors.push(m.diag_at("roleName", "`roleName` is empty"));
     }
 }
 
@@ -227,24 +233,21 @@ pub fn roles(markers: &[Marker], namespaced: bool) -> Result<Vec<RoleObject>, Ve
     let mut errors = Vec::new();
     // (namespace, role name) → rules, one per resource.
     let mut by_role: BTreeMap<(String, String), Vec<Rule>> = BTreeMap::new();
-    for m in markers.iter().filter(|m| m.name() == MARKER) {
-        check(m, namespaced, &mut errors);
-        let groups: BTreeSet<String> = m.api_groups();
+    for r in rbac_rules(markers) {
+        check(&r, namespaced, &mut errors);
         let base = Rule {
-            groups,
+            groups: set(&r.groups),
             resources: BTreeSet::new(),
-            resource_names: set(m.list("resourceNames")),
-            urls: set(m.list("urls")),
-            verbs: set(m.list("verbs")),
+            resource_names: set(r.resource_names),
+            urls: set(r.urls),
+            verbs: set(r.verbs.unwrap_or_default()),
         };
         let key = (
-            m.string("namespace").unwrap_or_default().to_string(),
-            m.string("roleName")
-                .unwrap_or(DEFAULT_ROLE_NAME)
-                .to_string(),
+            r.namespace.unwrap_or_default().to_string(),
+            r.role_name.unwrap_or(DEFAULT_ROLE_NAME).to_string(),
         );
         let rules = by_role.entry(key).or_default();
-        let resources = m.list("resources").unwrap_or_default();
+        let resources = r.resources;
         if resources.is_empty() {
             rules.push(base);
         } else {
@@ -346,8 +349,9 @@ pub const KNOWN_VERBS: &[&str] = &[
 /// controller-gen does not check verbs.
 pub fn verb_warnings(markers: &[Marker]) -> Vec<Diagnostic> {
     let mut warnings = Vec::new();
-    for m in markers.iter().filter(|m| m.name() == MARKER) {
-        for verb in m.list("verbs").unwrap_or_default() {
+    for r in rbac_rules(markers) {
+        let m = r.marker;
+        for verb in r.verbs.unwrap_or_default() {
             if verb == "*" || KNOWN_VERBS.contains(&verb.as_str()) {
                 continue;
             }

@@ -31,6 +31,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::diag::Diagnostic;
 use super::markers::Marker;
+use super::markers::typed::{WebhookConfigurationMarker, WebhookMarker};
 
 /// Name of the webhook marker.
 pub const MARKER: &str = "kubebuilder:webhook";
@@ -65,10 +66,11 @@ fn spelled(value: &str, allowed: &[&'static str]) -> Option<&'static str> {
 fn one_of(
     m: &Marker,
     arg: &str,
+    value: Option<&str>,
     allowed: &[&'static str],
     errors: &mut Vec<Diagnostic>,
 ) -> Option<&'static str> {
-    let value = m.string(arg)?;
+    let value = value?;
     let found = spelled(value, allowed);
     if found.is_none() {
         errors.push(m.diag_at(
@@ -94,10 +96,11 @@ struct Hook {
 }
 
 /// Checks and converts one webhook marker. Errors are pushed; `None` when there were any.
-fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
+fn hook(w: &WebhookMarker<'_>, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
+    let m = w.marker;
     let before = errors.len();
-    let mutating = m.bool("mutating").unwrap_or_default();
-    let name = m.string("name").unwrap_or_default().to_string();
+    let mutating = w.mutating;
+    let name = w.name.to_string();
     if let Err(why) = crate::model::validate::dns1123_subdomain(&name) {
         errors.push(m.diag_at("name", format!("webhook name `{name}` is invalid: {why}")));
     } else if name.split('.').count() < 3 {
@@ -110,9 +113,21 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
         );
     }
 
-    let failure_policy = one_of(m, "failurePolicy", &["Fail", "Ignore"], errors);
-    let match_policy = one_of(m, "matchPolicy", &["Exact", "Equivalent"], errors);
-    let side_effects = match m.string("sideEffects") {
+    let failure_policy = one_of(
+        m,
+        "failurePolicy",
+        w.failure_policy,
+        &["Fail", "Ignore"],
+        errors,
+    );
+    let match_policy = one_of(
+        m,
+        "matchPolicy",
+        w.match_policy,
+        &["Exact", "Equivalent"],
+        errors,
+    );
+    let side_effects = match w.side_effects {
         None => {
             errors.push(
                 m.diag("`sideEffects` is required for admissionregistration.k8s.io/v1 webhooks")
@@ -127,9 +142,9 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
             ));
             None
         }
-        Some(_) => one_of(m, "sideEffects", &["None", "NoneOnDryRun"], errors),
+        v @ Some(_) => one_of(m, "sideEffects", v, &["None", "NoneOnDryRun"], errors),
     };
-    let timeout = m.int("timeoutSeconds").and_then(|t| {
+    let timeout = w.timeout_seconds.and_then(|t| {
         if (1..=30).contains(&t) {
             Some(t as i32)
         } else {
@@ -140,16 +155,22 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
             None
         }
     });
-    let reinvocation = if m.string("reinvocationPolicy").is_some() && !mutating {
+    let reinvocation = if w.reinvocation_policy.is_some() && !mutating {
         errors.push(m.diag_at(
             "reinvocationPolicy",
             "`reinvocationPolicy` applies to mutating webhooks only (this one has mutating=false)",
         ));
         None
     } else {
-        one_of(m, "reinvocationPolicy", &["Never", "IfNeeded"], errors)
+        one_of(
+            m,
+            "reinvocationPolicy",
+            w.reinvocation_policy,
+            &["Never", "IfNeeded"],
+            errors,
+        )
     };
-    for v in m.list("webhookVersions").unwrap_or_default() {
+    for v in w.webhook_versions {
         if v != "v1" {
             errors.push(m.diag_at(
                 "webhookVersions",
@@ -157,10 +178,7 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
             ));
         }
     }
-    let review_versions = m
-        .list("admissionReviewVersions")
-        .unwrap_or_default()
-        .to_vec();
+    let review_versions = w.admission_review_versions.to_vec();
     if !review_versions.iter().any(|v| v == "v1" || v == "v1beta1") {
         errors.push(m.diag_at(
             "admissionReviewVersions",
@@ -168,7 +186,7 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
         ));
     }
     let mut operations = Vec::new();
-    for verb in m.list("verbs").unwrap_or_default() {
+    for verb in w.verbs {
         match spelled(verb, &["CREATE", "UPDATE", "DELETE", "CONNECT", "*"]) {
             Some(op) => operations.push(op.to_string()),
             None => errors.push(m.diag_at(
@@ -180,12 +198,12 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
         }
     }
 
-    let client_config = client_config(m, errors);
+    let client_config = client_config(w, errors);
 
     if errors.len() > before {
         return None;
     }
-    let groups: Vec<String> = m.api_groups();
+    let groups = w.groups.clone();
     let webhook = MutatingWebhook {
         admission_review_versions: review_versions,
         client_config: client_config?,
@@ -195,29 +213,33 @@ fn hook(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
         reinvocation_policy: reinvocation.map(str::to_string),
         rules: Some(vec![RuleWithOperations {
             api_groups: Some(groups),
-            api_versions: Some(m.list("versions").unwrap_or_default().to_vec()),
+            api_versions: Some(w.versions.to_vec()),
             operations: Some(operations),
-            resources: Some(m.list("resources").unwrap_or_default().to_vec()),
+            resources: Some(w.resources.to_vec()),
             scope: None,
         }]),
         side_effects: side_effects?.to_string(),
         timeout_seconds: timeout,
         ..Default::default()
     };
-    let webhook = match m.string("patch") {
+    let webhook = match w.patch {
         Some(p) if !p.trim().is_empty() => apply_patch(m, webhook, p, mutating, errors)?,
         _ => webhook,
     };
     Some(Hook { mutating, webhook })
 }
 
-fn client_config(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<WebhookClientConfig> {
-    match (m.string("path"), m.string("url")) {
+fn client_config(
+    w: &WebhookMarker<'_>,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<WebhookClientConfig> {
+    let m = w.marker;
+    match (w.path, w.url) {
         (Some(path), None) => {
             if !path.starts_with('/') {
                 errors.push(m.diag_at("path", format!("`path` must start with `/`, not `{path}`")));
             }
-            let port = m.int("servicePort").and_then(|p| {
+            let port = w.service_port.and_then(|p| {
                 if (1..=65535).contains(&p) {
                     Some(p as i32)
                 } else {
@@ -230,12 +252,9 @@ fn client_config(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<WebhookClie
             });
             Some(WebhookClientConfig {
                 service: Some(ServiceReference {
-                    name: m
-                        .string("serviceName")
-                        .unwrap_or(DEFAULT_SERVICE_NAME)
-                        .to_string(),
-                    namespace: m
-                        .string("serviceNamespace")
+                    name: w.service_name.unwrap_or(DEFAULT_SERVICE_NAME).to_string(),
+                    namespace: w
+                        .service_namespace
                         .unwrap_or(DEFAULT_SERVICE_NAMESPACE)
                         .to_string(),
                     path: Some(path.to_string()),
@@ -250,7 +269,7 @@ fn client_config(m: &Marker, errors: &mut Vec<Diagnostic>) -> Option<WebhookClie
                     .push(m.diag_at("url", format!("`url` must be an https:// URL, not `{url}`")));
             }
             for arg in ["serviceName", "serviceNamespace", "servicePort"] {
-                if m.args.iter().any(|a| a.name == arg) {
+                if w.wrote(arg) {
                     errors.push(m.diag_at(
                         arg,
                         format!("`{arg}` has no effect with `url`: the API server calls the URL directly"),
@@ -417,8 +436,12 @@ fn validating(w: MutatingWebhook) -> ValidatingWebhook {
 pub fn configurations(markers: &[Marker]) -> Result<WebhookConfigurations, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut names: [Option<(&Marker, String)>; 2] = [None, None];
-    for m in markers.iter().filter(|m| m.name() == CONFIG_MARKER) {
-        let mutating = m.bool("mutating").unwrap_or_default();
+    for c in markers
+        .iter()
+        .filter_map(|m| WebhookConfigurationMarker::try_from(m).ok())
+    {
+        let m = c.marker;
+        let mutating = c.mutating;
         let slot = &mut names[usize::from(mutating)];
         let kind = if mutating { "mutating" } else { "validating" };
         if let Some((first, _)) = slot {
@@ -432,7 +455,7 @@ pub fn configurations(markers: &[Marker]) -> Result<WebhookConfigurations, Vec<D
             );
             continue;
         }
-        let name = m.string("name").unwrap_or_default().to_string();
+        let name = c.name.unwrap_or_default().to_string();
         if !name.is_empty() {
             if let Err(why) = crate::model::validate::dns1123_subdomain(&name) {
                 errors.push(m.diag_at(
@@ -446,8 +469,12 @@ pub fn configurations(markers: &[Marker]) -> Result<WebhookConfigurations, Vec<D
 
     let mut mutating: Vec<(MutatingWebhook, &Marker)> = Vec::new();
     let mut validating_hooks: Vec<(ValidatingWebhook, &Marker)> = Vec::new();
-    for m in markers.iter().filter(|m| m.name() == MARKER) {
-        if let Some(h) = hook(m, &mut errors) {
+    for w in markers
+        .iter()
+        .filter_map(|m| WebhookMarker::try_from(m).ok())
+    {
+        let m = w.marker;
+        if let Some(h) = hook(&w, &mut errors) {
             if h.mutating {
                 mutating.push((h.webhook, m));
             } else {

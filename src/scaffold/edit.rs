@@ -528,18 +528,18 @@ pub fn cluster_scoped_grants(dir: &Path, project: &Project) -> Vec<String> {
     for (path, text) in texts {
         let rel = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
         let (markers, _) = crate::manifests::markers::collect_text(&rel, &text);
-        for m in markers {
-            if m.name() != crate::manifests::rbac::MARKER || m.string("namespace").is_some() {
+        for r in crate::manifests::rbac::rbac_rules(&markers) {
+            if r.namespace.is_some() {
                 continue;
             }
-            let at = format!("+kubebuilder:rbac at {}:{}", rel.display(), m.line);
-            if m.list("urls").is_some_and(|u| !u.is_empty()) {
+            let at = format!("+kubebuilder:rbac at {}:{}", rel.display(), r.marker.line);
+            if !r.urls.is_empty() {
                 out.push(format!(
                     "non-resource URLs ({at}): only a ClusterRole can grant them"
                 ));
             }
-            let groups: Vec<String> = m.api_groups();
-            for res in m.list("resources").unwrap_or_default() {
+            let groups = &r.groups;
+            for res in r.resources {
                 let plural = res.split('/').next().unwrap_or(res);
                 for b in all.iter().filter(|b| {
                     !b.namespaced && b.plural == plural && groups.iter().any(|g| g == b.group)

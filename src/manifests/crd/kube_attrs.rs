@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use syn::punctuated::Punctuated;
-use syn::{Expr, Meta, Token};
+use syn::{Expr, Meta};
 
 /// The schema mode of `#[kube(schema = "...")]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,318 +98,233 @@ pub struct KubeAttrs {
     pub deprecated: Option<Option<String>>,
 }
 
-fn lit_str(e: &Expr) -> syn::Result<String> {
-    match e {
-        Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        }) => Ok(s.value()),
-        other => Err(syn::Error::new_spanned(other, "expected a string literal")),
+/// The `#[kube(...)]` keys of kube-derive 5's `KubeAttrs`, read with darling as kube-derive
+/// reads them, so rsbuilder accepts and rejects exactly what `#[derive(CustomResource)]` does:
+/// unknown or repeated keys, a `schema` other than `disabled`/`manual`/`derived`, a flag
+/// written as a string. Converted into [`KubeAttrs`] by [`parse`].
+#[derive(darling::FromDeriveInput)]
+#[darling(attributes(kube))]
+struct Raw {
+    group: String,
+    version: String,
+    kind: String,
+    doc: Option<String>,
+    root: Option<String>,
+    plural: Option<String>,
+    singular: Option<String>,
+    #[darling(default)]
+    namespaced: bool,
+    #[darling(default)]
+    no_spec: bool,
+    #[darling(multiple, rename = "derive")]
+    _derives: Vec<String>,
+    #[darling(multiple, rename = "attr")]
+    _attributes: Vec<RootAttr>,
+    schema: Option<RawSchemaMode>,
+    status: Option<syn::Path>,
+    #[darling(multiple, rename = "category")]
+    categories: Vec<String>,
+    #[darling(multiple, rename = "shortname")]
+    shortnames: Vec<String>,
+    #[darling(multiple, rename = "printcolumn")]
+    printcolumns: Vec<PrintColumn>,
+    #[darling(multiple)]
+    selectable: Vec<String>,
+    scale: Option<Scale>,
+    #[darling(default, rename = "crates")]
+    _crates: Crates,
+    #[darling(multiple, rename = "annotation")]
+    annotations: Vec<KeyValue>,
+    #[darling(multiple, rename = "label")]
+    labels: Vec<KeyValue>,
+    #[darling(multiple, rename = "validation", with = darling::util::parse_expr::preserve_str_literal)]
+    validations: Vec<Expr>,
+    #[darling(default)]
+    cel: bool,
+    #[darling(default = default_true)]
+    storage: bool,
+    #[darling(default = default_true)]
+    served: bool,
+    deprecated: Option<darling::util::Override<String>>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Clone, Copy, darling::FromMeta)]
+enum RawSchemaMode {
+    Disabled,
+    Manual,
+    Derived,
+}
+
+/// `crates(kube = ..., ...)`: paths kube-derive's generated code uses; no effect on the CRD.
+#[derive(Default, darling::FromMeta)]
+#[allow(dead_code)]
+struct Crates {
+    kube: Option<syn::Path>,
+    kube_core: Option<syn::Path>,
+    k8s_openapi: Option<syn::Path>,
+    schemars: Option<syn::Path>,
+    serde: Option<syn::Path>,
+    serde_json: Option<syn::Path>,
+    std: Option<syn::Path>,
+}
+
+/// `attr = "..."`: an attribute for the generated root struct. kube-derive refuses `derive`,
+/// `serde` and `schemars` there; any other attribute has no effect on the CRD.
+struct RootAttr;
+
+impl darling::FromMeta for RootAttr {
+    fn from_string(value: &str) -> darling::Result<Self> {
+        let meta = syn::parse_str::<Meta>(value)?;
+        match meta.path().get_ident().map(|i| i.to_string()).as_deref() {
+            Some("derive") => Err(darling::Error::custom(
+                "`attr = \"...\"` cannot set derives: use `derive = \"...\"`",
+            )),
+            Some(a @ ("serde" | "schemars")) => Err(darling::Error::custom(format!(
+                "`attr = \"...\"` cannot set `{a}` attributes (kube-derive refuses them)"
+            ))),
+            _ => Ok(Self),
+        }
     }
 }
 
-fn nv(m: &Meta) -> syn::Result<&Expr> {
-    match m {
-        Meta::NameValue(nv) => Ok(&nv.value),
-        other => Err(syn::Error::new_spanned(
-            other,
-            format!(
-                "expected `{} = \"...\"`",
-                quote::ToTokens::to_token_stream(other.path())
-            ),
-        )),
+/// `annotation("key", "value")` / `label("key", "value")`.
+struct KeyValue(String, String);
+
+impl darling::FromMeta for KeyValue {
+    fn from_list(items: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        use darling::ast::NestedMeta;
+        match items {
+            [
+                NestedMeta::Lit(syn::Lit::Str(k)),
+                NestedMeta::Lit(syn::Lit::Str(v)),
+            ] => Ok(Self(k.value(), v.value())),
+            _ => Err(darling::Error::unsupported_format(
+                "expected `\"key\", \"value\"` format",
+            )),
+        }
     }
 }
 
-fn flag(m: &Meta) -> syn::Result<bool> {
-    match m {
-        Meta::Path(_) => Ok(true),
-        Meta::NameValue(nv) => match &nv.value {
-            Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Bool(b),
-                ..
-            }) => Ok(b.value),
-            other => Err(syn::Error::new_spanned(other, "expected true or false")),
-        },
-        other => Err(syn::Error::new_spanned(other, "expected a flag")),
+/// The list form of `printcolumn(...)`, field names as kube-derive spells them.
+#[derive(darling::FromMeta)]
+struct PrintColumnList {
+    description: Option<String>,
+    format: Option<String>,
+    json_path: String,
+    name: String,
+    priority: Option<i32>,
+    type_: String,
+}
+
+impl darling::FromMeta for PrintColumn {
+    /// The JSON form: `printcolumn = r#"{"name":…,"type":…,"jsonPath":…}"#`.
+    fn from_string(value: &str) -> darling::Result<Self> {
+        serde_json::from_str(value).map_err(darling::Error::custom)
+    }
+
+    fn from_list(items: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        let l = PrintColumnList::from_list(items)?;
+        Ok(Self {
+            description: l.description,
+            format: l.format,
+            json_path: l.json_path,
+            name: l.name,
+            priority: l.priority,
+            type_: l.type_,
+        })
     }
 }
 
-fn list_fields(m: &Meta) -> syn::Result<Vec<Meta>> {
-    match m {
-        Meta::List(l) => Ok(l
-            .parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)?
-            .into_iter()
-            .collect()),
-        other => Err(syn::Error::new_spanned(other, "expected a list")),
+/// The list form of `scale(...)`.
+#[derive(darling::FromMeta)]
+struct ScaleList {
+    label_selector_path: Option<String>,
+    spec_replicas_path: String,
+    status_replicas_path: String,
+}
+
+impl darling::FromMeta for Scale {
+    /// The JSON form: `scale = r#"{"specReplicasPath":…,"statusReplicasPath":…}"#`.
+    fn from_string(value: &str) -> darling::Result<Self> {
+        serde_json::from_str(value).map_err(darling::Error::custom)
+    }
+
+    fn from_list(items: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        let l = ScaleList::from_list(items)?;
+        Ok(Self {
+            label_selector_path: l.label_selector_path,
+            spec_replicas_path: l.spec_replicas_path,
+            status_replicas_path: l.status_replicas_path,
+        })
     }
 }
 
-fn key_value(m: &Meta) -> syn::Result<(String, String)> {
-    let Meta::List(l) = m else {
-        return Err(syn::Error::new_spanned(
-            m,
-            "expected `(\"key\", \"value\")`",
-        ));
-    };
-    let items = l.parse_args_with(Punctuated::<syn::LitStr, Token![,]>::parse_terminated)?;
-    let v: Vec<_> = items.into_iter().collect();
-    match v.as_slice() {
-        [k, val] => Ok((k.value(), val.value())),
-        _ => Err(syn::Error::new_spanned(
-            m,
-            "expected `\"key\", \"value\"` format",
-        )),
-    }
-}
-
-/// Parses every `#[kube(...)]` attribute of a `#[derive(CustomResource)]` type.
+/// Parses every `#[kube(...)]` attribute of the `#[derive(CustomResource)]` type `ident`, as
+/// kube-derive 5 does (darling, the same keys and forms). Errors: every problem darling finds
+/// (unknown keys with the near miss, duplicates, missing `group`/`version`/`kind`, values of
+/// the wrong form), combined, each at its token.
 pub fn parse(ident: &syn::Ident, attrs: &[syn::Attribute]) -> syn::Result<KubeAttrs> {
-    let mut k = KubeAttrs {
-        group: String::new(),
-        version: String::new(),
-        kind: String::new(),
-        doc: None,
-        root: None,
-        plural: None,
-        singular: None,
-        namespaced: false,
-        no_spec: false,
-        schema: SchemaMode::Derived,
-        status: None,
-        categories: Vec::new(),
-        shortnames: Vec::new(),
-        printcolumns: Vec::new(),
-        selectable: Vec::new(),
-        scale: None,
-        annotations: BTreeMap::new(),
-        labels: BTreeMap::new(),
-        validations: Vec::new(),
-        cel: false,
-        storage: true,
-        served: true,
-        deprecated: None,
+    use darling::FromDeriveInput;
+    let input = syn::DeriveInput {
+        attrs: attrs.to_vec(),
+        vis: syn::Visibility::Inherited,
+        ident: ident.clone(),
+        generics: syn::Generics::default(),
+        data: syn::Data::Struct(syn::DataStruct {
+            struct_token: Default::default(),
+            fields: syn::Fields::Unit,
+            semi_token: None,
+        }),
     };
-    let (mut group, mut version, mut kind) = (None, None, None);
-    let mut errors: Option<syn::Error> = None;
-    let mut push = |e: syn::Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
-    };
-    for a in attrs.iter().filter(|a| a.path().is_ident("kube")) {
-        let list = match a.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated) {
-            Ok(l) => l,
-            Err(e) => {
-                push(e);
-                continue;
-            }
-        };
-        for m in list {
-            let key = m
-                .path()
-                .get_ident()
-                .map(|i| i.to_string())
-                .unwrap_or_default();
-            let r: syn::Result<()> = (|| {
-                match key.as_str() {
-                    "group" => group = Some(lit_str(nv(&m)?)?),
-                    "version" => version = Some(lit_str(nv(&m)?)?),
-                    "kind" => kind = Some(lit_str(nv(&m)?)?),
-                    "doc" => k.doc = Some(lit_str(nv(&m)?)?),
-                    "root" => k.root = Some(lit_str(nv(&m)?)?),
-                    "plural" => k.plural = Some(lit_str(nv(&m)?)?),
-                    "singular" => k.singular = Some(lit_str(nv(&m)?)?),
-                    "namespaced" => k.namespaced = flag(&m)?,
-                    "no_spec" => k.no_spec = flag(&m)?,
-                    "cel" => k.cel = flag(&m)?,
-                    "storage" => k.storage = flag(&m)?,
-                    "served" => k.served = flag(&m)?,
-                    "deprecated" => {
-                        k.deprecated = Some(match &m {
-                            Meta::Path(_) => None,
-                            other => Some(lit_str(nv(other)?)?),
-                        })
-                    }
-                    "schema" => {
-                        let e = nv(&m)?;
-                        k.schema = match lit_str(e)?.to_ascii_lowercase().as_str() {
-                            "derived" => SchemaMode::Derived,
-                            "manual" => SchemaMode::Manual,
-                            "disabled" => SchemaMode::Disabled,
-                            _ => {
-                                return Err(syn::Error::new_spanned(
-                                    e,
-                                    "expected \"derived\", \"manual\" or \"disabled\"",
-                                ));
-                            }
-                        }
-                    }
-                    "status" => {
-                        let e = nv(&m)?;
-                        // Parsed from the literal so the path keeps the literal's position.
-                        k.status = Some(match e {
-                            Expr::Lit(syn::ExprLit {
-                                lit: syn::Lit::Str(s),
-                                ..
-                            }) => s.parse()?,
-                            other => {
-                                return Err(syn::Error::new_spanned(
-                                    other,
-                                    "expected a string literal",
-                                ));
-                            }
-                        })
-                    }
-                    "category" => k.categories.push(lit_str(nv(&m)?)?),
-                    "shortname" => k.shortnames.push(lit_str(nv(&m)?)?),
-                    "selectable" => k.selectable.push(lit_str(nv(&m)?)?),
-                    "annotation" => {
-                        let (a, b) = key_value(&m)?;
-                        k.annotations.insert(a, b);
-                    }
-                    "label" => {
-                        let (a, b) = key_value(&m)?;
-                        k.labels.insert(a, b);
-                    }
-                    "validation" => k.validations.push(nv(&m)?.clone()),
-                    "printcolumn" => k.printcolumns.push(printcolumn(&m)?),
-                    "scale" => k.scale = Some(scale(&m)?),
-                    "derive" | "attr" | "crates" => {}
-                    _ => {
-                        return Err(syn::Error::new_spanned(
-                            m.path(),
-                            format!(
-                                "unknown kube attribute `{}`",
-                                quote::ToTokens::to_token_stream(m.path())
-                            ),
-                        ));
-                    }
-                }
-                Ok(())
-            })();
-            if let Err(e) = r {
-                push(e);
+    let raw = Raw::from_derive_input(&input).map_err(|e| {
+        // darling gives missing keys no span: they are reported at the type.
+        let mut all: Option<syn::Error> = None;
+        for one in e.flatten() {
+            let span = one.explicit_span().unwrap_or_else(|| ident.span());
+            let e = syn::Error::new(span, format!("#[kube(...)]: {one}"));
+            match &mut all {
+                Some(a) => a.combine(e),
+                None => all = Some(e),
             }
         }
-    }
-    for (name, v) in [("group", &group), ("version", &version), ("kind", &kind)] {
-        if v.is_none() {
-            push(syn::Error::new_spanned(
-                ident,
-                format!("#[derive(CustomResource)] needs `{name} = \"...\"` in #[kube(...)]"),
-            ));
-        }
-    }
-    if let Some(e) = errors {
-        return Err(e);
-    }
-    k.group = group.unwrap_or_default();
-    k.version = version.unwrap_or_default();
-    k.kind = kind.unwrap_or_default();
-    Ok(k)
-}
-
-fn printcolumn(m: &Meta) -> syn::Result<PrintColumn> {
-    if let Meta::NameValue(_) = m {
-        let e = nv(m)?;
-        return serde_json::from_str(&lit_str(e)?)
-            .map_err(|err| syn::Error::new_spanned(e, format!("invalid printcolumn JSON: {err}")));
-    }
-    let mut p = PrintColumn::default();
-    let (mut has_name, mut has_path, mut has_type) = (false, false, false);
-    for f in list_fields(m)? {
-        let key = f
-            .path()
-            .get_ident()
-            .map(|i| i.to_string())
-            .unwrap_or_default();
-        match key.as_str() {
-            "description" => p.description = Some(lit_str(nv(&f)?)?),
-            "format" => p.format = Some(lit_str(nv(&f)?)?),
-            "json_path" => {
-                p.json_path = lit_str(nv(&f)?)?;
-                has_path = true;
-            }
-            "name" => {
-                p.name = lit_str(nv(&f)?)?;
-                has_name = true;
-            }
-            "priority" => {
-                let e = nv(&f)?;
-                p.priority = Some(match e {
-                    Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(i),
-                        ..
-                    }) => i.base10_parse()?,
-                    other => return Err(syn::Error::new_spanned(other, "expected an integer")),
-                });
-            }
-            "type_" => {
-                p.type_ = lit_str(nv(&f)?)?;
-                has_type = true;
-            }
-            _ => {
-                return Err(syn::Error::new_spanned(
-                    f.path(),
-                    format!("unknown printcolumn field `{key}`"),
-                ));
-            }
-        }
-    }
-    for (ok, name) in [
-        (has_path, "json_path"),
-        (has_name, "name"),
-        (has_type, "type_"),
-    ] {
-        if !ok {
-            return Err(syn::Error::new_spanned(
-                m,
-                format!("printcolumn is missing `{name}`"),
-            ));
-        }
-    }
-    Ok(p)
-}
-
-fn scale(m: &Meta) -> syn::Result<Scale> {
-    if let Meta::NameValue(_) = m {
-        let e = nv(m)?;
-        return serde_json::from_str(&lit_str(e)?)
-            .map_err(|err| syn::Error::new_spanned(e, format!("invalid scale JSON: {err}")));
-    }
-    let mut s = Scale::default();
-    let (mut spec, mut status) = (false, false);
-    for f in list_fields(m)? {
-        let key = f
-            .path()
-            .get_ident()
-            .map(|i| i.to_string())
-            .unwrap_or_default();
-        match key.as_str() {
-            "label_selector_path" => s.label_selector_path = Some(lit_str(nv(&f)?)?),
-            "spec_replicas_path" => {
-                s.spec_replicas_path = lit_str(nv(&f)?)?;
-                spec = true;
-            }
-            "status_replicas_path" => {
-                s.status_replicas_path = lit_str(nv(&f)?)?;
-                status = true;
-            }
-            _ => {
-                return Err(syn::Error::new_spanned(
-                    f.path(),
-                    format!("unknown scale field `{key}`"),
-                ));
-            }
-        }
-    }
-    if !spec || !status {
-        return Err(syn::Error::new_spanned(
-            m,
-            "scale needs `spec_replicas_path` and `status_replicas_path`",
-        ));
-    }
-    Ok(s)
+        all.unwrap_or_else(|| syn::Error::new_spanned(ident, "#[kube(...)]: invalid"))
+    })?;
+    Ok(KubeAttrs {
+        group: raw.group,
+        version: raw.version,
+        kind: raw.kind,
+        doc: raw.doc,
+        root: raw.root,
+        plural: raw.plural,
+        singular: raw.singular,
+        namespaced: raw.namespaced,
+        no_spec: raw.no_spec,
+        schema: match raw.schema {
+            None | Some(RawSchemaMode::Derived) => SchemaMode::Derived,
+            Some(RawSchemaMode::Manual) => SchemaMode::Manual,
+            Some(RawSchemaMode::Disabled) => SchemaMode::Disabled,
+        },
+        status: raw.status,
+        categories: raw.categories,
+        shortnames: raw.shortnames,
+        printcolumns: raw.printcolumns,
+        selectable: raw.selectable,
+        scale: raw.scale,
+        annotations: raw.annotations.into_iter().map(|k| (k.0, k.1)).collect(),
+        labels: raw.labels.into_iter().map(|k| (k.0, k.1)).collect(),
+        validations: raw.validations,
+        cel: raw.cel,
+        storage: raw.storage,
+        served: raw.served,
+        deprecated: raw.deprecated.map(|d| match d {
+            darling::util::Override::Inherit => None,
+            darling::util::Override::Explicit(w) => Some(w),
+        }),
+    })
 }
 
 /// kube-derive's plural rule, shared with the scaffolds: see
@@ -455,7 +369,75 @@ mod tests {
         let bad: syn::ItemStruct =
             syn::parse_quote! { #[kube(group = "g", kind = "K", shortnames = "x")] struct S {} };
         let err = parse(&bad.ident, &bad.attrs).unwrap_err().to_string();
-        assert!(err.contains("unknown kube attribute"), "{err}");
+        assert!(err.contains("Unknown field: `shortnames`"), "{err}");
+    }
+
+    /// darling decides what `#[kube]` accepts, as it does in kube-derive: flags also as
+    /// strings, `schema` only in snake case, no key twice, and every missing key reported.
+    #[test]
+    fn accepts_and_rejects_what_kube_derive_does() {
+        let parse_attrs = |tokens: proc_macro2::TokenStream| {
+            let item: syn::ItemStruct = syn::parse_quote! { #[kube(#tokens)] struct FooSpec {} };
+            parse(&item.ident, &item.attrs).map_err(|e| {
+                e.into_iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        };
+        let k = parse_attrs(quote::quote!(
+            group = "g.io",
+            version = "v1",
+            kind = "Foo",
+            storage = "false",
+            namespaced = true,
+            deprecated
+        ))
+        .unwrap();
+        assert!(!k.storage && k.namespaced);
+        assert_eq!(k.deprecated, Some(None));
+        let err = parse_attrs(quote::quote!(
+            group = "g.io",
+            version = "v1",
+            kind = "Foo",
+            schema = "Derived"
+        ))
+        .unwrap_err();
+        assert!(
+            err.contains("Unknown value: `Derived`. Did you mean `derived`?"),
+            "{err}"
+        );
+        let err = parse_attrs(quote::quote!(
+            group = "g.io",
+            version = "v1",
+            version = "v2",
+            kind = "Foo"
+        ))
+        .unwrap_err();
+        assert!(err.contains("Duplicate field `version`"), "{err}");
+        let err = parse_attrs(quote::quote!(version = "v1")).unwrap_err();
+        assert!(
+            err.contains("Missing field `group`") && err.contains("Missing field `kind`"),
+            "{err}"
+        );
+        let err = parse_attrs(quote::quote!(
+            group = "g.io",
+            version = "v1",
+            kind = "Foo",
+            attr = "serde(rename_all = \"camelCase\")"
+        ))
+        .unwrap_err();
+        assert!(err.contains("cannot set `serde` attributes"), "{err}");
+        let k = parse_attrs(quote::quote!(
+            group = "g.io",
+            version = "v1",
+            kind = "Foo",
+            crates(kube = "::k"),
+            attr = "allow(dead_code)",
+            derive = "PartialEq"
+        ))
+        .unwrap();
+        assert_eq!(k.kind, "Foo");
     }
 
     #[test]

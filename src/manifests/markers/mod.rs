@@ -15,6 +15,7 @@
 
 pub mod grammar;
 pub mod registry;
+pub mod typed;
 
 use std::path::{Path, PathBuf};
 
@@ -71,65 +72,6 @@ impl Marker {
             .find(|a| a.name == name)
             .map_or(self.column, |a| a.column);
         Diagnostic::new(&self.file, self.line, column, message)
-    }
-
-    fn get(&self, name: &str) -> Option<&Value> {
-        // A generator asking for an argument its marker does not define is a bug in
-        // rsbuilder, not bad input: catch it in tests.
-        debug_assert!(
-            self.def.args().iter().any(|a| a.name == name),
-            "+{} has no argument `{name}` in the registry",
-            self.def.name
-        );
-        self.args.iter().find(|a| a.name == name).map(|a| &a.value)
-    }
-
-    /// A string argument, when given.
-    pub fn string(&self, name: &str) -> Option<&str> {
-        match self.get(name) {
-            Some(Value::String(s)) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// A list argument, when given.
-    pub fn list(&self, name: &str) -> Option<&[String]> {
-        match self.get(name) {
-            Some(Value::List(l)) => Some(l),
-            _ => None,
-        }
-    }
-
-    /// An integer argument, when given.
-    pub fn int(&self, name: &str) -> Option<i64> {
-        match self.get(name) {
-            Some(Value::Int(i)) => Some(*i),
-            _ => None,
-        }
-    }
-
-    /// The `groups` argument as API groups the API server knows: controller-gen's `core`
-    /// alias becomes the empty core group `""`; absent means no groups.
-    pub fn api_groups<C: FromIterator<String>>(&self) -> C {
-        self.list("groups")
-            .unwrap_or_default()
-            .iter()
-            .map(|g| {
-                if g == "core" {
-                    String::new()
-                } else {
-                    g.clone()
-                }
-            })
-            .collect()
-    }
-
-    /// A bool argument, when given.
-    pub fn bool(&self, name: &str) -> Option<bool> {
-        match self.get(name) {
-            Some(Value::Bool(b)) => Some(*b),
-            _ => None,
-        }
     }
 }
 

@@ -217,12 +217,10 @@ fn rbac_marker_is_read_with_typed_arguments_and_columns() {
     let m = one("    // +kubebuilder:rbac:groups=apps,resources=deployments;deployments/status,verbs={get,list}").unwrap();
     assert_eq!(m.name(), "kubebuilder:rbac");
     assert_eq!((m.line, m.column), (1, 8));
-    assert_eq!(m.list("groups").unwrap(), ["apps"]);
-    assert_eq!(
-        m.list("resources").unwrap(),
-        ["deployments", "deployments/status"]
-    );
-    assert_eq!(m.list("verbs").unwrap(), ["get", "list"]);
+    let r = super::typed::RbacRule::try_from(&m).unwrap();
+    assert_eq!(r.groups, ["apps"]);
+    assert_eq!(r.resources, ["deployments", "deployments/status"]);
+    assert_eq!(r.verbs.unwrap(), ["get", "list"]);
     // `groups` starts right after "+kubebuilder:rbac:" (column 8 + 18).
     assert_eq!(m.args[0].column, 26);
     assert_eq!(m.diag_at("verbs", "x").column, m.args[2].column);
@@ -231,10 +229,11 @@ fn rbac_marker_is_read_with_typed_arguments_and_columns() {
 #[test]
 fn webhook_marker_reads_bools_ints_and_strings() {
     let m = one("// +kubebuilder:webhook:path=/mutate-x,mutating=true,failurePolicy=fail,sideEffects=None,groups=g.example.com,resources=xs,verbs=create;update,versions=v1,name=mx.kb.io,admissionReviewVersions=v1,timeoutSeconds=5").unwrap();
-    assert_eq!(m.bool("mutating"), Some(true));
-    assert_eq!(m.int("timeoutSeconds"), Some(5));
-    assert_eq!(m.string("path"), Some("/mutate-x"));
-    assert_eq!(m.string("url"), None);
+    let w = super::typed::WebhookMarker::try_from(&m).unwrap();
+    assert!(w.mutating);
+    assert_eq!(w.timeout_seconds, Some(5));
+    assert_eq!(w.path, Some("/mutate-x"));
+    assert_eq!(w.url, None);
 }
 
 /// Case D: `// +kubebuilder:rbac:groups=apps,resources=deployments` (no verbs).
