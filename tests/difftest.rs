@@ -143,8 +143,8 @@ fn compare_all(
     for (case, outcome) in tally.mismatches.iter().take(shrink_limit) {
         shrunk.push(shrink_and_write(case, outcome));
     }
-    // One shrunk example per pending class, for the report.
-    if shrink_limit >= 10 {
+    // One shrunk example per pending class, for the report (RSBUILDER_DIFFTEST_SHRINK_PENDING=1).
+    if std::env::var("RSBUILDER_DIFFTEST_SHRINK_PENDING").is_ok_and(|v| v == "1") {
         for cases in tally.pending.values() {
             let (case, outcome) = &cases[0];
             shrunk.push(shrink_and_write(case, outcome));
@@ -354,7 +354,8 @@ fn the_fixed_seed_compares_200_kinds_without_a_silent_mismatch() {
 
 /// A long campaign: `RSBUILDER_DIFFTEST_SEEDS=<first>-<last>` (inclusive),
 /// `RSBUILDER_DIFFTEST_KINDS=<kinds per seed>` (default 500), `RSBUILDER_DIFFTEST_BATCH`
-/// (kinds per build, default 500). Writes the figures to
+/// (kinds per build, default 500), `RSBUILDER_DIFFTEST_SHRINK` (mismatches to shrink, default
+/// 10; `RSBUILDER_DIFFTEST_SHRINK_PENDING=1` also shrinks one of each pending class). Writes the figures to
 /// `<RSBUILDER_E2E_TARGET_DIR>/difftest/campaign-<first>-<last>.md` and fails when a silent
 /// mismatch was found (shrunk cases in `difftest/shrunk/`).
 #[test]
@@ -374,7 +375,8 @@ fn campaign() {
     let all: Vec<Case> = (first..=last)
         .flat_map(|s| cases(s, 0..kinds, &f, &k8s))
         .collect();
-    let (tally, shrunk) = compare_all("campaign", all, batch, 10);
+    let shrink = env_number("RSBUILDER_DIFFTEST_SHRINK", 10) as usize;
+    let (tally, shrunk) = compare_all("campaign", all, batch, shrink);
     let report = format!(
         "seeds {first}-{last}, {kinds} kinds each, features {f:?}, {:.0?}\n{}\nshrunk: {shrunk:?}\n",
         started.elapsed(),

@@ -464,7 +464,7 @@ impl Gen<'_> {
             kube.push(Attr::new("label(\"difftest.io/tier\", \"one\")"));
         }
         if self.pct(10) {
-            kube.push(Attr::new(self.cel_rule("self.metadata.name != ''")));
+            kube.push(Attr::new(self.cel_rule("self.metadata.name != ''", true)));
         }
         if self.pct(10) {
             kube.push(Attr::new(format!("doc = {:?}", self.sentence())));
@@ -597,14 +597,16 @@ impl Gen<'_> {
     }
 
     /// A CEL rule in one of kube's spellings.
-    fn cel_rule(&mut self, rule: &str) -> String {
+    /// `root`: for `#[kube(...)]`, where kube-derive does not compile the tuple spelling.
+    fn cel_rule(&mut self, rule: &str, root: bool) -> String {
         match self.rng.u32(0..5) {
             0 | 1 => format!("validation = {rule:?}"),
             2 => format!(
                 "validation = Rule::new({rule:?}).message(\"rule {}\")",
                 self.rng.u32(0..10)
             ),
-            3 => format!("validation = ({rule:?}, \"must hold\")"),
+            3 if !root => format!("validation = ({rule:?}, \"must hold\")"),
+            3 => format!("validation = {rule:?}"),
             _ => format!(
                 "validation = Rule::new({rule:?}).reason(Reason::FieldValueInvalid).field_path(\".x\")"
             ),
@@ -685,7 +687,7 @@ impl Gen<'_> {
         }
         if kube_schema && self.pct(30) {
             let rule = if spec { "self.size() >= 0" } else { "true" };
-            let r = self.cel_rule(rule);
+            let r = self.cel_rule(rule, false);
             attrs.push(Attr::new(format!("#[x_kube({r})]")));
         }
     }
@@ -920,7 +922,7 @@ impl Gen<'_> {
         // #[x_kube] on fields of KubeSchema structs.
         if ctx.kube_schema {
             if self.pct(6) {
-                let r = self.cel_rule("self == self");
+                let r = self.cel_rule("self == self", false);
                 attrs.push(Attr::new(format!("#[x_kube({r})]")));
             }
             if self.pct(8) {
@@ -1808,7 +1810,21 @@ impl Gen<'_> {
                 if e.variants.is_empty() {
                     return Val::Zero;
                 }
-                let v = e.variants[self.rng.usize(0..e.variants.len())].clone();
+                // A variant whose payload can be written (a k8s type without Default cannot).
+                let m = self.module();
+                let ok: Vec<&Variant> = e
+                    .variants
+                    .iter()
+                    .filter(|v| match &v.body {
+                        Body::Newtype(f) => constructible(&m, &f.ty),
+                        Body::Named(fs) => fs.iter().all(|f| constructible(&m, &f.ty)),
+                        _ => true,
+                    })
+                    .collect();
+                if ok.is_empty() {
+                    return Val::Zero;
+                }
+                let v = ok[self.rng.usize(0..ok.len())].clone();
                 let payload = match &v.body {
                     Body::Unit => None,
                     Body::Newtype(f) => Some(Box::new(self.value(&f.ty, d, true))),
