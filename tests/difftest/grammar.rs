@@ -524,12 +524,7 @@ impl Gen<'_> {
             )),
             kube: Vec::new(),
             attrs: vec![Attr::new("#[cfg(test)]")],
-            body: Body::Named(vec![Field {
-                name: "a".into(),
-                ty: Ty::Leaf("String"),
-                doc: Vec::new(),
-                attrs: Vec::new(),
-            }]),
+            body: Body::Named(vec![Field::plain("a", Ty::Leaf("String"))]),
             hand_default: None,
         }));
     }
@@ -719,12 +714,7 @@ impl Gen<'_> {
             fields.push(self.field(rust_name, ctx, spec));
         }
         if spec && self.pct(30) && !fields.iter().any(|f| f.name == "replicas") {
-            fields.push(Field {
-                name: "replicas".into(),
-                ty: Ty::Leaf("i32"),
-                doc: Vec::new(),
-                attrs: Vec::new(),
-            });
+            fields.push(Field::plain("replicas", Ty::Leaf("i32")));
         }
         (fields, rename_all)
     }
@@ -1298,12 +1288,7 @@ impl Gen<'_> {
             let body = if mixed && i == 0 {
                 // A unit (or scalar, for untagged) variant next to data variants.
                 if untagged {
-                    Body::Newtype(Box::new(Field {
-                        name: String::new(),
-                        ty: self.leaf(),
-                        doc: Vec::new(),
-                        attrs: Vec::new(),
-                    }))
+                    Body::Newtype(Box::new(Field::plain("", self.leaf())))
                 } else {
                     Body::Unit
                 }
@@ -1432,12 +1417,7 @@ impl Gen<'_> {
             kube_core: None,
             kube: Vec::new(),
             attrs,
-            body: Body::Newtype(Box::new(Field {
-                name: String::new(),
-                ty: inner,
-                doc: Vec::new(),
-                attrs: Vec::new(),
-            })),
+            body: Body::Newtype(Box::new(Field::plain("", inner))),
             hand_default: None,
         }));
         Ty::User(name)
@@ -1451,60 +1431,28 @@ impl Gen<'_> {
         } else {
             Ty::Vec(Box::new(Ty::User(name.clone())))
         };
-        self.items.push(Item::Struct(Struct {
-            name: name.clone(),
-            doc: Vec::new(),
-            derives: Derives::default(),
-            kube_core: None,
-            kube: Vec::new(),
-            attrs: Vec::new(),
-            body: Body::Named(vec![
-                Field {
-                    name: "value".into(),
-                    ty: Ty::Leaf("String"),
-                    doc: Vec::new(),
-                    attrs: Vec::new(),
-                },
-                Field {
-                    name: "children".into(),
-                    ty: inner,
-                    doc: Vec::new(),
-                    attrs: Vec::new(),
-                },
+        self.items.push(Item::Struct(Struct::plain(
+            name.clone(),
+            Body::Named(vec![
+                Field::plain("value", Ty::Leaf("String")),
+                Field::plain("children", inner),
             ]),
-            hand_default: None,
-        }));
+        )));
         Ty::User(name)
     }
 
     fn unit_struct(&mut self) -> Ty {
         let name = self.fresh("Marker");
-        self.items.push(Item::Struct(Struct {
-            name: name.clone(),
-            doc: Vec::new(),
-            derives: Derives::default(),
-            kube_core: None,
-            kube: Vec::new(),
-            attrs: Vec::new(),
-            body: Body::Unit,
-            hand_default: None,
-        }));
+        self.items
+            .push(Item::Struct(Struct::plain(name.clone(), Body::Unit)));
         Ty::User(name)
     }
 
     fn tuple_struct(&mut self) -> Ty {
         let name = self.fresh("Pair");
         let body = Body::Tuple(vec![self.leaf(), self.leaf()]);
-        self.items.push(Item::Struct(Struct {
-            name: name.clone(),
-            doc: Vec::new(),
-            derives: Derives::default(),
-            kube_core: None,
-            kube: Vec::new(),
-            attrs: Vec::new(),
-            body,
-            hand_default: None,
-        }));
+        self.items
+            .push(Item::Struct(Struct::plain(name.clone(), body)));
         Ty::User(name)
     }
 

@@ -99,6 +99,34 @@ pub struct Struct {
     pub hand_default: Option<Val>,
 }
 
+impl Struct {
+    /// A struct with the required derives only: no attributes, docs or `Default`.
+    pub fn plain(name: impl Into<String>, body: Body) -> Self {
+        Struct {
+            name: name.into(),
+            doc: Vec::new(),
+            derives: Derives::default(),
+            kube_core: None,
+            kube: Vec::new(),
+            attrs: Vec::new(),
+            body,
+            hand_default: None,
+        }
+    }
+}
+
+impl Field {
+    /// A field without attributes or docs (`name` empty for a newtype's field).
+    pub fn plain(name: impl Into<String>, ty: Ty) -> Self {
+        Field {
+            name: name.into(),
+            ty,
+            doc: Vec::new(),
+            attrs: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Body {
     Named(Vec<Field>),
