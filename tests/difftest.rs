@@ -139,6 +139,9 @@ fn compare_all(
             tally.equal,
             tally.mismatches.len()
         );
+        // The figures so far, so that an interrupted campaign still leaves its count.
+        let partial = support::target_dir().join(format!("difftest/{name}-partial.md"));
+        let _ = std::fs::write(&partial, tally.report());
     }
     for (case, outcome) in tally.mismatches.iter().take(shrink_limit) {
         shrunk.push(shrink_and_write(case, outcome));
