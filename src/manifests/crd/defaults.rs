@@ -664,6 +664,14 @@ fn serialize_struct(
                     continue;
                 }
                 if let Some(pred) = f.attrs.skip_serializing_if() {
+                    if v.is_null() && is_option_of_nullable(krate, m, f.ty) {
+                        // `None` and `Some(None)` both serialize as null, but only `None` is
+                        // skipped: the JSON value cannot tell which the Rust value was.
+                        return Err(format!(
+                            "field `{}` is an Option of a type that can serialize as null, with skip_serializing_if: `None` (skipped) and `Some(null)` (written as null) cannot be told apart statically",
+                            f.attrs.name().serialize_name()
+                        ));
+                    }
                     if predicate(&pred.path, &v)? {
                         continue;
                     }
@@ -684,6 +692,50 @@ fn serialize_struct(
             Ok(Value::Object(obj))
         }
     }
+}
+
+/// Whether `ty` is an `Option<T>` whose `Some(..)` values can serialize as null (`T` an
+/// `Option`, `()`, `serde_json::Value`, a unit or newtype struct, an untagged enum, or a type
+/// rsbuilder cannot resolve), so that a null value does not tell `None` from `Some`.
+fn is_option_of_nullable(krate: &Crate<'_>, m: ModId, ty: &syn::Type) -> bool {
+    match shape(krate, m, ty, 0) {
+        Ok(Shape::Option(om, inner)) => may_serialize_null(krate, om, &inner, 0),
+        _ => false,
+    }
+}
+
+fn may_serialize_null(krate: &Crate<'_>, m: ModId, ty: &syn::Type, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    match shape(krate, m, ty, depth + 1) {
+        Ok(Shape::Option(..)) => true,
+        Ok(Shape::Forward(fm, t)) => may_serialize_null(krate, fm, &t, depth + 1),
+        Ok(Shape::Seq(..) | Shape::Map | Shape::Array(..)) => false,
+        Ok(Shape::Tuple(_, ts)) => ts.is_empty(),
+        Ok(Shape::Leaf(path)) => path == "()" || path.starts_with("serde_json::"),
+        Ok(Shape::User(_, LocalItem::Struct(s), ..)) => {
+            !matches!(s.fields, syn::Fields::Named(_)) || has_word(&s.attrs, "transparent")
+        }
+        Ok(Shape::User(_, LocalItem::Enum(e), ..)) => {
+            has_word(&e.attrs, "untagged")
+                || e.variants.iter().any(|v| has_word(&v.attrs, "untagged"))
+        }
+        _ => true,
+    }
+}
+
+/// Whether a `#[serde(word)]` or `#[schemars(word)]` is among `attrs` (unreadable attributes
+/// count as present: the caller errs on the side of refusing).
+fn has_word(attrs: &[syn::Attribute], word: &str) -> bool {
+    ["serde", "schemars"]
+        .iter()
+        .any(|name| match attrs::items(attrs, name) {
+            Ok(items) => items
+                .iter()
+                .any(|i| matches!(i, attrs::Item::Meta(syn::Meta::Path(p)) if p.is_ident(word))),
+            Err(_) => true,
+        })
 }
 
 fn serialize_unit_variant(_m: ModId, item: LocalItem<'_>, variant: &str) -> Res<Value> {
