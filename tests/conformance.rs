@@ -22,7 +22,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-use support::{Static, compare, expected_file_name, header_values, rsbuilder_crds, rust_files};
+use support::{
+    Static, compare, expected_file_name, fixture_cfg, header_values, rsbuilder_crds,
+    rsbuilder_crds_with, rust_files,
+};
 
 fn fixture_output() -> &'static Map<String, Value> {
     static OUT: OnceLock<Result<Map<String, Value>, String>> = OnceLock::new();
@@ -78,7 +81,9 @@ fn valid_cases_equal_kube_derive_crd() {
             continue;
         }
         let expected = out.get(&name).cloned().unwrap_or(Value::Null);
-        match rsbuilder_crds(std::slice::from_ref(&file)) {
+        // The fixture crate is built with its default features; rsbuilder reads the same
+        // Cargo.toml.
+        match rsbuilder_crds_with(std::slice::from_ref(&file), &fixture_cfg(&[])) {
             Static::Panic(msg) => {
                 failed.push((name, "rsbuilder panicked".into(), msg));
             }
@@ -139,6 +144,63 @@ fn valid_cases_equal_kube_derive_crd() {
         }
         panic!("{msg}");
     }
+}
+
+/// Cases with `// cargo-flags: <flags>` headers are compared once more for each flag set:
+/// the fixture crate is built with those cargo flags (compiling only those cases), and
+/// rsbuilder reads its Cargo.toml with the same flags.
+#[test]
+fn feature_cases_equal_kube_derive_crd_under_every_cargo_flag_set() {
+    // (cargo flags, the cases that name them: (name, file))
+    type Run = (Vec<String>, Vec<(String, PathBuf)>);
+    let mut runs: Vec<Run> = Vec::new();
+    for file in rust_files(&cases_dir()) {
+        let name = stem(&file);
+        if !selected(&name) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for flags in header_values(&text, "cargo-flags") {
+            let flags: Vec<String> = flags.split_whitespace().map(str::to_string).collect();
+            match runs.iter_mut().find(|(f, _)| *f == flags) {
+                Some((_, cases)) => cases.push((name.clone(), file.clone())),
+                None => runs.push((flags, vec![(name.clone(), file.clone())])),
+            }
+        }
+    }
+    let mut failed = Vec::new();
+    let mut compared = 0;
+    for (flags, cases) in &runs {
+        let names: Vec<String> = cases.iter().map(|(n, _)| n.clone()).collect();
+        let out = support::run_fixture_crate_with(&support::fixture_crate(), flags, Some(&names))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let cfg = fixture_cfg(flags);
+        for (name, file) in cases {
+            let expected = out.get(name).cloned().unwrap_or(Value::Null);
+            compared += 1;
+            match rsbuilder_crds_with(std::slice::from_ref(file), &cfg) {
+                Static::Crds(crds, _) => {
+                    if let Some(report) = compare(&expected, &Value::Array(crds)) {
+                        failed.push(format!("{name} with {flags:?}:\n{report}"));
+                    }
+                }
+                Static::Errors(diags) => failed.push(format!(
+                    "{name} with {flags:?}: rsbuilder refused: {}",
+                    diags
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )),
+                Static::Panic(msg) => failed.push(format!("{name} with {flags:?}: panic: {msg}")),
+            }
+        }
+    }
+    eprintln!(
+        "feature cases: {compared} comparison(s) under {} flag set(s)",
+        runs.len()
+    );
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
 /// What kube-derive does with each invalid case is what its header says: the suite documents

@@ -695,3 +695,159 @@ fn bad_evaluate_and_storage_version_values_are_usage_errors() {
         ));
     assert!(!tmp.path().join("config/rbac").exists());
 }
+
+/// A crate whose kind `Thing` has a field per feature: `metrics` is a default feature that
+/// turns `telemetry` on, `tls` is not default, `chrono` is an optional dependency.
+fn feature_crate(dir: &Path) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    write(
+        dir,
+        "Cargo.toml",
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[features]\ndefault = [\"metrics\"]\nmetrics = [\"telemetry\"]\ntelemetry = []\ntls = []\n\n[dependencies]\nchrono = { version = \"0.4\", optional = true }\n",
+    );
+    write(
+        dir,
+        "src/lib.rs",
+        "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n\
+         #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+         #[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\n\
+         pub struct ThingSpec {\n\
+         \x20   #[cfg(feature = \"telemetry\")]\n    pub telemetry: bool,\n\
+         \x20   #[cfg(feature = \"tls\")]\n    pub tls: bool,\n\
+         \x20   #[cfg(feature = \"chrono\")]\n    pub at: chrono::DateTime<chrono::Utc>,\n\
+         }\n\n#[cfg(test)]\nmod tests;\n",
+    );
+    // Only `cargo test` compiles it: a kind in it is no CRD of the crate.
+    write(
+        dir,
+        "src/tests.rs",
+        "#[derive(kube::CustomResource, serde::Serialize, serde::Deserialize, Clone, Debug, schemars::JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Fake\")]\npub struct FakeSpec { pub a: String }\n",
+    );
+}
+
+/// The `spec` property names of the generated Thing CRD, sorted.
+fn thing_fields(dir: &Path) -> Vec<String> {
+    let crd = yaml_value(&dir.join("config/crd/bases/t.example.com_things.yaml"));
+    let props = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    let mut names: Vec<String> = props
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn features_follow_cargo_toml_and_the_cargo_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    feature_crate(tmp.path());
+    let run = |flags: &[&str]| {
+        rsbuilder()
+            .arg("manifests")
+            .arg("--dir")
+            .arg(tmp.path())
+            .args(flags)
+            .assert()
+            .success();
+        thing_fields(tmp.path())
+    };
+    assert_eq!(run(&[]), ["telemetry"]);
+    assert_eq!(run(&["--features", "tls"]), ["telemetry", "tls"]);
+    assert_eq!(run(&["--no-default-features"]), Vec::<String>::new());
+    assert_eq!(
+        run(&["--no-default-features", "-F", "tls,chrono"]),
+        ["at", "tls"]
+    );
+    assert_eq!(
+        run(&["--features", "op/tls telemetry"]),
+        ["telemetry", "tls"]
+    );
+    assert_eq!(run(&["--all-features"]), ["at", "telemetry", "tls"]);
+    // The cfg(test) module made no CRD.
+    let bases: Vec<_> = std::fs::read_dir(tmp.path().join("config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(bases, ["t.example.com_things.yaml"]);
+}
+
+#[test]
+fn an_unknown_feature_is_a_usage_error_that_lists_the_features() {
+    let tmp = tempfile::tempdir().unwrap();
+    feature_crate(tmp.path());
+    rsbuilder()
+        .arg("manifests")
+        .arg("--dir")
+        .arg(tmp.path())
+        .args(["--features", "tsl"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--features tsl: package `op` has no feature `tsl` (its features: chrono, default, metrics, telemetry, tls)",
+        ));
+    assert!(!tmp.path().join("config").exists());
+}
+
+#[test]
+fn loose_files_without_cargo_toml_have_no_default_features_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    feature_crate(tmp.path());
+    let types = tmp.path().join("types.rs");
+    std::fs::copy(tmp.path().join("src/lib.rs"), &types).unwrap();
+    let loose = tempfile::tempdir().unwrap();
+    let out = loose.path().join("out");
+    let run = |flags: &[&str]| {
+        rsbuilder()
+            .current_dir(loose.path())
+            .args(["manifests", "--paths"])
+            .arg(&types)
+            .arg("--output-dir")
+            .arg(&out)
+            .args(flags)
+            .assert()
+    };
+    run(&[])
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: no package Cargo.toml at or above",
+        ))
+        .stderr(predicate::str::contains("no feature is enabled"));
+    let crd = yaml_value(&out.join("crd/bases/t.example.com_things.yaml"));
+    assert!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            .get("properties")
+            .is_none()
+    );
+    run(&["--features", "tls"])
+        .success()
+        .stderr(predicate::str::contains(
+            "only the features given with --features are enabled (tls)",
+        ));
+    run(&["--all-features"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--all-features: no package Cargo.toml",
+        ));
+}
+
+#[test]
+fn an_undecidable_cfg_on_a_kind_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    feature_crate(tmp.path());
+    let lib = std::fs::read_to_string(tmp.path().join("src/lib.rs")).unwrap();
+    write(
+        tmp.path(),
+        "src/lib.rs",
+        &lib.replace("#[cfg(feature = \"tls\")]", "#[cfg(target_os = \"linux\")]"),
+    );
+    rsbuilder()
+        .arg("manifests")
+        .arg("--dir")
+        .arg(tmp.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/lib.rs:10:11: the custom resource `ThingSpec` depends on `cfg(target_os = \"linux\")`, which rsbuilder cannot decide",
+        ));
+    assert!(!tmp.path().join("config").exists());
+}

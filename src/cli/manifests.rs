@@ -36,6 +36,38 @@ pub struct ManifestsArgs {
     /// is followed without it.
     #[arg(long = "storage-version", value_name = "KIND.GROUP=VERSION")]
     pub storage_versions: Vec<String>,
+    /// Cargo's feature flags, for `cfg(feature = "...")` and `cfg_attr`.
+    #[command(flatten)]
+    pub features: FeatureArgs,
+}
+
+/// The features `cfg(feature = "...")` sees, chosen as with `cargo build`: the default
+/// features of the crate's Cargo.toml (the nearest at or above `--dir`), changed by these
+/// flags, spelled as cargo spells them.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Feature Selection")]
+pub struct FeatureArgs {
+    /// Space or comma separated list of features to activate (`dep/feature` turns an optional
+    /// dependency on)
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    pub features: Vec<String>,
+    /// Activate all available features
+    #[arg(long)]
+    pub all_features: bool,
+    /// Do not activate the `default` feature
+    #[arg(long)]
+    pub no_default_features: bool,
+}
+
+impl FeatureArgs {
+    /// The library's form of the flags.
+    pub fn flags(&self) -> crate::manifests::cfg::FeatureFlags {
+        crate::manifests::cfg::FeatureFlags {
+            features: self.features.clone(),
+            all_features: self.all_features,
+            no_default_features: self.no_default_features,
+        }
+    }
 }
 
 /// Runs `manifests` relative to `cwd`: derives the manifests of the project in `--dir` (default
@@ -137,6 +169,17 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     if let Some(warning) = k8s_version_warning(&dir) {
         eprintln!("warning: {warning}");
     }
+    let cfg = match crate::manifests::cfg::Cfg::for_dir(&dir, &args.features.flags()) {
+        Ok(cfg) => std::sync::Arc::new(cfg),
+        Err(e @ crate::manifests::cfg::features::FeatureError::Flag(_)) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_USAGE);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_FAILURE);
+        }
+    };
     let mut settings = crate::manifests::crd::Settings::default();
     match crate::manifests::crd::storage::from_metadata(&dir.join("Cargo.toml")) {
         Ok(found) => settings.storage.extend(found),
@@ -160,16 +203,25 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         settings.extra_sources.push((dir.join("build.rs"), text));
     }
     let crate_dir = dir.join("Cargo.toml").is_file().then(|| dir.clone());
-    let output = match generate(&Options {
+    let generated = generate(&Options {
         paths,
         output_dir: gen_output_dir.clone(),
         namespaced,
         evaluate: args.evaluate,
         verify: args.verify,
         crate_dir,
-        features: Default::default(),
+        features: crate::manifests::probe::Features {
+            features: args.features.features.clone(),
+            all_features: args.features.all_features,
+            no_default_features: args.features.no_default_features,
+        },
         settings,
-    }) {
+        cfg: cfg.clone(),
+    });
+    if let Some(note) = no_manifest_note(&cfg, &dir) {
+        eprintln!("warning: {note}");
+    }
+    let output = match generated {
         Ok(o) => o,
         Err(diags) => {
             eprintln!("error: {diags}");
@@ -369,6 +421,31 @@ fn stale_crd_files(
         .collect();
     stale.sort();
     stale
+}
+
+/// When the sources test features but no package Cargo.toml was found: say which features
+/// `cfg(feature = "...")` saw (none, or those of `--features`).
+fn no_manifest_note(cfg: &crate::manifests::cfg::Cfg, dir: &Path) -> Option<String> {
+    if *cfg.source() != crate::manifests::cfg::FeatureSource::NoManifest
+        || !cfg.features_were_read()
+    {
+        return None;
+    }
+    let enabled = if cfg.features().is_empty() {
+        "no feature is enabled".to_string()
+    } else {
+        let list: Vec<&str> = cfg.features().iter().map(String::as_str).collect();
+        format!(
+            "only the features given with --features are enabled ({})",
+            list.join(", ")
+        )
+    };
+    Some(format!(
+        "no package Cargo.toml at or above {}, so `cfg(feature = \"...\")` has no default features: {enabled}\n  help: run in the crate (or pass --dir) so its [features] apply, or name the features with --features",
+        std::path::absolute(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .display()
+    ))
 }
 
 /// When the project's Cargo.toml selects a k8s-openapi Kubernetes version other than the one

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+use super::cfg::Cfg;
 use super::crd::{CrdWorkers, KindOutcome, Settings, crd_yaml_files};
 use super::diag::{Cause, Diagnostic, Diagnostics};
 use super::probe::{self, Evaluate, Features};
@@ -37,6 +38,8 @@ pub struct Options {
     pub features: Features,
     /// Storage versions and the extra files searched for `merge_crds` calls.
     pub settings: Settings,
+    /// What `cfg` predicates mean (the crate's features): see [`crate::manifests::cfg`].
+    pub cfg: std::sync::Arc<Cfg>,
 }
 
 /// The generated files, sorted by path, and what the run found.
@@ -78,13 +81,13 @@ pub fn generate(opts: &Options) -> Result<Output, Diagnostics> {
     let texts = SourceSet::read(&opts.paths).map_err(Diagnostics)?;
     let threads = threads_for(&texts);
     if threads == 1 {
-        let sources = SourceSet::parse_all(texts).map_err(Diagnostics)?;
+        let sources = SourceSet::parse_all_with(texts, &opts.cfg).map_err(Diagnostics)?;
         return Ok(generate_from(opts, &sources, 1));
     }
     std::thread::scope(|scope| {
         // Workers parse their copy of the texts while this thread parses its own.
-        let workers = CrdWorkers::spawn(scope, &texts, threads, yaml_of, &opts.settings);
-        let sources = match SourceSet::parse_all(texts.clone()) {
+        let workers = CrdWorkers::spawn(scope, &texts, &opts.cfg, threads, yaml_of, &opts.settings);
+        let sources = match SourceSet::parse_all_with(texts.clone(), &opts.cfg) {
             Ok(s) => s,
             Err(diags) => {
                 workers.abandon();
@@ -116,10 +119,10 @@ fn yaml_of(crd: &CustomResourceDefinition) -> Result<String, String> {
     to_yaml(crd).map_err(|e| e.to_string())
 }
 
-/// [`generate`] on sources already loaded, deriving CRDs on `threads` threads (see
-/// [`crd_yaml_files`]); the output does not depend on `threads`.
+/// [`generate`] on sources already loaded (under `opts.cfg`), deriving CRDs on `threads`
+/// threads (see [`crd_yaml_files`]); the output does not depend on `threads`.
 pub fn generate_from(opts: &Options, sources: &SourceSet, threads: usize) -> Output {
-    let kinds = crd_yaml_files(sources, threads, yaml_of, &opts.settings);
+    let kinds = crd_yaml_files(sources, &opts.cfg, threads, yaml_of, &opts.settings);
     assemble_output(opts, sources, kinds)
 }
 

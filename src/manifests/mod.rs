@@ -1,6 +1,7 @@
 //! `manifests`: CRDs, RBAC roles and webhook configurations derived statically from Rust
 //! sources (syn, never rustc).
 
+pub mod cfg;
 pub mod compare;
 pub mod crd;
 pub mod diag;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::cfg::Cfg;
 use super::diag::Diagnostic;
 
 /// One parsed Rust source file.
@@ -29,8 +30,15 @@ impl SourceSet {
     /// follows them when it compiles the crate, and a link loop or a dangling link to a `.rs`
     /// file is a diagnostic at the link's path). A syntax error becomes a diagnostic at
     /// its `file:line:column`; all files are tried so every error is reported in one run.
+    ///
+    /// `cfg` is applied with no features enabled (see [`SourceSet::load_with`]).
     pub fn load(paths: &[PathBuf]) -> Result<Self, Vec<Diagnostic>> {
-        Self::parse_all(Self::read(paths)?)
+        Self::load_with(paths, &Cfg::default())
+    }
+
+    /// [`SourceSet::load`] under `cfg`: see [`SourceSet::parse_all_with`].
+    pub fn load_with(paths: &[PathBuf], cfg: &Cfg) -> Result<Self, Vec<Diagnostic>> {
+        Self::parse_all_with(Self::read(paths)?, cfg)
     }
 
     /// Reads every `.rs` file under `paths` (as [`SourceSet::load`] finds them), without
@@ -92,15 +100,34 @@ impl SourceSet {
         }
     }
 
-    /// Parses texts [`SourceSet::read`] returned; every syntax error is reported.
+    /// Parses texts [`SourceSet::read`] returned, with no features enabled (see
+    /// [`SourceSet::parse_all_with`]).
     pub fn parse_all(texts: Vec<(PathBuf, String)>) -> Result<Self, Vec<Diagnostic>> {
+        Self::parse_all_with(texts, &Cfg::default())
+    }
+
+    /// Parses texts [`SourceSet::read`] returned and applies `cfg` to each (see
+    /// [`crate::manifests::cfg`]). Files that cargo does not compile under `cfg` (included by a
+    /// left-out `mod`, or left out by their own `#![cfg]`) are dropped with their errors, as
+    /// cargo never reads them. Errors: every syntax error and malformed `cfg` of the other
+    /// files.
+    pub fn parse_all_with(
+        texts: Vec<(PathBuf, String)>,
+        cfg: &Cfg,
+    ) -> Result<Self, Vec<Diagnostic>> {
         let mut files = Vec::with_capacity(texts.len());
         let mut errors = Vec::new();
         for (path, text) in texts {
-            match Self::parse_text(&path, text) {
+            match Self::parse_configured(&path, text, cfg) {
                 Ok(f) => files.push(f),
-                Err(d) => errors.push(d),
+                Err(d) => errors.extend(d),
             }
+        }
+        let excluded = super::cfg::excluded_files(files.iter().map(|f| (f.path.as_path(), &f.ast)));
+        if !excluded.is_empty() {
+            let normal = super::crd::resolve::normalize;
+            files.retain(|f| !excluded.contains(&normal(&f.path)));
+            errors.retain(|d: &Diagnostic| !excluded.contains(&normal(&d.file)));
         }
         if errors.is_empty() {
             Ok(Self { files })
@@ -116,9 +143,35 @@ impl SourceSet {
         Self::parse_text(path, text)
     }
 
-    /// Parses source text that claims to come from `path`.
+    /// Parses source text that claims to come from `path`, and applies `cfg` with no
+    /// features enabled. Errors: the syntax error, or the first malformed `cfg`.
     pub fn parse_text(path: &Path, text: String) -> Result<SourceFile, Diagnostic> {
-        let ast = super::parse::parse_rust(path, &text)?;
+        Self::parse_text_with(path, text, &Cfg::default())
+    }
+
+    /// [`SourceSet::parse_text`] under `cfg`.
+    pub fn parse_text_with(path: &Path, text: String, cfg: &Cfg) -> Result<SourceFile, Diagnostic> {
+        Self::parse_configured(path, text, cfg).map_err(|mut d| d.swap_remove(0))
+    }
+
+    /// Parses and applies `cfg`; every malformed `cfg` is a diagnostic.
+    fn parse_configured(
+        path: &Path,
+        text: String,
+        cfg: &Cfg,
+    ) -> Result<SourceFile, Vec<Diagnostic>> {
+        let mut ast = super::parse::parse_rust(path, &text).map_err(|d| vec![d])?;
+        let errors = super::cfg::strip(&mut ast, cfg);
+        if !errors.is_empty() {
+            return Err(errors
+                .iter()
+                .flat_map(|e| e.clone().into_iter())
+                .map(|e| {
+                    Diagnostic::at(path, e.span(), e.to_string())
+                        .with_help("rustc rejects this attribute too; see the Rust reference on conditional compilation")
+                })
+                .collect());
+        }
         Ok(SourceFile {
             path: path.to_path_buf(),
             text,

@@ -8,6 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rsbuilder::manifests::cfg::{Cfg, FeatureFlags};
 use rsbuilder::manifests::{Diagnostic, SourceSet, crds_from_sources};
 use serde_json::{Map, Value};
 
@@ -90,9 +91,25 @@ pub fn fixture_lock(package: &str) -> String {
 /// Builds and runs a fixture crate (see `tests/conformance/fixtures/src/main.rs`) and returns
 /// its JSON: case name to `[crd, ...]`, `{"panic": ...}` or `{"error": ...}`.
 pub fn run_fixture_crate(dir: &Path) -> Result<Map<String, Value>, String> {
-    let out = cargo()
+    run_fixture_crate_with(dir, &[], None)
+}
+
+/// [`run_fixture_crate`] with cargo feature flags (`--no-default-features`, `--features x`,
+/// …), compiling only the cases named in `only` when it is given.
+pub fn run_fixture_crate_with(
+    dir: &Path,
+    cargo_flags: &[String],
+    only: Option<&[String]>,
+) -> Result<Map<String, Value>, String> {
+    let mut cmd = cargo();
+    match only {
+        Some(names) => cmd.env("RSBUILDER_FIXTURE_CASES", names.join(",")),
+        None => cmd.env_remove("RSBUILDER_FIXTURE_CASES"),
+    };
+    let out = cmd
         .args(["run", "--quiet", "--locked", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
+        .args(cargo_flags)
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !out.status.success() {
@@ -120,10 +137,15 @@ pub enum Static {
     Panic(String),
 }
 
-/// Runs rsbuilder's static CRD engine on `files`, catching panics.
+/// Runs rsbuilder's static CRD engine on `files`, catching panics, with no features enabled.
 pub fn rsbuilder_crds(files: &[PathBuf]) -> Static {
+    rsbuilder_crds_with(files, &Cfg::default())
+}
+
+/// [`rsbuilder_crds`] under `cfg`.
+pub fn rsbuilder_crds_with(files: &[PathBuf], cfg: &Cfg) -> Static {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let sources = SourceSet::load(files)?;
+        let sources = SourceSet::load_with(files, cfg)?;
         crds_from_sources(&sources)
     }));
     match result {
@@ -191,4 +213,20 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// What rsbuilder makes of the fixture crate's Cargo.toml with cargo's `flags`
+/// (`--no-default-features`, `--features a,b`, `--all-features`), as `manifests` parses them.
+pub fn fixture_cfg(flags: &[String]) -> Cfg {
+    let mut f = FeatureFlags::default();
+    let mut args = flags.iter();
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--no-default-features" => f.no_default_features = true,
+            "--all-features" => f.all_features = true,
+            "--features" | "-F" => f.features.extend(args.next().cloned()),
+            other => panic!("unknown cargo flag in a case header: {other}"),
+        }
+    }
+    Cfg::for_dir(&fixture_crate(), &f).unwrap_or_else(|e| panic!("{e}"))
 }

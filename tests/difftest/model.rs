@@ -768,7 +768,7 @@ pub fn constructible(module: &Module, ty: &Ty) -> bool {
 
 /// Whether a k8s-openapi type (path without `k8s_openapi::`) implements `Default`.
 pub fn k8s_has_default(path: &str) -> bool {
-    rsbuilder::manifests::crd::known::k8s_default(&format!("k8s_openapi::{path}")).is_some()
+    rsbuilder::manifests::crd::known::external_default(&format!("k8s_openapi::{path}")).is_some()
 }
 
 struct Ctx<'a, 'b> {

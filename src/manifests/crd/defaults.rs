@@ -277,7 +277,7 @@ fn leaf_default(path: &str) -> Res<Value> {
         "str" | "std::string::String" | "std::path::PathBuf" => Value::String(String::new()),
         "()" | "serde_json::Value" | "serde_json::value::Value" => Value::Null,
         "serde_json::Map" | "serde_json::value::Map" => Value::Object(Map::new()),
-        other => match known::k8s_default(other) {
+        other => match known::external_default(other) {
             Some(v) => v,
             None => {
                 return Err(format!(

@@ -1,7 +1,9 @@
 //! Types whose schema rsbuilder asks schemars for instead of emulating it: primitives, std
-//! containers and wrappers, serde_json, kube-core's `Duration` and every k8s-openapi type
-//! (feature `v1_37`). Their `JsonSchema` impls are called on the same `SchemaGenerator`
-//! settings `crd()` uses.
+//! containers and wrappers, serde_json, kube-core's `Duration`, every k8s-openapi type
+//! (feature `v1_37`) and the third-party types schemars' optional features cover (chrono,
+//! jiff, url, uuid, semver, rust_decimal, bigdecimal, indexmap, either, bytes, smol_str,
+//! arrayvec, smallvec; see [`third_party_generic`] and the leaf table). Their `JsonSchema`
+//! impls are called on the same `SchemaGenerator` settings `crd()` uses.
 //!
 //! Generic containers (`Option<T>`, `Vec<T>`, `BTreeMap<K, V>`, tuples, arrays, …) compose
 //! with the user's own types through [`Hole`]: a placeholder `JsonSchema` type whose schema is
@@ -135,7 +137,7 @@ type H5 = Hole<5>;
 type H6 = Hole<6>;
 type H7 = Hole<7>;
 
-/// How a generic std type is handled.
+/// How a generic type outside the sources is handled.
 #[derive(Clone, Copy)]
 pub enum Generic {
     /// Pure forwarding wrapper (`Box`, `Arc`, `Rc`, `Cell`, `Mutex`, `Cow`, …): the schema of
@@ -143,7 +145,17 @@ pub enum Generic {
     Forward,
     /// A container whose schemars impl is called with holes; the number of type arguments.
     Container(usize, ContainerFn),
+    /// A type whose schemars impl does not look at its arguments (chrono's `DateTime<Tz>`,
+    /// arrayvec's `ArrayString<CAP>`): the schema of one instance.
+    Fixed(LeafFn),
+    /// smallvec's `SmallVec<[T; N]>`: composed over the element type `T` of its array.
+    ArrayElement(ContainerFn),
+    /// arrayvec's `ArrayVec<T, CAP>`: composed over `T`, with the capacity `CAP`.
+    Capped(CappedFn),
 }
+
+/// Calls schemars for a container of one computed type argument and a capacity.
+pub type CappedFn = fn(&mut SchemaGenerator, Eval, u64) -> Eval;
 
 macro_rules! std_generics {
     ($( [$($name:literal),+] => $kind:expr ),* $(,)?) => {
@@ -184,6 +196,65 @@ std_generics! {
         Generic::Container(1, with_holes::<std::ops::RangeInclusive<H0>>),
     ["std::ops::Bound"] => Generic::Container(1, with_holes::<std::ops::Bound<H0>>),
     ["std::marker::PhantomData"] => Generic::Container(1, |g, _| leaf::<()>(g)),
+}
+
+/// The schemars impl of a generic third-party type, by normalised path (see
+/// [`super::resolve::normalize_external`]).
+pub fn third_party_generic(path: &str) -> Option<Generic> {
+    Some(match path {
+        "chrono::DateTime" => Generic::Fixed(leaf::<chrono::DateTime<chrono::Utc>>),
+        "indexmap::IndexMap" => Generic::Container(
+            2,
+            with_holes::<indexmap::IndexMap<H0, H1, std::hash::RandomState>>,
+        ),
+        "indexmap::IndexSet" => Generic::Container(
+            1,
+            with_holes::<indexmap::IndexSet<H0, std::hash::RandomState>>,
+        ),
+        "either::Either" => Generic::Container(2, with_holes::<either::Either<H0, H1>>),
+        "smallvec::SmallVec" => Generic::ArrayElement(with_holes::<smallvec::SmallVec<[H0; 1]>>),
+        "arrayvec::ArrayVec" => Generic::Capped(array_vec),
+        "arrayvec::ArrayString" => Generic::Fixed(leaf::<arrayvec::ArrayString<1>>),
+        _ => return None,
+    })
+}
+
+/// `ArrayVec<T, CAP>`: schemars' impl for capacity 0, whose only use of `CAP` is `maxItems`
+/// (a test compares it with the real impl at other capacities).
+fn array_vec(g: &mut SchemaGenerator, item: Eval, cap: u64) -> Eval {
+    let mut e = with_holes::<arrayvec::ArrayVec<H0, 0>>(g, vec![item]);
+    e.schema.insert("maxItems".into(), cap.into());
+    e
+}
+
+/// Generic types, std's or a third-party crate's.
+pub fn generic(path: &str) -> Option<Generic> {
+    std_generic(path).or_else(|| third_party_generic(path))
+}
+
+/// Public paths of third-party types other than the one [`leaf_type`] and
+/// [`third_party_generic`] know them by (preludes, the modules that define them, aliases).
+const THIRD_PARTY_ALIASES: &[(&str, &str)] = &[
+    ("chrono::prelude::DateTime", "chrono::DateTime"),
+    ("chrono::prelude::NaiveDate", "chrono::NaiveDate"),
+    ("chrono::naive::NaiveDate", "chrono::NaiveDate"),
+    ("chrono::prelude::NaiveDateTime", "chrono::NaiveDateTime"),
+    ("chrono::naive::NaiveDateTime", "chrono::NaiveDateTime"),
+    ("chrono::prelude::NaiveTime", "chrono::NaiveTime"),
+    ("chrono::naive::NaiveTime", "chrono::NaiveTime"),
+    ("chrono::prelude::Weekday", "chrono::Weekday"),
+    ("chrono::Duration", "chrono::TimeDelta"),
+    ("rust_decimal::prelude::Decimal", "rust_decimal::Decimal"),
+    ("indexmap::map::IndexMap", "indexmap::IndexMap"),
+    ("indexmap::set::IndexSet", "indexmap::IndexSet"),
+];
+
+/// The path rsbuilder knows a third-party type by, for one of its other public paths.
+pub fn third_party_alias(path: &str) -> Option<&'static str> {
+    THIRD_PARTY_ALIASES
+        .iter()
+        .find(|(from, _)| *from == path)
+        .map(|(_, to)| *to)
 }
 
 /// `serde_json::Map<K, V>`: schemars implements `Map<String, Value>` only.
@@ -263,6 +334,68 @@ leaves! {
     "kube_core::Duration" => kube_core::Duration,
 }
 
+macro_rules! third_party_leaves {
+    (
+        $( $name:literal => $ty:ty, )*
+        schema only: $( $sname:literal => $sty:ty, )*
+    ) => {
+        /// Every third-party leaf type, for tests.
+        #[cfg(test)]
+        const THIRD_PARTY_LEAVES: &[&str] = &[$( $name, )* $( $sname, )*];
+
+        fn third_party_leaf(path: &str) -> Option<LeafFn> {
+            match path {
+                $( $name => Some(leaf::<$ty> as LeafFn), )*
+                $( $sname => Some(leaf::<$sty> as LeafFn), )*
+                _ => None,
+            }
+        }
+
+        /// The serialized `Default::default()` of a third-party leaf type, computed by the real
+        /// crate; `None` for a type without `Default` or `Serialize` here, and for the
+        /// schema-only ones.
+        fn third_party_default(path: &str) -> Option<serde_json::Value> {
+            match path {
+                $( $name => {
+                    #[allow(unused_imports)]
+                    use NoDefault as _;
+                    DefaultOf::<$ty>(std::marker::PhantomData).get()
+                } )*
+                _ => None,
+            }
+        }
+    };
+}
+
+third_party_leaves! {
+    "chrono::NaiveDate" => chrono::NaiveDate,
+    "chrono::NaiveDateTime" => chrono::NaiveDateTime,
+    "chrono::NaiveTime" => chrono::NaiveTime,
+    "chrono::Weekday" => chrono::Weekday,
+    "chrono::TimeDelta" => chrono::TimeDelta,
+    "jiff::Timestamp" => jiff::Timestamp,
+    "jiff::Zoned" => jiff::Zoned,
+    "jiff::Span" => jiff::Span,
+    "jiff::SignedDuration" => jiff::SignedDuration,
+    "jiff::civil::Date" => jiff::civil::Date,
+    "jiff::civil::Time" => jiff::civil::Time,
+    "jiff::civil::DateTime" => jiff::civil::DateTime,
+    "url::Url" => url::Url,
+    "uuid::Uuid" => uuid::Uuid,
+    "semver::Version" => semver::Version,
+    "bytes::Bytes" => bytes::Bytes,
+    "bytes::BytesMut" => bytes::BytesMut,
+    "smol_str::SmolStr" => smol_str::SmolStr,
+    schema only:
+    // How these serialize depends on the user's features of their crates (`serde-float`,
+    // `serde-with-arbitrary-precision`, …), which rsbuilder does not see: no default.
+    "rust_decimal::Decimal" => rust_decimal::Decimal,
+    // schemars gives BigDecimal the impl it gives rust_decimal's Decimal (one macro for
+    // both); linking bigdecimal would add num-bigint to rsbuilder's build for nothing else.
+    // The conformance fixtures compile the real type.
+    "bigdecimal::BigDecimal" => rust_decimal::Decimal,
+}
+
 /// The serialized `Default` of a type, when it has one (autoref specialization: the inherent
 /// method wins when `T: Default + Serialize`).
 struct DefaultOf<T>(std::marker::PhantomData<T>);
@@ -296,7 +429,7 @@ macro_rules! k8s_types {
 
         /// The serialized `Default::default()` of a k8s-openapi type; `None` for an unknown
         /// path and for a type without `Default`. Computed on demand.
-        pub fn k8s_default(path: &str) -> Option<serde_json::Value> {
+        fn k8s_default(path: &str) -> Option<serde_json::Value> {
             match path {
                 $( concat!("k8s_openapi", $("::", stringify!($seg)),+) => {
                     #[allow(unused_imports)]
@@ -313,14 +446,23 @@ include!("k8s_types.in");
 
 /// The schemars impl of a type without type parameters, by normalised path.
 pub fn leaf_type(path: &str) -> Option<LeafFn> {
-    std_leaf(path).or_else(|| k8s_leaf(path))
+    std_leaf(path)
+        .or_else(|| k8s_leaf(path))
+        .or_else(|| third_party_leaf(path))
+}
+
+/// The serialized `Default::default()` of a k8s-openapi or third-party leaf type, computed
+/// with the real crate; `None` for an unknown path, a type without `Default`, and a type whose
+/// serialization depends on features of the user's build.
+pub fn external_default(path: &str) -> Option<serde_json::Value> {
+    k8s_default(path).or_else(|| third_party_default(path))
 }
 
 /// Whether `path` names a type rsbuilder knows outside the sources (for glob imports such as
 /// `use k8s_openapi::api::core::v1::*`).
 pub fn is_known_external(path: &str) -> bool {
     let p = super::resolve::normalize_external(path);
-    leaf_type(&p).is_some() || std_generic(&p).is_some() || p == SERDE_JSON_MAP
+    leaf_type(&p).is_some() || generic(&p).is_some() || p == SERDE_JSON_MAP
 }
 
 /// The settings kube-derive's `crd()` builds its generator with: OpenAPI 3, inlined
@@ -388,13 +530,133 @@ mod tests {
     #[test]
     fn k8s_defaults_are_computed_on_demand() {
         assert_eq!(
-            k8s_default("k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
+            external_default("k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
             Some(serde_json::json!({}))
         );
         assert_eq!(
-            k8s_default("k8s_openapi::apimachinery::pkg::api::resource::Quantity"),
+            external_default("k8s_openapi::apimachinery::pkg::api::resource::Quantity"),
             Some(serde_json::json!(""))
         );
-        assert_eq!(k8s_default("k8s_openapi::api::core::v1::NoSuchType"), None);
+        assert_eq!(
+            external_default("k8s_openapi::api::core::v1::NoSuchType"),
+            None
+        );
+    }
+
+    fn value(e: Eval) -> serde_json::Value {
+        e.schema.to_value()
+    }
+
+    #[test]
+    fn third_party_types_are_schemars_own() {
+        let mut g = crd_settings().into_generator();
+        for path in THIRD_PARTY_LEAVES {
+            assert!(leaf_type(path).is_some(), "{path}");
+            assert!(is_known_external(path), "{path}");
+        }
+        assert_eq!(
+            value(leaf_type("uuid::Uuid").unwrap()(&mut g)),
+            serde_json::json!({"type": "string", "format": "uuid"})
+        );
+        let dt = match generic("chrono::DateTime").unwrap() {
+            Generic::Fixed(f) => value(f(&mut g)),
+            _ => unreachable!(),
+        };
+        assert_eq!(
+            dt,
+            g.subschema_for::<chrono::DateTime<chrono::FixedOffset>>()
+                .to_value()
+        );
+        assert_eq!(
+            dt,
+            serde_json::json!({"type": "string", "format": "date-time"})
+        );
+        // Other public paths reach the same types.
+        assert!(is_known_external("chrono::prelude::DateTime"));
+        assert!(is_known_external("chrono::naive::NaiveDate"));
+        assert!(is_known_external("indexmap::map::IndexMap"));
+        assert!(!is_known_external("chrono::NoSuchType"));
+    }
+
+    #[test]
+    fn third_party_containers_compose_with_computed_arguments() {
+        let mut g = crd_settings().into_generator();
+        let string = leaf_type("std::string::String").unwrap()(&mut g);
+        let int = leaf_type("i32").unwrap()(&mut g);
+        let container = |g: &mut SchemaGenerator, path: &str, args: Vec<Eval>| match generic(path) {
+            Some(Generic::Container(_, f) | Generic::ArrayElement(f)) => value(f(g, args)),
+            _ => panic!("{path}"),
+        };
+        assert_eq!(
+            container(
+                &mut g,
+                "indexmap::IndexMap",
+                vec![string.clone(), int.clone()]
+            ),
+            g.subschema_for::<indexmap::IndexMap<String, i32, std::hash::RandomState>>()
+                .to_value()
+        );
+        assert_eq!(
+            container(&mut g, "indexmap::IndexSet", vec![int.clone()]),
+            g.subschema_for::<std::collections::BTreeSet<i32>>()
+                .to_value()
+        );
+        assert_eq!(
+            container(&mut g, "either::Either", vec![string.clone(), int.clone()]),
+            g.subschema_for::<either::Either<String, i32>>().to_value()
+        );
+        assert_eq!(
+            container(&mut g, "smallvec::SmallVec", vec![int.clone()]),
+            g.subschema_for::<smallvec::SmallVec<[i32; 4]>>().to_value()
+        );
+        let Some(Generic::Capped(capped)) = generic("arrayvec::ArrayVec") else {
+            panic!("ArrayVec");
+        };
+        assert_eq!(
+            value(capped(&mut g, string.clone(), 5)),
+            g.subschema_for::<arrayvec::ArrayVec<String, 5>>()
+                .to_value()
+        );
+        assert_eq!(
+            value(capped(&mut g, int, 300)),
+            g.subschema_for::<arrayvec::ArrayVec<i32, 300>>().to_value()
+        );
+        let Some(Generic::Fixed(array_string)) = generic("arrayvec::ArrayString") else {
+            panic!("ArrayString");
+        };
+        assert_eq!(
+            value(array_string(&mut g)),
+            g.subschema_for::<arrayvec::ArrayString<64>>().to_value()
+        );
+    }
+
+    #[test]
+    fn third_party_defaults_are_the_crates_own_serialization() {
+        assert_eq!(
+            external_default("uuid::Uuid"),
+            Some(serde_json::json!("00000000-0000-0000-0000-000000000000"))
+        );
+        assert_eq!(
+            external_default("chrono::NaiveDate"),
+            Some(serde_json::json!("1970-01-01"))
+        );
+        assert_eq!(
+            external_default("jiff::Timestamp"),
+            Some(serde_json::json!("1970-01-01T00:00:00Z"))
+        );
+        assert_eq!(
+            external_default("smol_str::SmolStr"),
+            Some(serde_json::json!(""))
+        );
+        assert_eq!(
+            external_default("bytes::Bytes"),
+            Some(serde_json::json!([]))
+        );
+        // No Default: refused, not guessed.
+        assert_eq!(external_default("url::Url"), None);
+        assert_eq!(external_default("chrono::Weekday"), None);
+        // Serialization chosen by the user's features of the crate.
+        assert_eq!(external_default("rust_decimal::Decimal"), None);
+        assert_eq!(external_default("bigdecimal::BigDecimal"), None);
     }
 }

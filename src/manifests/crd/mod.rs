@@ -24,6 +24,7 @@ use std::path::PathBuf;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+use super::cfg::Cfg;
 use super::diag::Diagnostic;
 use super::source::SourceSet;
 
@@ -312,8 +313,12 @@ type ShareResult = Vec<KindOutcome<(String, String)>>;
 /// With `threads > 1`, the (group, kind)s are shared among that many threads (the calling
 /// thread included); see [`CrdWorkers`]. Outcomes and diagnostics are those of the
 /// single-threaded run, in the same order.
+///
+/// `cfg` must be the configuration `sources` were parsed under: the workers parse the texts
+/// again and apply it.
 pub fn crd_yaml_files(
     sources: &SourceSet,
+    cfg: &Cfg,
     threads: usize,
     to_yaml: ToYaml,
     settings: &Settings,
@@ -333,7 +338,7 @@ pub fn crd_yaml_files(
         .map(|f| (f.path.clone(), f.text.clone()))
         .collect();
     std::thread::scope(|scope| {
-        CrdWorkers::spawn(scope, &texts, threads, to_yaml, settings).finish(sources)
+        CrdWorkers::spawn(scope, &texts, cfg, threads, to_yaml, settings).finish(sources)
     })
 }
 
@@ -352,11 +357,12 @@ pub struct CrdWorkers<'scope, 'env> {
 
 impl<'scope, 'env> CrdWorkers<'scope, 'env> {
     /// Starts `threads - 1` workers on `texts` (`(path, text)`, as [`SourceSet::read`]
-    /// returns them). A worker whose parse fails stops: the calling thread reports syntax
-    /// errors.
+    /// returns them), parsed under `cfg`. A worker whose parse fails stops: the calling
+    /// thread reports syntax errors.
     pub fn spawn(
         scope: &'scope std::thread::Scope<'scope, 'env>,
         texts: &'env [(std::path::PathBuf, String)],
+        cfg: &'env Cfg,
         threads: usize,
         to_yaml: ToYaml,
         settings: &'env Settings,
@@ -368,7 +374,7 @@ impl<'scope, 'env> CrdWorkers<'scope, 'env> {
                     .name(format!("crd-share-{index}"))
                     .stack_size(WORKER_STACK)
                     .spawn_scoped(scope, move || {
-                        let Ok(set) = SourceSet::parse_all(texts.to_vec()) else {
+                        let Ok(set) = SourceSet::parse_all_with(texts.to_vec(), cfg) else {
                             return Vec::new();
                         };
                         yaml_share(&set, Share { index, of: threads }, to_yaml, settings)
@@ -571,6 +577,27 @@ fn derive_share(sources: &SourceSet, share: Share, settings: &Settings) -> Vec<K
             diags,
         });
     }
+    // A custom resource behind a `cfg` rsbuilder cannot decide fails as its own kind.
+    for (m, ident, attrs_, why) in krate.undecided_custom_resources() {
+        if !share.owns(attrs_) {
+            continue;
+        }
+        let kind = kube_str(attrs_, "kind").unwrap_or_else(|| ident.to_string());
+        let root = kube_str(attrs_, "root").unwrap_or_else(|| kind.clone());
+        let group = kube_str(attrs_, "group").unwrap_or_default();
+        let version = kube_str(attrs_, "version").unwrap_or_default();
+        let site = version_site(&krate, m, ident, version, root);
+        let file_name = kube_attrs::parse(ident, attrs_).ok().map(|k| {
+            let (_, plural) = k.names();
+            format!("{}_{plural}.yaml", k.group)
+        });
+        kinds.entry((group, kind)).or_default().push(Version {
+            site,
+            file_name,
+            found: None,
+            diags: vec![why.diagnostic(&format!("the custom resource `{ident}`"))],
+        });
+    }
     let merge_calls = storage::merge_calls(&krate, &settings.extra_sources);
     let mut out = Vec::with_capacity(kinds.len());
     for ((group, kind), versions) in kinds {
@@ -684,6 +711,7 @@ fn custom_resources<'k>(
     krate: &'k resolve::Crate<'_>,
 ) -> impl Iterator<Item = (usize, &'k syn::Ident, &'k [syn::Attribute])> {
     krate.modules.iter().enumerate().flat_map(|(m, module)| {
+        let decided = module.undecided.is_none();
         module
             .type_order
             .iter()
@@ -694,9 +722,7 @@ fn custom_resources<'k>(
                     resolve::LocalItem::Enum(e) => (&e.ident, &e.attrs[..]),
                     resolve::LocalItem::Alias(_) => return None,
                 };
-                attrs::derives(attrs_)
-                    .iter()
-                    .any(|d| d == "CustomResource")
+                (decided && attrs::derives(attrs_).iter().any(|d| d == "CustomResource"))
                     .then_some((m, ident, attrs_))
             })
     })
@@ -840,12 +866,67 @@ mod tests {
         )]);
         assert!(err.contains("unknown schemars attribute `ranged`"), "{err}");
 
+        let diags = run(&[(
+            "x.rs",
+            &format!("{CR}pub struct ThingSpec {{ pub n: time::OffsetDateTime }}\n"),
+        )])
+        .unwrap_err();
+        assert_eq!(diags.len(), 1);
+        assert!(
+            diags[0]
+                .message
+                .contains("has no schema rsbuilder can compute statically"),
+            "{diags:?}"
+        );
+        assert!(
+            diags[0]
+                .help
+                .as_deref()
+                .unwrap_or_default()
+                .contains("#[schemars(with = "),
+            "{diags:?}"
+        );
+        assert_eq!(diags[0].cause, crate::manifests::diag::Cause::NeedsCompile);
+    }
+
+    #[test]
+    fn third_party_types_resolve_through_use_and_ask_schemars() {
+        let crds = run(&[(
+            "x.rs",
+            &format!(
+                "use chrono::prelude::*;\nuse indexmap::IndexMap as Ordered;\nuse uuid::Uuid;\n{CR}pub struct ThingSpec {{\n  pub at: DateTime<Utc>,\n  pub day: chrono::naive::NaiveDate,\n  pub id: Option<Uuid>,\n  pub labels: Ordered<String, i32>,\n  pub few: arrayvec::ArrayVec<String, 3>,\n  pub small: smallvec::SmallVec<[u8; 8]>,\n  #[serde(default)] pub zero: Uuid,\n}}\n"
+            ),
+        )])
+        .unwrap();
+        let props = &spec_schema(&crds[0])["properties"];
+        assert_eq!(
+            props["at"],
+            json!({"type": "string", "format": "date-time"})
+        );
+        assert_eq!(props["day"], json!({"type": "string", "format": "date"}));
+        assert_eq!(
+            props["id"],
+            json!({"type": "string", "format": "uuid", "nullable": true})
+        );
+        assert_eq!(
+            props["labels"],
+            json!({"type": "object", "additionalProperties": {"type": "integer", "format": "int32"}})
+        );
+        assert_eq!(props["few"]["maxItems"], 3);
+        assert_eq!(props["few"]["items"], json!({"type": "string"}));
+        assert_eq!(props["small"]["items"]["format"], "uint8");
+        assert_eq!(
+            props["zero"]["default"],
+            "00000000-0000-0000-0000-000000000000"
+        );
         let err = errors(&[(
             "x.rs",
-            &format!("{CR}pub struct ThingSpec {{ pub n: chrono::DateTime<chrono::Utc> }}\n"),
+            &format!(
+                "const N: usize = 3;\n{CR}pub struct ThingSpec {{ pub few: arrayvec::ArrayVec<String, N> }}\n"
+            ),
         )]);
         assert!(
-            err.contains("has no schema rsbuilder can compute statically"),
+            err.contains("the capacity of `arrayvec::ArrayVec<String,N>`"),
             "{err}"
         );
     }
@@ -922,7 +1003,14 @@ mod tests {
         assert!(two_versions.1.contains("\"v2\""), "{}", two_versions.1);
         for threads in [1, 2, 3, 7] {
             assert_eq!(
-                all_or_nothing(crd_yaml_files(&set, threads, yaml, &Settings::default())).unwrap(),
+                all_or_nothing(crd_yaml_files(
+                    &set,
+                    &Cfg::default(),
+                    threads,
+                    yaml,
+                    &Settings::default()
+                ))
+                .unwrap(),
                 single,
                 "{threads} threads"
             );
@@ -932,13 +1020,13 @@ mod tests {
     #[test]
     fn threads_report_the_same_diagnostics() {
         let bad = format!(
-            "{CR}pub struct ThingSpec {{ pub n: chrono::DateTime<chrono::Utc> }}\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\")]\npub struct OtherSpec {{ pub a: String }}\n"
+            "{CR}pub struct ThingSpec {{ pub n: time::OffsetDateTime }}\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\")]\npub struct OtherSpec {{ pub a: String }}\n"
         );
         let set = load(&many_kinds(&bad));
         let single = crds_from_sources(&set).unwrap_err();
         assert_eq!(single.len(), 2, "{single:?}");
-        let one = crd_yaml_files(&set, 1, yaml, &Settings::default());
-        let three = crd_yaml_files(&set, 3, yaml, &Settings::default());
+        let one = crd_yaml_files(&set, &Cfg::default(), 1, yaml, &Settings::default());
+        let three = crd_yaml_files(&set, &Cfg::default(), 3, yaml, &Settings::default());
         assert_eq!(all_or_nothing(three.clone()).unwrap_err(), single);
         type Files = Result<(String, String), Vec<Diagnostic>>;
         let outcome = |kinds: &[KindOutcome<(String, String)>]| -> Vec<(String, Files)> {
@@ -957,7 +1045,7 @@ mod tests {
 
     #[test]
     fn a_failing_kind_leaves_the_others_derived_and_a_shared_error_is_reported_once() {
-        let shared = "#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct When { pub at: chrono::DateTime<chrono::Utc> }\n";
+        let shared = "#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct When { pub at: widgets::Gadget }\n";
         let kind = |k: &str, field: &str| {
             format!(
                 "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"{k}\")]\npub struct {k}Spec {{ {field} }}\n"
@@ -995,7 +1083,7 @@ mod tests {
         );
         let refused = refusals(&kinds);
         assert_eq!(refused.len(), 1, "{refused:?}");
-        assert!(refused[0].0.message.contains("chrono"), "{}", refused[0].0);
+        assert!(refused[0].0.message.contains("widgets::Gadget"), "{}", refused[0].0);
         assert_eq!(refused[0].1, ["Alpha.t.example.com", "Gamma.t.example.com"]);
         assert_eq!(
             kinds[1].file_name.as_deref(),

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::manifests::cfg;
 use crate::manifests::source::{SourceFile, SourceSet};
 
 /// Index of a module in [`Crate::modules`].
@@ -103,6 +104,45 @@ pub struct Module<'a> {
     /// Whether its `mod` item is plain `pub` (a crate root counts as public): with every
     /// ancestor public, its `pub` items can be named from outside the crate.
     pub public: bool,
+    /// Set when the module itself depends on a `cfg` rsbuilder cannot decide (its `mod` item,
+    /// or an enclosing one, is marked): it is in no parent's [`Module::children`], and its
+    /// items are neither resolved nor derived.
+    pub undecided: Option<Undecided>,
+    /// Names of the items here that depend on an undecided `cfg`: they resolve to nothing.
+    pub undecided_names: BTreeMap<String, Undecided>,
+    /// The undecided items themselves, in source order.
+    pub undecided_items: Vec<(&'a syn::Item, Undecided)>,
+}
+
+/// An item or module that depends on a `cfg` predicate rsbuilder cannot decide (see
+/// [`crate::manifests::cfg`]).
+#[derive(Debug, Clone)]
+pub struct Undecided {
+    /// The predicate, as written (`target_os = "linux"`).
+    pub predicate: String,
+    /// The file it is written in.
+    pub file: PathBuf,
+    /// Where.
+    pub span: proc_macro2::Span,
+}
+
+impl Undecided {
+    /// The diagnostic for `what` (``"type `Foo`"``), which depends on this predicate: a
+    /// [`Cause::NeedsCompile`](crate::manifests::diag::Cause::NeedsCompile) at the predicate.
+    pub fn diagnostic(&self, what: &str) -> crate::manifests::diag::Diagnostic {
+        crate::manifests::diag::Diagnostic::at(
+            &self.file,
+            self.span,
+            format!(
+                "{what} depends on `cfg({})`, which rsbuilder cannot decide: it depends on the target, the build profile or RUSTFLAGS, not on the sources and Cargo.toml",
+                self.predicate
+            ),
+        )
+        .with_help(
+            "rsbuilder decides `feature = \"...\"` (from Cargo.toml, --features, --all-features, --no-default-features), `test`, `doc` and `miri` (false), `true`/`false`, and all/any/not of them; keep the types that make CRDs free of other predicates, or let `--evaluate compile` build them",
+        )
+        .needs_compile()
+    }
 }
 
 /// Where a path leads.
@@ -168,7 +208,9 @@ impl<'a> Crate<'a> {
         // Files included by another file's `mod x;` are not roots.
         let mut included = std::collections::BTreeSet::new();
         for f in &sources.files {
-            collect_mod_files(&f.path, &f.ast.items, is_mod_rs(&f.path), &mut included);
+            mod_files(&f.path, &f.ast.items, &mut |p, _| {
+                included.insert(p);
+            });
         }
         let mut krate = Crate::default();
         for f in &sources.files {
@@ -177,6 +219,13 @@ impl<'a> Crate<'a> {
             }
             let id = krate.modules.len();
             krate.push_module(f, Vec::new(), None, id);
+            if let Some(cfg::Mark::Undecided(predicate, span)) = cfg::mark(&f.ast.attrs) {
+                krate.modules[id].undecided = Some(Undecided {
+                    predicate,
+                    file: f.path.clone(),
+                    span,
+                });
+            }
             let dir = f.path.parent().unwrap_or(Path::new("")).to_path_buf();
             krate.fill(id, &f.ast.items, &dir, &by_path, 0);
         }
@@ -202,6 +251,9 @@ impl<'a> Crate<'a> {
             imports: Vec::new(),
             impls: Vec::new(),
             public: true,
+            undecided: None,
+            undecided_names: BTreeMap::new(),
+            undecided_items: Vec::new(),
         });
         self.modules.len() - 1
     }
@@ -219,6 +271,19 @@ impl<'a> Crate<'a> {
             return;
         }
         for item in items {
+            match cfg::mark(cfg::item_attrs(item)) {
+                Some(cfg::Mark::Excluded) => continue,
+                Some(cfg::Mark::Undecided(predicate, span)) => {
+                    let u = Undecided {
+                        predicate,
+                        file: self.modules[id].file.path.clone(),
+                        span,
+                    };
+                    self.undecided_item(id, item, u, dir, files, depth);
+                    continue;
+                }
+                None => {}
+            }
             match item {
                 syn::Item::Struct(s) => {
                     self.modules[id]
@@ -254,61 +319,168 @@ impl<'a> Crate<'a> {
                         .insert(s.ident.to_string(), LocalValue::Static(s));
                 }
                 syn::Item::Impl(i) => self.modules[id].impls.push(i),
-                syn::Item::Use(u) => {
-                    let mut out = Vec::new();
-                    flatten_use(
-                        &u.tree,
-                        &mut Vec::new(),
-                        u.leading_colon.is_some(),
-                        &mut out,
-                    );
-                    self.modules[id].imports.extend(out);
-                }
+                syn::Item::Use(u) => self.modules[id].imports.extend(use_imports(u)),
                 syn::Item::Mod(m) => {
-                    let name = m.ident.to_string();
-                    let mut path = self.modules[id].path.clone();
-                    path.push(name.clone());
-                    let root = self.modules[id].root;
-                    let path_attr = path_attribute(&m.attrs);
-                    let public = matches!(m.vis, syn::Visibility::Public(_));
-                    if let Some((_, inline_items)) = &m.content {
-                        let file = self.modules[id].file;
-                        let child = self.push_module(file, path, Some(id), root);
-                        self.modules[child].public = public;
-                        self.modules[id].children.insert(name.clone(), child);
-                        let child_dir = match &path_attr {
-                            Some(p) => dir.join(p),
-                            None => dir.join(&name),
-                        };
-                        self.fill(child, inline_items, &child_dir, files, depth + 1);
-                    } else {
-                        let candidates = match &path_attr {
-                            Some(p) => vec![dir.join(p)],
-                            None => vec![
-                                dir.join(format!("{name}.rs")),
-                                dir.join(&name).join("mod.rs"),
-                            ],
-                        };
-                        let Some(file) = candidates
-                            .iter()
-                            .find_map(|c| files.get(&normalize(c)).copied())
-                        else {
-                            continue;
-                        };
-                        let child = self.push_module(file, path, Some(id), root);
-                        self.modules[child].public = public;
-                        self.modules[id].children.insert(name.clone(), child);
-                        let child_dir = if is_mod_rs(&file.path) || path_attr.is_some() {
-                            file.path.parent().unwrap_or(Path::new("")).to_path_buf()
-                        } else {
-                            file.path.with_extension("")
-                        };
-                        self.fill(child, &file.ast.items, &child_dir, files, depth + 1);
+                    if let Some(child) = self.child_module(id, m, dir, files, depth) {
+                        self.modules[id].children.insert(m.ident.to_string(), child);
                     }
                 }
                 _ => {}
             }
         }
+    }
+
+    /// Builds the module of a `mod` item of module `id` (inline, or from its file when the
+    /// sources hold it) and returns its id; `None` when its file is not in the sources. A
+    /// module file whose inner `#![cfg]` is undecided makes an undecided module.
+    fn child_module(
+        &mut self,
+        id: ModId,
+        m: &'a syn::ItemMod,
+        dir: &Path,
+        files: &BTreeMap<PathBuf, &'a SourceFile>,
+        depth: usize,
+    ) -> Option<ModId> {
+        let name = m.ident.to_string();
+        let mut path = self.modules[id].path.clone();
+        path.push(name.clone());
+        let root = self.modules[id].root;
+        let path_attr = path_attribute(&m.attrs);
+        let inherited = self.modules[id].undecided.clone();
+        let public = matches!(m.vis, syn::Visibility::Public(_));
+        if let Some((_, inline_items)) = &m.content {
+            let file = self.modules[id].file;
+            let child = self.push_module(file, path, Some(id), root);
+            self.modules[child].public = public;
+            self.modules[child].undecided = inherited;
+            let child_dir = match &path_attr {
+                Some(p) => dir.join(p),
+                None => dir.join(&name),
+            };
+            self.fill(child, inline_items, &child_dir, files, depth + 1);
+            return Some(child);
+        }
+        let candidates = match &path_attr {
+            Some(p) => vec![dir.join(p)],
+            None => vec![
+                dir.join(format!("{name}.rs")),
+                dir.join(&name).join("mod.rs"),
+            ],
+        };
+        let file = candidates
+            .iter()
+            .find_map(|c| files.get(&normalize(c)).copied())?;
+        let child = self.push_module(file, path, Some(id), root);
+        self.modules[child].public = public;
+        self.modules[child].undecided = match cfg::mark(&file.ast.attrs) {
+            Some(cfg::Mark::Undecided(predicate, span)) => inherited.or(Some(Undecided {
+                predicate,
+                file: file.path.clone(),
+                span,
+            })),
+            _ => inherited,
+        };
+        let child_dir = if is_mod_rs(&file.path) || path_attr.is_some() {
+            file.path.parent().unwrap_or(Path::new("")).to_path_buf()
+        } else {
+            file.path.with_extension("")
+        };
+        self.fill(child, &file.ast.items, &child_dir, files, depth + 1);
+        Some(child)
+    }
+
+    /// Records an item of module `id` that depends on an undecided `cfg`: its names resolve
+    /// to nothing, and a `mod` becomes a module of its own that no path reaches (its custom
+    /// resources are reported, not derived).
+    fn undecided_item(
+        &mut self,
+        id: ModId,
+        item: &'a syn::Item,
+        u: Undecided,
+        dir: &Path,
+        files: &BTreeMap<PathBuf, &'a SourceFile>,
+        depth: usize,
+    ) {
+        let mut names = Vec::new();
+        match item {
+            syn::Item::Struct(i) => names.push(i.ident.to_string()),
+            syn::Item::Enum(i) => names.push(i.ident.to_string()),
+            syn::Item::Type(i) => names.push(i.ident.to_string()),
+            syn::Item::Union(i) => names.push(i.ident.to_string()),
+            syn::Item::Trait(i) => names.push(i.ident.to_string()),
+            syn::Item::Fn(i) => names.push(i.sig.ident.to_string()),
+            syn::Item::Const(i) => names.push(i.ident.to_string()),
+            syn::Item::Static(i) => names.push(i.ident.to_string()),
+            syn::Item::Use(i) => {
+                names.extend(use_imports(i).into_iter().filter_map(|imp| imp.name));
+            }
+            syn::Item::Mod(m) => {
+                names.push(m.ident.to_string());
+                let saved = self.modules[id].undecided.replace(u.clone());
+                self.child_module(id, m, dir, files, depth);
+                self.modules[id].undecided = saved;
+            }
+            _ => {}
+        }
+        for n in names {
+            self.modules[id]
+                .undecided_names
+                .entry(n)
+                .or_insert_with(|| u.clone());
+        }
+        self.modules[id].undecided_items.push((item, u));
+    }
+
+    /// Why a path that does not resolve in module `m` fails, when the reason is an undecided
+    /// `cfg`: its first segment names an undecided item of `m`, or its last one an undecided
+    /// item of the module its prefix leads to.
+    pub fn undecided_cause(&self, m: ModId, path: &syn::Path) -> Option<&Undecided> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some(u) = segs
+            .first()
+            .and_then(|f| self.modules[m].undecided_names.get(f))
+        {
+            return Some(u);
+        }
+        let (last, prefix) = segs.split_last()?;
+        if prefix.is_empty() {
+            return None;
+        }
+        match self.resolve_path_from(m, prefix, false, 0)? {
+            Resolved::Module(t) => self.modules[t].undecided_names.get(last),
+            _ => None,
+        }
+    }
+
+    /// The custom resources (`#[derive(CustomResource)]`, possibly inside an undecided
+    /// `cfg_attr`) that depend on an undecided `cfg`: undecided items, and every custom
+    /// resource of an undecided module. `(module, ident, attributes, why)`, in module order.
+    pub fn undecided_custom_resources(
+        &self,
+    ) -> Vec<(ModId, &'a syn::Ident, &'a [syn::Attribute], &Undecided)> {
+        let mut out = Vec::new();
+        for (mid, module) in self.modules.iter().enumerate() {
+            if let Some(u) = &module.undecided {
+                for name in &module.type_order {
+                    if let Some((ident, attrs)) = module.types.get(name).and_then(item_ident) {
+                        if derives_custom_resource(attrs) {
+                            out.push((mid, ident, attrs, u));
+                        }
+                    }
+                }
+            }
+            for (item, u) in &module.undecided_items {
+                let (ident, attrs) = match item {
+                    syn::Item::Struct(s) => (&s.ident, &s.attrs[..]),
+                    syn::Item::Enum(e) => (&e.ident, &e.attrs[..]),
+                    _ => continue,
+                };
+                if derives_custom_resource(attrs) {
+                    out.push((mid, ident, attrs, u));
+                }
+            }
+        }
+        out
     }
 
     /// The module that declares an item written in `file` at the given span start, used to
@@ -421,6 +593,11 @@ impl<'a> Crate<'a> {
                     return Some(r);
                 }
             }
+        }
+        // An item that may or may not exist: whatever a glob or the prelude would give
+        // instead could be wrong.
+        if module.undecided_names.contains_key(name) {
+            return None;
         }
         for imp in module.imports.iter().filter(|i| i.name.is_none()) {
             match self.resolve_use_prefix(m, imp, depth + 1) {
@@ -554,6 +731,9 @@ impl<'a> Crate<'a> {
             if let Some(v) = self.modules[m].values.get(last) {
                 return Some((m, *v));
             }
+            if self.modules[m].undecided_names.contains_key(last) {
+                return None;
+            }
             // An imported function or const.
             for imp in &self.modules[m].imports {
                 if imp.name.as_deref() == Some(last.as_str()) {
@@ -637,7 +817,38 @@ impl<'a> Crate<'a> {
         self.modules
             .iter()
             .enumerate()
+            .filter(|(_, m)| m.undecided.is_none())
             .flat_map(|(i, m)| m.impls.iter().map(move |x| (i, *x)))
+    }
+}
+
+fn item_ident<'a>(item: &LocalItem<'a>) -> Option<(&'a syn::Ident, &'a [syn::Attribute])> {
+    match item {
+        LocalItem::Struct(s) => Some((&s.ident, &s.attrs[..])),
+        LocalItem::Enum(e) => Some((&e.ident, &e.attrs[..])),
+        LocalItem::Alias(_) => None,
+    }
+}
+
+/// Whether `#[derive(CustomResource)]` is among the attributes, or inside a `cfg_attr` left
+/// undecided.
+fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
+    super::attrs::derives(attrs)
+        .iter()
+        .any(|d| d == "CustomResource")
+        || attrs.iter().any(|a| {
+            a.path().is_ident("cfg_attr")
+                && quote::ToTokens::to_token_stream(a)
+                    .into_iter()
+                    .any(|t| contains_ident(t, "CustomResource"))
+        })
+}
+
+fn contains_ident(t: proc_macro2::TokenTree, name: &str) -> bool {
+    match t {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| contains_ident(t, name)),
+        _ => false,
     }
 }
 
@@ -664,24 +875,28 @@ fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
     })
 }
 
-/// Records the files that `mod x;` items of a file (and its inline modules) include.
-fn collect_mod_files(
-    file: &Path,
-    items: &[syn::Item],
-    dir_is_own: bool,
-    out: &mut std::collections::BTreeSet<PathBuf>,
-) {
-    let dir = if dir_is_own {
+/// Calls `found(file, left_out)` for every file that the `mod x;` items of `file` (and of its
+/// inline modules) include: `foo.rs` and `foo/mod.rs` for a plain `mod foo;`, the `#[path]`
+/// for one with the attribute. `left_out` is true under a `mod` that `cfg` leaves out (marked
+/// by [`crate::manifests::cfg::strip`]).
+pub(crate) fn mod_files(file: &Path, items: &[syn::Item], found: &mut dyn FnMut(PathBuf, bool)) {
+    let dir = if is_mod_rs(file) {
         file.parent().unwrap_or(Path::new("")).to_path_buf()
     } else {
         file.with_extension("")
     };
-    collect_in_dir(&dir, items, out);
+    mod_files_in(&dir, items, false, found);
 }
 
-fn collect_in_dir(dir: &Path, items: &[syn::Item], out: &mut std::collections::BTreeSet<PathBuf>) {
+fn mod_files_in(
+    dir: &Path,
+    items: &[syn::Item],
+    left_out: bool,
+    found: &mut dyn FnMut(PathBuf, bool),
+) {
     for item in items {
         if let syn::Item::Mod(m) = item {
+            let left_out = left_out || matches!(cfg::mark(&m.attrs), Some(cfg::Mark::Excluded));
             let name = m.ident.to_string();
             let path_attr = path_attribute(&m.attrs);
             match &m.content {
@@ -690,15 +905,13 @@ fn collect_in_dir(dir: &Path, items: &[syn::Item], out: &mut std::collections::B
                         Some(p) => dir.join(p),
                         None => dir.join(&name),
                     };
-                    collect_in_dir(&d, inner, out);
+                    mod_files_in(&d, inner, left_out, found);
                 }
                 None => match &path_attr {
-                    Some(p) => {
-                        out.insert(normalize(&dir.join(p)));
-                    }
+                    Some(p) => found(normalize(&dir.join(p)), left_out),
                     None => {
-                        out.insert(normalize(&dir.join(format!("{name}.rs"))));
-                        out.insert(normalize(&dir.join(&name).join("mod.rs")));
+                        found(normalize(&dir.join(format!("{name}.rs"))), left_out);
+                        found(normalize(&dir.join(&name).join("mod.rs")), left_out);
                     }
                 },
             }
@@ -707,7 +920,7 @@ fn collect_in_dir(dir: &Path, items: &[syn::Item], out: &mut std::collections::B
 }
 
 /// Lexically normalises `a/./b/../c` to `a/c`.
-fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -720,6 +933,18 @@ fn normalize(p: &Path) -> PathBuf {
             other => out.push(other),
         }
     }
+    out
+}
+
+/// The bindings of one `use` item.
+fn use_imports(u: &syn::ItemUse) -> Vec<Import> {
+    let mut out = Vec::new();
+    flatten_use(
+        &u.tree,
+        &mut Vec::new(),
+        u.leading_colon.is_some(),
+        &mut out,
+    );
     out
 }
 
@@ -812,6 +1037,9 @@ pub fn normalize_external(p: &str) -> String {
         if p == from {
             return to;
         }
+    }
+    if let Some(to) = super::known::third_party_alias(&p) {
+        return to.to_string();
     }
     if let Some(rest) = p.strip_prefix("kube::k8s_openapi::") {
         return format!("k8s_openapi::{rest}");

@@ -150,7 +150,13 @@ pub fn minimal_specs(
         d.first()
             .map_or_else(|| "unknown error".to_string(), ToString::to_string)
     };
-    let sources = SourceSet::load(&[src_dir.to_path_buf()]).map_err(first)?;
+    // The crate's default features, as `manifests` sees them.
+    let cfg = crate::manifests::cfg::Cfg::for_dir(
+        src_dir.parent().unwrap_or(src_dir),
+        &Default::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    let sources = SourceSet::load_with(&[src_dir.to_path_buf()], &cfg).map_err(first)?;
     let crds = crds_from_sources(&sources).map_err(first)?;
     let crd = crds
         .iter()

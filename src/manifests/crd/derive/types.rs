@@ -117,6 +117,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
             .to_string()
             .replace(' ', "");
         let Some(resolved) = self.krate.resolve_type(m, path) else {
+            if let Some(why) = self.krate.undecided_cause(m, path) {
+                self.diags
+                    .push(why.diagnostic(&format!("the type `{written}`")));
+                return Err(Failed);
+            }
             return Err(self.error(
                 m,
                 path.span(),
@@ -159,7 +164,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 if let Some(e) = self.known_leaf(&p) {
                     return Ok(e);
                 }
-                if let Some(g) = known::std_generic(&p) {
+                if let Some(g) = known::generic(&p) {
                     match g {
                         Generic::Forward => {
                             let Some(a) = args.first() else {
@@ -187,12 +192,37 @@ impl<'c, 'a> Deriver<'c, 'a> {
                             }
                             return Ok(f(&mut self.generator, evals));
                         }
+                        Generic::Fixed(f) => return Ok(f(&mut self.generator)),
+                        Generic::ArrayElement(f) => {
+                            let Some(syn::Type::Array(array)) = args.first() else {
+                                return Err(self.error(
+                                    m,
+                                    path.span(),
+                                    format!("`{written}` needs an array type argument `[T; N]`"),
+                                    None,
+                                ));
+                            };
+                            let elem = self.ty_subst(m, &array.elem, subst)?;
+                            return Ok(f(&mut self.generator, vec![elem]));
+                        }
+                        Generic::Capped(f) => {
+                            let (Some(item), Some(cap)) = (args.first(), const_arg(path)) else {
+                                return Err(self.undecidable(
+                                    m,
+                                    path.span(),
+                                    format!("the capacity of `{written}` is not an integer literal, so its `maxItems` cannot be read statically"),
+                                    Some("write the capacity as a literal (`ArrayVec<T, 8>`), or give the field #[schemars(with = \"Vec<T>\")] and a length(max = ...)".into()),
+                                ));
+                            };
+                            let item = self.ty_subst(m, item, subst)?;
+                            return Ok(f(&mut self.generator, item, cap));
+                        }
                     }
                 }
                 let help = if p.starts_with("k8s_openapi::") {
                     "rsbuilder knows the k8s-openapi 0.29 types of Kubernetes 1.37 (feature v1_37); check the path".to_string()
                 } else {
-                    "rsbuilder knows std types, serde_json::Value and k8s-openapi types; for another crate's type use #[schemars(with = \"...\")] with a known type".to_string()
+                    "rsbuilder knows std types, serde_json::Value, k8s-openapi types and the types of the crates schemars has features for (chrono, jiff, url, uuid, semver, rust_decimal, bigdecimal, indexmap, either, bytes, smol_str, arrayvec, smallvec); for another crate's type use #[schemars(with = \"...\")] with a known type, or #[schemars(schema_with = \"...\")]".to_string()
                 };
                 Err(self.undecidable(
                     m,
@@ -302,4 +332,19 @@ impl<'c, 'a> Deriver<'c, 'a> {
         self.cache.insert(cache_key, cached);
         result
     }
+}
+
+/// The integer literal among the generic arguments of the last segment of `path` (the `8` of
+/// `ArrayVec<T, 8>`), if there is one.
+fn const_arg(path: &syn::Path) -> Option<u64> {
+    let syn::PathArguments::AngleBracketed(a) = &path.segments.last()?.arguments else {
+        return None;
+    };
+    a.args.iter().find_map(|g| match g {
+        syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        })) => i.base10_parse().ok(),
+        _ => None,
+    })
 }
