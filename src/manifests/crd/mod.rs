@@ -818,11 +818,11 @@ mod tests {
         let err = errors(&[(
             "x.rs",
             &format!(
-                "{CR}pub struct ThingSpec {{ #[serde(default = \"computed\")] pub n: i32 }}\nfn computed() -> i32 {{ let x = 2; x * 2 }}\n"
+                "{CR}pub struct ThingSpec {{ #[serde(default = \"computed\")] pub n: i32 }}\nfn computed() -> i32 {{ std::process::id() as i32 }}\n"
             ),
         )]);
         assert!(
-            err.contains("x.rs:6:") && err.contains("function `computed`"),
+            err.contains("x.rs:6:") && err.contains("`std::process::id()` (x.rs:7)"),
             "{err}"
         );
     }
@@ -1083,7 +1083,11 @@ mod tests {
         );
         let refused = refusals(&kinds);
         assert_eq!(refused.len(), 1, "{refused:?}");
-        assert!(refused[0].0.message.contains("widgets::Gadget"), "{}", refused[0].0);
+        assert!(
+            refused[0].0.message.contains("widgets::Gadget"),
+            "{}",
+            refused[0].0
+        );
         assert_eq!(refused[0].1, ["Alpha.t.example.com", "Gamma.t.example.com"]);
         assert_eq!(
             kinds[1].file_name.as_deref(),
