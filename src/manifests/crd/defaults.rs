@@ -828,6 +828,19 @@ fn leaf_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, path: &str) -> Res<Value> {
             )),
         },
         "std::time::Duration" => duration_value(cx, expr),
+        p if p.starts_with("std::num::NonZero") => {
+            let ty = &p["std::num::NonZero".len()..];
+            let found = match expr {
+                syn::Expr::Path(e) if prev_ident(&e.path).is_some_and(|t| t.ends_with(ty)) => {
+                    eval::nonzero_const(ty, &last_ident(&e.path))
+                }
+                _ => None,
+            };
+            match found {
+                Some(v) => eval::S::Int(v, None).to_json(cx, expr, Want::Any),
+                None => Err(cx.refuse(expr, "a NonZero value is evaluated from its `MIN` or `MAX`")),
+            }
+        }
         _ => Err(cx.refuse(
             expr,
             &format!("values of `{path}` are not evaluated (only its Default)"),

@@ -503,6 +503,18 @@ impl IntTy {
     }
 }
 
+/// `NonZeroU8::MIN`, `NonZeroI64::MAX` and the like: the value, for `ty` the integer name
+/// after `NonZero` (`"U8"`).
+pub fn nonzero_const(ty: &str, name: &str) -> Option<i128> {
+    let t = IntTy::from_name(&ty.to_lowercase())?;
+    let (lo, hi) = t.bounds();
+    match name {
+        "MAX" if t != IntTy::U128 => Some(hi),
+        "MIN" => Some(if t.signed() { lo } else { 1 }),
+        _ => None,
+    }
+}
+
 /// A float type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[allow(missing_docs)]
@@ -777,10 +789,10 @@ fn lit_scalar(cx: &Ctx<'_, '_>, lit: &syn::Lit, want: Want, negative: bool) -> R
                     return Err(cx.invalid(lit, "an integer literal where a float is expected"));
                 }
             }
-            let u: u128 = i
+            // Attribute parsers may hand over a negative literal (`min = -79`) as one token.
+            let v: i128 = i
                 .base10_parse()
-                .map_err(|_| cx.refuse(lit, "integer literal out of range"))?;
-            let v = i128::try_from(u).map_err(|_| cx.refuse(lit, "a 128-bit literal"))?;
+                .map_err(|_| cx.refuse(lit, "a literal beyond the 128-bit signed range"))?;
             let v = if negative { -v } else { v };
             let t = ty.or(int_of(want));
             if let Some(t) = t {

@@ -237,3 +237,15 @@ fn enum_values_with_data_serialize_with_their_representation() {
     assert_eq!(d["b"], json!({"fixed": 3}));
     assert_eq!(d["c"], json!({"range": {"lo": 0.1f32 as f64, "hi": 2}}));
 }
+
+#[test]
+fn nonzero_bounds_and_negative_attribute_literals_are_evaluated() {
+    let props = run(
+        "pub struct ThingSpec {\n  #[serde(default = \"lo\")] pub lo: std::num::NonZeroU8,\n  #[serde(default = \"hi\")] pub hi: std::num::NonZeroI64,\n  #[schemars(range(min = -79))] pub r: i64,\n}\nfn lo() -> std::num::NonZeroU8 { std::num::NonZeroU8::MIN }\nfn hi() -> std::num::NonZeroI64 { std::num::NonZeroI64::MAX }\n",
+    )
+    .unwrap_or_else(|d| panic!("{d:?}"));
+    assert_eq!(props["lo"]["default"], json!(1));
+    assert_eq!(props["hi"]["default"], json!(i64::MAX));
+    // schemars writes range bounds as f64.
+    assert_eq!(props["r"]["minimum"], json!(-79.0));
+}
