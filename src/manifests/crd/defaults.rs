@@ -104,10 +104,9 @@ fn call_default_path(cx: &Ctx<'_, '_>, path: &syn::Path, ty: &Shape<'_>) -> Res<
         return value(&bcx, tail, &ret_shape)
             .map_err(|e| prefix(e, &format!("function `{}`", last_ident(path))));
     }
-    let last = path.segments.last().map(|s| s.ident.to_string());
-    match last.as_deref() {
-        Some("new" | "default") if path.segments.len() >= 2 => default_of(cx, ty),
-        _ => Err(cx.refuse(
+    match is_default_ctor(cx, path) {
+        true => default_of(cx, ty),
+        false => Err(cx.refuse(
             path,
             "the default function is not defined in the given sources",
         )),
@@ -535,23 +534,48 @@ fn is_default_ctor(cx: &Ctx<'_, '_>, path: &syn::Path) -> bool {
     if cx.function(path).is_some() {
         return false;
     }
-    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-    match segs.as_slice() {
-        [.., last] if last == "default" => true,
-        [.., ty, last] if last == "new" => matches!(
-            ty.as_str(),
-            "String"
-                | "Vec"
-                | "VecDeque"
-                | "LinkedList"
-                | "BTreeMap"
-                | "HashMap"
-                | "BTreeSet"
-                | "HashSet"
-                | "BinaryHeap"
-                | "Map"
-                | "PathBuf"
-        ),
+    let mut prefix = path.clone();
+    let Some(last) = prefix
+        .segments
+        .pop()
+        .map(|p| p.into_value().ident.to_string())
+    else {
+        return false;
+    };
+    prefix.segments.pop_punct();
+    if prefix.segments.is_empty() {
+        return false;
+    }
+    let local = cx.local_type(&prefix).is_some();
+    let known_external = || match cx.krate.resolve_type(cx.m, &prefix) {
+        Some(Resolved::External(p)) => {
+            known::leaf_type(&p).is_some() || known::std_generic(&p).is_some()
+        }
+        _ => false,
+    };
+    let ty = last_ident(&prefix);
+    match last.as_str() {
+        // `Default::default`, `Type::default` of a type rsbuilder knows; not a free function
+        // of another crate that happens to be called `default`.
+        "default" => ty == "Default" || local || known_external(),
+        "new" => {
+            !local
+                && known_external()
+                && matches!(
+                    ty.as_str(),
+                    "String"
+                        | "Vec"
+                        | "VecDeque"
+                        | "LinkedList"
+                        | "BTreeMap"
+                        | "HashMap"
+                        | "BTreeSet"
+                        | "HashSet"
+                        | "BinaryHeap"
+                        | "Map"
+                        | "PathBuf"
+                )
+        }
         _ => false,
     }
 }
@@ -1315,7 +1339,21 @@ fn serialize_struct(
     if cont.attrs.type_into().is_some() || cont.attrs.remote().is_some() {
         return Err("the struct is serialized through another type (`into`/`remote`)".into());
     }
-    serialize_fields(krate, m, *style, fields, values)
+    let v = serialize_fields(krate, m, *style, fields, values)?;
+    match (cont.attrs.tag(), v) {
+        // `#[serde(tag = "t")]` on a struct writes `"t": "<name>"` before the fields.
+        (TagType::Internal { tag }, Value::Object(fields)) if matches!(style, Style::Struct) => {
+            let mut obj = Map::new();
+            obj.insert(
+                tag.clone(),
+                Value::String(cont.attrs.name().serialize_name().to_string()),
+            );
+            obj.extend(fields);
+            Ok(Value::Object(obj))
+        }
+        (TagType::External, v) => Ok(v),
+        _ => Err("a struct with a serde tag in this form is not evaluated".into()),
+    }
 }
 
 fn serialize_fields(

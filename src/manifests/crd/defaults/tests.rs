@@ -220,6 +220,15 @@ fn what_the_evaluator_does_not_know_is_refused_with_the_expression() {
             d.message
         );
     }
+    // A function of another crate named `default` is not the type's Default.
+    let d = refusal(
+        "pub struct ThingSpec { #[serde(default = \"presets::default\")] pub s: String }\n",
+    );
+    assert!(
+        d.message.contains("not defined in the given sources"),
+        "{}",
+        d.message
+    );
     // A HashSet of several elements serializes in an order only the run knows.
     let d = refusal(
         "pub struct ThingSpec { #[serde(default = \"s\")] pub s: std::collections::HashSet<i32> }\nfn s() -> std::collections::HashSet<i32> { std::collections::HashSet::from([1, 2]) }\n",
@@ -248,4 +257,12 @@ fn nonzero_bounds_and_negative_attribute_literals_are_evaluated() {
     assert_eq!(props["hi"]["default"], json!(i64::MAX));
     // schemars writes range bounds as f64.
     assert_eq!(props["r"]["minimum"], json!(-79.0));
+}
+
+#[test]
+fn a_struct_with_a_serde_tag_writes_the_tag_in_its_default() {
+    let d = defaults(
+        "pub struct ThingSpec { #[serde(default)] pub p: Tagged }\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema, Default)]\n#[serde(tag = \"kind\", rename = \"tagged\")]\npub struct Tagged { pub n: u8 }\n",
+    );
+    assert_eq!(d["p"], json!({"kind": "tagged", "n": 0}));
 }
