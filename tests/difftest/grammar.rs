@@ -1407,8 +1407,7 @@ impl Gen<'_> {
         }
         // `#[serde(default)]` on the container: every missing field from the type's Default.
         // (Not with KubeSchema: kube-derive's copy of the struct has no Default impl.)
-        if !kube_schema && self.pct(5) {
-            self.ensure_default(&Ty::User(name.clone()));
+        if !kube_schema && self.pct(5) && self.make_default(&Ty::User(name.clone())) {
             if let Some(Item::Struct(s)) = self.find_mut(&name) {
                 s.attrs.push(Attr::new("#[serde(default)]"));
             }
