@@ -266,3 +266,21 @@ fn a_struct_with_a_serde_tag_writes_the_tag_in_its_default() {
     );
     assert_eq!(d["p"], json!({"kind": "tagged", "n": 0}));
 }
+
+#[test]
+fn addresses_times_and_durations_serialize_as_serde_writes_them() {
+    let d = defaults(
+        "pub struct ThingSpec {\n  #[serde(default = \"a\")] pub a: std::net::Ipv4Addr,\n  #[serde(default = \"b\")] pub b: std::net::Ipv6Addr,\n  #[serde(default = \"c\")] pub c: std::net::IpAddr,\n  #[serde(default = \"t\")] pub t: std::time::SystemTime,\n  #[serde(default)] pub zero: std::time::Duration,\n  #[serde(default = \"dur\")] pub dur: std::time::Duration,\n}\n\
+         fn a() -> std::net::Ipv4Addr { std::net::Ipv4Addr::new(10, 0, 0, 1) }\nfn b() -> std::net::Ipv6Addr { std::net::Ipv6Addr::LOCALHOST }\nfn c() -> std::net::IpAddr { std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST) }\n\
+         fn t() -> std::time::SystemTime { std::time::SystemTime::UNIX_EPOCH }\nfn dur() -> std::time::Duration { std::time::Duration::from_millis(1500) }\n",
+    );
+    assert_eq!(d["a"], json!("10.0.0.1"));
+    assert_eq!(d["b"], json!("::1"));
+    assert_eq!(d["c"], json!("127.0.0.1"));
+    assert_eq!(
+        d["t"],
+        json!({"secs_since_epoch": 0, "nanos_since_epoch": 0})
+    );
+    assert_eq!(d["zero"], json!({"secs": 0, "nanos": 0}));
+    assert_eq!(d["dur"], json!({"secs": 1, "nanos": 500_000_000}));
+}
