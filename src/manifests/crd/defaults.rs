@@ -1575,9 +1575,28 @@ fn serialize_variant(
             if untagged {
                 return Ok(payload);
             }
-            match cont.attrs.tag() {
-                TagType::External => Ok(Value::Object(Map::from_iter([(name, payload)]))),
-                _ => Err("a variant with data of an internally or adjacently tagged enum".into()),
+            match (cont.attrs.tag(), v.style, payload) {
+                (TagType::External, _, payload) => {
+                    Ok(Value::Object(Map::from_iter([(name, payload)])))
+                }
+                (TagType::Adjacent { tag, content }, _, payload) => {
+                    Ok(Value::Object(Map::from_iter([
+                        (tag.clone(), Value::String(name)),
+                        (content.clone(), payload),
+                    ])))
+                }
+                // Internally tagged: the tag first, then the fields of the struct variant or of
+                // the newtype's object.
+                (
+                    TagType::Internal { tag },
+                    Style::Struct | Style::Newtype,
+                    Value::Object(fields),
+                ) => {
+                    let mut obj = Map::from_iter([(tag.clone(), Value::String(name))]);
+                    obj.extend(fields);
+                    Ok(Value::Object(obj))
+                }
+                _ => Err("an internally tagged variant whose content is not an object".into()),
             }
         }
     }

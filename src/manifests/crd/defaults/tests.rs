@@ -284,3 +284,15 @@ fn addresses_times_and_durations_serialize_as_serde_writes_them() {
     assert_eq!(d["zero"], json!({"secs": 0, "nanos": 0}));
     assert_eq!(d["dur"], json!({"secs": 1, "nanos": 500_000_000}));
 }
+
+#[test]
+fn tagged_enum_variants_with_data_carry_their_tag() {
+    let d = defaults(
+        "pub struct ThingSpec {\n  #[serde(default = \"a\")] pub a: Inner,\n  #[serde(default = \"b\")] pub b: Adj,\n}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(tag = \"type\")]\npub enum Inner { Web { port: u16 } }\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(tag = \"t\", content = \"c\")]\npub enum Adj { Size(u8) }\n\
+         fn a() -> Inner { Inner::Web { port: 80 } }\nfn b() -> Adj { Adj::Size(3) }\n",
+    );
+    assert_eq!(d["a"], json!({"type": "Web", "port": 80}));
+    assert_eq!(d["b"], json!({"t": "Size", "c": 3}));
+}
