@@ -28,6 +28,7 @@ use super::cfg::Cfg;
 use super::diag::Diagnostic;
 use super::source::SourceSet;
 
+pub mod apiserver_rules;
 pub mod assemble;
 pub mod attrs;
 pub mod defaults;
@@ -1083,7 +1084,11 @@ mod tests {
         );
         let refused = refusals(&kinds);
         assert_eq!(refused.len(), 1, "{refused:?}");
-        assert!(refused[0].0.message.contains("widgets::Gadget"), "{}", refused[0].0);
+        assert!(
+            refused[0].0.message.contains("widgets::Gadget"),
+            "{}",
+            refused[0].0
+        );
         assert_eq!(refused[0].1, ["Alpha.t.example.com", "Gamma.t.example.com"]);
         assert_eq!(
             kinds[1].file_name.as_deref(),
