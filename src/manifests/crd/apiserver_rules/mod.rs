@@ -30,6 +30,7 @@ use std::fmt;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 
+pub mod cel;
 pub mod defaults;
 pub mod lists;
 pub mod metadata;

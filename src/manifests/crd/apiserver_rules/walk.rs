@@ -68,6 +68,7 @@ fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
     super::metadata::node(s, ctx, sink);
     super::lists::node(s, ctx, sink);
     super::defaults::node(s, ctx, sink);
+    super::cel::node(s, ctx, sink);
 
     let embedded = super::is_true(s.x_kubernetes_embedded_resource);
     let resource = (ctx.level == Level::Root && ctx.junctor.is_none()) || embedded;
