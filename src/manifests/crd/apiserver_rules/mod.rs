@@ -31,6 +31,7 @@ use std::fmt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 
 pub mod cel;
+pub mod columns;
 pub mod defaults;
 pub mod lists;
 pub mod metadata;
@@ -203,6 +204,7 @@ pub fn check_version(v: &apiext::CustomResourceDefinitionVersion) -> Vec<Violati
     if let Some(schema) = schema {
         walk::check_schema(schema, status, &mut sink);
     }
+    columns::check(v, &mut sink);
     sink.found
 }
 
