@@ -35,6 +35,7 @@ pub mod columns;
 pub mod defaults;
 pub mod lists;
 pub mod metadata;
+pub mod selectable;
 pub mod structural;
 pub mod walk;
 
@@ -205,6 +206,9 @@ pub fn check_version(v: &apiext::CustomResourceDefinitionVersion) -> Vec<Violati
         walk::check_schema(schema, status, &mut sink);
     }
     columns::check(v, &mut sink);
+    if let Some(fields) = &v.selectable_fields {
+        selectable::check(fields, schema, &mut sink);
+    }
     sink.found
 }
 
