@@ -933,6 +933,45 @@ mod tests {
     }
 
     #[test]
+    fn api_server_rules_point_at_the_field_through_flatten_variants_and_maps() {
+        let err = errors(&[(
+            "x.rs",
+            &format!(
+                "{CR}pub struct ThingSpec {{
+    #[serde(flatten)]
+    pub base: Base,
+    pub mode: Mode,
+    pub map: std::collections::BTreeMap<String, Vec<Item>>,
+}}
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub struct Base {{
+    pub raw: serde_json::Value,
+}}
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub enum Mode {{
+    Fast {{
+        blob: serde_json::Value,
+    }},
+}}
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub struct Item {{
+    pub unit: (),
+}}
+"
+            ),
+        )]);
+        let at: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("x.rs:"))
+            .map(|l| l.split(": ").next().unwrap())
+            .collect();
+        assert_eq!(at, ["x.rs:14:9", "x.rs:19:9", "x.rs:24:9"], "{err}");
+        assert!(err.contains("at .spec.raw"), "{err}");
+        assert!(err.contains("at .spec.mode.Fast.blob"), "{err}");
+        assert!(err.contains("at .spec.map.*[*].unit"), "{err}");
+    }
+
+    #[test]
     fn schema_modes_and_scale_without_status() {
         let crds = run(&[(
             "x.rs",

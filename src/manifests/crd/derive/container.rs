@@ -249,11 +249,19 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     continue;
                 }
             };
+            let span = f
+                .original
+                .ident
+                .as_ref()
+                .map(|i| i.span())
+                .unwrap_or_else(|| f.original.ty.span());
             if f.attrs.flatten() {
+                self.site_open();
                 let eval = match &fa.with {
                     Some(w) => self.with_schema(m, w, f.original),
                     None => self.ty(m, f.ty),
                 };
+                self.site_close(None, m, span);
                 let Ok(eval) = eval else {
                     failed = true;
                     continue;
@@ -262,10 +270,13 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 schemars::_private::flatten(&mut schema, flat);
                 continue;
             }
+            self.site_open();
             let eval = match &fa.with {
                 Some(w) => self.with_schema(m, w, f.original),
                 None => self.ty(m, f.ty),
             };
+            let name = f.attrs.name().deserialize_name().to_string();
+            self.site_close(Some(name), m, span);
             let Ok(eval) = eval else {
                 failed = true;
                 continue;
@@ -293,7 +304,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     Err(msg) => {
                         self.undecidable(
                             m,
-                            f.original.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| f.original.ty.span()),
+                            span,
                             format!("the #[serde(default)] value of this field cannot be computed statically: {msg}"),
                             Some("use a literal or a simple constructor in the default function (e.g. `fn default_x() -> i32 { 3 }`), or derive Default".into()),
                         );
