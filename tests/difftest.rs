@@ -272,11 +272,11 @@ fn the_oracle_flags_what_the_api_server_rejects_and_passes_what_it_accepts() {
         (json!({"$ref": "#/definitions/X"}), "$ref"),
         (
             json!({"type": "object", "properties": {"a": {}}}),
-            "type is required",
+            "type: must not be empty",
         ),
         (
             json!({"type": "array", "items": [{"type": "string"}]}),
-            "single schema",
+            "items must be a schema object",
         ),
         (
             json!({"type": "object", "patternProperties": {"^x$": {"type": "string"}}}),
@@ -284,7 +284,7 @@ fn the_oracle_flags_what_the_api_server_rejects_and_passes_what_it_accepts() {
         ),
         (
             json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}),
-            "mutually exclusive",
+            "mutual exclusive",
         ),
         (
             json!({"type": "array", "uniqueItems": true, "items": {"type": "string"}}),
@@ -300,12 +300,12 @@ fn the_oracle_flags_what_the_api_server_rejects_and_passes_what_it_accepts() {
         ),
         (
             json!({"type": "object", "properties": {"a": {"type": "string"}}, "default": {"b": 1}}),
-            "unknown field",
+            "that the schema does not specify",
         ),
         (
             json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
                 "items": {"type": "object", "properties": {"name": {"type": "string", "nullable": true}}}}),
-            "required or have a default",
+            "must be a required field or have a default",
         ),
         (
             json!({"type": "string", "x-kubernetes-map-type": "atomic"}),
