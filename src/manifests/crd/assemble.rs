@@ -88,7 +88,7 @@ pub fn one_version(
                 m,
                 ident.span(),
                 format!("#[kube(schema = \"manual\")]: crd() calls your hand-written `JsonSchema` impl of `{struct_name}`, which rsbuilder cannot run statically"),
-                Some("use the derived schema (remove `schema`), or `schema = \"disabled\"` (crd() then has no schema and rsbuilder emits `schema: {}` too)".into()),
+                Some("use the derived schema (remove `schema`); for content of any shape, type the spec's fields `serde_json::Value` with #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]".into()),
             );
             return None;
         }

@@ -975,12 +975,20 @@ pub struct Item {{
     fn schema_modes_and_scale_without_status() {
         let crds = run(&[(
             "x.rs",
-            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"disabled\", scale = r#\"{\"specReplicasPath\":\".spec.r\",\"statusReplicasPath\":\".status.r\"}\"#)]\npub struct ThingSpec { pub r: i32 }\n",
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", scale = r#\"{\"specReplicasPath\":\".spec.r\",\"statusReplicasPath\":\".status.r\"}\"#)]\npub struct ThingSpec { pub r: i32 }\n",
         )])
         .unwrap();
         let v = serde_json::to_value(&crds[0].crd).unwrap();
-        assert_eq!(v["spec"]["versions"][0]["schema"], json!({}));
         assert!(v["spec"]["versions"][0].get("subresources").is_none());
+        // Without a schema, crd()'s CRD is one the API server refuses.
+        let err = errors(&[(
+            "x.rs",
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"disabled\")]\npub struct ThingSpec { pub r: i32 }\n",
+        )]);
+        assert!(
+            err.starts_with("x.rs:6:12: version v1 of `ThingSpec`: there is no openAPIV3Schema"),
+            "{err}"
+        );
         let err = errors(&[(
             "x.rs",
             "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"manual\")]\npub struct ThingSpec { pub r: i32 }\n",

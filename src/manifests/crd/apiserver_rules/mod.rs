@@ -202,8 +202,12 @@ pub fn check_version(v: &apiext::CustomResourceDefinitionVersion) -> Vec<Violati
         .schema
         .as_ref()
         .and_then(|s| s.open_api_v3_schema.as_ref());
-    if let Some(schema) = schema {
-        walk::check_schema(schema, status, &mut sink);
+    match schema {
+        Some(schema) => walk::check_schema(schema, status, &mut sink),
+        None => {
+            sink.at(Location::Version, "there is no openAPIV3Schema, and the API server requires a schema for every version of an apiextensions.k8s.io/v1 CRD")
+                .help("derive the schema (remove `schema = \"disabled\"`); for content of any shape, type the spec's fields `serde_json::Value` with #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]");
+        }
     }
     columns::check(v, &mut sink);
     if let Some(fields) = &v.selectable_fields {
