@@ -27,10 +27,6 @@ pub struct Features {
     pub inexact_f32: bool,
     /// `cfg`: `#[cfg(...)]` / `#[cfg_attr(...)]` on fields and items.
     pub cfg: bool,
-    /// `api-rules`: the API server's rules on defaults, selectable fields and list-map keys
-    /// are enforced by rsbuilder (issue 13 item 5). Until then, `crd()` output breaking them
-    /// that rsbuilder passes through is counted as a mismatch pending that work, not a failure.
-    pub api_rules: bool,
 }
 
 impl Features {
@@ -50,17 +46,15 @@ impl Features {
                         to_string_of_numbers: true,
                         inexact_f32: true,
                         cfg: true,
-                        api_rules: true,
                     }
                 }
                 "struct-update" => f.struct_update_over_hand_default = true,
                 "to-string" => f.to_string_of_numbers = true,
                 "f32" => f.inexact_f32 = true,
                 "cfg" => f.cfg = true,
-                "api-rules" => f.api_rules = true,
                 other => {
                     return Err(format!(
-                        "RSBUILDER_DIFFTEST_FEATURES: unknown feature `{other}` (struct-update, to-string, f32, cfg, api-rules, all)"
+                        "RSBUILDER_DIFFTEST_FEATURES: unknown feature `{other}` (struct-update, to-string, f32, cfg, all)"
                     ));
                 }
             }
