@@ -19,6 +19,7 @@ mod container;
 mod enums;
 mod mutators;
 mod root;
+mod schema_fn;
 mod sites;
 mod transforms;
 mod types;
