@@ -273,6 +273,10 @@ fn report(
             "version {} of `{ident}`: {}; the API server rejects the CRD",
             v.version, v.rule
         ),
+        (Location::Names, _) => format!(
+            "#[kube(group, kind, plural)] of `{ident}`: {}; the API server rejects the CRD",
+            v.rule
+        ),
     };
     d.error(module, span, msg, v.help.clone());
 }

@@ -1218,6 +1218,15 @@ pub struct Item {{
         let err =
             with(r#"group = "t.example.com", version = "v1", kind = "Thing", shortname = "T""#);
         assert!(err.contains("#[kube(shortname = \"T\")]"), "{err}");
+        // The list kind the API server derives must fit a label too.
+        let err = with(&format!(
+            "group = \"t.example.com\", version = \"v1\", kind = \"{}\"",
+            "K".repeat(60)
+        ));
+        assert!(
+            err.contains("the list kind") && err.contains("no more than 63 characters"),
+            "{err}"
+        );
         // With `root`, the kind needs no identifier shape, only the API server's.
         let ok = run(&[(
             "x.rs",

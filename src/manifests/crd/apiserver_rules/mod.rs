@@ -19,7 +19,8 @@
 //!   where defaults are allowed;
 //! - [`cel`]: what can be checked of `x-kubernetes-validations` without a CEL compiler;
 //! - [`columns`]: printer columns, the scale subresource, the deprecation warning;
-//! - [`selectable`]: selectable fields.
+//! - [`selectable`]: selectable fields;
+//! - [`names`]: the CRD's object name and list kind.
 //!
 //! A rule is only here when the API server really rejects what it describes: a rule that
 //! flags a valid CRD would refuse a type `crd()` handles. Where the check cannot be exact (CEL
@@ -35,6 +36,7 @@ pub mod columns;
 pub mod defaults;
 pub mod lists;
 pub mod metadata;
+pub mod names;
 pub mod selectable;
 pub mod structural;
 pub mod walk;
@@ -106,6 +108,8 @@ pub enum Location {
     Scale,
     /// The version itself (`#[kube(deprecated)]`, ...).
     Version,
+    /// The CRD's names (`#[kube(group, kind, plural)]` together).
+    Names,
 }
 
 /// One broken rule.
@@ -134,6 +138,7 @@ impl fmt::Display for Violation {
             Location::SelectableField(i) => write!(f, "selectable field {i}: {}", self.rule),
             Location::Scale => write!(f, "the scale subresource: {}", self.rule),
             Location::Version => write!(f, "version {}: {}", self.version, self.rule),
+            Location::Names => write!(f, "the CRD's names: {}", self.rule),
         }
     }
 }
@@ -186,12 +191,14 @@ impl Violation {
     }
 }
 
-/// Every rule `crd` breaks, version by version (versions in order; within a version, the
+/// Every rule `crd` breaks: its names, then version by version (versions in order; within a version, the
 /// schema in depth-first order with properties sorted by name, then printer columns, scale,
 /// selectable fields). Empty when the API server would accept the CRD as far as these rules
 /// go.
 pub fn check(crd: &apiext::CustomResourceDefinition) -> Vec<Violation> {
-    crd.spec.versions.iter().flat_map(check_version).collect()
+    let mut out = names::check(crd);
+    out.extend(crd.spec.versions.iter().flat_map(check_version));
+    out
 }
 
 /// Every rule one version of a CRD breaks (see [`check`]).
