@@ -942,11 +942,18 @@ impl Gen<'_> {
             }
         }
         if self.features.cfg && self.pct(3) {
-            attrs.push(Attr::new(match self.rng.u32(0..3) {
-                0 => "#[cfg_attr(not(feature = \"difftest-off\"), serde(rename = \"viaCfgAttr\"))]",
-                1 => "#[cfg_attr(feature = \"difftest-off\", serde(rename = \"neverApplied\"))]",
-                _ => "#[cfg(not(feature = \"difftest-off\"))]",
-            }));
+            let pick = self.rng.u32(0..3);
+            // serde refuses a second `rename` on a field, also through an applied cfg_attr.
+            let renamed = attrs
+                .iter()
+                .any(|a| a.text.starts_with("#[serde(") && a.text.contains("rename ="));
+            if !(pick == 0 && renamed) {
+                attrs.push(Attr::new(match pick {
+                    0 => "#[cfg_attr(not(feature = \"difftest-off\"), serde(rename = \"viaCfgAttr\"))]",
+                    1 => "#[cfg_attr(feature = \"difftest-off\", serde(rename = \"neverApplied\"))]",
+                    _ => "#[cfg(not(feature = \"difftest-off\"))]",
+                }));
+            }
         }
     }
 
