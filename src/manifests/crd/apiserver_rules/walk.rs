@@ -36,9 +36,6 @@ pub struct Ctx {
     pub inside_meta: bool,
     /// Why a `default` is forbidden here, if it is.
     pub no_defaults: Option<&'static str>,
-    /// Whether the parent of this node is the resource root or an embedded resource (its
-    /// `metadata`, `kind` and `apiVersion` are then restricted).
-    pub resource_child: bool,
     /// Whether the root has the status subresource (which restricts the root's keywords).
     pub status: bool,
     /// The first enclosing list whose items old and new objects cannot be paired by (a list
@@ -56,7 +53,6 @@ pub fn check_schema(root: &JSONSchemaProps, status: bool, sink: &mut Sink<'_>) {
         int_or_string_branch: false,
         inside_meta: false,
         no_defaults: None,
-        resource_child: false,
         status,
         uncorrelatable: None,
     };
@@ -88,7 +84,6 @@ fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
             } else {
                 ctx.no_defaults
             },
-            resource_child: resource,
             ..ctx.clone()
         };
         node(p, &child, sink);
@@ -103,7 +98,6 @@ fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
             } else {
                 ctx.no_defaults
             },
-            resource_child: false,
             ..ctx.clone()
         };
         node(a, &child, sink);
@@ -113,7 +107,6 @@ fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
             path: ctx.path.child(Step::Items),
             level: Level::Item,
             int_or_string_branch: false,
-            resource_child: false,
             uncorrelatable: ctx.uncorrelatable.clone().or_else(|| {
                 (s.x_kubernetes_list_type.as_deref() != Some("map")).then(|| ctx.path.clone())
             }),
@@ -140,7 +133,6 @@ fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
                 junctor: Some(ctx.junctor.clone().unwrap_or_else(|| path.clone())),
                 path,
                 int_or_string_branch: is_any_of && int_or_string_any_of,
-                resource_child: false,
                 ..ctx.clone()
             };
             if int_or_string_all_of && matches!(step(i), Step::AllOf(0)) {
@@ -157,7 +149,6 @@ fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
             junctor: Some(ctx.junctor.clone().unwrap_or_else(|| path.clone())),
             path,
             int_or_string_branch: false,
-            resource_child: false,
             ..ctx.clone()
         };
         node(n, &child, sink);
