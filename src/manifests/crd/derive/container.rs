@@ -238,11 +238,19 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     continue;
                 }
             };
+            let span = f
+                .original
+                .ident
+                .as_ref()
+                .map(|i| i.span())
+                .unwrap_or_else(|| f.original.ty.span());
             if f.attrs.flatten() {
+                self.site_open();
                 let eval = match &fa.with {
                     Some(w) => self.with_schema(m, w, f.original),
                     None => self.ty(m, f.ty),
                 };
+                self.site_close(None, m, span);
                 let Ok(eval) = eval else {
                     failed = true;
                     continue;
@@ -251,10 +259,13 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 schemars::_private::flatten(&mut schema, flat);
                 continue;
             }
+            self.site_open();
             let eval = match &fa.with {
                 Some(w) => self.with_schema(m, w, f.original),
                 None => self.ty(m, f.ty),
             };
+            let name = f.attrs.name().deserialize_name().to_string();
+            self.site_close(Some(name), m, span);
             let Ok(eval) = eval else {
                 failed = true;
                 continue;
@@ -280,12 +291,6 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        let span = f
-                            .original
-                            .ident
-                            .as_ref()
-                            .map(|i| i.span())
-                            .unwrap_or_else(|| f.original.ty.span());
                         match e.cause {
                             crate::manifests::diag::Cause::Invalid => self.error(
                                 m,
