@@ -335,6 +335,7 @@ fn leaf_default(path: &str) -> Res<Value> {
         "char" => Value::String("\0".into()),
         "str" | "std::string::String" | "std::path::PathBuf" => Value::String(String::new()),
         "()" | "serde_json::Value" | "serde_json::value::Value" => Value::Null,
+        "std::time::Duration" => serde_json::json!({"secs": 0, "nanos": 0}),
         "serde_json::Map" | "serde_json::value::Map" => Value::Object(Map::new()),
         other => match known::external_default(other) {
             Some(v) => v,
@@ -852,6 +853,13 @@ fn leaf_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, path: &str) -> Res<Value> {
             )),
         },
         "std::time::Duration" => duration_value(cx, expr),
+        "std::time::SystemTime" => match expr {
+            syn::Expr::Path(p) if last_ident(&p.path) == "UNIX_EPOCH" => {
+                Ok(serde_json::json!({"secs_since_epoch": 0, "nanos_since_epoch": 0}))
+            }
+            _ => Err(cx.refuse(expr, "a SystemTime is evaluated from `UNIX_EPOCH`")),
+        },
+        "std::net::Ipv4Addr" | "std::net::Ipv6Addr" | "std::net::IpAddr" => ip_value(cx, expr, path),
         p if p.starts_with("std::num::NonZero") => {
             let ty = &p["std::num::NonZero".len()..];
             let found = match expr {
@@ -870,6 +878,56 @@ fn leaf_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, path: &str) -> Res<Value> {
             &format!("values of `{path}` are not evaluated (only its Default)"),
         )),
     }
+}
+
+/// `Ipv4Addr::LOCALHOST` / `UNSPECIFIED` / `BROADCAST`, `Ipv4Addr::new(a, b, c, d)`,
+/// `Ipv6Addr::LOCALHOST` / `UNSPECIFIED`, `IpAddr::V4(…)` / `IpAddr::V6(…)`: serialized as
+/// their `Display` text, as serde does for human-readable formats such as JSON.
+fn ip_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, path: &str) -> Res<Value> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let v4 = path.ends_with("Ipv4Addr") || path.ends_with("IpAddr");
+    let v6 = path.ends_with("Ipv6Addr") || path.ends_with("IpAddr");
+    let text = match expr {
+        syn::Expr::Path(p) => {
+            match (prev_ident(&p.path).as_deref(), last_ident(&p.path).as_str()) {
+                (Some("Ipv4Addr"), "LOCALHOST") if v4 => Ipv4Addr::LOCALHOST.to_string(),
+                (Some("Ipv4Addr"), "UNSPECIFIED") if v4 => Ipv4Addr::UNSPECIFIED.to_string(),
+                (Some("Ipv4Addr"), "BROADCAST") if v4 => Ipv4Addr::BROADCAST.to_string(),
+                (Some("Ipv6Addr"), "LOCALHOST") if v6 => Ipv6Addr::LOCALHOST.to_string(),
+                (Some("Ipv6Addr"), "UNSPECIFIED") if v6 => Ipv6Addr::UNSPECIFIED.to_string(),
+                _ => return Err(cx.refuse(expr, "this address is not evaluated")),
+            }
+        }
+        _ => match call_path(expr).map(|(p, a)| (prev_ident(p), last_ident(p), a)) {
+            Some((Some(t), f, a)) if t == "Ipv4Addr" && f == "new" && a.len() == 4 && v4 => {
+                let mut octets = [0u8; 4];
+                for (o, e) in octets.iter_mut().zip(a) {
+                    *o = match eval::scalar(cx, e, Want::Int(eval::IntTy::U8))? {
+                        eval::S::Int(v, _) => {
+                            u8::try_from(v).map_err(|_| cx.invalid(e, "does not fit in u8"))?
+                        }
+                        _ => return Err(cx.refuse(e, "a u8 is expected")),
+                    };
+                }
+                Ipv4Addr::from(octets).to_string()
+            }
+            Some((Some(t), f, a))
+                if t == "IpAddr"
+                    && (f == "V4" || f == "V6")
+                    && a.len() == 1
+                    && path.ends_with("::IpAddr") =>
+            {
+                let inner = if f == "V4" {
+                    "std::net::Ipv4Addr"
+                } else {
+                    "std::net::Ipv6Addr"
+                };
+                return ip_value(cx, &a[0], inner);
+            }
+            _ => return Err(cx.refuse(expr, "this address is not evaluated")),
+        },
+    };
+    Ok(Value::String(text))
 }
 
 /// `Duration::from_secs(n)`, `from_millis`, `from_micros`, `from_nanos`, `new(s, n)`,
@@ -1517,9 +1575,28 @@ fn serialize_variant(
             if untagged {
                 return Ok(payload);
             }
-            match cont.attrs.tag() {
-                TagType::External => Ok(Value::Object(Map::from_iter([(name, payload)]))),
-                _ => Err("a variant with data of an internally or adjacently tagged enum".into()),
+            match (cont.attrs.tag(), v.style, payload) {
+                (TagType::External, _, payload) => {
+                    Ok(Value::Object(Map::from_iter([(name, payload)])))
+                }
+                (TagType::Adjacent { tag, content }, _, payload) => {
+                    Ok(Value::Object(Map::from_iter([
+                        (tag.clone(), Value::String(name)),
+                        (content.clone(), payload),
+                    ])))
+                }
+                // Internally tagged: the tag first, then the fields of the struct variant or of
+                // the newtype's object.
+                (
+                    TagType::Internal { tag },
+                    Style::Struct | Style::Newtype,
+                    Value::Object(fields),
+                ) => {
+                    let mut obj = Map::from_iter([(tag.clone(), Value::String(name))]);
+                    obj.extend(fields);
+                    Ok(Value::Object(obj))
+                }
+                _ => Err("an internally tagged variant whose content is not an object".into()),
             }
         }
     }

@@ -247,9 +247,9 @@ impl<'k, 'a> Ctx<'k, 'a> {
         &self,
         path: &syn::Path,
     ) -> Option<(ModId, Option<(ModId, String)>, &'a syn::Expr, &'a syn::Type)> {
-        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        if let [ty, name] = segs.as_slice() {
-            if let Some(found) = self.assoc_const(ty, name) {
+        if path.segments.len() == 2 && path.leading_colon.is_none() {
+            let ty = syn::Path::from(path.segments[0].ident.clone());
+            if let Some(found) = self.assoc_const(&ty, &path.segments[1].ident.to_string()) {
                 return Some(found);
             }
         }
@@ -276,11 +276,10 @@ impl<'k, 'a> Ctx<'k, 'a> {
     #[allow(clippy::type_complexity)]
     fn assoc_const(
         &self,
-        ty: &str,
+        ty: &syn::Path,
         name: &str,
     ) -> Option<(ModId, Option<(ModId, String)>, &'a syn::Expr, &'a syn::Type)> {
-        let ty_path: syn::Path = syn::parse_str(ty).ok()?;
-        let (tm, tname) = self.local_type(&ty_path)?;
+        let (tm, tname) = self.local_type(ty)?;
         for (im, imp) in self.krate.impls() {
             let syn::Type::Path(tp) = &*imp.self_ty else {
                 continue;

@@ -273,3 +273,33 @@ fn a_struct_with_a_serde_tag_writes_the_tag_in_its_default() {
         d.message
     );
 }
+
+#[test]
+fn addresses_times_and_durations_serialize_as_serde_writes_them() {
+    let d = defaults(
+        "pub struct ThingSpec {\n  #[serde(default = \"a\")] pub a: std::net::Ipv4Addr,\n  #[serde(default = \"b\")] pub b: std::net::Ipv6Addr,\n  #[serde(default = \"c\")] pub c: std::net::IpAddr,\n  #[serde(default = \"t\")] pub t: std::time::SystemTime,\n  #[serde(default)] pub zero: std::time::Duration,\n  #[serde(default = \"dur\")] pub dur: std::time::Duration,\n}\n\
+         fn a() -> std::net::Ipv4Addr { std::net::Ipv4Addr::new(10, 0, 0, 1) }\nfn b() -> std::net::Ipv6Addr { std::net::Ipv6Addr::LOCALHOST }\nfn c() -> std::net::IpAddr { std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST) }\n\
+         fn t() -> std::time::SystemTime { std::time::SystemTime::UNIX_EPOCH }\nfn dur() -> std::time::Duration { std::time::Duration::from_millis(1500) }\n",
+    );
+    assert_eq!(d["a"], json!("10.0.0.1"));
+    assert_eq!(d["b"], json!("::1"));
+    assert_eq!(d["c"], json!("127.0.0.1"));
+    assert_eq!(
+        d["t"],
+        json!({"secs_since_epoch": 0, "nanos_since_epoch": 0})
+    );
+    assert_eq!(d["zero"], json!({"secs": 0, "nanos": 0}));
+    assert_eq!(d["dur"], json!({"secs": 1, "nanos": 500_000_000}));
+}
+
+#[test]
+fn tagged_enum_variants_with_data_carry_their_tag() {
+    let d = defaults(
+        "pub struct ThingSpec {\n  #[serde(default = \"a\")] pub a: Inner,\n  #[serde(default = \"b\")] pub b: Adj,\n}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(tag = \"type\")]\npub enum Inner { Web { port: u16 } }\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(tag = \"t\", content = \"c\")]\npub enum Adj { Size(u8) }\n\
+         fn a() -> Inner { Inner::Web { port: 80 } }\nfn b() -> Adj { Adj::Size(3) }\n",
+    );
+    assert_eq!(d["a"], json!({"type": "Web", "port": 80}));
+    assert_eq!(d["b"], json!({"t": "Size", "c": 3}));
+}
