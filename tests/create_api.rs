@@ -678,6 +678,86 @@ fn case_d_deleted_scaffold_marker() {
     );
 }
 
+/// Replaces the `// +kubebuilder:scaffold:controllers` line of `src/main.rs` with what
+/// `edit` makes of it; returns the 1-based line number the marker had.
+fn edit_controllers_marker(dir: &Path, edit: impl Fn(&str) -> String) -> usize {
+    let main = dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    let at = text
+        .lines()
+        .position(|l| l.trim() == "// +kubebuilder:scaffold:controllers")
+        .unwrap();
+    let edited: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == at { edit(l) } else { format!("{l}\n") })
+        .collect();
+    std::fs::write(&main, edited).unwrap();
+    at + 1
+}
+
+#[test]
+fn a_marker_inside_a_string_literal_is_not_a_marker() {
+    let (_tmp, dir) = init_ai_operator();
+    let line = edit_controllers_marker(&dir, |l| format!("    let _s = \"\n{l}\n\";\n"));
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[
+            "src/main.rs has no `// +kubebuilder:scaffold:controllers` marker",
+            &format!("line {} holds its text inside a literal", line + 1),
+        ],
+    );
+}
+
+#[test]
+fn a_marker_inside_a_block_comment_is_not_a_marker() {
+    let (_tmp, dir) = init_ai_operator();
+    let line = edit_controllers_marker(&dir, |l| format!("    /* disabled:\n{l}\n    */\n"));
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[
+            "src/main.rs has no `// +kubebuilder:scaffold:controllers` marker",
+            &format!("line {} holds its text inside a /* */ comment", line + 1),
+        ],
+    );
+}
+
+#[test]
+fn a_duplicated_marker_is_refused_with_both_lines() {
+    let (_tmp, dir) = init_ai_operator();
+    let line = edit_controllers_marker(&dir, |l| format!("{l}\n{l}\n"));
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[&format!(
+            "src/main.rs has the `// +kubebuilder:scaffold:controllers` marker on lines {line}, {}; it must appear once",
+            line + 1
+        )],
+    );
+}
+
+#[test]
+fn a_duplicated_yaml_marker_is_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    let path = dir.join("config/default/kustomization.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let marker = "# +kubebuilder:scaffold:default-resources\n";
+    std::fs::write(&path, text.replace(marker, &format!("{marker}{marker}"))).unwrap();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[
+            "config/default/kustomization.yaml has the `# +kubebuilder:scaffold:default-resources` marker on lines",
+        ],
+    );
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let (_tmp, dir) = init_ai_operator();

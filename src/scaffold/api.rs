@@ -23,7 +23,7 @@ use askama::Template;
 
 use crate::model::project::{self, ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
-use crate::scaffold::{IfExists, Plan, Resolved, ScaffoldError, engine};
+use crate::scaffold::{IfExists, Plan, Resolved, ScaffoldError};
 
 /// What `create api` was asked to do (the command-line flags, without clap).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -659,15 +659,9 @@ fn insert_sorted_mod(
     marker: &str,
     line: &str,
 ) -> Result<String> {
-    let comment = engine::marker_comment(Path::new(rel), marker);
+    let at = crate::scaffold::marker::locate(&dir.join(rel), text, marker)
+        .map_err(ScaffoldError::from)?;
     let mut lines: Vec<&str> = text.lines().collect();
-    let Some(at) = lines.iter().position(|l| l.trim() == comment) else {
-        return Err(ScaffoldError::MissingMarker {
-            path: dir.join(rel),
-            comment,
-        }
-        .into());
-    };
     if lines.iter().any(|l| l.trim() == line) {
         return Ok(text.to_owned());
     }

@@ -5,6 +5,7 @@ pub mod api;
 pub mod edit;
 pub mod engine;
 pub mod init;
+pub mod marker;
 pub mod webhook;
 
 pub use engine::{Action, FileOp, IfExists, Plan, Resolved, ScaffoldError};
