@@ -654,7 +654,92 @@ fn a_go_kubebuilder_project_is_refused() {
         &dir,
         &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
         1,
-        &["go.kubebuilder.io/v4", "rust.rsbuilder.io/v1 projects only"],
+        &[
+            "PROJECT:6: this PROJECT belongs to a Kubebuilder project written in Go (layout go.kubebuilder.io/v4)",
+            "rust.rsbuilder.io/v1 projects only",
+            "rsbuilder init --domain ai.example.com --repo example.com/ai-operator",
+        ],
+    );
+}
+
+/// Replaces `from` by `to` in PROJECT (which must hold `from`).
+fn edit_project(dir: &Path, from: &str, to: &str) {
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from:?} not in PROJECT:\n{text}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn a_project_name_with_a_newline_in_project_is_refused_with_its_line() {
+    let (_tmp, dir) = init_ai_operator();
+    edit_project(
+        &dir,
+        "projectName: ai-operator",
+        "projectName: \"ai\\nkind: Evil\"",
+    );
+    let line = std::fs::read_to_string(dir.join("PROJECT"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("projectName:"))
+        .unwrap()
+        + 1;
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[&format!(
+            "PROJECT:{line}: invalid projectName \"ai\\nkind: Evil\" (checked as --project-name is)"
+        )],
+    );
+}
+
+#[test]
+fn plugins_and_unknown_fields_in_project_are_kept_byte_for_byte() {
+    let (_tmp, dir) = init_ai_operator();
+    let plugins = "plugins:\n  deploy-image.go.kubebuilder.io/v1-alpha:\n    resources:\n    - kind: Busybox   # a comment\n      options: {image: 'busybox:1.36'}\n";
+    edit_project(&dir, "projectName:", &format!("{plugins}projectName:"));
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}zzLocal: [1,   2]\n")).unwrap();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIRun"],
+    );
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(after.contains(plugins), "{after}");
+    assert!(after.ends_with("zzLocal: [1,   2]\n"), "{after}");
+    assert!(
+        after.contains("kind: AIJob") && after.contains("kind: AIRun"),
+        "{after}"
+    );
+}
+
+#[test]
+fn duplicate_resources_in_project_are_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("- api:").unwrap();
+    let end = text
+        .rfind("version: '3'")
+        .or_else(|| text.rfind("version: \"3\""))
+        .unwrap();
+    let entry = &text[start..end];
+    std::fs::write(&path, text.replacen(entry, &format!("{entry}{entry}"), 1)).unwrap();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIRun"],
+        1,
+        &["the resource ai/v1 AIJob is listed twice (first at line"],
     );
 }
 

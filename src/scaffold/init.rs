@@ -127,67 +127,6 @@ const APACHE2_TEXT: &str = include_str!("../../templates/init/LICENSE");
 /// license): `init` leaves them alone instead of refusing.
 const KEEP_IF_PRESENT: [&str; 4] = ["README.md", "LICENSE", ".gitignore", ".dockerignore"];
 
-/// Words a Cargo package name cannot be (Rust keywords and reserved names), which would
-/// otherwise pass as DNS-1123 labels.
-const RESERVED_NAMES: &[&str] = &[
-    "abstract",
-    "as",
-    "async",
-    "await",
-    "become",
-    "box",
-    "break",
-    "const",
-    "continue",
-    "crate",
-    "do",
-    "dyn",
-    "else",
-    "enum",
-    "extern",
-    "false",
-    "final",
-    "fn",
-    "for",
-    "gen",
-    "if",
-    "impl",
-    "in",
-    "let",
-    "loop",
-    "macro",
-    "match",
-    "mod",
-    "move",
-    "mut",
-    "override",
-    "priv",
-    "pub",
-    "ref",
-    "return",
-    "self",
-    "static",
-    "struct",
-    "super",
-    "trait",
-    "true",
-    "try",
-    "type",
-    "typeof",
-    "unsafe",
-    "unsized",
-    "use",
-    "virtual",
-    "where",
-    "while",
-    "yield",
-    "alloc",
-    "core",
-    "proc-macro",
-    "std",
-    "test",
-];
-
 impl InitOptions {
     /// Checks every value, each rejection naming the flag, the value and the rule:
     /// `--domain` is a DNS-1123 subdomain; `--project-name` is a DNS-1123 label that starts
@@ -202,50 +141,17 @@ impl InitOptions {
             value: value.into(),
             reason,
         };
-        if !self
-            .project_name
-            .starts_with(|c: char| c.is_ascii_lowercase())
-        {
-            return Err(name_error(
+        crate::model::validate::crate_package_name(&self.project_name).map_err(|r| {
+            name_error(
                 "--project-name",
                 &self.project_name,
-                "the project name must start with a letter, because it becomes the Cargo \
-                 package and Rust crate name (it is the directory's name unless --project-name \
-                 sets it)"
-                    .into(),
-            ));
-        }
-        if RESERVED_NAMES.contains(&self.project_name.as_str()) {
-            return Err(name_error(
-                "--project-name",
-                &self.project_name,
-                "the project name is a Rust keyword or a reserved crate name, which Cargo \
-                 rejects as a package name (it is the directory's name unless --project-name \
-                 sets it)"
-                    .into(),
-            ));
-        }
-        if self.repo.is_empty()
-            || self
-                .repo
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
-        {
-            return Err(name_error(
-                "--repo",
-                &self.repo,
-                "the repository path must be non-empty, without whitespace, quotes or \
-                 backslashes (like example.com/ai-operator)"
-                    .into(),
-            ));
-        }
-        if self.owner.chars().any(char::is_control) {
-            return Err(name_error(
-                "--owner",
-                &self.owner,
-                "the owner must be a single line of text".into(),
-            ));
-        }
+                format!("{r} (it is the directory's name unless --project-name sets it)"),
+            )
+        })?;
+        crate::model::validate::repo(&self.repo)
+            .map_err(|r| name_error("--repo", &self.repo, r))?;
+        crate::model::validate::single_line(&self.owner)
+            .map_err(|r| name_error("--owner", &self.owner, format!("the owner {r}")))?;
         let lease = leader_election_id(&self.project_name, &self.domain);
         if lease.len() > crate::model::validate::SUBDOMAIN_MAX {
             return Err(name_error(
