@@ -500,10 +500,10 @@ impl Backup {
                 std::fs::remove_file(&p)?;
                 Ok(p)
             });
-        if let Ok(link) = link {
-            if std::fs::hard_link(path, &link).is_ok() {
-                return Ok(Backup::Link(link));
-            }
+        if let Ok(link) = link
+            && std::fs::hard_link(path, &link).is_ok()
+        {
+            return Ok(Backup::Link(link));
         }
         std::fs::read(path).map(Backup::Bytes)
     }

@@ -839,18 +839,18 @@ impl Gen<'_> {
             let l = self.length();
             attrs.push(Attr::new(format!("#[{spelling}({l})]")));
         }
-        if let Ty::Vec(inner) = core {
-            if self.pct(5) {
-                let inner_rule = if is_number(inner) {
-                    Some(self.range(inner))
-                } else if matches!(**inner, Ty::Leaf("String")) {
-                    Some(self.length())
-                } else {
-                    None
-                };
-                if let Some(r) = inner_rule {
-                    attrs.push(Attr::new(format!("#[schemars(inner({r}))]")));
-                }
+        if let Ty::Vec(inner) = core
+            && self.pct(5)
+        {
+            let inner_rule = if is_number(inner) {
+                Some(self.range(inner))
+            } else if matches!(**inner, Ty::Leaf("String")) {
+                Some(self.length())
+            } else {
+                None
+            };
+            if let Some(r) = inner_rule {
+                attrs.push(Attr::new(format!("#[schemars(inner({r}))]")));
             }
         }
         // Metadata.
@@ -915,10 +915,10 @@ impl Gen<'_> {
                 let r = self.cel_rule("self == self", false);
                 attrs.push(Attr::new(format!("#[x_kube({r})]")));
             }
-            if self.pct(8) {
-                if let Some(ms) = self.merge_strategy(core) {
-                    attrs.push(Attr::new(format!("#[x_kube(merge_strategy = {ms})]")));
-                }
+            if self.pct(8)
+                && let Some(ms) = self.merge_strategy(core)
+            {
+                attrs.push(Attr::new(format!("#[x_kube(merge_strategy = {ms})]")));
             }
         }
         if self.features.cfg && self.pct(3) {

@@ -40,13 +40,14 @@ pub fn rejects(crd: &Value) -> Option<String> {
                 ("statusReplicasPath", &[".status."][..]),
                 ("labelSelectorPath", &[".spec.", ".status."][..]),
             ] {
-                if let Some(p) = scale.get(key).and_then(Value::as_str) {
-                    if !p.is_empty() && !prefixes.iter().any(|pre| p.starts_with(pre)) {
-                        return Some(format!(
-                            "spec.versions[{i}].subresources.scale.{key} {p}: must be a path under {}",
-                            prefixes.join(" or ")
-                        ));
-                    }
+                if let Some(p) = scale.get(key).and_then(Value::as_str)
+                    && !p.is_empty()
+                    && !prefixes.iter().any(|pre| p.starts_with(pre))
+                {
+                    return Some(format!(
+                        "spec.versions[{i}].subresources.scale.{key} {p}: must be a path under {}",
+                        prefixes.join(" or ")
+                    ));
                 }
             }
         }
@@ -159,12 +160,11 @@ fn walk(v: &Value, path: &str, pos: Pos, in_junctor: bool, ios: bool, errs: &mut
             "{path}: x-kubernetes-list-map-keys needs x-kubernetes-list-type: map"
         ));
     }
-    if let Some(d) = s.get("default") {
-        if !in_junctor {
-            if let Err(e) = conforms(d, v) {
-                errs.push(format!("{path}.default: {e}"));
-            }
-        }
+    if let Some(d) = s.get("default")
+        && !in_junctor
+        && let Err(e) = conforms(d, v)
+    {
+        errs.push(format!("{path}.default: {e}"));
     }
     // Every property a junctor names must be specified outside it too.
     for j in ["anyOf", "oneOf", "allOf"] {
@@ -393,10 +393,10 @@ fn conforms(v: &Value, schema: &Value) -> Result<(), String> {
             ));
         }
     }
-    if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            return Err(format!("{v} is not one of the enum values"));
-        }
+    if let Some(e) = s.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        return Err(format!("{v} is not one of the enum values"));
     }
     if let Some(items) = v.as_array() {
         let n = items.len() as u64;

@@ -504,15 +504,15 @@ fn find_unsupported(v: &Value) -> Option<Unsupported> {
                 }
             }
         }
-        if let Some(a) = o.get("additionalProperties") {
-            if let Some(found) = walk(a, &format!("{path}.*"), a.is_object()) {
-                return Some(found);
-            }
+        if let Some(a) = o.get("additionalProperties")
+            && let Some(found) = walk(a, &format!("{path}.*"), a.is_object())
+        {
+            return Some(found);
         }
-        if let Some(i) = o.get("items") {
-            if let Some(found) = walk(i, &format!("{path}[*]"), i.is_object()) {
-                return Some(found);
-            }
+        if let Some(i) = o.get("items")
+            && let Some(found) = walk(i, &format!("{path}[*]"), i.is_object())
+        {
+            return Some(found);
         }
         for key in ["allOf", "anyOf", "oneOf"] {
             for sub in o.get(key).and_then(Value::as_array).into_iter().flatten() {

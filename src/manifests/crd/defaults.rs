@@ -60,10 +60,10 @@ pub fn field_default(
             }
         }
     };
-    if let Some(pred) = f.attrs.skip_serializing_if() {
-        if predicate(&pred.path, &v)? {
-            return Ok(None);
-        }
+    if let Some(pred) = f.attrs.skip_serializing_if()
+        && predicate(&pred.path, &v)?
+    {
+        return Ok(None);
     }
     Ok(Some(v))
 }
@@ -312,10 +312,10 @@ fn impl_default<'a>(
             continue;
         }
         for item in &imp.items {
-            if let syn::ImplItem::Fn(f) = item {
-                if f.sig.ident == "default" {
-                    return Some((im, f));
-                }
+            if let syn::ImplItem::Fn(f) = item
+                && f.sig.ident == "default"
+            {
+                return Some((im, f));
             }
         }
     }
@@ -425,16 +425,15 @@ fn typed(
                         }
                     }
                     Some(Resolved::Local(sm, name)) => {
-                        if let Some(item @ LocalItem::Struct(st)) = krate.item(sm, &name) {
-                            if let syn::Fields::Unnamed(fields) = &st.fields {
-                                if fields.unnamed.len() == c.args.len() {
-                                    let mut values = Vec::new();
-                                    for (f, a) in fields.unnamed.iter().zip(&c.args) {
-                                        values.push(typed(krate, m, a, sm, &f.ty, depth + 1)?);
-                                    }
-                                    return serialize_struct(krate, sm, item, values);
-                                }
+                        if let Some(item @ LocalItem::Struct(st)) = krate.item(sm, &name)
+                            && let syn::Fields::Unnamed(fields) = &st.fields
+                            && fields.unnamed.len() == c.args.len()
+                        {
+                            let mut values = Vec::new();
+                            for (f, a) in fields.unnamed.iter().zip(&c.args) {
+                                values.push(typed(krate, m, a, sm, &f.ty, depth + 1)?);
                             }
+                            return serialize_struct(krate, sm, item, values);
                         }
                     }
                     _ => {}
