@@ -1234,3 +1234,89 @@ fn a_new_version_takes_the_kinds_plural() {
         ],
     );
 }
+
+#[test]
+fn a_new_version_of_a_kind_with_a_controller_suggests_controller_false_not_force() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v2", "--kind", "AIJob"],
+        1,
+        &[
+            "AIJob already has a controller, src/controller/aijob_controller.rs (scaffolded with version v1)",
+            "rsbuilder create api --group ai --version v2 --kind AIJob --controller=false",
+        ],
+    );
+    let out = rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!stderr.contains("re-run with --force"), "{stderr}");
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+            "--controller=false",
+        ],
+    );
+    assert!(dir.join("src/api/v2/aijob_types.rs").is_file());
+}
+
+#[test]
+fn commands_below_the_root_find_the_project_as_cargo_does() {
+    let (_tmp, dir) = init_ai_operator();
+    let below = dir.join("config/rbac");
+    let out = create_api(
+        &below,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    assert!(out.contains("create  src/api/v1/aijob_types.rs"), "{out}");
+    assert!(dir.join("src/api/v1/aijob_types.rs").is_file());
+    assert!(!below.join("src").exists());
+    assert!(!below.join("PROJECT").exists());
+}
+
+#[test]
+fn a_group_that_repeats_the_domain_warns() {
+    let (_tmp, dir) = init_ai_operator();
+    rsbuilder(&dir)
+        .args(["create", "api", "--group", "ai.ai.example.com", "--version", "v1", "--kind", "AIJob"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: --group ai.ai.example.com already ends with the project domain ai.example.com, so the API group becomes ai.ai.example.com.ai.example.com; --group takes the short group: `--group ai` gives the API group ai.ai.example.com",
+        ));
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ml",
+            "--version",
+            "v1",
+            "--kind",
+            "Model",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("warning").not());
+}

@@ -521,3 +521,43 @@ fn config_default_renders_after_later_commands_insert_into_it() {
     );
     assert!(yaml.contains("team: ai"), "{yaml}");
 }
+
+#[test]
+fn init_inside_another_project_is_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    let nested = dir.join("tools/sub-operator");
+    std::fs::create_dir_all(&nested).unwrap();
+    let before = tree(&dir);
+    rsbuilder(&nested)
+        .args(["init", "--domain", "example.com"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "is inside the project at {} (its PROJECT file is there)",
+            dir.display()
+        )));
+    assert_eq!(tree(&dir), before);
+}
+
+#[test]
+fn the_generated_crate_declares_the_rust_version_its_dependencies_need() {
+    let (_tmp, dir) = init_ai_operator();
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    // kube 5 (and kube-lease-manager 0.13) declare rust-version 1.89.
+    assert!(cargo.contains("\nrust-version = \"1.89\"\n"), "{cargo}");
+    let own = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    assert!(
+        own.contains("\nrust-version = \"1.89\"\n"),
+        "rsbuilder's own Cargo.toml"
+    );
+}
+
+#[test]
+fn make_run_explains_enable_webhooks() {
+    let (_tmp, dir) = init_ai_operator();
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).unwrap();
+    assert!(
+        makefile.contains("ENABLE_WEBHOOKS=false runs it without them"),
+        "{makefile}"
+    );
+}

@@ -56,6 +56,18 @@ pub enum InitError {
         /// The files in the way, relative to `dir`.
         existing: Vec<String>,
     },
+    /// The directory is inside another project (a `PROJECT` file in a parent directory).
+    #[error(
+        "{dir} is inside the project at {root} (its PROJECT file is there); `rsbuilder init` \
+         would nest a second project in it and changed nothing. Run rsbuilder commands for that \
+         project from anywhere inside it; start a new project in a directory outside it"
+    )]
+    InsideProject {
+        /// The directory `init` was run in.
+        dir: PathBuf,
+        /// The root of the enclosing project.
+        root: PathBuf,
+    },
     /// No `--project-name` and the directory has no usable name.
     #[error("cannot take a project name from the directory {0}; pass --project-name")]
     NoDirectoryName(PathBuf),
@@ -371,6 +383,14 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
                 .map(|(path, _)| *path)
                 .filter(|p| !KEEP_IF_PRESENT.contains(p)),
         );
+    }
+    if existing.is_empty()
+        && let Some(root) = dir.parent().and_then(crate::model::project::find_root)
+    {
+        return Err(InitError::InsideProject {
+            dir: dir.to_path_buf(),
+            root,
+        });
     }
     if !existing.is_empty() {
         return Err(InitError::AlreadyInitialized {
