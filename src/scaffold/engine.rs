@@ -266,7 +266,7 @@ impl Plan {
                                 // An identical re-run is not a conflict: compare what would
                                 // be written, formatted as it would be.
                                 let would_write = if is_rust(rel) {
-                                    rustfmt(contents, &edition, &self.root)
+                                    super::rustfmt::format_stdin(contents, &edition, &self.root)
                                         .unwrap_or_else(|| contents.clone())
                                 } else {
                                     contents.clone()
@@ -294,15 +294,23 @@ impl Plan {
                 }
             }
         }
+        // One rustfmt process for every Rust file of the plan (see `super::rustfmt`).
+        let to_format: Vec<(&Path, &str)> = files
+            .iter()
+            .filter(|(path, _)| format_rust.contains(*path))
+            .map(|(path, (_, planned))| (path.as_path(), planned.as_deref().unwrap_or_default()))
+            .collect();
+        let mut formatted: BTreeMap<PathBuf, String> = to_format
+            .iter()
+            .zip(super::rustfmt::format_all(&to_format, &edition, &self.root))
+            .filter_map(|((path, _), text)| Some((path.to_path_buf(), text?)))
+            .collect();
         Ok(files
             .into_iter()
             .map(|(path, (original, planned))| {
-                let mut contents = planned.unwrap_or_default();
-                if format_rust.contains(&path)
-                    && let Some(formatted) = rustfmt(&contents, &edition, &self.root)
-                {
-                    contents = formatted;
-                }
+                let contents = formatted
+                    .remove(&path)
+                    .unwrap_or_else(|| planned.unwrap_or_default());
                 let action = match &original {
                     None => Action::Created,
                     Some(o) if *o == contents => Action::Unchanged,
@@ -528,32 +536,6 @@ fn rust_edition(root: &Path) -> String {
             })
         })
         .unwrap_or_else(|| "2024".into())
-}
-
-/// `text` formatted by rustfmt (run in `root`, so the project's rustfmt.toml applies), or
-/// `None` when rustfmt is not installed or cannot format it (a syntax error in a user's
-/// file): the unformatted text is then kept, which still compiles.
-fn rustfmt(text: &str, edition: &str, root: &Path) -> Option<String> {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("rustfmt")
-        .args(["--edition", edition])
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let mut stdin = child.stdin.take()?;
-    let input = text.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().ok()?;
-    writer.join().ok()?.ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    String::from_utf8(out.stdout)
-        .ok()
-        .filter(|s| !s.trim().is_empty())
 }
 
 enum Undo {
