@@ -18,8 +18,8 @@ fn options() -> InitOptions {
         domain: "ai.example.com".into(),
         repo: "example.com/ai-operator".into(),
         project_name: "ai-operator".into(),
-        owner: "The rsbuilder authors".into(),
-        apache2: true,
+        owner: "Example Corp.".into(),
+        license: rsbuilder::scaffold::init::License::Apache2,
         namespaced: false,
         year: 2026,
     }

@@ -163,7 +163,7 @@ fn aijob_adds_types_controller_wiring_and_project_entry() {
     }
     assert!(controller.contains("\"ai.ai.example.com/finalizer\""));
     // The license header init wrote goes on the new Rust files too.
-    assert!(types.starts_with("// Copyright 2026 The rsbuilder authors."));
+    assert!(types.starts_with("// Copyright 2026.\n//\n// Licensed under the Apache License"));
 }
 
 #[test]
