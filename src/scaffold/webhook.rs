@@ -78,15 +78,8 @@ pub fn check_flags(opts: &WebhookOptions) -> Result<(), String> {
 }
 
 fn check_path(flag: &str, path: &str) -> Result<(), String> {
-    let ok_chars = path
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'));
-    if !path.starts_with('/') || path.len() < 2 || !ok_chars || path.contains("//") {
-        return Err(format!(
-            "invalid value {path:?} for {flag}: a webhook path starts with `/` and holds only letters, digits, `/`, `-`, `_` and `.` (for example /mutate-my-path)"
-        ));
-    }
-    Ok(())
+    crate::model::validate::webhook_path(path)
+        .map_err(|r| format!("invalid value {path:?} for {flag}: {r}"))
 }
 
 /// The names the webhook templates use, computed once from the resource and PROJECT.

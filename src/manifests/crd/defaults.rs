@@ -77,11 +77,10 @@ pub fn field_default(
             fields.into_iter().nth(index).unwrap_or(Value::Null)
         }
     };
-    if let Some(pred) = f.attrs.skip_serializing_if() {
-        if predicate(&pred.path, &v)? {
+    if let Some(pred) = f.attrs.skip_serializing_if()
+        && predicate(&pred.path, &v)? {
             return Ok(None);
         }
-    }
     Ok(Some(v))
 }
 
@@ -370,11 +369,10 @@ fn impl_default<'a>(
             continue;
         }
         for item in &imp.items {
-            if let syn::ImplItem::Fn(f) = item {
-                if f.sig.ident == "default" {
+            if let syn::ImplItem::Fn(f) = item
+                && f.sig.ident == "default" {
                     return Some((im, f));
                 }
-            }
         }
     }
     None
@@ -639,8 +637,8 @@ pub fn value(cx: &Ctx<'_, '_>, expr: &syn::Expr, shape: &Shape<'_>) -> Res<Value
         }
         _ => {}
     }
-    if let Some((path, args)) = call_path(expr) {
-        if args.is_empty() {
+    if let Some((path, args)) = call_path(expr)
+        && args.is_empty() {
             if let Some((fcx, block, ret)) = cx.function(path) {
                 let Some(ret) = ret else {
                     return Err(cx.refuse(expr, "the function returns `()`"));
@@ -660,7 +658,6 @@ pub fn value(cx: &Ctx<'_, '_>, expr: &syn::Expr, shape: &Shape<'_>) -> Res<Value
                 };
             }
         }
-    }
     match shape {
         Shape::Any => any_value(cx, expr),
         Shape::Leaf(p) => leaf_value(cx, expr, p),
@@ -1192,8 +1189,8 @@ fn struct_fields(
                 }
             }
         }
-        if let syn::Fields::Unnamed(fields) = &s.fields {
-            if names_this(path) {
+        if let syn::Fields::Unnamed(fields) = &s.fields
+            && names_this(path) {
                 if fields.unnamed.len() != args.len() {
                     return Err(cx.invalid(expr, "wrong number of fields"));
                 }
@@ -1203,7 +1200,6 @@ fn struct_fields(
                 }
                 return Ok(values);
             }
-        }
     }
     Err(cx.refuse(
         expr,
@@ -1278,8 +1274,8 @@ fn enum_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, u: &UserTy<'_>, e: &syn::ItemE
         }
         _ => {}
     }
-    if let Some((path, args)) = call_path(expr) {
-        if let Some(v) = variant_of(path) {
+    if let Some((path, args)) = call_path(expr)
+        && let Some(v) = variant_of(path) {
             let syn::Fields::Unnamed(un) = &v.fields else {
                 return Err(cx.refuse(expr, "not a tuple variant"));
             };
@@ -1295,7 +1291,6 @@ fn enum_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, u: &UserTy<'_>, e: &syn::ItemE
                 VariantData::Fields(values),
             );
         }
-    }
     Err(cx.refuse(
         expr,
         &format!(

@@ -248,11 +248,10 @@ impl<'k, 'a> Ctx<'k, 'a> {
         path: &syn::Path,
     ) -> Option<(ModId, Option<(ModId, String)>, &'a syn::Expr, &'a syn::Type)> {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        if let [ty, name] = segs.as_slice() {
-            if let Some(found) = self.assoc_const(ty, name) {
+        if let [ty, name] = segs.as_slice()
+            && let Some(found) = self.assoc_const(ty, name) {
                 return Some(found);
             }
-        }
         match self.krate.resolve_value(self.m, path)? {
             (cm, LocalValue::Const(c)) => Some((cm, None, &c.expr, &c.ty)),
             (cm, LocalValue::Static(s)) if matches!(s.mutability, syn::StaticMutability::None) => {
@@ -289,11 +288,10 @@ impl<'k, 'a> Ctx<'k, 'a> {
                 continue;
             }
             for item in &imp.items {
-                if let syn::ImplItem::Const(c) = item {
-                    if c.ident == name {
+                if let syn::ImplItem::Const(c) = item
+                    && c.ident == name {
                         return Some((im, Some((tm, tname.clone())), &c.expr, &c.ty));
                     }
-                }
             }
         }
         None
@@ -617,11 +615,10 @@ impl S {
                 int_json(cx, at, *v)
             }
             (S::Int(v, t), Want::Any) => {
-                if let Some(t) = t {
-                    if !t.fits(*v) {
+                if let Some(t) = t
+                    && !t.fits(*v) {
                         return Err(cx.invalid(at, &format!("{v} does not fit in {}", t.name())));
                     }
-                }
                 int_json(cx, at, *v)
             }
             (S::Float(v, t), Want::Float(w)) => {
@@ -784,24 +781,22 @@ fn lit_scalar(cx: &Ctx<'_, '_>, lit: &syn::Lit, want: Want, negative: bool) -> R
                         .ok_or_else(|| cx.refuse(lit, "unknown literal suffix"))?,
                 )
             };
-            if ty.is_none() {
-                if let Want::Float(_) = want {
+            if ty.is_none()
+                && let Want::Float(_) = want {
                     return Err(cx.invalid(lit, "an integer literal where a float is expected"));
                 }
-            }
             // Attribute parsers may hand over a negative literal (`min = -79`) as one token.
             let v: i128 = i
                 .base10_parse()
                 .map_err(|_| cx.refuse(lit, "a literal beyond the 128-bit signed range"))?;
             let v = if negative { -v } else { v };
             let t = ty.or(int_of(want));
-            if let Some(t) = t {
-                if !t.fits(v) {
+            if let Some(t) = t
+                && !t.fits(v) {
                     return Err(
                         cx.invalid(lit, &format!("the literal does not fit in {}", t.name()))
                     );
                 }
-            }
             Ok(S::Int(v, ty))
         }
         syn::Lit::Float(f) => {
@@ -1217,11 +1212,10 @@ fn method_scalar(cx: &Ctx<'_, '_>, mc: &syn::ExprMethodCall, want: Want) -> Res<
             let v = scalar(cx, &mc.receiver, Want::Any)?;
             // Every `From<&str>` std and serde_json offer gives a value that
             // serializes as the same string, so the target need not be known.
-            if want == Want::Any {
-                if let S::Str(_) = v {
+            if want == Want::Any
+                && let S::Str(_) = v {
                     return convert(cx, at, v, Want::Str);
                 }
-            }
             if matches!(v, S::Int(_, None) | S::Float(_, None)) && want != Want::Any {
                 return Err(cx.refuse(at, "`.into()` of an untyped number literal"));
             }
@@ -1258,15 +1252,14 @@ fn call_scalar(cx: &Ctx<'_, '_>, expr: &syn::Expr, c: &syn::ExprCall, want: Want
         .collect();
     let last = segs.last().map(String::as_str).unwrap_or_default();
     let prev = segs.len().checked_sub(2).map(|i| segs[i].as_str());
-    if c.args.is_empty() {
-        if let Some((fcx, block, ret)) = cx.function(&func.path) {
+    if c.args.is_empty()
+        && let Some((fcx, block, ret)) = cx.function(&func.path) {
             let w = ret
                 .and_then(|t| want_of_type(&fcx, t))
                 .ok_or_else(|| cx.refuse(expr, "the function does not return a scalar"))?;
             let (bcx, tail) = fcx.enter_block(block)?;
             return scalar(&bcx, tail, w);
         }
-    }
     match (prev, last, c.args.len()) {
         (Some("String"), "new", 0) => Ok(S::Str(String::new())),
         (Some("String" | "PathBuf"), "from", 1) => {
@@ -1387,11 +1380,10 @@ pub fn json_tokens(tokens: &proc_macro2::TokenStream) -> Result<Value, String> {
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
         return Ok(v);
     }
-    if let Ok(expr) = syn::parse2::<syn::Expr>(tokens.clone()) {
-        if let Ok(v) = literal_only(&expr) {
+    if let Ok(expr) = syn::parse2::<syn::Expr>(tokens.clone())
+        && let Ok(v) = literal_only(&expr) {
             return Ok(v);
         }
-    }
     Err(format!("cannot evaluate `{text}` as JSON statically"))
 }
 

@@ -296,8 +296,8 @@ pub fn parse(ident: &syn::Ident, attrs: &[syn::Attribute]) -> syn::Result<KubeAt
     // kube-derive writes root `validation` rules into an `#[x_kube]` attribute that only the
     // `KubeSchema` derive of a derived schema defines: with `schema = "manual"` or
     // `"disabled"` the crate does not compile, so there is no `crd()` to equal.
-    if !matches!(raw.schema, None | Some(RawSchemaMode::Derived)) {
-        if let Some(rule) = raw.validations.first() {
+    if !matches!(raw.schema, None | Some(RawSchemaMode::Derived))
+        && let Some(rule) = raw.validations.first() {
             return Err(syn::Error::new_spanned(
                 rule,
                 "#[kube(validation = ...)] needs `schema = \"derived\"` (the default): kube-derive \
@@ -305,7 +305,6 @@ pub fn parse(ident: &syn::Ident, attrs: &[syn::Attribute]) -> syn::Result<KubeAt
                  the rule, or with a manual schema write it into that schema",
             ));
         }
-    }
     Ok(KubeAttrs {
         group: raw.group,
         version: raw.version,

@@ -41,8 +41,8 @@ pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
         {
             sink.schema(p, say("the messageExpression must not be blank".into()));
         }
-        if let Some(reason) = &r.reason {
-            if !REASONS.contains(&reason.as_str()) {
+        if let Some(reason) = &r.reason
+            && !REASONS.contains(&reason.as_str()) {
                 sink.schema(
                     p,
                     say(format!(
@@ -51,7 +51,6 @@ pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
                     )),
                 );
             }
-        }
         if let Some(fp) = &r.field_path {
             if !fp.is_empty() && fp.trim().is_empty() {
                 sink.schema(p, say("the fieldPath must not be blank".into()));

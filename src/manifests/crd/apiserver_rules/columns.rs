@@ -40,8 +40,8 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion, sink: &mut Sink<'_>) {
                 ),
             );
         }
-        if let Some(f) = c.format.as_deref().filter(|f| !f.is_empty()) {
-            if !COLUMN_FORMATS.contains(&f) {
+        if let Some(f) = c.format.as_deref().filter(|f| !f.is_empty())
+            && !COLUMN_FORMATS.contains(&f) {
                 sink.at(
                     at(),
                     format!(
@@ -51,7 +51,6 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion, sink: &mut Sink<'_>) {
                     ),
                 );
             }
-        }
         if let Err(why) = simple_json_path(&c.json_path) {
             sink.at(
                 at(),

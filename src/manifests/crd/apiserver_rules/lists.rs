@@ -52,8 +52,8 @@ pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
             ),
         )
         .help("put the list type on a Vec field");
-    } else if lt == "set" {
-        if let Some(is) = items(s) {
+    } else if lt == "set"
+        && let Some(is) = items(s) {
             match is.type_.as_deref() {
                 Some("array")
                     if is
@@ -70,7 +70,6 @@ pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
                 _ => {}
             }
         }
-    }
     if !matches!(lt, "atomic" | "set" | "map") {
         sink.schema(
             p,
