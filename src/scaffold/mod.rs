@@ -6,6 +6,7 @@ pub mod edit;
 pub mod engine;
 pub mod init;
 pub mod marker;
+pub mod relicense;
 pub mod rustfmt;
 pub mod webhook;
 

@@ -676,7 +676,11 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
     // A server start from an earlier rsbuilder (worded differently) counts as present.
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap_or_default();
     if !main.contains(&format!("{crate_name}::webhook::serve(")) {
-        let early_certs = main.contains("+kubebuilder:scaffold:certificates");
+        // Found by syntax; a duplicated marker counts as present, so the insertion reports it.
+        let early_certs = !matches!(
+            crate::scaffold::marker::locate(Path::new("src/main.rs"), &main, "certificates"),
+            Err(crate::scaffold::marker::MarkerError::Missing { .. })
+        );
         if early_certs {
             plan.insert("src/main.rs", "certificates", render(&MainWebhookCerts)?);
         }
