@@ -1,5 +1,6 @@
-//! `rsbuilder init` wall time (target: under 50 ms): rendering the tree, planning and writing
-//! it through the library, and the full command as a process. Writing is measured twice: in
+//! `rsbuilder init` wall time (target: under 30 ms): rendering the tree, planning and writing
+//! it through the library, the full command as a process, and the rustfmt step on its own (one
+//! rustfmt process for all Rust files, as the engine runs it, against one process per file). Writing is measured twice: in
 //! the default temporary directory (on disk, where the engine's one fsync per file dominates)
 //! and, when `/dev/shm` exists, on tmpfs (the tool's own cost).
 //!
@@ -10,14 +11,15 @@ use std::process::Command;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rsbuilder::scaffold::init::{InitOptions, files, plan};
+use rsbuilder::scaffold::rustfmt;
 
 fn options() -> InitOptions {
     InitOptions {
         domain: "ai.example.com".into(),
         repo: "example.com/ai-operator".into(),
         project_name: "ai-operator".into(),
-        owner: "The rsbuilder authors".into(),
-        apache2: true,
+        owner: "Example Corp.".into(),
+        license: rsbuilder::scaffold::init::License::Apache2,
         namespaced: false,
         year: 2026,
     }
@@ -37,6 +39,27 @@ fn bench_init(c: &mut Criterion) {
             let files = files(&opts);
             assert!(files.len() > 20);
             files
+        })
+    });
+    let rendered = files(&opts);
+    let rust: Vec<(&Path, &str)> = rendered
+        .iter()
+        .filter(|(path, _)| path.ends_with(".rs"))
+        .map(|(path, text)| (Path::new(*path), text.as_str()))
+        .collect();
+    let root = std::env::temp_dir();
+    c.bench_function("init: rustfmt the Rust files, one process", |b| {
+        b.iter(|| {
+            let out = rustfmt::format_all(&rust, "2024", &root);
+            assert!(out.iter().all(Option::is_some), "rustfmt is needed");
+            out
+        })
+    });
+    c.bench_function("init: rustfmt the Rust files, one process per file", |b| {
+        b.iter(|| {
+            rust.iter()
+                .map(|(_, text)| rustfmt::format_stdin(text, "2024", &root))
+                .collect::<Vec<_>>()
         })
     });
     let mut bases = vec![("temp dir", std::env::temp_dir())];

@@ -136,7 +136,10 @@ fn children_max_rss() -> u64 {
 fn main() {
     // `cargo bench` passes `--bench`; a size as the first other argument measures only it
     // (the parent runs each size in a fresh child so the RSS figures stay separate).
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let runs: usize = std::env::var("RSBUILDER_SCALE_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -178,7 +181,9 @@ fn measure(lines: usize, runs: usize) {
             "{}",
             String::from_utf8_lossy(&run.stderr)
         );
-        let written = std::fs::read_dir(out.path().join("crd/bases")).unwrap().count();
+        let written = std::fs::read_dir(out.path().join("crd/bases"))
+            .unwrap()
+            .count();
         assert_eq!(written, kinds, "every kind written");
     }
     times.sort();

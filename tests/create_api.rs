@@ -163,7 +163,7 @@ fn aijob_adds_types_controller_wiring_and_project_entry() {
     }
     assert!(controller.contains("\"ai.ai.example.com/finalizer\""));
     // The license header init wrote goes on the new Rust files too.
-    assert!(types.starts_with("// Copyright 2026 The rsbuilder authors."));
+    assert!(types.starts_with("// Copyright 2026.\n//\n// Licensed under the Apache License"));
 }
 
 #[test]
@@ -654,7 +654,92 @@ fn a_go_kubebuilder_project_is_refused() {
         &dir,
         &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
         1,
-        &["go.kubebuilder.io/v4", "rust.rsbuilder.io/v1 projects only"],
+        &[
+            "PROJECT:6: this PROJECT belongs to a Kubebuilder project written in Go (layout go.kubebuilder.io/v4)",
+            "rust.rsbuilder.io/v1 projects only",
+            "rsbuilder init --domain ai.example.com --repo example.com/ai-operator",
+        ],
+    );
+}
+
+/// Replaces `from` by `to` in PROJECT (which must hold `from`).
+fn edit_project(dir: &Path, from: &str, to: &str) {
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from:?} not in PROJECT:\n{text}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn a_project_name_with_a_newline_in_project_is_refused_with_its_line() {
+    let (_tmp, dir) = init_ai_operator();
+    edit_project(
+        &dir,
+        "projectName: ai-operator",
+        "projectName: \"ai\\nkind: Evil\"",
+    );
+    let line = std::fs::read_to_string(dir.join("PROJECT"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("projectName:"))
+        .unwrap()
+        + 1;
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[&format!(
+            "PROJECT:{line}: invalid projectName \"ai\\nkind: Evil\" (checked as --project-name is)"
+        )],
+    );
+}
+
+#[test]
+fn plugins_and_unknown_fields_in_project_are_kept_byte_for_byte() {
+    let (_tmp, dir) = init_ai_operator();
+    let plugins = "plugins:\n  deploy-image.go.kubebuilder.io/v1-alpha:\n    resources:\n    - kind: Busybox   # a comment\n      options: {image: 'busybox:1.36'}\n";
+    edit_project(&dir, "projectName:", &format!("{plugins}projectName:"));
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}zzLocal: [1,   2]\n")).unwrap();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIRun"],
+    );
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(after.contains(plugins), "{after}");
+    assert!(after.ends_with("zzLocal: [1,   2]\n"), "{after}");
+    assert!(
+        after.contains("kind: AIJob") && after.contains("kind: AIRun"),
+        "{after}"
+    );
+}
+
+#[test]
+fn duplicate_resources_in_project_are_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("- api:").unwrap();
+    let end = text
+        .rfind("version: '3'")
+        .or_else(|| text.rfind("version: \"3\""))
+        .unwrap();
+    let entry = &text[start..end];
+    std::fs::write(&path, text.replacen(entry, &format!("{entry}{entry}"), 1)).unwrap();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIRun"],
+        1,
+        &["the resource ai/v1 AIJob is listed twice (first at line"],
     );
 }
 
@@ -675,6 +760,86 @@ fn case_d_deleted_scaffold_marker() {
         &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
         1,
         &["src/main.rs", "// +kubebuilder:scaffold:controllers"],
+    );
+}
+
+/// Replaces the `// +kubebuilder:scaffold:controllers` line of `src/main.rs` with what
+/// `edit` makes of it; returns the 1-based line number the marker had.
+fn edit_controllers_marker(dir: &Path, edit: impl Fn(&str) -> String) -> usize {
+    let main = dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    let at = text
+        .lines()
+        .position(|l| l.trim() == "// +kubebuilder:scaffold:controllers")
+        .unwrap();
+    let edited: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == at { edit(l) } else { format!("{l}\n") })
+        .collect();
+    std::fs::write(&main, edited).unwrap();
+    at + 1
+}
+
+#[test]
+fn a_marker_inside_a_string_literal_is_not_a_marker() {
+    let (_tmp, dir) = init_ai_operator();
+    let line = edit_controllers_marker(&dir, |l| format!("    let _s = \"\n{l}\n\";\n"));
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[
+            "src/main.rs has no `// +kubebuilder:scaffold:controllers` marker",
+            &format!("line {} holds its text inside a literal", line + 1),
+        ],
+    );
+}
+
+#[test]
+fn a_marker_inside_a_block_comment_is_not_a_marker() {
+    let (_tmp, dir) = init_ai_operator();
+    let line = edit_controllers_marker(&dir, |l| format!("    /* disabled:\n{l}\n    */\n"));
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[
+            "src/main.rs has no `// +kubebuilder:scaffold:controllers` marker",
+            &format!("line {} holds its text inside a /* */ comment", line + 1),
+        ],
+    );
+}
+
+#[test]
+fn a_duplicated_marker_is_refused_with_both_lines() {
+    let (_tmp, dir) = init_ai_operator();
+    let line = edit_controllers_marker(&dir, |l| format!("{l}\n{l}\n"));
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[&format!(
+            "src/main.rs has the `// +kubebuilder:scaffold:controllers` marker on lines {line}, {}; it must appear once",
+            line + 1
+        )],
+    );
+}
+
+#[test]
+fn a_duplicated_yaml_marker_is_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    let path = dir.join("config/default/kustomization.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let marker = "# +kubebuilder:scaffold:default-resources\n";
+    std::fs::write(&path, text.replace(marker, &format!("{marker}{marker}"))).unwrap();
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+        1,
+        &[
+            "config/default/kustomization.yaml has the `# +kubebuilder:scaffold:default-resources` marker on lines",
+        ],
     );
 }
 
@@ -1068,4 +1233,90 @@ fn a_new_version_takes_the_kinds_plural() {
             "version v1 of Person has the plural \"people\", and all versions of a CRD share one",
         ],
     );
+}
+
+#[test]
+fn a_new_version_of_a_kind_with_a_controller_suggests_controller_false_not_force() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v2", "--kind", "AIJob"],
+        1,
+        &[
+            "AIJob already has a controller, src/controller/aijob_controller.rs (scaffolded with version v1)",
+            "rsbuilder create api --group ai --version v2 --kind AIJob --controller=false",
+        ],
+    );
+    let out = rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!stderr.contains("re-run with --force"), "{stderr}");
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v2",
+            "--kind",
+            "AIJob",
+            "--controller=false",
+        ],
+    );
+    assert!(dir.join("src/api/v2/aijob_types.rs").is_file());
+}
+
+#[test]
+fn commands_below_the_root_find_the_project_as_cargo_does() {
+    let (_tmp, dir) = init_ai_operator();
+    let below = dir.join("config/rbac");
+    let out = create_api(
+        &below,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    assert!(out.contains("create  src/api/v1/aijob_types.rs"), "{out}");
+    assert!(dir.join("src/api/v1/aijob_types.rs").is_file());
+    assert!(!below.join("src").exists());
+    assert!(!below.join("PROJECT").exists());
+}
+
+#[test]
+fn a_group_that_repeats_the_domain_warns() {
+    let (_tmp, dir) = init_ai_operator();
+    rsbuilder(&dir)
+        .args(["create", "api", "--group", "ai.ai.example.com", "--version", "v1", "--kind", "AIJob"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: --group ai.ai.example.com already ends with the project domain ai.example.com, so the API group becomes ai.ai.example.com.ai.example.com; --group takes the short group: `--group ai` gives the API group ai.ai.example.com",
+        ));
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ml",
+            "--version",
+            "v1",
+            "--kind",
+            "Model",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("warning").not());
 }

@@ -911,3 +911,32 @@ fn a_kept_foo_next_to_required_fields_keeps_the_demo_with_valid_objects() {
         );
     }
 }
+
+#[test]
+fn a_missing_serving_certificate_explains_enable_webhooks() {
+    let (_tmp, dir) = project(true);
+    create_webhook(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--defaulting",
+        ],
+    );
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(main.contains("set ENABLE_WEBHOOKS=false"), "{main}");
+    assert!(
+        main.contains("(`make run ENABLE_WEBHOOKS=false`)"),
+        "{main}"
+    );
+    assert!(
+        main.contains(
+            "tracing::warn!(\"ENABLE_WEBHOOKS=false: starting without the webhook server\")"
+        ),
+        "{main}"
+    );
+}

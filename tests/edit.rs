@@ -312,7 +312,8 @@ fn edit_without_a_setting_is_a_usage_error() {
     let before = tree(&dir);
     edit(&dir, &[])
         .code(2)
-        .stderr(predicate::str::contains("--namespaced"));
+        .stderr(predicate::str::contains("--namespaced"))
+        .stderr(predicate::str::contains("--license"));
     assert_eq!(tree(&dir), before);
 }
 
@@ -398,4 +399,106 @@ fn crlf_files_are_switched_and_keep_their_line_endings() {
             "{f} differs from the namespaced file:\n{got:?}"
         );
     }
+}
+
+/// `init` with `init_args` in a fresh `demo` directory, then `create api` for AIJob.
+fn project_with_api(init_args: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    std::fs::create_dir(&dir).unwrap();
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com"])
+        .args(init_args)
+        .assert()
+        .success();
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .success();
+    (tmp, dir)
+}
+
+#[test]
+fn edit_license_and_owner_give_what_init_writes_with_them() {
+    let (_a, dir) = project_with_api(&["--owner", "Jane Doe"]);
+    let (_b, fresh) = project_with_api(&["--license", "mit", "--owner", "Example Corp."]);
+    edit(&dir, &["--license", "mit", "--owner", "Example Corp."])
+        .success()
+        .stdout(predicate::str::contains(
+            "update  src/api/v1/aijob_types.rs",
+        ))
+        .stdout(predicate::str::contains("update  LICENSE"))
+        .stdout(predicate::str::contains(
+            "README.md has a License section of its own; update it by hand",
+        ));
+    let mut got = tree(&dir);
+    let mut want = tree(&fresh);
+    got.remove("README.md");
+    want.remove("README.md");
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &want {
+        assert!(
+            got[path] == *bytes,
+            "{path} differs from a fresh `init --license mit`"
+        );
+    }
+}
+
+#[test]
+fn edit_owner_alone_keeps_the_license() {
+    let (_a, dir) = project_with_api(&["--owner", "Jane Doe"]);
+    let (_b, fresh) = project_with_api(&["--owner", "Acme"]);
+    edit(&dir, &["--owner", "Acme"]).success();
+    for f in [
+        "src/lib.rs",
+        "src/main.rs",
+        "src/controller/aijob_controller.rs",
+        "LICENSE",
+        "Cargo.toml",
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(dir.join(f)).unwrap(),
+            std::fs::read_to_string(fresh.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.starts_with("// Copyright 2026 Acme.\n//\n// Licensed under the Apache"),
+        "{lib}"
+    );
+}
+
+#[test]
+fn edit_owner_alone_on_a_header_of_ones_own_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = tmp.path().join("header.txt");
+    std::fs::write(&header, "Property of Acme.\n").unwrap();
+    let (_a, dir) = project_with_api(&["--license", header.to_str().unwrap()]);
+    let before = tree(&dir);
+    edit(&dir, &["--owner", "Someone"])
+        .code(1)
+        .stderr(predicate::str::contains("a header of your own"))
+        .stderr(predicate::str::contains("pass --license"));
+    assert_eq!(tree(&dir), before);
+    edit(&dir, &["--license", "none"]).success();
+    let types = std::fs::read_to_string(dir.join("src/api/v1/aijob_types.rs")).unwrap();
+    assert!(!types.contains("Property of Acme"), "{types}");
+    assert!(
+        !std::fs::read_to_string(dir.join("Cargo.toml"))
+            .unwrap()
+            .contains("license")
+    );
 }

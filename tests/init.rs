@@ -420,10 +420,19 @@ fn bad_repo_and_owner_are_rejected() {
 fn bad_license_is_a_usage_error() {
     let (_tmp, dir) = project_dir("op");
     rsbuilder(&dir)
-        .args(["init", "--domain", "example.com", "--license", "mit"])
+        .args([
+            "init",
+            "--domain",
+            "example.com",
+            "--license",
+            "gpl-by-mistake",
+        ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--license"));
+        .stderr(predicate::str::contains("--license"))
+        .stderr(predicate::str::contains(
+            "expected none, apache2, mit or the path of a license header file",
+        ));
     assert!(tree(&dir).is_empty());
 }
 
@@ -520,4 +529,146 @@ fn config_default_renders_after_later_commands_insert_into_it() {
         "{yaml}"
     );
     assert!(yaml.contains("team: ai"), "{yaml}");
+}
+
+#[test]
+fn init_inside_another_project_is_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    let nested = dir.join("tools/sub-operator");
+    std::fs::create_dir_all(&nested).unwrap();
+    let before = tree(&dir);
+    rsbuilder(&nested)
+        .args(["init", "--domain", "example.com"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "is inside the project at {} (its PROJECT file is there)",
+            dir.display()
+        )));
+    assert_eq!(tree(&dir), before);
+}
+
+#[test]
+fn the_generated_crate_declares_the_rust_version_its_dependencies_need() {
+    let (_tmp, dir) = init_ai_operator();
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    // kube 5 (and kube-lease-manager 0.13) declare rust-version 1.89.
+    assert!(cargo.contains("\nrust-version = \"1.89\"\n"), "{cargo}");
+    let own = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    assert!(
+        own.contains("\nrust-version = \"1.89\"\n"),
+        "rsbuilder's own Cargo.toml"
+    );
+}
+
+#[test]
+fn make_run_explains_enable_webhooks() {
+    let (_tmp, dir) = init_ai_operator();
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).unwrap();
+    assert!(
+        makefile.contains("ENABLE_WEBHOOKS=false runs it without them"),
+        "{makefile}"
+    );
+}
+
+#[test]
+fn there_is_no_default_owner() {
+    let (_tmp, dir) = init_ai_operator();
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.starts_with(
+            "// Copyright 2026.\n//\n// Licensed under the Apache License, Version 2.0"
+        ),
+        "{lib}"
+    );
+    for (path, bytes) in tree(&dir) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("rsbuilder authors"), "{path}");
+    }
+}
+
+#[test]
+fn license_mit_writes_its_header_license_file_and_cargo_license() {
+    let (_tmp, dir) = project_dir("mit-op");
+    rsbuilder(&dir)
+        .args([
+            "init",
+            "--domain",
+            "example.com",
+            "--license",
+            "mit",
+            "--owner",
+            "Example Corp.",
+        ])
+        .assert()
+        .success();
+    let files = tree(&dir);
+    let text = |p: &str| String::from_utf8(files[p].clone()).unwrap();
+    assert!(
+        text("src/main.rs")
+            .starts_with("// Copyright 2026 Example Corp.\n// SPDX-License-Identifier: MIT\n\n"),
+        "{}",
+        text("src/main.rs")
+    );
+    assert!(text("LICENSE").starts_with(
+        "MIT License\n\nCopyright 2026 Example Corp.\n\nPermission is hereby granted"
+    ));
+    assert!(text("Cargo.toml").contains("\nlicense = \"MIT\"\n"));
+    assert!(
+        text("README.md").contains("Copyright 2026 Example Corp. Licensed under the MIT License")
+    );
+    assert!(!text("README.md").contains("Apache"));
+}
+
+#[test]
+fn a_license_file_becomes_the_header_of_every_generated_source() {
+    let (tmp, dir) = project_dir("own-op");
+    let header = tmp.path().join("boilerplate.txt");
+    std::fs::write(
+        &header,
+        "Copyright 2026 Acme Inc.\n\nAll rights reserved.\n",
+    )
+    .unwrap();
+    rsbuilder(&dir)
+        .args(["init", "--domain", "example.com", "--license"])
+        .arg(&header)
+        .assert()
+        .success();
+    let want = "// Copyright 2026 Acme Inc.\n//\n// All rights reserved.\n\n";
+    for f in [
+        "src/lib.rs",
+        "src/main.rs",
+        "src/manager.rs",
+        "tests/manager_tests.rs",
+    ] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(text.starts_with(want), "{f}: {text}");
+    }
+    assert!(!dir.join("LICENSE").exists());
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(!cargo.contains("license"), "{cargo}");
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .success();
+    let types = std::fs::read_to_string(dir.join("src/api/v1/aijob_types.rs")).unwrap();
+    assert!(types.starts_with(want), "{types}");
+    std::fs::write(&header, "\n\n").unwrap();
+    let (_t2, other) = project_dir("empty-header");
+    rsbuilder(&other)
+        .args(["init", "--domain", "example.com", "--license"])
+        .arg(&header)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is empty"));
+    assert!(tree(&other).is_empty());
 }

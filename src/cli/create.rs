@@ -97,6 +97,12 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
                 plural: args.plural,
                 force: args.force,
             };
+            if let Some(warning) = crate::model::Project::load(dir)
+                .ok()
+                .and_then(|p| crate::model::gvk::group_repeats_domain(&opts.group, &p.domain))
+            {
+                eprintln!("warning: {warning}");
+            }
             let done = crate::scaffold::api::run(dir, &opts)?;
             print!("{}", crate::scaffold::report(&done));
             print!("{}", crate::scaffold::api::next_steps(&opts));

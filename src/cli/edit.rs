@@ -5,7 +5,7 @@ use std::path::Path;
 /// `rsbuilder edit` flags.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n\n\
+    after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n  rsbuilder edit --license mit --owner \"Example Corp.\"   # headers, LICENSE, Cargo.toml\n\n\
 Besides PROJECT, `edit --namespaced` switches every part of the project that `init` writes \
 differently for the setting (src/main.rs, src/manager.rs, config/manager/manager.yaml, \
 config/rbac/role.yaml, config/rbac/role_binding.yaml, README.md), as long as the part still \
@@ -13,11 +13,20 @@ holds what `init` wrote. If you changed such a part, nothing is written and the 
 the change to make by hand; --force instead replaces the parts you changed with what `init` \
 writes, as long as the lines around them are unchanged (a whole file is never overwritten)."
 )]
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["namespaced", "license", "owner"])))]
 pub struct EditArgs {
     /// Restrict the manager to one namespace (true) or let it watch all of them (false):
     /// RBAC becomes a Role and RoleBinding instead of a ClusterRole and ClusterRoleBinding.
-    #[arg(long, required = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
     pub namespaced: Option<bool>,
+    /// Change the license as `init --license` sets it: the header of every Rust source under
+    /// src/ and tests/, LICENSE and Cargo.toml's `license` (`none`, `apache2`, `mit`, or the
+    /// path of a header file).
+    #[arg(long, value_name = "none|apache2|mit|FILE", value_parser = super::init::parse_license)]
+    pub license: Option<crate::scaffold::init::License>,
+    /// Change the copyright owner in the license header and LICENSE.
+    #[arg(long)]
+    pub owner: Option<String>,
     /// Replace the namespace-dependent parts you changed with what `init` writes for the
     /// new setting (your changes to them are lost); a part that cannot be found by the lines
     /// around it is refused as without --force. README.md is never overwritten.
@@ -25,19 +34,44 @@ pub struct EditArgs {
     pub force: bool,
 }
 
-/// Runs `edit` in `dir`: switches the project to `--namespaced=<bool>` (see
+/// Runs `edit` in `dir`: changes the license and owner (see
+/// [`crate::scaffold::relicense::plan`]) and switches the project to `--namespaced=<bool>` (see
 /// [`crate::scaffold::edit::plan_namespaced`]), printing each file updated, the files left
 /// alone, and a warning for every kind a namespaced Role cannot grant. Returns exit code 0;
 /// a missing PROJECT or a part the user changed (without `--force`) is an error (exit code 1)
 /// with nothing written.
 pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
-    use crate::scaffold::edit;
-    let Some(namespaced) = args.namespaced else {
-        // clap requires the flag; kept for callers that build EditArgs themselves.
-        eprintln!("error: nothing to edit; pass --namespaced=true or --namespaced=false");
+    if args.namespaced.is_none() && args.license.is_none() && args.owner.is_none() {
+        // clap requires one of them; kept for callers that build EditArgs themselves.
+        eprintln!("error: nothing to edit; pass --namespaced, --license or --owner");
         return Ok(super::EXIT_USAGE);
-    };
-    let planned = edit::plan_namespaced(dir, namespaced, args.force)?;
+    }
+    if args.license.is_some() || args.owner.is_some() {
+        let relicense =
+            || crate::scaffold::relicense::plan(dir, args.license.clone(), args.owner.clone());
+        if let Some(namespaced) = args.namespaced {
+            // Checked before the namespace switch writes anything, planned again after it,
+            // over the files it switched.
+            relicense()?;
+            run_namespaced(dir, namespaced, args.force)?;
+        }
+        let relicense = relicense()?;
+        print!("{}", crate::scaffold::report(&relicense.plan.apply()?));
+        for note in &relicense.notes {
+            println!("note: {note}");
+        }
+        return Ok(super::EXIT_OK);
+    }
+    match args.namespaced {
+        Some(namespaced) => run_namespaced(dir, namespaced, args.force),
+        None => Ok(super::EXIT_OK),
+    }
+}
+
+/// `edit --namespaced=<namespaced>`: see [`run`].
+fn run_namespaced(dir: &Path, namespaced: bool, force: bool) -> anyhow::Result<i32> {
+    use crate::scaffold::edit;
+    let planned = edit::plan_namespaced(dir, namespaced, force)?;
     let setting = if namespaced {
         "namespaced"
     } else {

@@ -2,13 +2,25 @@
 
 use std::path::Path;
 
-/// Licenses `init` can write a header for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum License {
-    /// Apache License 2.0 (a LICENSE file and headers in generated sources).
-    Apache2,
-    /// No license file or headers.
-    None,
+/// Parses `--license`: `none`, `apache2`, `mit`, or the path of a header file (read now, so a
+/// missing file is a usage error naming the flag).
+pub fn parse_license(value: &str) -> Result<crate::scaffold::init::License, String> {
+    use crate::scaffold::init::License;
+    match value {
+        "none" => Ok(License::None),
+        "apache2" => Ok(License::Apache2),
+        "mit" => Ok(License::Mit),
+        path => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!(
+                    "expected none, apache2, mit or the path of a license header file; \
+                     cannot read {path:?}: {e}"
+                )
+            })?;
+            License::from_header_file(&text)
+                .ok_or_else(|| format!("the license header file {path:?} is empty"))
+        }
+    }
 }
 
 /// `rsbuilder init` flags (Kubebuilder's names).
@@ -26,12 +38,15 @@ pub struct InitArgs {
     /// Project name (a DNS-1123 label); defaults to the directory name.
     #[arg(long)]
     pub project_name: Option<String>,
-    /// Copyright owner for license headers.
-    #[arg(long, default_value = "The rsbuilder authors")]
-    pub owner: String,
-    /// License of the generated project.
-    #[arg(long, value_enum, default_value_t = License::Apache2)]
-    pub license: License,
+    /// Copyright owner named in license headers and LICENSE (none by default: `Copyright
+    /// <year>.`).
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// License of the generated project: `apache2`, `mit`, `none`, or the path of a file whose
+    /// text becomes the comment header of every generated Rust source (as Kubebuilder's
+    /// boilerplate file).
+    #[arg(long, value_name = "none|apache2|mit|FILE", default_value = "apache2", value_parser = parse_license)]
+    pub license: crate::scaffold::init::License,
     /// Watch only the manager's own namespace: RBAC is generated as Roles, not ClusterRoles.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
     pub namespaced: bool,
@@ -48,8 +63,8 @@ pub fn run(dir: &Path, args: InitArgs) -> anyhow::Result<i32> {
         repo: args.repo.unwrap_or_else(|| project_name.clone()),
         project_name,
         domain: args.domain,
-        owner: args.owner,
-        apache2: args.license == License::Apache2,
+        owner: args.owner.unwrap_or_default(),
+        license: args.license,
         namespaced: args.namespaced,
         year: init::current_year(),
     };

@@ -96,11 +96,16 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             cwd.join(p)
         }
     };
-    let dir = args
-        .dir
-        .as_deref()
-        .map(anchor)
-        .unwrap_or_else(|| anchor(Path::new(".")));
+    // Without --dir: the nearest directory upwards that holds PROJECT or Cargo.toml (as cargo
+    // finds Cargo.toml), else here.
+    let found = cwd.ancestors().find(|d| {
+        d.join(crate::model::project::FILE_NAME).is_file() || d.join("Cargo.toml").is_file()
+    });
+    let dir = match (args.dir.as_deref(), found) {
+        (Some(d), _) => anchor(d),
+        (None, Some(root)) if root != cwd => root.to_path_buf(),
+        (None, _) => anchor(Path::new(".")),
+    };
     if args.dir.is_some() && !dir.is_dir() {
         eprintln!(
             "error: --dir {}: no such directory\n  help: --dir names the project root (where PROJECT or Cargo.toml is)",

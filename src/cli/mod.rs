@@ -76,11 +76,14 @@ pub mod versions {
 /// prints (exit code 1).
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
+    // Commands that work on a project run at its root, found upwards from the current
+    // directory as cargo finds Cargo.toml; without one they report the missing PROJECT.
+    let root = || crate::model::project::find_root(&cwd).unwrap_or_else(|| cwd.clone());
     match cli.command {
         Command::Init(args) => init::run(&cwd, args),
-        Command::Create(cmd) => create::run(&cwd, cmd),
+        Command::Create(cmd) => create::run(&root(), cmd),
         Command::Manifests(args) => manifests::run(&cwd, args),
-        Command::Edit(args) => edit::run(&cwd, args),
+        Command::Edit(args) => edit::run(&root(), args),
         Command::Version => {
             println!(
                 "rsbuilder {}\nscaffolds: kube {}, k8s-openapi {} (feature {}), schemars {}",

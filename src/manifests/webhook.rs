@@ -456,13 +456,13 @@ pub fn configurations(markers: &[Marker]) -> Result<WebhookConfigurations, Vec<D
             continue;
         }
         let name = c.name.unwrap_or_default().to_string();
-        if !name.is_empty() {
-            if let Err(why) = crate::model::validate::dns1123_subdomain(&name) {
-                errors.push(m.diag_at(
-                    "name",
-                    format!("configuration name `{name}` is invalid: {why}"),
-                ));
-            }
+        if !name.is_empty()
+            && let Err(why) = crate::model::validate::dns1123_subdomain(&name)
+        {
+            errors.push(m.diag_at(
+                "name",
+                format!("configuration name `{name}` is invalid: {why}"),
+            ));
         }
         *slot = Some((m, name));
     }

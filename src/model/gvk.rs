@@ -60,6 +60,32 @@ const CORE_GROUPS: &[(&str, &str)] = &[
     ("storagemigration", "storagemigration.k8s.io"),
 ];
 
+/// A warning for `--group` values that already hold the project domain (`--group
+/// ai.ai.example.com` with domain `ai.example.com`), which `create api` would qualify again
+/// (`ai.ai.example.com.ai.example.com`); `None` for an ordinary short group.
+pub fn group_repeats_domain(group: &str, domain: &str) -> Option<String> {
+    if domain.is_empty() {
+        return None;
+    }
+    let short = if group == domain {
+        ""
+    } else {
+        group.strip_suffix(domain)?.strip_suffix('.')?
+    };
+    let advice = if short.is_empty() {
+        format!(
+            "pass the short group alone, such as `--group {}`",
+            domain.split('.').next().unwrap_or("ai")
+        )
+    } else {
+        format!("`--group {short}` gives the API group {short}.{domain}")
+    };
+    Some(format!(
+        "--group {group} already ends with the project domain {domain}, so the API group \
+         becomes {group}.{domain}; --group takes the short group: {advice}"
+    ))
+}
+
 /// Maps a short built-in group (`core`, `apps`, `networking`) to its API group (`""`, `apps`,
 /// `networking.k8s.io`). Returns `None` for groups that are not built in.
 pub fn core_api_group(group: &str) -> Option<&'static str> {

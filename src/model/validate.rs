@@ -80,6 +80,143 @@ pub fn dns1035_label(value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Words a Cargo package name cannot be (Rust keywords and reserved names), which would
+/// otherwise pass as DNS-1123 labels.
+pub const RESERVED_NAMES: &[&str] = &[
+    "abstract",
+    "as",
+    "async",
+    "await",
+    "become",
+    "box",
+    "break",
+    "const",
+    "continue",
+    "crate",
+    "do",
+    "dyn",
+    "else",
+    "enum",
+    "extern",
+    "false",
+    "final",
+    "fn",
+    "for",
+    "gen",
+    "if",
+    "impl",
+    "in",
+    "let",
+    "loop",
+    "macro",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "override",
+    "priv",
+    "pub",
+    "ref",
+    "return",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "trait",
+    "true",
+    "try",
+    "type",
+    "typeof",
+    "unsafe",
+    "unsized",
+    "use",
+    "virtual",
+    "where",
+    "while",
+    "yield",
+    "alloc",
+    "core",
+    "proc-macro",
+    "std",
+    "test",
+];
+
+/// Checks a project name beyond the DNS-1123 label rule: it becomes the Cargo package and the
+/// Rust crate name, so it starts with a letter and is not a Rust keyword or a reserved crate
+/// name ([`RESERVED_NAMES`]).
+pub fn crate_package_name(value: &str) -> Result<(), String> {
+    if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err(
+            "the project name must start with a letter, because it becomes the Cargo \
+                    package and Rust crate name"
+                .into(),
+        );
+    }
+    if RESERVED_NAMES.contains(&value) {
+        return Err(
+            "the project name is a Rust keyword or a reserved crate name, which Cargo \
+                    rejects as a package name"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Checks a repository path (`example.com/ai-operator`): non-empty, without whitespace,
+/// control characters, quotes or backslashes, since it is written into Cargo.toml and YAML.
+pub fn repo(value: &str) -> Result<(), String> {
+    if value.is_empty()
+        || value
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
+    {
+        return Err(
+            "the repository path must be non-empty, without whitespace, quotes or \
+                    backslashes (like example.com/ai-operator)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Checks that a value is one line of text (no newline or other control character).
+pub fn single_line(value: &str) -> Result<(), String> {
+    if value.chars().any(char::is_control) {
+        return Err("must be a single line of text, without control characters".into());
+    }
+    Ok(())
+}
+
+/// Checks a Rust type path as PROJECT records it (`crate::api::v1::AIJob`,
+/// `k8s_openapi::api::core::v1::Pod`): identifiers separated by `::`.
+pub fn rust_path(value: &str) -> Result<(), String> {
+    let ident = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if value.split("::").all(ident) {
+        Ok(())
+    } else {
+        Err("must be a Rust type path such as crate::api::v1::AIJob".into())
+    }
+}
+
+/// Checks a webhook path (`/mutate-my-path`): starts with `/`, holds only letters, digits,
+/// `/`, `-`, `_` and `.`, and no empty segment.
+pub fn webhook_path(value: &str) -> Result<(), String> {
+    let ok_chars = value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'));
+    if !value.starts_with('/') || value.len() < 2 || !ok_chars || value.contains("//") {
+        return Err(
+            "a webhook path starts with `/` and holds only letters, digits, `/`, `-`, \
+                    `_` and `.` (for example /mutate-my-path)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

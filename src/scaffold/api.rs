@@ -23,7 +23,7 @@ use askama::Template;
 
 use crate::model::project::{self, ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
-use crate::scaffold::{IfExists, Plan, Resolved, ScaffoldError, engine};
+use crate::scaffold::{IfExists, Plan, Resolved, ScaffoldError};
 
 /// What `create api` was asked to do (the command-line flags, without clap).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -487,6 +487,32 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             );
         }
     }
+    // One controller file serves every version of a kind: a new version of a kind that has one
+    // must not overwrite it (the user's reconcile logic), and --force would.
+    if !opts.force && opts.controller && !has_controller && resource.builtin.is_none() {
+        let sibling = project.resources.iter().find(|r| {
+            r.controller
+                && r.group == opts.group
+                && r.kind == opts.kind
+                && r.version != opts.version
+        });
+        if let Some(s) = sibling {
+            bail!(
+                "{} already has a controller, src/controller/{}_controller.rs (scaffolded with \
+                 version {}), and one controller serves every version of a kind. To add the {} \
+                 types only, re-run with --controller=false:\n  rsbuilder create api --group {} \
+                 --version {} --kind {} --controller=false\n(--force would overwrite that \
+                 controller, and the reconcile logic you wrote in it)",
+                opts.kind,
+                n.module,
+                s.version,
+                opts.version,
+                opts.group,
+                opts.version,
+                opts.kind
+            );
+        }
+    }
     // What is new gets wired into the project; what exists is only re-rendered (--force).
     let new_api = opts.resource && !has_api;
     let new_controller = opts.controller && !has_controller;
@@ -659,15 +685,9 @@ fn insert_sorted_mod(
     marker: &str,
     line: &str,
 ) -> Result<String> {
-    let comment = engine::marker_comment(Path::new(rel), marker);
+    let at = crate::scaffold::marker::locate(&dir.join(rel), text, marker)
+        .map_err(ScaffoldError::from)?;
     let mut lines: Vec<&str> = text.lines().collect();
-    let Some(at) = lines.iter().position(|l| l.trim() == comment) else {
-        return Err(ScaffoldError::MissingMarker {
-            path: dir.join(rel),
-            comment,
-        }
-        .into());
-    };
     if lines.iter().any(|l| l.trim() == line) {
         return Ok(text.to_owned());
     }

@@ -156,15 +156,22 @@ pub fn plan_namespaced(
 ) -> Result<NamespacedEdit, EditError> {
     let mut project = Project::load(dir)?;
     let project_had_it = project.namespaced == namespaced;
-    let (apache2, year, owner) = license_of(dir);
+    // The Rust files' header as the project has it (whatever license and owner wrote it), so
+    // the files rendered for comparison start as the project's do.
+    let header = crate::scaffold::api::rust_header(dir);
+    let license = if header.is_empty() {
+        init::License::None
+    } else {
+        init::License::Header(header)
+    };
     let opts = |ns: bool| InitOptions {
         domain: project.domain.clone(),
         repo: project.repo.clone(),
         project_name: project.project_name.clone(),
-        owner: owner.clone(),
-        apache2,
+        owner: String::new(),
+        license: license.clone(),
         namespaced: ns,
-        year,
+        year: init::current_year(),
     };
     let (old_opts, new_opts) = (opts(!namespaced), opts(namespaced));
     new_opts.validate()?;
@@ -268,27 +275,6 @@ pub fn plan_namespaced(
         notes,
         warnings,
     })
-}
-
-/// The license header settings of the project, read back from the first line of `src/lib.rs`
-/// (`// Copyright <year> <owner>.`, as `init --license apache2` writes it): `(apache2, year,
-/// owner)`. No such line: no license header.
-fn license_of(dir: &Path) -> (bool, i32, String) {
-    let first = std::fs::read_to_string(dir.join("src/lib.rs"))
-        .ok()
-        .and_then(|t| t.lines().next().map(str::to_owned))
-        .unwrap_or_default();
-    let parsed = first.strip_prefix("// Copyright ").and_then(|rest| {
-        let (year, owner) = rest.split_once(' ')?;
-        Some((
-            year.parse::<i32>().ok()?,
-            owner.trim_end().trim_end_matches('.'),
-        ))
-    });
-    match parsed {
-        Some((year, owner)) => (true, year, owner.to_owned()),
-        None => (false, init::current_year(), String::new()),
-    }
 }
 
 /// `text` as `init` wrote it to `path` in `dir`: Rust files go through rustfmt as the engine
@@ -623,19 +609,5 @@ mod tests {
         let old = "kind: Role\nname: other\n---\nkind: Role\nname: manager\n";
         let new = "kind: Role\nname: other\n---\nkind: ClusterRole\nname: manager\n";
         assert_eq!(switch(old, old, new).unwrap(), new);
-    }
-
-    #[test]
-    fn reads_the_license_header_back() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("src")).unwrap();
-        std::fs::write(
-            dir.path().join("src/lib.rs"),
-            "// Copyright 2024 Jane Doe.\n//\n",
-        )
-        .unwrap();
-        assert_eq!(license_of(dir.path()), (true, 2024, "Jane Doe".into()));
-        std::fs::write(dir.path().join("src/lib.rs"), "//! docs\n").unwrap();
-        assert!(!license_of(dir.path()).0);
     }
 }

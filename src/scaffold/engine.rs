@@ -40,9 +40,9 @@ pub enum FileOp {
         /// Policy when the file exists.
         if_exists: IfExists,
     },
-    /// Insert `fragment` before every line holding the scaffold marker `marker` (the part after
-    /// `+kubebuilder:scaffold:`), indented like that line, unless the fragment is already in
-    /// the file.
+    /// Insert `fragment` before the line holding the scaffold marker `marker` (the part after
+    /// `+kubebuilder:scaffold:`; found by syntax, exactly once, see [`super::marker`]),
+    /// indented like that line, unless the fragment is already in the file.
     Insert {
         /// Relative path.
         path: PathBuf,
@@ -98,16 +98,11 @@ pub enum ScaffoldError {
         /// Marker name.
         marker: String,
     },
-    /// The marker comment is missing from the file (usually deleted by hand).
-    #[error(
-        "{path} has no `{comment}` marker; rsbuilder inserts code before it. Restore the marker line where new code should go, then re-run"
-    )]
-    MissingMarker {
-        /// Offending path.
-        path: PathBuf,
-        /// The full marker comment expected.
-        comment: String,
-    },
+    /// The marker comment is missing from the file (usually deleted by hand), stands only where
+    /// it does not count (in a string, a block comment), or appears twice: see
+    /// [`super::marker`].
+    #[error(transparent)]
+    Marker(#[from] super::marker::MarkerError),
     /// Reading or writing failed; the operating system's error is the cause (printed on the
     /// `caused by:` line of the error chain).
     #[error("{action} {path} failed")]
@@ -164,12 +159,7 @@ pub struct Plan {
 /// The full marker comment for a marker name in a file, chosen by the file's extension:
 /// `// +kubebuilder:scaffold:<name>` for Rust, `# +kubebuilder:scaffold:<name>` otherwise.
 pub fn marker_comment(path: &Path, marker: &str) -> String {
-    let rust = path.extension().is_some_and(|e| e == "rs");
-    if rust {
-        format!("// +kubebuilder:scaffold:{marker}")
-    } else {
-        format!("# +kubebuilder:scaffold:{marker}")
-    }
+    super::marker::comment(path, marker)
 }
 
 impl Plan {
@@ -276,7 +266,7 @@ impl Plan {
                                 // An identical re-run is not a conflict: compare what would
                                 // be written, formatted as it would be.
                                 let would_write = if is_rust(rel) {
-                                    rustfmt(contents, &edition, &self.root)
+                                    super::rustfmt::format_stdin(contents, &edition, &self.root)
                                         .unwrap_or_else(|| contents.clone())
                                 } else {
                                     contents.clone()
@@ -299,25 +289,28 @@ impl Plan {
                             marker: marker.clone(),
                         });
                     };
-                    let comment = marker_comment(rel, marker);
-                    *current = insert_fragment(current, &comment, fragment).ok_or_else(|| {
-                        ScaffoldError::MissingMarker {
-                            path: self.root.join(rel),
-                            comment: comment.clone(),
-                        }
-                    })?;
+                    *current =
+                        super::marker::insert(&self.root.join(rel), current, marker, fragment)?;
                 }
             }
         }
+        // One rustfmt process for every Rust file of the plan (see `super::rustfmt`).
+        let to_format: Vec<(&Path, &str)> = files
+            .iter()
+            .filter(|(path, _)| format_rust.contains(*path))
+            .map(|(path, (_, planned))| (path.as_path(), planned.as_deref().unwrap_or_default()))
+            .collect();
+        let mut formatted: BTreeMap<PathBuf, String> = to_format
+            .iter()
+            .zip(super::rustfmt::format_all(&to_format, &edition, &self.root))
+            .filter_map(|((path, _), text)| Some((path.to_path_buf(), text?)))
+            .collect();
         Ok(files
             .into_iter()
             .map(|(path, (original, planned))| {
-                let mut contents = planned.unwrap_or_default();
-                if format_rust.contains(&path)
-                    && let Some(formatted) = rustfmt(&contents, &edition, &self.root)
-                {
-                    contents = formatted;
-                }
+                let contents = formatted
+                    .remove(&path)
+                    .unwrap_or_else(|| planned.unwrap_or_default());
                 let action = match &original {
                     None => Action::Created,
                     Some(o) if *o == contents => Action::Unchanged,
@@ -515,10 +508,10 @@ impl Backup {
                 std::fs::remove_file(&p)?;
                 Ok(p)
             });
-        if let Ok(link) = link {
-            if std::fs::hard_link(path, &link).is_ok() {
-                return Ok(Backup::Link(link));
-            }
+        if let Ok(link) = link
+            && std::fs::hard_link(path, &link).is_ok()
+        {
+            return Ok(Backup::Link(link));
         }
         std::fs::read(path).map(Backup::Bytes)
     }
@@ -543,32 +536,6 @@ fn rust_edition(root: &Path) -> String {
             })
         })
         .unwrap_or_else(|| "2024".into())
-}
-
-/// `text` formatted by rustfmt (run in `root`, so the project's rustfmt.toml applies), or
-/// `None` when rustfmt is not installed or cannot format it (a syntax error in a user's
-/// file): the unformatted text is then kept, which still compiles.
-fn rustfmt(text: &str, edition: &str, root: &Path) -> Option<String> {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("rustfmt")
-        .args(["--edition", edition])
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let mut stdin = child.stdin.take()?;
-    let input = text.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().ok()?;
-    writer.join().ok()?.ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    String::from_utf8(out.stdout)
-        .ok()
-        .filter(|s| !s.trim().is_empty())
 }
 
 enum Undo {
@@ -605,80 +572,9 @@ impl Undo {
     }
 }
 
-/// Inserts `fragment` before each line containing `comment`, indented like that line.
-/// Returns `None` when the marker is absent; returns the text unchanged when the fragment is
-/// already present (compared line by line, ignoring indentation).
-pub fn insert_fragment(text: &str, comment: &str, fragment: &str) -> Option<String> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let marker_lines: Vec<usize> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.trim() == comment || l.trim_end().ends_with(comment))
-        .map(|(i, _)| i)
-        .collect();
-    if marker_lines.is_empty() {
-        return None;
-    }
-    if contains_fragment(text, fragment) {
-        return Some(text.to_string());
-    }
-    let mut out = String::with_capacity(text.len() + fragment.len() * marker_lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        if marker_lines.contains(&i) {
-            let indent: String = line
-                .chars()
-                .take_while(|c| *c == ' ' || *c == '\t')
-                .collect();
-            for frag_line in fragment.trim_end_matches('\n').split('\n') {
-                if frag_line.is_empty() {
-                    out.push('\n');
-                } else {
-                    out.push_str(&indent);
-                    out.push_str(frag_line);
-                    out.push('\n');
-                }
-            }
-        }
-        out.push_str(line);
-    }
-    Some(out)
-}
-
-fn contains_fragment(text: &str, fragment: &str) -> bool {
-    let want: Vec<&str> = fragment
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if want.is_empty() {
-        return true;
-    }
-    let have: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    have.windows(want.len()).any(|w| w == want.as_slice())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn inserts_before_marker_with_indent_once() {
-        let text = "fn main() {\n    // +kubebuilder:scaffold:controllers\n}\n";
-        let once =
-            insert_fragment(text, "// +kubebuilder:scaffold:controllers", "run_a();").unwrap();
-        assert_eq!(
-            once,
-            "fn main() {\n    run_a();\n    // +kubebuilder:scaffold:controllers\n}\n"
-        );
-        let twice =
-            insert_fragment(&once, "// +kubebuilder:scaffold:controllers", "run_a();").unwrap();
-        assert_eq!(twice, once);
-        assert!(insert_fragment("nothing", "// +kubebuilder:scaffold:x", "y").is_none());
-    }
 
     #[test]
     fn plan_is_all_or_nothing() {
@@ -688,7 +584,7 @@ mod tests {
         plan.create("a/b.txt", "hello", IfExists::Error);
         plan.insert("main.rs", "controllers", "x();");
         let err = plan.apply().unwrap_err();
-        assert!(matches!(err, ScaffoldError::MissingMarker { .. }), "{err}");
+        assert!(matches!(err, ScaffoldError::Marker(_)), "{err}");
         assert!(!dir.path().join("a").exists());
         assert_eq!(
             std::fs::read_to_string(dir.path().join("main.rs")).unwrap(),

@@ -29,14 +29,113 @@ pub struct InitOptions {
     pub repo: String,
     /// `--project-name`, or the directory name: package name, prefix of cluster objects.
     pub project_name: String,
-    /// `--owner`: copyright holder in license headers.
+    /// `--owner`: copyright holder in license headers; empty for none (the header then says
+    /// `Copyright <year>.`).
     pub owner: String,
-    /// `--license apache2` (true) or `none` (false).
-    pub apache2: bool,
+    /// `--license`: the header of generated Rust sources, the LICENSE file and Cargo.toml's
+    /// `license`.
+    pub license: License,
     /// `--namespaced`: the manager watches only its own namespace; RBAC uses Roles.
     pub namespaced: bool,
     /// Copyright year in license headers.
     pub year: i32,
+}
+
+/// The license of a generated project, as `--license` names it. Like Kubebuilder's
+/// boilerplate, it decides the comment block at the top of every generated Rust source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum License {
+    /// No header, no LICENSE file.
+    None,
+    /// Apache License 2.0: its standard notice as the header, the license text as LICENSE,
+    /// `license = "Apache-2.0"` in Cargo.toml.
+    Apache2,
+    /// MIT: a copyright line and `SPDX-License-Identifier: MIT` as the header, the license
+    /// text (with year and owner) as LICENSE, `license = "MIT"` in Cargo.toml.
+    Mit,
+    /// A header of the user's own (`--license <file>`, or the header an existing project has),
+    /// already as `//` comment lines followed by a blank line: written as it is, no LICENSE.
+    Header(String),
+}
+
+impl License {
+    /// The comment block put at the top of generated Rust files (empty for [`License::None`]).
+    pub fn rust_header(&self, year: i32, owner: &str) -> String {
+        let copyright = copyright_line(year, owner);
+        match self {
+            License::None => String::new(),
+            License::Apache2 => format!(
+                "// {copyright}\n\
+                 //\n\
+                 // Licensed under the Apache License, Version 2.0 (the \"License\");\n\
+                 // you may not use this file except in compliance with the License.\n\
+                 // You may obtain a copy of the License at\n\
+                 //\n\
+                 //     http://www.apache.org/licenses/LICENSE-2.0\n\
+                 //\n\
+                 // Unless required by applicable law or agreed to in writing, software\n\
+                 // distributed under the License is distributed on an \"AS IS\" BASIS,\n\
+                 // WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.\n\
+                 // See the License for the specific language governing permissions and\n\
+                 // limitations under the License.\n\n"
+            ),
+            License::Mit => format!("// {copyright}\n// SPDX-License-Identifier: MIT\n\n"),
+            License::Header(header) => header.clone(),
+        }
+    }
+
+    /// The SPDX identifier for Cargo.toml's `license`, when the license is a known one.
+    pub fn spdx(&self) -> Option<&'static str> {
+        match self {
+            License::Apache2 => Some("Apache-2.0"),
+            License::Mit => Some("MIT"),
+            License::None | License::Header(_) => None,
+        }
+    }
+
+    /// The LICENSE file, for the licenses rsbuilder knows.
+    pub fn license_file(&self, year: i32, owner: &str) -> Option<String> {
+        match self {
+            License::Apache2 => Some(APACHE2_TEXT.to_owned()),
+            License::Mit => Some(MIT_TEXT.replace("{copyright}", &copyright_line(year, owner))),
+            License::None | License::Header(_) => None,
+        }
+    }
+
+    /// A header file's text (`--license <file>`, like Kubebuilder's hack/boilerplate.go.txt)
+    /// as the comment block of generated Rust files: lines that are already `//` comments stay,
+    /// other lines get `// `, blank lines `//`; a blank line follows. `None` for an empty file.
+    pub fn from_header_file(text: &str) -> Option<License> {
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        if lines.iter().all(|l| l.trim().is_empty()) {
+            return None;
+        }
+        let mut header = String::new();
+        for line in lines {
+            let line = line.trim_end();
+            if line.starts_with("//") && !line.starts_with("///") && !line.starts_with("//!") {
+                header.push_str(line);
+            } else if line.is_empty() {
+                header.push_str("//");
+            } else {
+                header.push_str("// ");
+                header.push_str(line);
+            }
+            header.push('\n');
+        }
+        header.push('\n');
+        Some(License::Header(header))
+    }
+}
+
+/// `Copyright <year> <owner>.`, or `Copyright <year>.` without an owner.
+fn copyright_line(year: i32, owner: &str) -> String {
+    let owner = owner.trim().trim_end_matches('.');
+    if owner.is_empty() {
+        format!("Copyright {year}.")
+    } else {
+        format!("Copyright {year} {owner}.")
+    }
 }
 
 /// Why `init` refused to run. Nothing is written when one of these is returned.
@@ -56,6 +155,18 @@ pub enum InitError {
         /// The files in the way, relative to `dir`.
         existing: Vec<String>,
     },
+    /// The directory is inside another project (a `PROJECT` file in a parent directory).
+    #[error(
+        "{dir} is inside the project at {root} (its PROJECT file is there); `rsbuilder init` \
+         would nest a second project in it and changed nothing. Run rsbuilder commands for that \
+         project from anywhere inside it; start a new project in a directory outside it"
+    )]
+    InsideProject {
+        /// The directory `init` was run in.
+        dir: PathBuf,
+        /// The root of the enclosing project.
+        root: PathBuf,
+    },
     /// No `--project-name` and the directory has no usable name.
     #[error("cannot take a project name from the directory {0}; pass --project-name")]
     NoDirectoryName(PathBuf),
@@ -67,10 +178,11 @@ struct Ctx {
     crate_name: String,
     domain: String,
     repo: String,
-    owner: String,
+    copyright: String,
     apache2: bool,
+    mit: bool,
+    spdx: &'static str,
     namespaced: bool,
-    year: i32,
     leader_election_id: String,
     rust_header: String,
 }
@@ -123,70 +235,13 @@ templates! {
 /// The Apache License 2.0 text written to `LICENSE` with `--license apache2`.
 const APACHE2_TEXT: &str = include_str!("../../templates/init/LICENSE");
 
+/// The MIT License text written to `LICENSE` with `--license mit`; `{copyright}` becomes the
+/// copyright line.
+const MIT_TEXT: &str = include_str!("../../templates/init/LICENSE-MIT");
+
 /// Files the user may already have in a fresh repository (a clone with a README and a
 /// license): `init` leaves them alone instead of refusing.
 const KEEP_IF_PRESENT: [&str; 4] = ["README.md", "LICENSE", ".gitignore", ".dockerignore"];
-
-/// Words a Cargo package name cannot be (Rust keywords and reserved names), which would
-/// otherwise pass as DNS-1123 labels.
-const RESERVED_NAMES: &[&str] = &[
-    "abstract",
-    "as",
-    "async",
-    "await",
-    "become",
-    "box",
-    "break",
-    "const",
-    "continue",
-    "crate",
-    "do",
-    "dyn",
-    "else",
-    "enum",
-    "extern",
-    "false",
-    "final",
-    "fn",
-    "for",
-    "gen",
-    "if",
-    "impl",
-    "in",
-    "let",
-    "loop",
-    "macro",
-    "match",
-    "mod",
-    "move",
-    "mut",
-    "override",
-    "priv",
-    "pub",
-    "ref",
-    "return",
-    "self",
-    "static",
-    "struct",
-    "super",
-    "trait",
-    "true",
-    "try",
-    "type",
-    "typeof",
-    "unsafe",
-    "unsized",
-    "use",
-    "virtual",
-    "where",
-    "while",
-    "yield",
-    "alloc",
-    "core",
-    "proc-macro",
-    "std",
-    "test",
-];
 
 impl InitOptions {
     /// Checks every value, each rejection naming the flag, the value and the rule:
@@ -202,50 +257,17 @@ impl InitOptions {
             value: value.into(),
             reason,
         };
-        if !self
-            .project_name
-            .starts_with(|c: char| c.is_ascii_lowercase())
-        {
-            return Err(name_error(
+        crate::model::validate::crate_package_name(&self.project_name).map_err(|r| {
+            name_error(
                 "--project-name",
                 &self.project_name,
-                "the project name must start with a letter, because it becomes the Cargo \
-                 package and Rust crate name (it is the directory's name unless --project-name \
-                 sets it)"
-                    .into(),
-            ));
-        }
-        if RESERVED_NAMES.contains(&self.project_name.as_str()) {
-            return Err(name_error(
-                "--project-name",
-                &self.project_name,
-                "the project name is a Rust keyword or a reserved crate name, which Cargo \
-                 rejects as a package name (it is the directory's name unless --project-name \
-                 sets it)"
-                    .into(),
-            ));
-        }
-        if self.repo.is_empty()
-            || self
-                .repo
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
-        {
-            return Err(name_error(
-                "--repo",
-                &self.repo,
-                "the repository path must be non-empty, without whitespace, quotes or \
-                 backslashes (like example.com/ai-operator)"
-                    .into(),
-            ));
-        }
-        if self.owner.chars().any(char::is_control) {
-            return Err(name_error(
-                "--owner",
-                &self.owner,
-                "the owner must be a single line of text".into(),
-            ));
-        }
+                format!("{r} (it is the directory's name unless --project-name sets it)"),
+            )
+        })?;
+        crate::model::validate::repo(&self.repo)
+            .map_err(|r| name_error("--repo", &self.repo, r))?;
+        crate::model::validate::single_line(&self.owner)
+            .map_err(|r| name_error("--owner", &self.owner, format!("the owner {r}")))?;
         let lease = leader_election_id(&self.project_name, &self.domain);
         if lease.len() > crate::model::validate::SUBDOMAIN_MAX {
             return Err(name_error(
@@ -262,36 +284,17 @@ impl InitOptions {
     }
 
     fn context(&self) -> Ctx {
-        let rust_header = if self.apache2 {
-            format!(
-                "// Copyright {} {}.\n\
-                 //\n\
-                 // Licensed under the Apache License, Version 2.0 (the \"License\");\n\
-                 // you may not use this file except in compliance with the License.\n\
-                 // You may obtain a copy of the License at\n\
-                 //\n\
-                 //     http://www.apache.org/licenses/LICENSE-2.0\n\
-                 //\n\
-                 // Unless required by applicable law or agreed to in writing, software\n\
-                 // distributed under the License is distributed on an \"AS IS\" BASIS,\n\
-                 // WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.\n\
-                 // See the License for the specific language governing permissions and\n\
-                 // limitations under the License.\n\n",
-                self.year,
-                self.owner.trim_end_matches('.')
-            )
-        } else {
-            String::new()
-        };
+        let rust_header = self.license.rust_header(self.year, &self.owner);
         Ctx {
             project_name: self.project_name.clone(),
             crate_name: self.project_name.replace('-', "_"),
             domain: self.domain.clone(),
             repo: self.repo.clone(),
-            owner: self.owner.trim_end_matches('.').to_owned(),
-            apache2: self.apache2,
+            copyright: copyright_line(self.year, &self.owner),
+            apache2: self.license == License::Apache2,
+            mit: self.license == License::Mit,
+            spdx: self.license.spdx().unwrap_or_default(),
             namespaced: self.namespaced,
-            year: self.year,
             leader_election_id: leader_election_id(&self.project_name, &self.domain),
             rust_header,
         }
@@ -438,8 +441,8 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
         ("Makefile", render(&Makefile { p })),
         ("README.md", render(&Readme { p })),
     ];
-    if opts.apache2 {
-        files.push(("LICENSE", APACHE2_TEXT.to_owned()));
+    if let Some(text) = opts.license.license_file(opts.year, &opts.owner) {
+        files.push(("LICENSE", text));
     }
     files
 }
@@ -465,6 +468,14 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
                 .map(|(path, _)| *path)
                 .filter(|p| !KEEP_IF_PRESENT.contains(p)),
         );
+    }
+    if existing.is_empty()
+        && let Some(root) = dir.parent().and_then(crate::model::project::find_root)
+    {
+        return Err(InitError::InsideProject {
+            dir: dir.to_path_buf(),
+            root,
+        });
     }
     if !existing.is_empty() {
         return Err(InitError::AlreadyInitialized {

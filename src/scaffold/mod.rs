@@ -5,6 +5,9 @@ pub mod api;
 pub mod edit;
 pub mod engine;
 pub mod init;
+pub mod marker;
+pub mod relicense;
+pub mod rustfmt;
 pub mod webhook;
 
 pub use engine::{Action, FileOp, IfExists, Plan, Resolved, ScaffoldError};

@@ -78,15 +78,8 @@ pub fn check_flags(opts: &WebhookOptions) -> Result<(), String> {
 }
 
 fn check_path(flag: &str, path: &str) -> Result<(), String> {
-    let ok_chars = path
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'));
-    if !path.starts_with('/') || path.len() < 2 || !ok_chars || path.contains("//") {
-        return Err(format!(
-            "invalid value {path:?} for {flag}: a webhook path starts with `/` and holds only letters, digits, `/`, `-`, `_` and `.` (for example /mutate-my-path)"
-        ));
-    }
-    Ok(())
+    crate::model::validate::webhook_path(path)
+        .map_err(|r| format!("invalid value {path:?} for {flag}: {r}"))
 }
 
 /// The names the webhook templates use, computed once from the resource and PROJECT.
@@ -683,7 +676,11 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
     // A server start from an earlier rsbuilder (worded differently) counts as present.
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap_or_default();
     if !main.contains(&format!("{crate_name}::webhook::serve(")) {
-        let early_certs = main.contains("+kubebuilder:scaffold:certificates");
+        // Found by syntax; a duplicated marker counts as present, so the insertion reports it.
+        let early_certs = !matches!(
+            crate::scaffold::marker::locate(Path::new("src/main.rs"), &main, "certificates"),
+            Err(crate::scaffold::marker::MarkerError::Missing { .. })
+        );
         if early_certs {
             plan.insert("src/main.rs", "certificates", render(&MainWebhookCerts)?);
         }

@@ -13,12 +13,24 @@ if let Some(certs) = webhook_certs {
 // outside the cluster without a serving certificate.
 if std::env::var("ENABLE_WEBHOOKS").as_deref() != Ok("false") {
     let certs = {{ crate_name }}::tls::Certificates::from_dir(&args.webhook_cert_dir)
-        .context("--webhook-cert-dir: cannot load the webhook serving certificate")?;
+        .with_context(|| {
+                format!(
+                    "cannot load the webhook serving certificate \
+                     (tls.crt, tls.key) from --webhook-cert-dir {}. \
+                     In the cluster, cert-manager writes it there; \
+                     to run the manager on this machine without its \
+                     webhooks, set ENABLE_WEBHOOKS=false \
+                     (`make run ENABLE_WEBHOOKS=false`)",
+                    args.webhook_cert_dir.display()
+                )
+            })?;
     controllers.spawn({{ crate_name }}::webhook::serve(
         std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, args.webhook_port)),
         certs,
         {{ crate_name }}::webhook::router(),
         mgr.shutdown.clone(),
     ));
+} else {
+    tracing::warn!("ENABLE_WEBHOOKS=false: starting without the webhook server");
 }
 {%- endif %}

@@ -859,18 +859,18 @@ impl Gen<'_> {
             let l = self.length();
             attrs.push(Attr::new(format!("#[{spelling}({l})]")));
         }
-        if let Ty::Vec(inner) = core {
-            if self.pct(5) {
-                let inner_rule = if is_number(inner) {
-                    Some(self.range(inner))
-                } else if matches!(**inner, Ty::Leaf("String")) {
-                    Some(self.length())
-                } else {
-                    None
-                };
-                if let Some(r) = inner_rule {
-                    attrs.push(Attr::new(format!("#[schemars(inner({r}))]")));
-                }
+        if let Ty::Vec(inner) = core
+            && self.pct(5)
+        {
+            let inner_rule = if is_number(inner) {
+                Some(self.range(inner))
+            } else if matches!(**inner, Ty::Leaf("String")) {
+                Some(self.length())
+            } else {
+                None
+            };
+            if let Some(r) = inner_rule {
+                attrs.push(Attr::new(format!("#[schemars(inner({r}))]")));
             }
         }
         // Metadata.
@@ -935,10 +935,10 @@ impl Gen<'_> {
                 let r = self.cel_rule("self == self", false);
                 attrs.push(Attr::new(format!("#[x_kube({r})]")));
             }
-            if self.pct(8) {
-                if let Some(ms) = self.merge_strategy(core) {
-                    attrs.push(Attr::new(format!("#[x_kube(merge_strategy = {ms})]")));
-                }
+            if self.pct(8)
+                && let Some(ms) = self.merge_strategy(core)
+            {
+                attrs.push(Attr::new(format!("#[x_kube(merge_strategy = {ms})]")));
             }
         }
         if self.features.cfg && self.pct(3) {
@@ -1420,10 +1420,12 @@ impl Gen<'_> {
         }
         // `#[serde(default)]` on the container: every missing field from the type's Default.
         // (Not with KubeSchema: kube-derive's copy of the struct has no Default impl.)
-        if !kube_schema && self.pct(5) && self.make_default(&Ty::User(name.clone())) {
-            if let Some(Item::Struct(s)) = self.find_mut(&name) {
-                s.attrs.push(Attr::new("#[serde(default)]"));
-            }
+        if !kube_schema
+            && self.pct(5)
+            && self.make_default(&Ty::User(name.clone()))
+            && let Some(Item::Struct(s)) = self.find_mut(&name)
+        {
+            s.attrs.push(Attr::new("#[serde(default)]"));
         }
         Ty::User(name)
     }

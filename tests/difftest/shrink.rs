@@ -49,11 +49,11 @@ pub fn candidates(case: &Case) -> Vec<Case> {
                         }
                         for (a, b) in chunks {
                             edit(&mut |it| {
-                                if let Item::Struct(s) = it {
-                                    if let Body::Named(fs) = &mut s.body {
-                                        fs.drain(a..b);
-                                        return true;
-                                    }
+                                if let Item::Struct(s) = it
+                                    && let Body::Named(fs) = &mut s.body
+                                {
+                                    fs.drain(a..b);
+                                    return true;
                                 }
                                 false
                             });
@@ -61,10 +61,10 @@ pub fn candidates(case: &Case) -> Vec<Case> {
                         for j in 0..n {
                             field_edits(&fs[j], &mut |f| {
                                 edit(&mut |it| {
-                                    if let Item::Struct(s) = it {
-                                        if let Body::Named(fs) = &mut s.body {
-                                            return f(&mut fs[j]);
-                                        }
+                                    if let Item::Struct(s) = it
+                                        && let Body::Named(fs) = &mut s.body
+                                    {
+                                        return f(&mut fs[j]);
                                     }
                                     false
                                 })
@@ -156,10 +156,10 @@ pub fn candidates(case: &Case) -> Vec<Case> {
                         if let Body::Named(fs) = &v.body {
                             for k in 0..fs.len() {
                                 edit(&mut |it| {
-                                    if let Item::Enum(e) = it {
-                                        if let Body::Named(fs) = &mut e.variants[j].body {
-                                            fs.remove(k);
-                                        }
+                                    if let Item::Enum(e) = it
+                                        && let Body::Named(fs) = &mut e.variants[j].body
+                                    {
+                                        fs.remove(k);
                                     }
                                     true
                                 });

@@ -107,11 +107,11 @@ pub fn schemars_to_serde(attrs: &mut Vec<Attribute>) {
                 }
             }
             Item::Meta(m) => {
-                if let Some(k) = ident_of(m.path()) {
-                    if SCHEMARS_KEYWORDS_PARSED_BY_SERDE.contains(&k.as_str()) {
-                        schemars_names.insert(k);
-                        effective.push(quote::quote!(#m));
-                    }
+                if let Some(k) = ident_of(m.path())
+                    && SCHEMARS_KEYWORDS_PARSED_BY_SERDE.contains(&k.as_str())
+                {
+                    schemars_names.insert(k);
+                    effective.push(quote::quote!(#m));
                 }
             }
         }
@@ -121,15 +121,13 @@ pub fn schemars_to_serde(attrs: &mut Vec<Attribute>) {
         schemars_names.insert("skip_deserializing".into());
     }
     for item in items(&serde_attrs, "serde").unwrap_or_default() {
-        if let Item::Meta(m) = item {
-            if let Some(k) = ident_of(m.path()) {
-                if !schemars_names.contains(&k)
-                    && !unset.contains(&k)
-                    && SERDE_KEYWORDS.contains(&k.as_str())
-                {
-                    effective.push(quote::quote!(#m));
-                }
-            }
+        if let Item::Meta(m) = item
+            && let Some(k) = ident_of(m.path())
+            && !schemars_names.contains(&k)
+            && !unset.contains(&k)
+            && SERDE_KEYWORDS.contains(&k.as_str())
+        {
+            effective.push(quote::quote!(#m));
         }
     }
     if !effective.is_empty() {
@@ -479,16 +477,15 @@ fn common_item(c: &mut Common, m: &Meta) -> syn::Result<bool> {
                 lit: syn::Lit::Str(s),
                 ..
             }) = &e
+                && s.parse::<syn::Path>().is_ok()
             {
-                if s.parse::<syn::Path>().is_ok() {
-                    return Err(syn::Error::new_spanned(
-                        &e,
-                        format!(
-                            "`example` string literals that read as a path are refused by schemars; write `example = {v}()` for a function or `example = &\"{v}\"` for the text",
-                            v = s.value()
-                        ),
-                    ));
-                }
+                return Err(syn::Error::new_spanned(
+                    &e,
+                    format!(
+                        "`example` string literals that read as a path are refused by schemars; write `example = {v}()` for a function or `example = &\"{v}\"` for the text",
+                        v = s.value()
+                    ),
+                ));
             }
             c.examples.push(e)
         }
@@ -571,10 +568,10 @@ pub fn field_attrs(attrs: &[Attribute]) -> syn::Result<FieldAttrs> {
         return Err(unknown(&m));
     }
     for item in items(attrs, "serde").unwrap_or_default() {
-        if let Item::Meta(m) = item {
-            if f.with.is_none() {
-                with_item(&mut f.with, &m, false)?;
-            }
+        if let Item::Meta(m) = item
+            && f.with.is_none()
+        {
+            with_item(&mut f.with, &m, false)?;
         }
     }
     for (name, fam) in [("validate", Family::Validate), ("garde", Family::Garde)] {
@@ -622,10 +619,10 @@ pub fn variant_attrs(attrs: &[Attribute]) -> syn::Result<VariantAttrs> {
         return Err(unknown(&m));
     }
     for item in items(attrs, "serde").unwrap_or_default() {
-        if let Item::Meta(m) = item {
-            if v.with.is_none() {
-                with_item(&mut v.with, &m, false)?;
-            }
+        if let Item::Meta(m) = item
+            && v.with.is_none()
+        {
+            with_item(&mut v.with, &m, false)?;
         }
     }
     Ok(v)

@@ -77,10 +77,10 @@ pub fn field_default(
             fields.into_iter().nth(index).unwrap_or(Value::Null)
         }
     };
-    if let Some(pred) = f.attrs.skip_serializing_if() {
-        if predicate(&pred.path, &v)? {
-            return Ok(None);
-        }
+    if let Some(pred) = f.attrs.skip_serializing_if()
+        && predicate(&pred.path, &v)?
+    {
+        return Ok(None);
     }
     Ok(Some(v))
 }
@@ -371,10 +371,10 @@ fn impl_default<'a>(
             continue;
         }
         for item in &imp.items {
-            if let syn::ImplItem::Fn(f) = item {
-                if f.sig.ident == "default" {
-                    return Some((im, f));
-                }
+            if let syn::ImplItem::Fn(f) = item
+                && f.sig.ident == "default"
+            {
+                return Some((im, f));
             }
         }
     }
@@ -640,26 +640,26 @@ pub fn value(cx: &Ctx<'_, '_>, expr: &syn::Expr, shape: &Shape<'_>) -> Res<Value
         }
         _ => {}
     }
-    if let Some((path, args)) = call_path(expr) {
-        if args.is_empty() {
-            if let Some((fcx, block, ret)) = cx.function(path) {
-                let Some(ret) = ret else {
-                    return Err(cx.refuse(expr, "the function returns `()`"));
-                };
-                let s = shape_in(&fcx, fcx.m, ret)?;
-                let (bcx, tail) = fcx.enter_block(block)?;
-                return value(&bcx, tail, &s)
-                    .map_err(|e| prefix(e, &format!("function `{}`", last_ident(path))));
-            }
-            if is_default_ctor(cx, path) {
-                return match shape {
-                    Shape::Any => match path_user_type(cx, path) {
-                        Some(u) => default_of(cx, &Shape::User(u)),
-                        None => Err(cx.refuse(expr, "the type of this Default is not known")),
-                    },
-                    s => default_of(cx, s),
-                };
-            }
+    if let Some((path, args)) = call_path(expr)
+        && args.is_empty()
+    {
+        if let Some((fcx, block, ret)) = cx.function(path) {
+            let Some(ret) = ret else {
+                return Err(cx.refuse(expr, "the function returns `()`"));
+            };
+            let s = shape_in(&fcx, fcx.m, ret)?;
+            let (bcx, tail) = fcx.enter_block(block)?;
+            return value(&bcx, tail, &s)
+                .map_err(|e| prefix(e, &format!("function `{}`", last_ident(path))));
+        }
+        if is_default_ctor(cx, path) {
+            return match shape {
+                Shape::Any => match path_user_type(cx, path) {
+                    Some(u) => default_of(cx, &Shape::User(u)),
+                    None => Err(cx.refuse(expr, "the type of this Default is not known")),
+                },
+                s => default_of(cx, s),
+            };
         }
     }
     match shape {
@@ -1250,17 +1250,17 @@ fn struct_fields(
                 }
             }
         }
-        if let syn::Fields::Unnamed(fields) = &s.fields {
-            if names_this(path) {
-                if fields.unnamed.len() != args.len() {
-                    return Err(cx.invalid(expr, "wrong number of fields"));
-                }
-                let mut values = Vec::new();
-                for (f, a) in fields.unnamed.iter().zip(args) {
-                    values.push(value(cx, a, &field_shape(cx, u, f)?)?);
-                }
-                return Ok(values);
+        if let syn::Fields::Unnamed(fields) = &s.fields
+            && names_this(path)
+        {
+            if fields.unnamed.len() != args.len() {
+                return Err(cx.invalid(expr, "wrong number of fields"));
             }
+            let mut values = Vec::new();
+            for (f, a) in fields.unnamed.iter().zip(args) {
+                values.push(value(cx, a, &field_shape(cx, u, f)?)?);
+            }
+            return Ok(values);
         }
     }
     Err(cx.refuse(
@@ -1336,23 +1336,23 @@ fn enum_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, u: &UserTy<'_>, e: &syn::ItemE
         }
         _ => {}
     }
-    if let Some((path, args)) = call_path(expr) {
-        if let Some(v) = variant_of(path) {
-            let syn::Fields::Unnamed(un) = &v.fields else {
-                return Err(cx.refuse(expr, "not a tuple variant"));
-            };
-            if un.unnamed.len() != args.len() {
-                return Err(cx.invalid(expr, "wrong number of variant fields"));
-            }
-            let values = fields_of(v, args.iter().collect())?;
-            return serialize_variant(
-                cx.krate,
-                u.m,
-                u.item,
-                &v.ident.to_string(),
-                VariantData::Fields(values),
-            );
+    if let Some((path, args)) = call_path(expr)
+        && let Some(v) = variant_of(path)
+    {
+        let syn::Fields::Unnamed(un) = &v.fields else {
+            return Err(cx.refuse(expr, "not a tuple variant"));
+        };
+        if un.unnamed.len() != args.len() {
+            return Err(cx.invalid(expr, "wrong number of variant fields"));
         }
+        let values = fields_of(v, args.iter().collect())?;
+        return serialize_variant(
+            cx.krate,
+            u.m,
+            u.item,
+            &v.ident.to_string(),
+            VariantData::Fields(values),
+        );
     }
     Err(cx.refuse(
         expr,

@@ -288,10 +288,10 @@ impl<'k, 'a> Ctx<'k, 'a> {
                 continue;
             }
             for item in &imp.items {
-                if let syn::ImplItem::Const(c) = item {
-                    if c.ident == name {
-                        return Some((im, Some((tm, tname.clone())), &c.expr, &c.ty));
-                    }
+                if let syn::ImplItem::Const(c) = item
+                    && c.ident == name
+                {
+                    return Some((im, Some((tm, tname.clone())), &c.expr, &c.ty));
                 }
             }
         }
@@ -616,10 +616,10 @@ impl S {
                 int_json(cx, at, *v)
             }
             (S::Int(v, t), Want::Any) => {
-                if let Some(t) = t {
-                    if !t.fits(*v) {
-                        return Err(cx.invalid(at, &format!("{v} does not fit in {}", t.name())));
-                    }
+                if let Some(t) = t
+                    && !t.fits(*v)
+                {
+                    return Err(cx.invalid(at, &format!("{v} does not fit in {}", t.name())));
                 }
                 int_json(cx, at, *v)
             }
@@ -783,10 +783,10 @@ fn lit_scalar(cx: &Ctx<'_, '_>, lit: &syn::Lit, want: Want, negative: bool) -> R
                         .ok_or_else(|| cx.refuse(lit, "unknown literal suffix"))?,
                 )
             };
-            if ty.is_none() {
-                if let Want::Float(_) = want {
-                    return Err(cx.invalid(lit, "an integer literal where a float is expected"));
-                }
+            if ty.is_none()
+                && let Want::Float(_) = want
+            {
+                return Err(cx.invalid(lit, "an integer literal where a float is expected"));
             }
             // Attribute parsers may hand over a negative literal (`min = -79`) as one token.
             let v: i128 = i
@@ -794,12 +794,10 @@ fn lit_scalar(cx: &Ctx<'_, '_>, lit: &syn::Lit, want: Want, negative: bool) -> R
                 .map_err(|_| cx.refuse(lit, "a literal beyond the 128-bit signed range"))?;
             let v = if negative { -v } else { v };
             let t = ty.or(int_of(want));
-            if let Some(t) = t {
-                if !t.fits(v) {
-                    return Err(
-                        cx.invalid(lit, &format!("the literal does not fit in {}", t.name()))
-                    );
-                }
+            if let Some(t) = t
+                && !t.fits(v)
+            {
+                return Err(cx.invalid(lit, &format!("the literal does not fit in {}", t.name())));
             }
             Ok(S::Int(v, ty))
         }
@@ -1216,10 +1214,10 @@ fn method_scalar(cx: &Ctx<'_, '_>, mc: &syn::ExprMethodCall, want: Want) -> Res<
             let v = scalar(cx, &mc.receiver, Want::Any)?;
             // Every `From<&str>` std and serde_json offer gives a value that
             // serializes as the same string, so the target need not be known.
-            if want == Want::Any {
-                if let S::Str(_) = v {
-                    return convert(cx, at, v, Want::Str);
-                }
+            if want == Want::Any
+                && let S::Str(_) = v
+            {
+                return convert(cx, at, v, Want::Str);
             }
             if matches!(v, S::Int(_, None) | S::Float(_, None)) && want != Want::Any {
                 return Err(cx.refuse(at, "`.into()` of an untyped number literal"));
@@ -1257,14 +1255,14 @@ fn call_scalar(cx: &Ctx<'_, '_>, expr: &syn::Expr, c: &syn::ExprCall, want: Want
         .collect();
     let last = segs.last().map(String::as_str).unwrap_or_default();
     let prev = segs.len().checked_sub(2).map(|i| segs[i].as_str());
-    if c.args.is_empty() {
-        if let Some((fcx, block, ret)) = cx.function(&func.path) {
-            let w = ret
-                .and_then(|t| want_of_type(&fcx, t))
-                .ok_or_else(|| cx.refuse(expr, "the function does not return a scalar"))?;
-            let (bcx, tail) = fcx.enter_block(block)?;
-            return scalar(&bcx, tail, w);
-        }
+    if c.args.is_empty()
+        && let Some((fcx, block, ret)) = cx.function(&func.path)
+    {
+        let w = ret
+            .and_then(|t| want_of_type(&fcx, t))
+            .ok_or_else(|| cx.refuse(expr, "the function does not return a scalar"))?;
+        let (bcx, tail) = fcx.enter_block(block)?;
+        return scalar(&bcx, tail, w);
     }
     match (prev, last, c.args.len()) {
         (Some("String"), "new", 0) => Ok(S::Str(String::new())),
@@ -1386,10 +1384,10 @@ pub fn json_tokens(tokens: &proc_macro2::TokenStream) -> Result<Value, String> {
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
         return Ok(v);
     }
-    if let Ok(expr) = syn::parse2::<syn::Expr>(tokens.clone()) {
-        if let Ok(v) = literal_only(&expr) {
-            return Ok(v);
-        }
+    if let Ok(expr) = syn::parse2::<syn::Expr>(tokens.clone())
+        && let Ok(v) = literal_only(&expr)
+    {
+        return Ok(v);
     }
     Err(format!("cannot evaluate `{text}` as JSON statically"))
 }

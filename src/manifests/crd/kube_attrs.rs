@@ -296,15 +296,15 @@ pub fn parse(ident: &syn::Ident, attrs: &[syn::Attribute]) -> syn::Result<KubeAt
     // kube-derive writes root `validation` rules into an `#[x_kube]` attribute that only the
     // `KubeSchema` derive of a derived schema defines: with `schema = "manual"` or
     // `"disabled"` the crate does not compile, so there is no `crd()` to equal.
-    if !matches!(raw.schema, None | Some(RawSchemaMode::Derived)) {
-        if let Some(rule) = raw.validations.first() {
-            return Err(syn::Error::new_spanned(
-                rule,
-                "#[kube(validation = ...)] needs `schema = \"derived\"` (the default): kube-derive \
+    if !matches!(raw.schema, None | Some(RawSchemaMode::Derived))
+        && let Some(rule) = raw.validations.first()
+    {
+        return Err(syn::Error::new_spanned(
+            rule,
+            "#[kube(validation = ...)] needs `schema = \"derived\"` (the default): kube-derive \
                  does not compile a root rule with `schema = \"manual\"` or `\"disabled\"`; remove \
                  the rule, or with a manual schema write it into that schema",
-            ));
-        }
+        ));
     }
     Ok(KubeAttrs {
         group: raw.group,

@@ -462,10 +462,10 @@ impl<'a> Crate<'a> {
         for (mid, module) in self.modules.iter().enumerate() {
             if let Some(u) = &module.undecided {
                 for name in &module.type_order {
-                    if let Some((ident, attrs)) = module.types.get(name).and_then(item_ident) {
-                        if derives_custom_resource(attrs) {
-                            out.push((mid, ident, attrs, u));
-                        }
+                    if let Some((ident, attrs)) = module.types.get(name).and_then(item_ident)
+                        && derives_custom_resource(attrs)
+                    {
+                        out.push((mid, ident, attrs, u));
                     }
                 }
             }
@@ -579,19 +579,19 @@ impl<'a> Crate<'a> {
         if want_type && module.types.contains_key(name) {
             return Some(Resolved::Local(m, name.to_string()));
         }
-        if let Some(c) = module.children.get(name) {
-            if !want_type || !module.types.contains_key(name) {
-                return Some(Resolved::Module(*c));
-            }
+        if let Some(c) = module.children.get(name)
+            && (!want_type || !module.types.contains_key(name))
+        {
+            return Some(Resolved::Module(*c));
         }
         if !want_type && module.types.contains_key(name) {
             return Some(Resolved::Local(m, name.to_string()));
         }
         for imp in &module.imports {
-            if imp.name.as_deref() == Some(name) {
-                if let Some(r) = self.resolve_use(m, imp, depth + 1) {
-                    return Some(r);
-                }
+            if imp.name.as_deref() == Some(name)
+                && let Some(r) = self.resolve_use(m, imp, depth + 1)
+            {
+                return Some(r);
             }
         }
         // An item that may or may not exist: whatever a glob or the prelude would give
@@ -752,10 +752,10 @@ impl<'a> Crate<'a> {
                 }
             }
             for imp in self.modules[m].imports.iter().filter(|i| i.name.is_none()) {
-                if let Some(Resolved::Module(g)) = self.resolve_use_prefix(m, imp, 0) {
-                    if let Some(v) = self.modules[g].values.get(last) {
-                        return Some((g, *v));
-                    }
+                if let Some(Resolved::Module(g)) = self.resolve_use_prefix(m, imp, 0)
+                    && let Some(v) = self.modules[g].values.get(last)
+                {
+                    return Some((g, *v));
                 }
             }
             return None;
@@ -787,10 +787,10 @@ impl<'a> Crate<'a> {
                 continue;
             }
             for item in &imp.items {
-                if let syn::ImplItem::Fn(f) = item {
-                    if f.sig.ident == name {
-                        return Some((im, LocalValue::Method(f)));
-                    }
+                if let syn::ImplItem::Fn(f) = item
+                    && f.sig.ident == name
+                {
+                    return Some((im, LocalValue::Method(f)));
                 }
             }
         }

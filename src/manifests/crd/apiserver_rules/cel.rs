@@ -41,16 +41,16 @@ pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
         {
             sink.schema(p, say("the messageExpression must not be blank".into()));
         }
-        if let Some(reason) = &r.reason {
-            if !REASONS.contains(&reason.as_str()) {
-                sink.schema(
-                    p,
-                    say(format!(
-                        "the reason {reason:?} is not one of {}",
-                        REASONS.join(", ")
-                    )),
-                );
-            }
+        if let Some(reason) = &r.reason
+            && !REASONS.contains(&reason.as_str())
+        {
+            sink.schema(
+                p,
+                say(format!(
+                    "the reason {reason:?} is not one of {}",
+                    REASONS.join(", ")
+                )),
+            );
         }
         if let Some(fp) = &r.field_path {
             if !fp.is_empty() && fp.trim().is_empty() {

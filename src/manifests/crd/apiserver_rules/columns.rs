@@ -40,17 +40,17 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion, sink: &mut Sink<'_>) {
                 ),
             );
         }
-        if let Some(f) = c.format.as_deref().filter(|f| !f.is_empty()) {
-            if !COLUMN_FORMATS.contains(&f) {
-                sink.at(
-                    at(),
-                    format!(
-                        "the format {f:?} of column {:?} is not one of {}",
-                        c.name,
-                        COLUMN_FORMATS.join(", ")
-                    ),
-                );
-            }
+        if let Some(f) = c.format.as_deref().filter(|f| !f.is_empty())
+            && !COLUMN_FORMATS.contains(&f)
+        {
+            sink.at(
+                at(),
+                format!(
+                    "the format {f:?} of column {:?} is not one of {}",
+                    c.name,
+                    COLUMN_FORMATS.join(", ")
+                ),
+            );
         }
         if let Err(why) = simple_json_path(&c.json_path) {
             sink.at(

@@ -59,10 +59,10 @@ fn compact(v: &Value) -> String {
 /// schema, which prunes every field of an object), as `.a.b`; `None` when pruning keeps
 /// `v` as it is.
 fn unknown_field(v: &Value, s: Option<&JSONSchemaProps>, at: &str) -> Option<String> {
-    if let Some(s) = s {
-        if is_true(s.x_kubernetes_preserve_unknown_fields) {
-            return keep_unknown(v, s, at);
-        }
+    if let Some(s) = s
+        && is_true(s.x_kubernetes_preserve_unknown_fields)
+    {
+        return keep_unknown(v, s, at);
     }
     match v {
         Value::Object(o) => {
@@ -121,10 +121,10 @@ fn keep_unknown(v: &Value, s: &JSONSchemaProps, at: &str) -> Option<String> {
                     (None, Some(JSONSchemaPropsOrBool::Bool(_))) => Some(None),
                     (None, None) => None,
                 };
-                if let Some(sub) = sub {
-                    if let Some(u) = unknown_field(x, sub, &here) {
-                        return Some(u);
-                    }
+                if let Some(sub) = sub
+                    && let Some(u) = unknown_field(x, sub, &here)
+                {
+                    return Some(u);
                 }
             }
             None
@@ -159,15 +159,15 @@ pub fn conforms(v: &Value, s: &JSONSchemaProps) -> Result<(), String> {
             return Err(format!("{} is not of type {ty}", compact(v)));
         }
     }
-    if let Some(e) = &s.enum_ {
-        if !e.iter().any(|x| same(&x.0, v)) {
-            let allowed: Vec<String> = e.iter().map(|x| x.0.to_string()).collect();
-            return Err(format!(
-                "{} is not one of the enum values [{}]",
-                compact(v),
-                allowed.join(", ")
-            ));
-        }
+    if let Some(e) = &s.enum_
+        && !e.iter().any(|x| same(&x.0, v))
+    {
+        let allowed: Vec<String> = e.iter().map(|x| x.0.to_string()).collect();
+        return Err(format!(
+            "{} is not one of the enum values [{}]",
+            compact(v),
+            allowed.join(", ")
+        ));
     }
     if let Some(n) = v.as_f64() {
         number(v, n, s)?;
@@ -221,13 +221,14 @@ pub fn conforms(v: &Value, s: &JSONSchemaProps) -> Result<(), String> {
             conforms(v, b).map_err(|e| format!("allOf[{i}]: {e}"))?;
         }
     }
-    if let Some(any) = &s.any_of {
-        if !any.is_empty() && !any.iter().any(|b| conforms(v, b).is_ok()) {
-            return Err(format!(
-                "{} matches none of the anyOf alternatives",
-                compact(v)
-            ));
-        }
+    if let Some(any) = &s.any_of
+        && !any.is_empty()
+        && !any.iter().any(|b| conforms(v, b).is_ok())
+    {
+        return Err(format!(
+            "{} matches none of the anyOf alternatives",
+            compact(v)
+        ));
     }
     if let Some(one) = &s.one_of {
         let n = one.iter().filter(|b| conforms(v, b).is_ok()).count();
@@ -238,10 +239,10 @@ pub fn conforms(v: &Value, s: &JSONSchemaProps) -> Result<(), String> {
             ));
         }
     }
-    if let Some(not) = &s.not {
-        if conforms(v, not).is_ok() {
-            return Err(format!("{} matches the `not` schema", compact(v)));
-        }
+    if let Some(not) = &s.not
+        && conforms(v, not).is_ok()
+    {
+        return Err(format!("{} matches the `not` schema", compact(v)));
     }
     Ok(())
 }
@@ -258,20 +259,22 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fn number(v: &Value, n: f64, s: &JSONSchemaProps) -> Result<(), String> {
-    if let Some(min) = s.minimum {
-        if n < min || (is_true(s.exclusive_minimum) && n == min) {
-            return Err(format!("{v} is below the minimum {min}"));
-        }
+    if let Some(min) = s.minimum
+        && (n < min || (is_true(s.exclusive_minimum) && n == min))
+    {
+        return Err(format!("{v} is below the minimum {min}"));
     }
-    if let Some(max) = s.maximum {
-        if n > max || (is_true(s.exclusive_maximum) && n == max) {
-            return Err(format!("{v} is above the maximum {max}"));
-        }
+    if let Some(max) = s.maximum
+        && (n > max || (is_true(s.exclusive_maximum) && n == max))
+    {
+        return Err(format!("{v} is above the maximum {max}"));
     }
-    if let (Some(f), Some(i)) = (s.multiple_of, v.as_i64()) {
-        if f.fract() == 0.0 && f != 0.0 && i % (f as i64) != 0 {
-            return Err(format!("{v} is not a multiple of {f}"));
-        }
+    if let (Some(f), Some(i)) = (s.multiple_of, v.as_i64())
+        && f.fract() == 0.0
+        && f != 0.0
+        && i % (f as i64) != 0
+    {
+        return Err(format!("{v} is not a multiple of {f}"));
     }
     Ok(())
 }
@@ -288,10 +291,10 @@ fn string(text: &str, s: &JSONSchemaProps) -> Result<(), String> {
             "{text:?} has {len} characters, more than maxLength {m}"
         ));
     }
-    if let Some(pattern) = &s.pattern {
-        if matches_like_go(pattern, text) == Some(false) {
-            return Err(format!("{text:?} does not match the pattern {pattern:?}"));
-        }
+    if let Some(pattern) = &s.pattern
+        && matches_like_go(pattern, text) == Some(false)
+    {
+        return Err(format!("{text:?} does not match the pattern {pattern:?}"));
     }
     Ok(())
 }

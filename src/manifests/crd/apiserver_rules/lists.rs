@@ -52,23 +52,23 @@ pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
             ),
         )
         .help("put the list type on a Vec field");
-    } else if lt == "set" {
-        if let Some(is) = items(s) {
-            match is.type_.as_deref() {
-                Some("array")
-                    if is
-                        .x_kubernetes_list_type
-                        .as_deref()
-                        .is_some_and(|t| t != "atomic") =>
-                {
-                    sink.schema(&p.child(Step::Items), "the items of a list of type set that are lists must be x-kubernetes-list-type: atomic");
-                }
-                Some("object") if is.x_kubernetes_map_type.as_deref() != Some("atomic") => {
-                    sink.schema(&p.child(Step::Items), "the items of a list of type set that are objects must be x-kubernetes-map-type: atomic")
-                        .help("use a set of scalars, or a list of type map keyed by a field of the items (#[x_kube(merge_strategy = ListMerge::Map(vec![\"name\".into()]))])");
-                }
-                _ => {}
+    } else if lt == "set"
+        && let Some(is) = items(s)
+    {
+        match is.type_.as_deref() {
+            Some("array")
+                if is
+                    .x_kubernetes_list_type
+                    .as_deref()
+                    .is_some_and(|t| t != "atomic") =>
+            {
+                sink.schema(&p.child(Step::Items), "the items of a list of type set that are lists must be x-kubernetes-list-type: atomic");
             }
+            Some("object") if is.x_kubernetes_map_type.as_deref() != Some("atomic") => {
+                sink.schema(&p.child(Step::Items), "the items of a list of type set that are objects must be x-kubernetes-map-type: atomic")
+                        .help("use a set of scalars, or a list of type map keyed by a field of the items (#[x_kube(merge_strategy = ListMerge::Map(vec![\"name\".into()]))])");
+            }
+            _ => {}
         }
     }
     if !matches!(lt, "atomic" | "set" | "map") {

@@ -56,13 +56,13 @@ pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
     }
     let props = s.properties.as_ref();
     for key in ["kind", "apiVersion"] {
-        if let Some(k) = props.and_then(|p| p.get(key)) {
-            if k.type_.as_deref() != Some("string") {
-                sink.schema(
-                    &p.child(Step::Property(key.into())),
-                    format!("`{key}` of a Kubernetes object must be of type string"),
-                );
-            }
+        if let Some(k) = props.and_then(|p| p.get(key))
+            && k.type_.as_deref() != Some("string")
+        {
+            sink.schema(
+                &p.child(Step::Property(key.into())),
+                format!("`{key}` of a Kubernetes object must be of type string"),
+            );
         }
     }
     let Some(meta) = props.and_then(|p| p.get("metadata")) else {

@@ -19,13 +19,13 @@ pub(super) fn check(crd: &CustomResourceDefinition) -> Vec<Violation> {
             help: Some(help.to_string()),
         })
     };
-    if let Some(name) = &crd.metadata.name {
-        if let Err(why) = dns1123_subdomain(name) {
-            add(
-                format!("the CRD's name {name:?} (plural.group) {why}"),
-                "shorten the plural (#[kube(plural = \"...\")]) or the group",
-            );
-        }
+    if let Some(name) = &crd.metadata.name
+        && let Err(why) = dns1123_subdomain(name)
+    {
+        add(
+            format!("the CRD's name {name:?} (plural.group) {why}"),
+            "shorten the plural (#[kube(plural = \"...\")]) or the group",
+        );
     }
     // The API server fills in `<Kind>List` when the CRD names none, as kube-derive's do.
     let n = &crd.spec.names;

@@ -118,11 +118,11 @@ fn keywords(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {
         .construct("`x-kubernetes-preserve-unknown-fields: false`")
         .help("remove the extension: pruning unknown fields is the default");
     }
-    if let Some(pattern) = &s.pattern {
-        if let Some(why) = go_rejects_pattern(pattern) {
-            sink.schema(p, format!("the pattern {pattern:?} is not a regular expression Go accepts ({why})"))
+    if let Some(pattern) = &s.pattern
+        && let Some(why) = go_rejects_pattern(pattern)
+    {
+        sink.schema(p, format!("the pattern {pattern:?} is not a regular expression Go accepts ({why})"))
                 .help("Go's RE2 has no look-around and no backreferences; rewrite the pattern, or check the value in an x-kubernetes-validations rule");
-        }
     }
 }
 

@@ -268,7 +268,8 @@ fn a_struct_with_a_serde_tag_writes_the_tag_in_its_default() {
     );
     assert_eq!(d.cause, Cause::Invalid);
     assert!(
-        d.message.contains(r#"the default {"kind":"tagged","n":0} has the field .kind"#),
+        d.message
+            .contains(r#"the default {"kind":"tagged","n":0} has the field .kind"#),
         "{}",
         d.message
     );

@@ -91,20 +91,18 @@ impl<'c, 'a> Deriver<'c, 'a> {
         input: &syn::DeriveInput,
     ) -> R<Eval> {
         // Fully transparent: forward everything, including `is_option`.
-        if let Some(With::Type(ty)) = &cattrs.with {
-            if cattrs.common.is_default() {
-                return self.ty(m, ty);
-            }
+        if let Some(With::Type(ty)) = &cattrs.with
+            && cattrs.common.is_default()
+        {
+            return self.ty(m, ty);
         }
-        if cont.attrs.transparent() {
-            if let serde_ast::Data::Struct(_, fields) = &cont.data {
-                if let Some(f) = fields.iter().find(|f| f.attrs.transparent()) {
-                    let fa =
-                        attrs::field_attrs(&f.original.attrs).map_err(|e| self.syn_error(m, e))?;
-                    if cattrs.common.is_default() && fa.is_default() {
-                        return self.ty(m, f.ty);
-                    }
-                }
+        if cont.attrs.transparent()
+            && let serde_ast::Data::Struct(_, fields) = &cont.data
+            && let Some(f) = fields.iter().find(|f| f.attrs.transparent())
+        {
+            let fa = attrs::field_attrs(&f.original.attrs).map_err(|e| self.syn_error(m, e))?;
+            if cattrs.common.is_default() && fa.is_default() {
+                return self.ty(m, f.ty);
             }
         }
         let mut schema = if let Some(with) = &cattrs.with {

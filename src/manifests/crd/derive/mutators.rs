@@ -138,14 +138,13 @@ impl<'c, 'a> Deriver<'c, 'a> {
         if let Some(f) = v.format {
             schema.insert("format".into(), f.into());
         }
-        if let Some(inner) = &v.inner {
-            if let Some(items) = schema.get_mut("items") {
-                if let Ok(inner_schema) = <&mut Schema>::try_from(items) {
-                    let mut s = inner_schema.clone();
-                    self.validation_mutators(m, inner, &mut s)?;
-                    *inner_schema = s;
-                }
-            }
+        if let Some(inner) = &v.inner
+            && let Some(items) = schema.get_mut("items")
+            && let Ok(inner_schema) = <&mut Schema>::try_from(items)
+        {
+            let mut s = inner_schema.clone();
+            self.validation_mutators(m, inner, &mut s)?;
+            *inner_schema = s;
         }
         Ok(())
     }

@@ -183,21 +183,21 @@ pub fn rule_expr(krate: &Crate<'_>, m: ModId, e: &syn::Expr) -> Result<kube_core
 }
 
 fn message_expr(krate: &Crate<'_>, m: ModId, e: &syn::Expr) -> Result<kube_core::Message, String> {
-    if let syn::Expr::Call(c) = e {
-        if let syn::Expr::Path(p) = &*c.func {
-            let last = p
-                .path
-                .segments
-                .last()
-                .map(|s| s.ident.to_string())
-                .unwrap_or_default();
-            if let Some(a) = c.args.first() {
-                return match last.as_str() {
-                    "Expression" => Ok(kube_core::Message::Expression(lit_string(krate, m, a)?)),
-                    "Message" => Ok(kube_core::Message::Message(lit_string(krate, m, a)?)),
-                    _ => Err("unsupported message".into()),
-                };
-            }
+    if let syn::Expr::Call(c) = e
+        && let syn::Expr::Path(p) = &*c.func
+    {
+        let last = p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if let Some(a) = c.args.first() {
+            return match last.as_str() {
+                "Expression" => Ok(kube_core::Message::Expression(lit_string(krate, m, a)?)),
+                "Message" => Ok(kube_core::Message::Message(lit_string(krate, m, a)?)),
+                _ => Err("unsupported message".into()),
+            };
         }
     }
     Ok(kube_core::Message::Message(lit_string(krate, m, e)?))

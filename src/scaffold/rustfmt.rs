@@ -1,0 +1,243 @@
+//! Formatting generated Rust files with rustfmt, as Kubebuilder formats the Go files it writes,
+//! so a project stays `cargo fmt` clean however long its crate and kind names are.
+//!
+//! Starting rustfmt costs more than formatting a scaffold's files (through the rustup proxy,
+//! tens of milliseconds per process), so all files of a plan go to **one** rustfmt process: they
+//! are written to a temporary directory (outside the project) at their relative paths and
+//! formatted in place. rustfmt follows `mod name;` declarations and fails when the module's file
+//! is missing, so each declared module that is not among the files gets an empty stand-in file.
+//! When that run fails (a syntax error in one file, a `#[path]` module rustfmt cannot find), each
+//! file is formatted on its own through standard input, so the result is the same as formatting
+//! every file separately.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use ra_ap_rustc_lexer::{FrontmatterAllowed, TokenKind, tokenize};
+
+/// Formats `files` (relative path, text) with rustfmt for `edition`, using the rustfmt
+/// configuration that applies in `root` (a `rustfmt.toml` or `.rustfmt.toml` there or in a
+/// parent directory). Returns one entry per file, in order: the formatted text, or `None` when
+/// rustfmt is not installed or cannot format that file (the caller keeps the text unformatted,
+/// which still compiles).
+pub fn format_all(files: &[(&Path, &str)], edition: &str, root: &Path) -> Vec<Option<String>> {
+    let config = config_file(root);
+    if files.len() > 1
+        && let Some(formatted) = format_in_one_run(files, edition, config.as_deref())
+    {
+        return formatted;
+    }
+    files
+        .iter()
+        .map(|(_, text)| format_stdin(text, edition, root))
+        .collect()
+}
+
+/// The rustfmt configuration file that rustfmt would use for a file in `root`.
+fn config_file(root: &Path) -> Option<PathBuf> {
+    root.ancestors()
+        .flat_map(|dir| [dir.join("rustfmt.toml"), dir.join(".rustfmt.toml")])
+        .find(|p| p.is_file())
+}
+
+fn format_in_one_run(
+    files: &[(&Path, &str)],
+    edition: &str,
+    config: Option<&Path>,
+) -> Option<Vec<Option<String>>> {
+    let tmp = tempfile::Builder::new()
+        .prefix("rsbuilder-fmt-")
+        .tempdir()
+        .ok()?;
+    let write = |rel: &Path, text: &str| -> Option<()> {
+        let abs = tmp.path().join(rel);
+        std::fs::create_dir_all(abs.parent()?).ok()?;
+        std::fs::write(abs, text).ok()
+    };
+    for (rel, text) in files {
+        if !is_plain_relative(rel) {
+            return None;
+        }
+        // rustfmt's default `newline_style = "Auto"` keeps a file's CRLF line endings but
+        // writes LF for standard input; LF in makes both the same.
+        write(rel, &text.replace("\r\n", "\n"))?;
+    }
+    for (rel, text) in files {
+        for name in out_of_line_modules(text) {
+            // Per directory rustfmt may search, `name.rs` or `name/mod.rs` (never both,
+            // which rustfmt refuses).
+            for pair in module_candidates(rel, &name).chunks(2) {
+                if !pair.iter().any(|c| tmp.path().join(c).exists()) {
+                    write(&pair[0], "")?;
+                }
+            }
+        }
+    }
+    let mut cmd = Command::new("rustfmt");
+    cmd.args(["--edition", edition])
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(config) = config {
+        cmd.arg("--config-path").arg(config);
+    }
+    cmd.args(files.iter().map(|(rel, _)| rel));
+    if !cmd.status().ok()?.success() {
+        return None;
+    }
+    files
+        .iter()
+        .map(|(rel, _)| {
+            std::fs::read_to_string(tmp.path().join(rel))
+                .ok()
+                .map(|s| Some(s).filter(|s| !s.trim().is_empty()))
+        })
+        .collect()
+}
+
+fn is_plain_relative(rel: &Path) -> bool {
+    !rel.as_os_str().is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// The names of `mod name;` declarations in `text` (lexed, so comments and strings do not
+/// count; raw identifiers lose their `r#`).
+fn out_of_line_modules(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    // The last two tokens that are not whitespace or comments.
+    let mut last: [Option<(TokenKind, &str)>; 2] = [None, None];
+    let mut offset = 0;
+    for token in tokenize(text, FrontmatterAllowed::No) {
+        let len = token.len as usize;
+        let src = &text[offset..offset + len];
+        offset += len;
+        match token.kind {
+            TokenKind::Whitespace
+            | TokenKind::LineComment { .. }
+            | TokenKind::BlockComment { .. } => continue,
+            TokenKind::Semi => {
+                if let [
+                    Some((TokenKind::Ident, "mod")),
+                    Some((TokenKind::Ident | TokenKind::RawIdent, name)),
+                ] = last
+                {
+                    names.push(name.trim_start_matches("r#").to_owned());
+                }
+            }
+            _ => {}
+        }
+        last = [last[1], Some((token.kind, src))];
+    }
+    names
+}
+
+/// Where rustfmt may look for the file of `mod name;` declared in `rel`: next to it (for
+/// `lib.rs`, `main.rs`, `mod.rs` and files rustfmt takes as crate roots) and in the directory
+/// named after it (for other files), each as `name.rs` and `name/mod.rs`.
+fn module_candidates(rel: &Path, name: &str) -> Vec<PathBuf> {
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    let mut dirs = vec![parent.to_path_buf()];
+    if let Some(stem) = rel.file_stem()
+        && !matches!(stem.to_str(), Some("lib" | "main" | "mod"))
+    {
+        dirs.push(parent.join(stem));
+    }
+    dirs.iter()
+        .flat_map(|d| [d.join(format!("{name}.rs")), d.join(name).join("mod.rs")])
+        .collect()
+}
+
+/// `text` formatted by one rustfmt process reading standard input, run in `root` so the
+/// project's rustfmt.toml applies; `None` when rustfmt is missing or fails.
+pub fn format_stdin(text: &str, edition: &str, root: &Path) -> Option<String> {
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", edition])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let input = text.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().ok()?;
+    writer.join().ok()?.ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_declarations_are_found_by_syntax() {
+        let text = "pub mod a;\n// mod b;\nmod r#type;\nmod inline { }\nconst S: &str = \"mod c;\";\n#[cfg(test)]\nmod tests;\n";
+        assert_eq!(out_of_line_modules(text), ["a", "type", "tests"]);
+    }
+
+    #[test]
+    fn candidates_follow_rustfmt_module_lookup() {
+        assert_eq!(
+            module_candidates(Path::new("src/lib.rs"), "api"),
+            [PathBuf::from("src/api.rs"), PathBuf::from("src/api/mod.rs")]
+        );
+        assert_eq!(
+            module_candidates(Path::new("src/webhook.rs"), "v1"),
+            [
+                PathBuf::from("src/v1.rs"),
+                PathBuf::from("src/v1/mod.rs"),
+                PathBuf::from("src/webhook/v1.rs"),
+                PathBuf::from("src/webhook/v1/mod.rs"),
+            ]
+        );
+    }
+
+    /// One run gives what separate runs give, including for files whose modules are missing
+    /// and when one file does not parse (then every file falls back to its own run).
+    #[test]
+    fn one_run_formats_like_separate_runs() {
+        if format_stdin("fn main() {}\n", "2024", Path::new(".")).is_none() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "rustfmt is needed under CI=true"
+            );
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let lib = "pub mod missing;\npub   mod manager;\nfn  f( ) -> u8 { 1 }\n";
+        let manager = "pub fn   run( a: u8 )->u8{a}\r\n#[cfg(test)]\r\nmod tests;\r\n";
+        let broken = "fn ( {\n";
+        let files = [
+            (Path::new("src/lib.rs"), lib),
+            (Path::new("src/manager.rs"), manager),
+        ];
+        assert!(
+            format_in_one_run(&files, "2024", None).is_some(),
+            "one run for both files"
+        );
+        let one = format_all(&files, "2024", root.path());
+        let separate: Vec<_> = files
+            .iter()
+            .map(|(_, t)| format_stdin(t, "2024", root.path()))
+            .collect();
+        assert_eq!(one, separate);
+        assert_eq!(
+            one[0].as_deref(),
+            Some("pub mod manager;\npub mod missing;\nfn f() -> u8 {\n    1\n}\n")
+        );
+        let with_broken = [files[0], (Path::new("src/broken.rs"), broken)];
+        let out = format_all(&with_broken, "2024", root.path());
+        assert_eq!(out[0], separate[0]);
+        assert_eq!(out[1], None);
+    }
+}
