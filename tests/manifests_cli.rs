@@ -324,6 +324,66 @@ pub enum Mixed {{
         );
 }
 
+/// A schema the API server rejects is reported at each field that breaks a rule, nested types
+/// included, all in one run and in source order.
+#[test]
+fn every_rejected_field_is_reported_at_its_own_line_in_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = format!(
+        "{HEADER}
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Trio\")]
+pub struct TrioSpec {{
+    pub name: String,
+    pub raw: serde_json::Value,
+    #[serde(default = \"zero\")]
+    #[schemars(range(min = 1))]
+    pub replicas: i32,
+    pub inner: Inner,
+}}
+
+fn zero() -> i32 {{
+    0
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub struct Inner {{
+    pub pair: (String, i32),
+}}
+"
+    );
+    let f = write(tmp.path(), "trio.rs", &src);
+    let out = tmp.path().join("out");
+    let assert = rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--paths"])
+        .arg(&f)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    let at = |line: usize, what: &str| {
+        let needle = format!("{}:{line}:9: ", f.display());
+        let i = stderr
+            .find(&needle)
+            .unwrap_or_else(|| panic!("no error at line {line}:\n{stderr}"));
+        let rest = &stderr[i..];
+        let first_line = rest.lines().next().unwrap();
+        assert!(first_line.contains(what), "{first_line}");
+        i
+    };
+    let raw = at(9, "at .spec.raw");
+    let replicas = at(12, "the default 0 does not validate against its own schema");
+    let pair = at(22, "at .spec.inner.pair");
+    assert!(raw < replicas && replicas < pair, "{stderr}");
+    assert!(
+        stderr.contains("3 errors; not generated: Trio.example.com"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("error: ").count(), 4, "{stderr}");
+    assert!(!out.join("crd").exists());
+}
+
 #[test]
 fn without_src_the_error_names_the_directory_and_the_flags() {
     let tmp = tempfile::tempdir().unwrap();

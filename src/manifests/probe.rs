@@ -798,7 +798,27 @@ fn kind_from_output(
             )]);
         }
         match serde_json::from_value::<CustomResourceDefinition>(value.clone()) {
-            Ok(c) => crds.push(c),
+            Ok(c) => {
+                // A compiled kind meets the API server's rules too; without the deriver's
+                // source map, the diagnostics point at the spec type.
+                let broken = crate::manifests::crd::apiserver_rules::check(&c);
+                if !broken.is_empty() {
+                    return Err(broken
+                        .iter()
+                        .map(|b| {
+                            at_site(
+                                v,
+                                format!(
+                                    "{}: the compiled crd() of {key} gives a CRD the API server rejects: {b}",
+                                    req.name
+                                ),
+                                b.help.clone(),
+                            )
+                        })
+                        .collect());
+                }
+                crds.push(c)
+            }
             Err(e) => {
                 return Err(vec![at_site(
                     v,
@@ -867,6 +887,57 @@ fn kind_from_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compiled_crd_the_api_server_rejects_is_refused_at_the_spec_type() {
+        let site = VersionSite {
+            version: "v1".into(),
+            file: PathBuf::from("src/api.rs"),
+            line: 7,
+            crate_root: PathBuf::from("src/lib.rs"),
+            rust_path: vec!["api".into(), "Thing".into()],
+            private: None,
+        };
+        let req = Request {
+            name: "Thing.t.example.com".into(),
+            versions: vec![site],
+            storage: None,
+            verify: false,
+        };
+        let crd = |spec: Value| {
+            serde_json::json!({
+                "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "things.t.example.com"},
+                "spec": {"group": "t.example.com", "scope": "Namespaced",
+                    "names": {"kind": "Thing", "plural": "things"},
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}
+            })
+        };
+        let ok = BTreeMap::from([(
+            "api::Thing".to_string(),
+            crd(serde_json::json!({"type": "object"})),
+        )]);
+        assert!(kind_from_output(&req, &ok).is_ok());
+        let bad = BTreeMap::from([(
+            "api::Thing".to_string(),
+            crd(serde_json::json!({"type": "object", "properties": {"raw": {}}})),
+        )]);
+        let diags = kind_from_output(&req, &bad).unwrap_err();
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(
+            (diags[0].line, diags[0].cause),
+            (7, crate::manifests::diag::Cause::Invalid)
+        );
+        assert!(
+            diags[0]
+                .message
+                .contains("gives a CRD the API server rejects")
+                && diags[0].message.contains("at .spec.raw"),
+            "{}",
+            diags[0].message
+        );
+    }
 
     #[test]
     fn compiler_errors_are_trimmed_to_the_errors() {

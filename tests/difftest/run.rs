@@ -79,30 +79,6 @@ impl Outcome {
     }
 }
 
-/// The class of API-server rule a rejection belongs to, when enforcing it in rsbuilder is
-/// still pending (issue 13 item 5); `None` for the rules rsbuilder already enforces.
-pub fn pending_class(why_invalid: &str) -> Option<&'static str> {
-    if why_invalid.contains(".default: ") {
-        Some(
-            "defaults must validate against their schema (API server); rsbuilder passes them through",
-        )
-    } else if why_invalid.contains("selectableFields") {
-        Some(
-            "selectable fields must name a scalar field of the schema (API server); rsbuilder passes them through",
-        )
-    } else if why_invalid.contains("list map key") || why_invalid.contains("list of type") {
-        Some(
-            "list-map keys must be required or defaulted and not nullable (API server); rsbuilder passes them through",
-        )
-    } else if why_invalid.contains("items of a set") {
-        Some(
-            "the object or array items of a list of type set must be atomic (API server); rsbuilder passes them through",
-        )
-    } else {
-        None
-    }
-}
-
 /// A message with its specifics (names in backticks or quotes, numbers) taken out, so that
 /// one kind of refusal is counted once.
 pub fn reason(message: &str) -> String {
@@ -438,16 +414,14 @@ pub struct Tally {
     pub refused: BTreeMap<String, (usize, String)>,
     /// Refused though `crd()` works, by cause and diagnostic: count and one example.
     pub gaps: BTreeMap<(String, String), (usize, String)>,
-    /// Silent mismatches in a class whose fix is pending elsewhere (see [`pending_class`]).
-    pub pending: BTreeMap<&'static str, Vec<(Case, Outcome)>>,
     /// Every other silent mismatch.
     pub mismatches: Vec<(Case, Outcome)>,
     pub not_compiled: Vec<(String, String)>,
 }
 
 impl Tally {
-    /// Counts one kind; `api_rules`: the pending API-server classes count as mismatches.
-    pub fn add(&mut self, case: &Case, outcome: &Outcome, api_rules: bool) {
+    /// Counts one kind.
+    pub fn add(&mut self, case: &Case, outcome: &Outcome) {
         self.kinds += 1;
         match outcome {
             Outcome::Equal => self.equal += 1,
@@ -489,24 +463,10 @@ impl Tally {
                     });
                 e.0 += 1;
             }
-            Outcome::Mismatch {
-                kind: MismatchKind::ApiServerRejects,
-                details,
-            } if !api_rules && pending_class(details).is_some() => {
-                self.pending
-                    .entry(pending_class(details).unwrap())
-                    .or_default()
-                    .push((case.clone(), outcome.clone()));
-            }
             Outcome::Mismatch { .. } => self.mismatches.push((case.clone(), outcome.clone())),
             Outcome::NotCompiled(e) => self.not_compiled.push((case.name.clone(), e.clone())),
         }
     }
-
-    pub fn pending_total(&self) -> usize {
-        self.pending.values().map(Vec::len).sum()
-    }
-
     pub fn refused_total(&self) -> usize {
         self.refused.values().map(|(n, _)| n).sum()
     }
@@ -520,13 +480,12 @@ impl Tally {
         let mut s = String::new();
         writeln!(
             s,
-            "kinds compared: {}; equal: {}; refused (invalid input): {}; coverage gaps (crd() works, rsbuilder refuses): {}; silent mismatches: {} (+ {} in classes pending issue 13 item 5); not compiled: {}",
+            "kinds compared: {}; equal: {}; refused (invalid input): {}; coverage gaps (crd() works, rsbuilder refuses): {}; silent mismatches: {}; not compiled: {}",
             self.kinds,
             self.equal,
             self.refused_total(),
             self.gaps_total(),
             self.mismatches.len(),
-            self.pending_total(),
             self.not_compiled.len()
         )
         .unwrap();
@@ -544,19 +503,6 @@ impl Tally {
             v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             for ((c, r), (n, example)) in v {
                 writeln!(s, "  {n:>6}  [{c}] {r}\n          e.g. {example}").unwrap();
-            }
-        }
-        for (class, cases) in &self.pending {
-            let names: Vec<&str> = cases.iter().take(8).map(|(c, _)| c.name.as_str()).collect();
-            writeln!(
-                s,
-                "\npending ({} kinds): {class}\n  e.g. {}",
-                cases.len(),
-                names.join(", ")
-            )
-            .unwrap();
-            if let Some((_, Outcome::Mismatch { details, .. })) = cases.first() {
-                writeln!(s, "  {}", details.lines().next().unwrap_or_default()).unwrap();
             }
         }
         for (case, outcome) in &self.mismatches {

@@ -9,7 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
 use super::GeneratedCrd;
-use super::derive::{Deriver, run_transforms};
+use super::apiserver_rules;
+use super::derive::{Deriver, Member, run_transforms};
 use super::kube_attrs::{self, KubeAttrs, SchemaMode};
 use super::resolve::ModId;
 use super::storage::StorageChoice;
@@ -78,13 +79,16 @@ pub fn one_version(
     let doc = docstr.strip_prefix(' ').unwrap_or(&docstr).to_string();
 
     let schema = match k.schema {
-        SchemaMode::Disabled => None,
+        SchemaMode::Disabled => {
+            d.take_root_sites();
+            None
+        }
         SchemaMode::Manual => {
             d.undecidable(
                 m,
                 ident.span(),
                 format!("#[kube(schema = \"manual\")]: crd() calls your hand-written `JsonSchema` impl of `{struct_name}`, which rsbuilder cannot run statically"),
-                Some("use the derived schema (remove `schema`), or `schema = \"disabled\"` (crd() then has no schema and rsbuilder emits `schema: {}` too)".into()),
+                Some("use the derived schema (remove `schema`); for content of any shape, type the spec's fields `serde_json::Value` with #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]".into()),
             );
             return None;
         }
@@ -110,27 +114,6 @@ pub fn one_version(
                 return None;
             }
             let value = schema.to_value();
-            if let Some(path) = find_ref(&value) {
-                d.error(
-                    m,
-                    ident.span(),
-                    format!("the schema of `{ident}` keeps a `$ref` at {path} (a recursive type): the API server rejects it, a CRD schema must be structural"),
-                    Some("break the cycle with a `serde_json::Value` field marked `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`".into()),
-                );
-                return None;
-            }
-            if let Some(found) = find_unsupported(&value) {
-                d.error(
-                    m,
-                    ident.span(),
-                    format!(
-                        "the schema of `{ident}` has {} at {}: the API server rejects the CRD ({})",
-                        found.construct, found.path, found.rule
-                    ),
-                    Some(found.help.into()),
-                );
-                return None;
-            }
             match serde_json::from_value::<apiext::JSONSchemaProps>(value) {
                 Ok(p) => Some(p),
                 Err(e) => {
@@ -232,12 +215,70 @@ pub fn one_version(
         },
         ..Default::default()
     };
+    let root_sites = d.take_root_sites();
+    let violations = apiserver_rules::check(&crd);
+    if !violations.is_empty() {
+        for v in &violations {
+            report(d, m, ident, &root_sites, v);
+        }
+        return None;
+    }
     Some(Found {
         module: m,
         ident: ident.clone(),
         attrs: k,
         crd,
     })
+}
+
+/// Reports a rule the API server enforces and `crd()`'s CRD breaks, at the field, variant or
+/// type the schema node comes from (the spec type `ident` when it cannot be told).
+fn report(
+    d: &mut Deriver<'_, '_>,
+    m: ModId,
+    ident: &syn::Ident,
+    root_sites: &[Member],
+    v: &apiserver_rules::Violation,
+) {
+    use apiserver_rules::Location;
+    let (module, span) = match &v.at {
+        Location::Schema(path) => d.locate(root_sites, path),
+        _ => None,
+    }
+    .unwrap_or((m, ident.span()));
+    let msg = match (&v.at, &v.construct) {
+        (Location::Schema(path), Some(c)) => format!(
+            "the schema of `{ident}` has {c} at {path}: the API server rejects the CRD ({})",
+            v.rule
+        ),
+        (Location::Schema(path), None) => format!(
+            "the schema of `{ident}` at {path} breaks a rule of the API server, which rejects the CRD: {}",
+            v.rule
+        ),
+        (Location::PrinterColumn(i), _) => format!(
+            "#[kube(printcolumn)] number {} of `{ident}`: {}; the API server rejects the CRD",
+            i + 1,
+            v.rule
+        ),
+        (Location::SelectableField(i), _) => format!(
+            "#[kube(selectable)] number {} of `{ident}`: {}; the API server rejects the CRD",
+            i + 1,
+            v.rule
+        ),
+        (Location::Scale, _) => format!(
+            "#[kube(scale)] of `{ident}`: {}; the API server rejects the CRD",
+            v.rule
+        ),
+        (Location::Version, _) => format!(
+            "version {} of `{ident}`: {}; the API server rejects the CRD",
+            v.version, v.rule
+        ),
+        (Location::Names, _) => format!(
+            "#[kube(group, kind, plural)] of `{ident}`: {}; the API server rejects the CRD",
+            v.rule
+        ),
+    };
+    d.error(module, span, msg, v.help.clone());
 }
 
 /// Checks the names `crd()` would put into the CRD against the rules the API server applies to
@@ -320,213 +361,6 @@ fn check_names(k: &KubeAttrs, singular: &str, plural: &str) -> Result<(), (Strin
         }
     }
     Ok(())
-}
-
-/// The JSON pointer of the first object holding `$ref` (depth first, keys in order), or "the
-/// root"; `None` when there is none. The pointer is built only for a hit.
-fn find_ref(v: &Value) -> Option<String> {
-    fn walk<'v>(v: &'v Value, path: &mut Vec<PathStep<'v>>) -> bool {
-        match v {
-            Value::Object(o) => {
-                if o.contains_key("$ref") {
-                    return true;
-                }
-                for (k, x) in o {
-                    path.push(PathStep::Key(k));
-                    if walk(x, path) {
-                        return true;
-                    }
-                    path.pop();
-                }
-                false
-            }
-            Value::Array(a) => {
-                for (i, x) in a.iter().enumerate() {
-                    path.push(PathStep::Index(i));
-                    if walk(x, path) {
-                        return true;
-                    }
-                    path.pop();
-                }
-                false
-            }
-            _ => false,
-        }
-    }
-    enum PathStep<'v> {
-        Key(&'v str),
-        Index(usize),
-    }
-    let mut path = Vec::new();
-    if !walk(v, &mut path) {
-        return None;
-    }
-    if path.is_empty() {
-        return Some("the root".into());
-    }
-    Some(path.iter().fold(String::new(), |mut s, step| {
-        s.push('/');
-        match step {
-            PathStep::Key(k) => s.push_str(k),
-            PathStep::Index(i) => s.push_str(&i.to_string()),
-        }
-        s
-    }))
-}
-
-/// A schema construct the API server forbids in a CRD, where it is, and how to avoid it.
-#[derive(Debug, PartialEq)]
-struct Unsupported {
-    /// The object path of the field in the custom resource (`.spec.ports[*]`), `the root`
-    /// for the whole object.
-    path: String,
-    /// What the schema holds there, in terms of the Rust type that led to it.
-    construct: &'static str,
-    /// The API server's rule.
-    rule: &'static str,
-    /// What to write instead.
-    help: &'static str,
-}
-
-/// The first schema construct (depth first, properties in order) that the API server's CRD
-/// validation forbids although kube-derive's `crd()` emits it, mirroring
-/// `ValidateCustomResourceDefinitionOpenAPISchema` of k8s.io/apiextensions-apiserver:
-/// `patternProperties` (a map with non-string keys), `items` given as a list or
-/// `additionalItems` (a tuple), `additionalProperties` next to `properties` (a flattened
-/// typed map), `type: null` (a unit field), `uniqueItems: true`, `definitions`,
-/// `dependencies`, and `x-kubernetes-preserve-unknown-fields: false`. `$ref` is
-/// [`find_ref`]'s. `None` when there is none.
-fn find_unsupported(v: &Value) -> Option<Unsupported> {
-    /// `field`: `v` is the schema of a field, map value or list item (where a structural
-    /// schema needs a type), not an `anyOf`/`oneOf`/`allOf`/`not` branch.
-    fn walk(v: &Value, path: &str, field: bool) -> Option<Unsupported> {
-        let o = v.as_object()?;
-        let at = |construct, rule, help| {
-            Some(Unsupported {
-                path: if path.is_empty() {
-                    "the root".into()
-                } else {
-                    path.to_owned()
-                },
-                construct,
-                rule,
-                help,
-            })
-        };
-        let untyped = !o.contains_key("type")
-            && o.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true))
-            && o.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true));
-        if field && untyped {
-            if o.get("enum")
-                .is_some_and(|e| e == &serde_json::json!([null]))
-            {
-                return at(
-                    "a field that can only be null (a unit type `()`), without a `type`",
-                    "type: must not be empty for specified object fields",
-                    "remove the field: it carries no data",
-                );
-            }
-            return at(
-                "a field without a `type` (a `serde_json::Value` gives `{}`)",
-                "type: must not be empty for specified object fields",
-                "for arbitrary JSON, mark the field #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]; else give it a concrete type",
-            );
-        }
-        if o.get("patternProperties")
-            .is_some_and(|p| p.as_object().is_none_or(|p| !p.is_empty()))
-        {
-            return at(
-                "a map whose keys are not strings (`patternProperties`)",
-                "patternProperties is not supported",
-                "key the map by String (`BTreeMap<String, V>`) and convert the keys in code: CRD maps have string keys",
-            );
-        }
-        if o.get("items").is_some_and(Value::is_array)
-            || o.contains_key("prefixItems")
-            || o.contains_key("additionalItems")
-        {
-            return at(
-                "a tuple (an array of fixed positions: `items` as a list)",
-                "items must be a schema object and not an array",
-                "use a struct with named fields, or a Vec of one type",
-            );
-        }
-        let has_properties = o
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|p| !p.is_empty());
-        if has_properties
-            && o.get("additionalProperties")
-                .is_some_and(|a| *a != Value::Bool(true))
-        {
-            return at(
-                "both `properties` and `additionalProperties` (a map flattened into a struct with #[serde(flatten)])",
-                "additionalProperties and properties are mutual exclusive",
-                "give the map a field of its own (`pub extra: BTreeMap<String, String>`), or flatten a `serde_json::Value` map, which kube-derive turns into x-kubernetes-preserve-unknown-fields",
-            );
-        }
-        if o.get("type") == Some(&Value::from("null")) {
-            return at(
-                "type `null` (a unit type such as `()`)",
-                "type cannot be set to null, use nullable as an alternative",
-                "remove the field, or make it an Option of a real type",
-            );
-        }
-        if o.get("uniqueItems") == Some(&Value::Bool(true)) {
-            return at(
-                "`uniqueItems: true`",
-                "uniqueItems cannot be set to true",
-                "drop uniqueItems; mark the list `x-kubernetes-list-type: set` with #[schemars(extend(...))] to have the API server check uniqueness",
-            );
-        }
-        if o.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(false)) {
-            return at(
-                "`x-kubernetes-preserve-unknown-fields: false`",
-                "x-kubernetes-preserve-unknown-fields must be true or undefined",
-                "remove the extension: pruning unknown fields is the default",
-            );
-        }
-        for key in ["definitions", "$defs", "dependencies"] {
-            if o.get(key)
-                .is_some_and(|d| d.as_object().is_none_or(|d| !d.is_empty()))
-            {
-                return at(
-                    "`definitions` or `dependencies`",
-                    "definitions and dependencies are not supported",
-                    "write the schema inline; see docs/attributes.md",
-                );
-            }
-        }
-        if let Some(props) = o.get("properties").and_then(Value::as_object) {
-            for (name, p) in props {
-                if let Some(found) = walk(p, &format!("{path}.{name}"), true) {
-                    return Some(found);
-                }
-            }
-        }
-        if let Some(a) = o.get("additionalProperties")
-            && let Some(found) = walk(a, &format!("{path}.*"), a.is_object())
-        {
-            return Some(found);
-        }
-        if let Some(i) = o.get("items")
-            && let Some(found) = walk(i, &format!("{path}[*]"), i.is_object())
-        {
-            return Some(found);
-        }
-        for key in ["allOf", "anyOf", "oneOf"] {
-            for sub in o.get(key).and_then(Value::as_array).into_iter().flatten() {
-                if let Some(found) = walk(sub, path, false) {
-                    return Some(found);
-                }
-            }
-        }
-        if let Some(not) = o.get("not") {
-            return walk(not, path, false);
-        }
-        None
-    }
-    walk(v, "", true)
 }
 
 /// Merges the one-version CRDs of one kind (source order) as `merge_crds` does: the stored
@@ -706,85 +540,5 @@ pub fn merge_kind(
             );
             None
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Unsupported, find_ref, find_unsupported};
-    use serde_json::json;
-
-    #[test]
-    fn find_ref_names_the_first_reference() {
-        assert_eq!(find_ref(&json!({"type": "object"})), None);
-        assert_eq!(
-            find_ref(&json!({"$ref": "#/x"})).as_deref(),
-            Some("the root")
-        );
-        let v = json!({"properties": {"a": {"type": "string"}, "b": {"items": [{"type": "integer"}, {"$ref": "#/defs/Node"}]}}});
-        assert_eq!(find_ref(&v).as_deref(), Some("/properties/b/items/1"));
-    }
-
-    #[test]
-    fn find_unsupported_names_the_field_and_the_rule() {
-        assert_eq!(
-            find_unsupported(&json!({"type": "object", "properties": {"a": {"type": "string"}}})),
-            None
-        );
-        // A string-keyed map and `additionalProperties: true` beside properties are fine.
-        let fine = json!({"type": "object", "properties": {
-            "m": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "f": {"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": true},
-        }});
-        assert_eq!(find_unsupported(&fine), None);
-        let v = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
-            "ok": {"type": "string"},
-            "ports": {"type": "array", "items": {"type": "object", "properties": {
-                "byId": {"type": "object", "patternProperties": {"^-?\\d+$": {"type": "string"}}, "additionalProperties": false},
-            }}},
-        }}}});
-        let found = find_unsupported(&v).unwrap();
-        assert_eq!(found.path, ".spec.ports[*].byId");
-        assert_eq!(found.rule, "patternProperties is not supported");
-        let tuple = json!({"type": "object", "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}});
-        assert_eq!(find_unsupported(&tuple).unwrap().path, ".pair");
-        assert_eq!(
-            find_unsupported(&tuple).unwrap().rule,
-            "items must be a schema object and not an array"
-        );
-        let flattened = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}});
-        assert_eq!(
-            find_unsupported(&flattened),
-            Some(Unsupported {
-                path: "the root".into(),
-                construct: "both `properties` and `additionalProperties` (a map flattened into a struct with #[serde(flatten)])",
-                rule: "additionalProperties and properties are mutual exclusive",
-                help: "give the map a field of its own (`pub extra: BTreeMap<String, String>`), or flatten a `serde_json::Value` map, which kube-derive turns into x-kubernetes-preserve-unknown-fields",
-            })
-        );
-        let unit = json!({"type": "object", "properties": {"u": {"type": "string", "anyOf": [{"type": "null"}]}}});
-        assert_eq!(find_unsupported(&unit).unwrap().path, ".u");
-        // Fields need a type, unless int-or-string or preserve-unknown-fields; branches of
-        // anyOf/oneOf do not.
-        let untyped = json!({"type": "object", "properties": {
-            "q": {"x-kubernetes-int-or-string": true},
-            "raw": {"x-kubernetes-preserve-unknown-fields": true},
-            "e": {"type": "object", "oneOf": [{"required": ["a"]}], "properties": {"a": {"type": "string"}}},
-            "list": {"type": "array", "items": {}},
-        }});
-        let found = find_unsupported(&untyped).unwrap();
-        assert_eq!(found.path, ".list[*]");
-        assert_eq!(
-            found.rule,
-            "type: must not be empty for specified object fields"
-        );
-        let unit =
-            json!({"type": "object", "properties": {"u": {"enum": [null], "nullable": true}}});
-        assert!(
-            find_unsupported(&unit)
-                .unwrap()
-                .construct
-                .contains("unit type `()`")
-        );
     }
 }

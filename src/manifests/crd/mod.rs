@@ -28,6 +28,7 @@ use super::cfg::Cfg;
 use super::diag::Diagnostic;
 use super::source::SourceSet;
 
+pub mod apiserver_rules;
 pub mod assemble;
 pub mod attrs;
 pub mod defaults;
@@ -818,11 +819,11 @@ mod tests {
         let err = errors(&[(
             "x.rs",
             &format!(
-                "{CR}pub struct ThingSpec {{ #[serde(default = \"computed\")] pub n: i32 }}\nfn computed() -> i32 {{ let x = 2; x * 2 }}\n"
+                "{CR}pub struct ThingSpec {{ #[serde(default = \"computed\")] pub n: i32 }}\nfn computed() -> i32 {{ std::process::id() as i32 }}\n"
             ),
         )]);
         assert!(
-            err.contains("x.rs:6:") && err.contains("function `computed`"),
+            err.contains("x.rs:6:") && err.contains("`std::process::id()` (x.rs:7)"),
             "{err}"
         );
     }
@@ -932,15 +933,62 @@ mod tests {
     }
 
     #[test]
+    fn api_server_rules_point_at_the_field_through_flatten_variants_and_maps() {
+        let err = errors(&[(
+            "x.rs",
+            &format!(
+                "{CR}pub struct ThingSpec {{
+    #[serde(flatten)]
+    pub base: Base,
+    pub mode: Mode,
+    pub map: std::collections::BTreeMap<String, Vec<Item>>,
+}}
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub struct Base {{
+    pub raw: serde_json::Value,
+}}
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub enum Mode {{
+    Fast {{
+        blob: serde_json::Value,
+    }},
+}}
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub struct Item {{
+    pub unit: (),
+}}
+"
+            ),
+        )]);
+        let at: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("x.rs:"))
+            .map(|l| l.split(": ").next().unwrap())
+            .collect();
+        assert_eq!(at, ["x.rs:14:9", "x.rs:19:9", "x.rs:24:9"], "{err}");
+        assert!(err.contains("at .spec.raw"), "{err}");
+        assert!(err.contains("at .spec.mode.Fast.blob"), "{err}");
+        assert!(err.contains("at .spec.map.*[*].unit"), "{err}");
+    }
+
+    #[test]
     fn schema_modes_and_scale_without_status() {
         let crds = run(&[(
             "x.rs",
-            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"disabled\", scale = r#\"{\"specReplicasPath\":\".spec.r\",\"statusReplicasPath\":\".status.r\"}\"#)]\npub struct ThingSpec { pub r: i32 }\n",
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", scale = r#\"{\"specReplicasPath\":\".spec.r\",\"statusReplicasPath\":\".status.r\"}\"#)]\npub struct ThingSpec { pub r: i32 }\n",
         )])
         .unwrap();
         let v = serde_json::to_value(&crds[0].crd).unwrap();
-        assert_eq!(v["spec"]["versions"][0]["schema"], json!({}));
         assert!(v["spec"]["versions"][0].get("subresources").is_none());
+        // Without a schema, crd()'s CRD is one the API server refuses.
+        let err = errors(&[(
+            "x.rs",
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"disabled\")]\npub struct ThingSpec { pub r: i32 }\n",
+        )]);
+        assert!(
+            err.starts_with("x.rs:6:12: version v1 of `ThingSpec`: there is no openAPIV3Schema"),
+            "{err}"
+        );
         let err = errors(&[(
             "x.rs",
             "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\", schema = \"manual\")]\npub struct ThingSpec { pub r: i32 }\n",
@@ -1170,6 +1218,15 @@ mod tests {
         let err =
             with(r#"group = "t.example.com", version = "v1", kind = "Thing", shortname = "T""#);
         assert!(err.contains("#[kube(shortname = \"T\")]"), "{err}");
+        // The list kind the API server derives must fit a label too.
+        let err = with(&format!(
+            "group = \"t.example.com\", version = \"v1\", kind = \"{}\"",
+            "K".repeat(60)
+        ));
+        assert!(
+            err.contains("the list kind") && err.contains("no more than 63 characters"),
+            "{err}"
+        );
         // With `root`, the kind needs no identifier shape, only the API server's.
         let ok = run(&[(
             "x.rs",

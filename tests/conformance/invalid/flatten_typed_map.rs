@@ -1,6 +1,6 @@
 // expect-error: additionalproperties
 // expect-error: #[serde(flatten)]
-// expect-line: 15
+// expect-line: 18
 // crd: rejected
 // crd-contains: "additionalProperties":{"type":"string"}
 // crd() succeeds, but a map of strings flattened into a struct gives the struct both

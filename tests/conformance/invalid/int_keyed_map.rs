@@ -1,6 +1,6 @@
 // expect-error: patternproperties
 // expect-error: key the map by string
-// expect-line: 16
+// expect-line: 17
 // crd: rejected
 // crd-contains: "patternProperties"
 // crd() succeeds, but schemars describes a map with integer keys by `patternProperties`,

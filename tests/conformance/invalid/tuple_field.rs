@@ -1,6 +1,6 @@
 // expect-error: tuple
 // expect-error: items must be a schema object
-// expect-line: 15
+// expect-line: 17
 // crd: rejected
 // crd-contains: "items":[
 // crd() succeeds, but a tuple's schema lists one `items` schema per position, and the API

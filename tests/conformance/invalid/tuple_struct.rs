@@ -1,6 +1,6 @@
 // expect-error: tuple
 // expect-error: .spec.origin
-// expect-line: 14
+// expect-line: 15
 // crd: rejected
 // crd-contains: "items":[
 // crd() succeeds, but a tuple struct of several fields is a fixed-position array, whose

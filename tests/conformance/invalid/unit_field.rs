@@ -1,5 +1,5 @@
 // expect-error: can only be null
-// expect-line: 13
+// expect-line: 15
 // crd: rejected
 // crd-contains: "enum":[null]
 // crd() succeeds, but a unit struct (or `()`) field's schema is only `enum: [null]`, with no

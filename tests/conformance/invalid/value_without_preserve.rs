@@ -1,6 +1,6 @@
 // expect-error: without a `type`
 // expect-error: x-kubernetes-preserve-unknown-fields
-// expect-line: 14
+// expect-line: 16
 // crd: rejected
 // crd-contains: "payload":{}
 // crd() succeeds, but a bare serde_json::Value field has the schema `{}`; the API server

@@ -146,21 +146,10 @@ impl<'c, 'a> Deriver<'c, 'a> {
         with: &With,
         at: &dyn quote::ToTokens,
     ) -> R<Eval> {
-        use syn::spanned::Spanned;
+        let _ = at;
         match with {
             With::Type(ty) => self.ty(m, ty),
-            With::Function(path) => {
-                let text = quote::ToTokens::to_token_stream(path)
-                    .to_string()
-                    .replace(' ', "");
-                let _ = at;
-                Err(self.undecidable(
-                    m,
-                    path.span(),
-                    format!("`schema_with = \"{text}\"` calls a function at compile time that rsbuilder cannot evaluate statically"),
-                    Some("use `#[schemars(with = \"Type\")]` with a type whose schema is the one you want".into()),
-                ))
-            }
+            With::Function(path) => self.schema_fn(m, path),
         }
     }
 
@@ -247,11 +236,19 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     continue;
                 }
             };
+            let span = f
+                .original
+                .ident
+                .as_ref()
+                .map(|i| i.span())
+                .unwrap_or_else(|| f.original.ty.span());
             if f.attrs.flatten() {
+                self.site_open();
                 let eval = match &fa.with {
                     Some(w) => self.with_schema(m, w, f.original),
                     None => self.ty(m, f.ty),
                 };
+                self.site_close(None, m, span);
                 let Ok(eval) = eval else {
                     failed = true;
                     continue;
@@ -260,10 +257,13 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 schemars::_private::flatten(&mut schema, flat);
                 continue;
             }
+            self.site_open();
             let eval = match &fa.with {
                 Some(w) => self.with_schema(m, w, f.original),
                 None => self.ty(m, f.ty),
             };
+            let name = f.attrs.name().deserialize_name().to_string();
+            self.site_close(Some(name), m, span);
             let Ok(eval) = eval else {
                 failed = true;
                 continue;
@@ -288,13 +288,21 @@ impl<'c, 'a> Deriver<'c, 'a> {
                         sub.insert("default".into(), v);
                     }
                     Ok(None) => {}
-                    Err(msg) => {
-                        self.undecidable(
-                            m,
-                            f.original.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| f.original.ty.span()),
-                            format!("the #[serde(default)] value of this field cannot be computed statically: {msg}"),
-                            Some("use a literal or a simple constructor in the default function (e.g. `fn default_x() -> i32 { 3 }`), or derive Default".into()),
-                        );
+                    Err(e) => {
+                        match e.cause {
+                            crate::manifests::diag::Cause::Invalid => self.error(
+                                m,
+                                span,
+                                format!("the #[serde(default)] value of this field is not valid Rust: {}", e.message),
+                                Some("fix the expression; rustc rejects it too".into()),
+                            ),
+                            crate::manifests::diag::Cause::NeedsCompile => self.undecidable(
+                                m,
+                                span,
+                                format!("the #[serde(default)] value of this field cannot be computed statically: {}", e.message),
+                                Some("`manifests --evaluate auto` (the default) compiles a probe for this kind; to keep it static, write the default with the forms docs/attributes.md lists under \"What the evaluator accepts\"".into()),
+                            ),
+                        };
                         failed = true;
                         continue;
                     }

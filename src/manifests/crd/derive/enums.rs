@@ -254,8 +254,24 @@ impl<'c, 'a> Deriver<'c, 'a> {
         }
     }
 
-    /// `expr_for_untagged_enum_variant`.
+    /// `expr_for_untagged_enum_variant`, its source place recorded: a tagged variant is the
+    /// property of its name, an untagged one adds to the enclosing object.
     pub(super) fn untagged_variant(
+        &mut self,
+        m: ModId,
+        v: &serde_ast::Variant,
+        va: &attrs::VariantAttrs,
+        deny: bool,
+        actually_untagged: bool,
+    ) -> R<Schema> {
+        self.site_open();
+        let s = self.variant_schema(m, v, va, deny, actually_untagged);
+        let name = (!actually_untagged).then(|| v.attrs.name().deserialize_name().to_string());
+        self.site_close(name, m, v.ident.span());
+        s
+    }
+
+    fn variant_schema(
         &mut self,
         m: ModId,
         v: &serde_ast::Variant,

@@ -19,10 +19,13 @@ mod container;
 mod enums;
 mod mutators;
 mod root;
+mod schema_fn;
+mod sites;
 mod transforms;
 mod types;
 mod x_kube;
 
+pub use sites::{Member, TypeKey};
 pub use transforms::run_transforms;
 pub use x_kube::rule_expr;
 
@@ -46,6 +49,12 @@ pub struct Deriver<'c, 'a> {
     /// Schemas of parameterless known types (k8s-openapi, primitives), computed once per run:
     /// they depend only on the generator settings.
     leaves: HashMap<String, Eval>,
+    /// The source places of each user type's fields and variants (see [`sites`]).
+    sites: HashMap<TypeKey, Vec<Member>>,
+    /// The records open while deriving.
+    rec: Vec<sites::Frame>,
+    /// The root object's parts recorded since [`Deriver::take_root_sites`] was last called.
+    root_sites: Vec<Member>,
 }
 
 /// A failure already recorded in [`Deriver::diags`].
@@ -65,6 +74,9 @@ impl<'c, 'a> Deriver<'c, 'a> {
             in_progress: Vec::new(),
             generics: Vec::new(),
             leaves: HashMap::new(),
+            sites: HashMap::new(),
+            rec: Vec::new(),
+            root_sites: Vec::new(),
         }
     }
 

@@ -22,7 +22,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
         rules: &[syn::Expr],
     ) -> R<Schema> {
         let spec_ty: syn::Type = syn::parse_quote!(#spec);
-        let spec_eval = self.ty(m, &spec_ty)?;
+        self.root_sites.clear();
+        self.site_open();
+        let spec_eval = self.ty(m, &spec_ty);
+        self.site_close((!no_spec).then(|| "spec".to_string()), m, spec.span());
+        let spec_eval = spec_eval?;
         let mut schema = schemars::json_schema!({"type": "object"});
         if no_spec {
             let flat = flatten_schema(&mut self.generator, spec_eval, false);
@@ -38,7 +42,14 @@ impl<'c, 'a> Deriver<'c, 'a> {
         }
         if let Some(status) = status {
             let ty: syn::Type = syn::parse_quote!(Option<#status>);
-            let e = self.ty(m, &ty)?;
+            self.site_open();
+            let e = self.ty(m, &ty);
+            self.site_close(
+                Some("status".into()),
+                m,
+                syn::spanned::Spanned::span(status),
+            );
+            let e = e?;
             schemars::_private::insert_object_property(&mut schema, "status", true, e.schema);
         }
         let (t, d) = schemars::_private::get_title_and_description(doc);

@@ -251,6 +251,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         span: proc_macro2::Span,
     ) -> R<Eval> {
         let key = (tm, name.to_string());
+        self.site_type(&key);
         let generics = match self.krate.item(tm, name) {
             Some(LocalItem::Struct(s)) => s.generics.clone(),
             Some(LocalItem::Enum(e)) => e.generics.clone(),
@@ -312,6 +313,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         let first_diag = self.diags.len();
         self.in_progress.push(key.clone());
         self.generics.push(params.into_iter().zip(args).collect());
+        self.site_type_open();
         let result = match self.krate.item(tm, name) {
             Some(LocalItem::Struct(s)) => {
                 let input = syn::DeriveInput::from(s.clone());
@@ -323,6 +325,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             }
             _ => Err(Failed),
         };
+        self.site_type_close(key.clone());
         self.generics.pop();
         self.in_progress.pop();
         let cached = match &result {

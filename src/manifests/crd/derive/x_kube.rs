@@ -47,13 +47,17 @@ impl<'c, 'a> Deriver<'c, 'a> {
             if rules.is_empty() && merges.is_empty() {
                 continue;
             }
-            let mut merge = self.struct_schema(
+            // The field was recorded when the struct was derived.
+            self.site_open();
+            let merge = self.struct_schema(
                 m,
                 std::slice::from_ref(f),
                 cont.attrs.default(),
                 cont.attrs.deny_unknown_fields(),
                 input,
-            )?;
+            );
+            self.site_discard();
+            let mut merge = merge?;
             self.common_mutators(m, &cattrs.common, &mut merge, &input.ident)?;
             for rule in &rules {
                 let r = self.rule(m, rule)?;
