@@ -37,6 +37,7 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
         eprintln!("error: nothing to edit; pass --namespaced=true or --namespaced=false");
         return Ok(super::EXIT_USAGE);
     };
+    let _lock = crate::scaffold::engine::lock_project(dir)?;
     let planned = edit::plan_namespaced(dir, namespaced, args.force)?;
     let setting = if namespaced {
         "namespaced"

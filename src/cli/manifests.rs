@@ -108,6 +108,9 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         );
         return Ok(super::EXIT_USAGE);
     }
+    // Held from the first read of the project to the last write, `--check` included (it must
+    // not compare against a half-written tree, and it finishes an interrupted apply first).
+    let _lock = crate::scaffold::engine::lock_project(&dir)?;
     let namespaced = if dir.join(crate::model::project::FILE_NAME).is_file() {
         crate::model::Project::load(&dir)?.namespaced
     } else {

