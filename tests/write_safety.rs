@@ -239,3 +239,97 @@ fn a_command_waits_for_the_lock_then_fails_clearly() {
     drop(held);
     run_ok(&dir, &AIJOB);
 }
+
+/// Runs `args` on a copy of `base` killed (SIGKILL, through the engine's fault-injection hook
+/// `RSBUILDER_FAULT_AT`) right before its 1st, 2nd, … write step, until a run gets through.
+/// After every kill, the next command (`manifests --check`, which finishes an interrupted
+/// apply first) must leave the project exactly as before the killed command or exactly as
+/// after it, and say which when it had something to finish. Returns how many kills ended
+/// as before and as after.
+#[cfg(unix)]
+fn killed_at_every_step(base: &Path, args: &[&str]) -> (usize, usize) {
+    use std::os::unix::process::ExitStatusExt as _;
+    let before = tree(base);
+    let after = tree_after(base, &[args]);
+    assert_ne!(before, after);
+    let (mut as_before, mut as_after) = (0, 0);
+    for n in 1.. {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(base, &dir);
+        let out = rsbuilder(&dir, args)
+            .env("RSBUILDER_FAULT_AT", n.to_string())
+            .output()
+            .unwrap();
+        if out.status.success() {
+            assert!(n > 10, "{args:?} has only {} write steps", n - 1);
+            assert_eq!(diff(&after, &tree(&dir)), Vec::<String>::new());
+            break;
+        }
+        assert_eq!(
+            out.status.signal(),
+            Some(9),
+            "{args:?} at step {n}: not killed (fault injection needs a debug build): {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let next = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
+        let said = String::from_utf8_lossy(&next.stderr);
+        let now = tree(&dir);
+        if now == before {
+            as_before += 1;
+            assert!(!said.contains("rolled forward"), "step {n}: {said}");
+        } else if now == after {
+            as_after += 1;
+            assert!(!said.contains("rolled back"), "step {n}: {said}");
+        } else {
+            panic!(
+                "{args:?} killed at step {n}: the next command left a tree that is neither before \
+                 (differs in {:?}) nor after (differs in {:?})\n{said}",
+                diff(&before, &now),
+                diff(&after, &now)
+            );
+        }
+    }
+    assert!(as_before > 0 && as_after > 0, "{as_before} {as_after}");
+    (as_before, as_after)
+}
+
+#[cfg(unix)]
+#[test]
+fn init_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("ai-operator");
+    std::fs::create_dir(&base).unwrap();
+    killed_at_every_step(&base, &["init", "--domain", "ai.example.com"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn create_api_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    // The first kind (creates directories) and a second one (updates shared files).
+    killed_at_every_step(&base, &AIJOB);
+    run_ok(&base, &AIJOB);
+    killed_at_every_step(&base, &MODEL);
+}
+
+#[cfg(unix)]
+#[test]
+fn create_webhook_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    let mut args = AIJOB.to_vec();
+    args[1] = "webhook";
+    args.extend(["--defaulting", "--programmatic-validation"]);
+    killed_at_every_step(&base, &args);
+}
+
+#[cfg(unix)]
+#[test]
+fn edit_and_manifests_killed_at_every_write_step_are_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    killed_at_every_step(&base, &["edit", "--namespaced=true"]);
+    killed_at_every_step(&base, &["manifests"]);
+}
