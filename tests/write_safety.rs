@@ -333,3 +333,64 @@ fn edit_and_manifests_killed_at_every_write_step_are_rolled_forward_or_back() {
     killed_at_every_step(&base, &["edit", "--namespaced=true"]);
     killed_at_every_step(&base, &["manifests"]);
 }
+
+/// A thread swaps `src/api` between the real directory and a symbolic link to a directory
+/// outside the project (holding a copy of `src/api`, so every path the command wants exists
+/// there too) while `create api` for a second kind runs, 50 times: the command either succeeds or fails with
+/// exit 1, and the outside directory is never written to.
+#[cfg(unix)]
+#[test]
+fn a_symlink_swapped_in_while_create_api_runs_never_leads_outside() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    let (mut succeeded, mut refused) = (0, 0);
+    for attempt in 0..50 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        let outside = tmp.path().join("outside");
+        copy_tree(&dir.join("src/api"), &outside);
+        let outside_before = tree(&outside);
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (api, real, outside, stop) = (
+                dir.join("src/api"),
+                dir.join("src/api.real"),
+                outside.clone(),
+                stop.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut swaps = 0u32;
+                while !stop.load(Ordering::SeqCst) {
+                    std::fs::rename(&api, &real).unwrap();
+                    std::os::unix::fs::symlink(&outside, &api).unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    std::fs::remove_file(&api).unwrap();
+                    std::fs::rename(&real, &api).unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    swaps += 1;
+                }
+                swaps
+            })
+        };
+        let out = rsbuilder(&dir, &MODEL).output().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        let swaps = swapper.join().unwrap();
+        assert!(swaps > 0);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => succeeded += 1,
+            Some(1) => refused += 1,
+            other => panic!("attempt {attempt}: exit {other:?}\n{stderr}"),
+        }
+        assert_eq!(
+            diff(&outside_before, &tree(&outside)),
+            Vec::<String>::new(),
+            "attempt {attempt}: written outside the project\n{stderr}"
+        );
+    }
+    // The race is real: some runs hit the link.
+    assert!(refused > 0, "{succeeded} succeeded, none refused");
+}
