@@ -378,11 +378,21 @@ impl Plan {
     /// the project.
     pub fn apply(&self) -> Result<Vec<Resolved>, ScaffoldError> {
         let resolved = self.resolve()?;
+        // A root that does not exist yet (`manifests --output-dir /new/dir`) is created by the
+        // apply itself, from its nearest existing ancestor, so a failed apply removes it again.
+        let base = self
+            .root
+            .ancestors()
+            .find(|a| a.as_os_str().is_empty() || a.is_dir())
+            .unwrap_or(&self.root);
+        let prefix = self.root.strip_prefix(base).unwrap_or(Path::new(""));
+        let paths: Vec<PathBuf> = resolved.iter().map(|r| prefix.join(&r.path)).collect();
         let changes: Vec<txn::Change<'_>> = resolved
             .iter()
-            .filter(|r| r.action != Action::Unchanged)
-            .map(|r| txn::Change {
-                path: &r.path,
+            .zip(&paths)
+            .filter(|(r, _)| r.action != Action::Unchanged)
+            .map(|(r, path)| txn::Change {
+                path,
                 contents: r.contents.as_bytes(),
                 replaces: r.action == Action::Updated,
             })
@@ -390,11 +400,16 @@ impl Plan {
         if changes.is_empty() {
             return Ok(resolved);
         }
-        let dir = open_root(&self.root, true)?;
-        if let Some(done) = txn::recover(&self.root, &dir)? {
+        let base = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        let dir = open_root(base)?;
+        if let Some(done) = txn::recover(base, &dir)? {
             eprintln!("note: {done}");
         }
-        txn::apply(&self.root, &dir, &changes)?;
+        txn::apply(base, &dir, &changes)?;
         Ok(resolved)
     }
 
@@ -512,16 +527,8 @@ fn rustfmt(text: &str, edition: &str, root: &Path) -> Option<String> {
 }
 
 /// The project root as a capability: every path below is resolved beneath it, never through
-/// a link or `..` that leads out. With `create`, a missing root is created first (an absolute
-/// `manifests --output-dir`).
-fn open_root(root: &Path, create: bool) -> Result<Dir, ScaffoldError> {
-    if create && !root.exists() {
-        std::fs::create_dir_all(root).map_err(|source| ScaffoldError::Io {
-            action: "creating directory",
-            path: root.to_path_buf(),
-            source,
-        })?;
-    }
+/// a link or `..` that leads out.
+fn open_root(root: &Path) -> Result<Dir, ScaffoldError> {
     Dir::open_ambient_dir(root, ambient_authority()).map_err(|source| ScaffoldError::Io {
         action: "opening",
         path: root.to_path_buf(),
@@ -538,7 +545,7 @@ fn open_root(root: &Path, create: bool) -> Result<Dir, ScaffoldError> {
 /// interrupted apply cannot put in place or back.
 pub fn lock_project(root: &Path) -> Result<ProjectLock, ScaffoldError> {
     let lock = lock::acquire(root)?;
-    let dir = open_root(root, false)?;
+    let dir = open_root(root)?;
     if let Some(done) = txn::recover(root, &dir)? {
         eprintln!("note: {done}");
     }
