@@ -508,3 +508,142 @@ pub(super) fn recover(root: &Path, dir: &Dir) -> Result<Option<Recovery>, Scaffo
         Ok(Some(Recovery::RolledBack { command, files }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project with `old.txt` ("old"), and the changes: `old.txt` replaced, `new/a.txt`
+    /// created in a new directory.
+    fn project() -> (tempfile::TempDir, Dir) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("old.txt"), "old").unwrap();
+        let dir = Dir::open_ambient_dir(tmp.path(), cap_std::ambient_authority()).unwrap();
+        (tmp, dir)
+    }
+
+    fn changes() -> Vec<Change<'static>> {
+        vec![
+            Change {
+                path: Path::new("new/a.txt"),
+                contents: b"a",
+                replaces: false,
+            },
+            Change {
+                path: Path::new("old.txt"),
+                contents: b"new",
+                replaces: true,
+            },
+        ]
+    }
+
+    fn names(root: &Path) -> Vec<String> {
+        let mut out: Vec<String> = walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                let e = e.unwrap();
+                e.path().strip_prefix(root).unwrap().display().to_string()
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_committed_journal_is_rolled_forward() {
+        let (tmp, dir) = project();
+        prepare(tmp.path(), &dir, &changes()).unwrap();
+        // Killed after the commit, before any rename.
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
+            "old"
+        );
+        let done = recover(tmp.path(), &dir).unwrap().unwrap();
+        assert!(
+            matches!(&done, Recovery::RolledForward { files: 2, .. }),
+            "{done:?}"
+        );
+        assert!(done.to_string().contains("(rolled forward)"), "{done}");
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
+            "new"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("new/a.txt")).unwrap(),
+            "a"
+        );
+        assert_eq!(names(tmp.path()), ["new", "new/a.txt", "old.txt"]);
+        assert_eq!(recover(tmp.path(), &dir).unwrap(), None);
+    }
+
+    #[test]
+    fn staged_files_without_a_journal_are_discarded() {
+        let (tmp, dir) = project();
+        prepare(tmp.path(), &dir, &changes()).unwrap();
+        // Killed before the journal's rename: as if it had never been written.
+        dir.remove_file(JOURNAL).unwrap();
+        assert_eq!(
+            recover(tmp.path(), &dir).unwrap(),
+            Some(Recovery::Discarded)
+        );
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
+            "old"
+        );
+        assert_eq!(names(tmp.path()), ["old.txt"]);
+    }
+
+    #[test]
+    fn an_interrupted_undo_is_finished() {
+        let (tmp, dir) = project();
+        prepare(tmp.path(), &dir, &changes()).unwrap();
+        // Both files were renamed into place, a later rename failed, the undo had begun.
+        dir.create_dir("new").unwrap();
+        dir.rename(stage_new(0), &dir, "new/a.txt").unwrap();
+        dir.rename(stage_new(1), &dir, "old.txt").unwrap();
+        dir.create(BACK).unwrap();
+        let done = recover(tmp.path(), &dir).unwrap().unwrap();
+        assert!(
+            matches!(&done, Recovery::RolledBack { files: 2, .. }),
+            "{done:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
+            "old"
+        );
+        assert_eq!(names(tmp.path()), ["old.txt"]);
+    }
+
+    #[test]
+    fn a_journal_that_does_not_parse_is_an_error_naming_it() {
+        let (tmp, dir) = project();
+        dir.create_dir_all(TXN_DIR).unwrap();
+        dir.write(JOURNAL, "{ not json").unwrap();
+        let err = recover(tmp.path(), &dir).unwrap_err();
+        assert!(matches!(err, ScaffoldError::Journal { .. }), "{err}");
+        assert!(err.to_string().contains(".rsbuilder/txn/journal"), "{err}");
+        // Left for the user to look at.
+        assert!(tmp.path().join(JOURNAL).is_file());
+    }
+
+    #[test]
+    fn an_empty_state_directory_is_removed_silently() {
+        let (tmp, dir) = project();
+        dir.create_dir_all(TXN_DIR).unwrap();
+        dir.create(BACK).unwrap();
+        assert_eq!(recover(tmp.path(), &dir).unwrap(), None);
+        assert_eq!(names(tmp.path()), ["old.txt"]);
+    }
+
+    #[test]
+    fn apply_writes_everything_and_leaves_no_state() {
+        let (tmp, dir) = project();
+        apply(tmp.path(), &dir, &changes()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
+            "new"
+        );
+        assert_eq!(names(tmp.path()), ["new", "new/a.txt", "old.txt"]);
+    }
+}
