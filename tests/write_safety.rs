@@ -394,3 +394,68 @@ fn a_symlink_swapped_in_while_create_api_runs_never_leads_outside() {
     // The race is real: some runs hit the link.
     assert!(refused > 0, "{succeeded} succeeded, none refused");
 }
+
+/// The recovery is itself killed at each of its steps: `create api` is killed once while
+/// staging (so the next command discards) and once after its journal is committed (so the
+/// next command rolls forward), then the recovering command is killed at its 1st, 2nd, …
+/// step, and a last command must still find the project exactly as before or after.
+#[cfg(unix)]
+#[test]
+fn a_recovery_killed_at_every_step_is_finished_by_the_next_command() {
+    let (_tmp, base) = initialized();
+    let before = tree(&base);
+    let after = tree_after(&base, &[&AIJOB]);
+    // Steps 1 and 2 create `.rsbuilder/txn`, the next ones stage the files; the journal is
+    // committed about halfway and the renames follow. Find the number of steps first.
+    let steps = (1..)
+        .find(|n| {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("ai-operator");
+            copy_tree(&base, &dir);
+            let out = rsbuilder(&dir, &AIJOB)
+                .env("RSBUILDER_FAULT_AT", n.to_string())
+                .output()
+                .unwrap();
+            out.status.success()
+        })
+        .unwrap()
+        - 1;
+    for (kill_at, expected, says) in [
+        (5, &before, "removed what it had staged (rolled back)"),
+        (steps * 2 / 3, &after, "(rolled forward)"),
+    ] {
+        for m in 1.. {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("ai-operator");
+            copy_tree(&base, &dir);
+            let out = rsbuilder(&dir, &AIJOB)
+                .env("RSBUILDER_FAULT_AT", kill_at.to_string())
+                .output()
+                .unwrap();
+            assert!(!out.status.success());
+            let recovering = rsbuilder(&dir, &["manifests", "--check"])
+                .env("RSBUILDER_FAULT_AT", m.to_string())
+                .output()
+                .unwrap();
+            let last = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
+            let now = tree(&dir);
+            assert!(
+                now == *expected,
+                "create api killed at {kill_at}, recovery killed at {m}: differs in {:?}\n{}",
+                diff(expected, &now),
+                String::from_utf8_lossy(&last.stderr)
+            );
+            // The recovery got through without being killed: every step was tried.
+            if recovering.status.code().is_some() {
+                assert!(m > 1, "the recovery had no step to kill");
+                let said = String::from_utf8_lossy(&recovering.stderr);
+                // A fresh copy each time: this run did the whole recovery.
+                assert!(
+                    said.contains(says),
+                    "killed at {kill_at}: {says:?} not in\n{said}"
+                );
+                break;
+            }
+        }
+    }
+}
