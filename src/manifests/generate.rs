@@ -389,7 +389,8 @@ mod tests {
              #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
              #[kube(group = \"g.example.com\", version = \"v1\", kind = \"K7\")]\n\
              pub struct K7Spec { #[schemars(schema_with = \"custom\")] pub n: i32 }\n\
-             fn custom(g: &mut schemars::SchemaGenerator) -> schemars::Schema { g.subschema_for::<i64>() }\n",
+             fn custom(g: &mut schemars::SchemaGenerator) -> schemars::Schema { if N > 0 { g.subschema_for::<i64>() } else { g.subschema_for::<i32>() } }\n\
+             const N: i32 = 1;\n",
         )
         .unwrap();
         let opts = Options {

@@ -477,7 +477,13 @@ impl Gen<'_> {
             kube.push(Attr::new("no_spec"));
         }
         if self.pct(3) {
-            kube.push(Attr::new(if self.pct(30) {
+            let derived = self.pct(30);
+            if !derived {
+                // kube-derive puts a root `validation` in an `#[x_kube]` that only a derived
+                // schema defines: with `schema = "disabled"` the crate does not compile.
+                kube.retain(|a| !a.text.starts_with("validation"));
+            }
+            kube.push(Attr::new(if derived {
                 "schema = \"derived\""
             } else {
                 "schema = \"disabled\""

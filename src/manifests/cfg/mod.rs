@@ -319,7 +319,8 @@ pub fn mark(attrs: &[Attribute]) -> Option<Mark> {
 }
 
 /// Attributes that cannot change a schema, a default or a kind, whatever their `cfg_attr`
-/// predicate: lints, `doc(...)` lists (not `doc = "…"`), codegen hints, neutral derives.
+/// predicate: lints, `doc(...)` lists (not `doc = "…"`), codegen hints, crate-level
+/// `feature(...)` and limits, neutral derives.
 fn irrelevant(meta: &Meta) -> bool {
     const NEUTRAL_DERIVES: &[&str] = &[
         "Debug",
@@ -350,7 +351,11 @@ fn irrelevant(meta: &Meta) -> bool {
         | "cold"
         | "track_caller"
         | "non_exhaustive"
-        | "automatically_derived" => true,
+        | "automatically_derived"
+        // Crate-level: `#![cfg_attr(docsrs, feature(doc_cfg))]` allows a nightly feature.
+        | "feature"
+        | "recursion_limit"
+        | "type_length_limit" => true,
         "doc" => matches!(meta, Meta::List(_)),
         "derive" => match meta {
             Meta::List(l) => l

@@ -128,6 +128,7 @@ fn cfg_attr_is_expanded_nested_and_in_order() {
 #[test]
 fn an_undecided_cfg_attr_that_cannot_change_a_schema_is_dropped() {
     let text = r#"
+        #![cfg_attr(docsrs, feature(doc_cfg))]
         #[cfg_attr(docsrs, doc(cfg(feature = "x")))]
         #[cfg_attr(unix, derive(Debug, Clone), allow(dead_code))]
         struct T { a: i32 }

@@ -293,6 +293,19 @@ pub fn parse(ident: &syn::Ident, attrs: &[syn::Attribute]) -> syn::Result<KubeAt
         }
         all.unwrap_or_else(|| syn::Error::new_spanned(ident, "#[kube(...)]: invalid"))
     })?;
+    // kube-derive writes root `validation` rules into an `#[x_kube]` attribute that only the
+    // `KubeSchema` derive of a derived schema defines: with `schema = "manual"` or
+    // `"disabled"` the crate does not compile, so there is no `crd()` to equal.
+    if !matches!(raw.schema, None | Some(RawSchemaMode::Derived)) {
+        if let Some(rule) = raw.validations.first() {
+            return Err(syn::Error::new_spanned(
+                rule,
+                "#[kube(validation = ...)] needs `schema = \"derived\"` (the default): kube-derive \
+                 does not compile a root rule with `schema = \"manual\"` or `\"disabled\"`; remove \
+                 the rule, or with a manual schema write it into that schema",
+            ));
+        }
+    }
     Ok(KubeAttrs {
         group: raw.group,
         version: raw.version,
@@ -415,6 +428,28 @@ mod tests {
         ))
         .unwrap_err();
         assert!(err.contains("Duplicate field `version`"), "{err}");
+        for mode in ["manual", "disabled"] {
+            let err = parse_attrs(quote::quote!(
+                group = "g.io",
+                version = "v1",
+                kind = "Foo",
+                validation = "self.spec.a > 0",
+                schema = #mode
+            ))
+            .unwrap_err();
+            assert!(
+                err.contains("#[kube(validation = ...)] needs `schema = \"derived\"`"),
+                "{mode}: {err}"
+            );
+        }
+        parse_attrs(quote::quote!(
+            group = "g.io",
+            version = "v1",
+            kind = "Foo",
+            validation = "self.spec.a > 0",
+            schema = "derived"
+        ))
+        .unwrap();
         let err = parse_attrs(quote::quote!(version = "v1")).unwrap_err();
         assert!(
             err.contains("Missing field `group`") && err.contains("Missing field `kind`"),

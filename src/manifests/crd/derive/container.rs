@@ -148,21 +148,10 @@ impl<'c, 'a> Deriver<'c, 'a> {
         with: &With,
         at: &dyn quote::ToTokens,
     ) -> R<Eval> {
-        use syn::spanned::Spanned;
+        let _ = at;
         match with {
             With::Type(ty) => self.ty(m, ty),
-            With::Function(path) => {
-                let text = quote::ToTokens::to_token_stream(path)
-                    .to_string()
-                    .replace(' ', "");
-                let _ = at;
-                Err(self.undecidable(
-                    m,
-                    path.span(),
-                    format!("`schema_with = \"{text}\"` calls a function at compile time that rsbuilder cannot evaluate statically"),
-                    Some("use `#[schemars(with = \"Type\")]` with a type whose schema is the one you want".into()),
-                ))
-            }
+            With::Function(path) => self.schema_fn(m, path),
         }
     }
 

@@ -19,6 +19,7 @@ mod container;
 mod enums;
 mod mutators;
 mod root;
+mod schema_fn;
 mod transforms;
 mod types;
 mod x_kube;
