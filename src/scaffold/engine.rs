@@ -247,6 +247,31 @@ impl Plan {
         &self.ops
     }
 
+    /// Reads the project file `rel` (relative to the root) the way the engine reads it: the
+    /// path checked as for a write (no `..`, no absolute path, no link leading out), then read
+    /// through a handle rooted at the project, so a link swapped in after the check cannot
+    /// redirect the read. `Ok(None)` when the file (or the root) does not exist.
+    ///
+    /// Errors: [`ScaffoldError::OutsideProject`], [`ScaffoldError::SymlinkEscape`],
+    /// [`ScaffoldError::NotADirectory`]; [`ScaffoldError::Io`] for any other failure,
+    /// including a file that is not UTF-8.
+    pub fn read(&self, rel: impl AsRef<Path>) -> Result<Option<String>, ScaffoldError> {
+        let rel = rel.as_ref();
+        self.check_path(rel)?;
+        let Ok(dir) = Dir::open_ambient_dir(&self.root, ambient_authority()) else {
+            return Ok(None);
+        };
+        match dir.read_to_string(rel) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ScaffoldError::Io {
+                action: "reading",
+                path: self.root.join(rel),
+                source,
+            }),
+        }
+    }
+
     /// Checks every precondition and computes every final file, reading the tree but writing
     /// nothing. Results are sorted by path.
     pub fn resolve(&self) -> Result<Vec<Resolved>, ScaffoldError> {
@@ -774,6 +799,28 @@ mod tests {
         };
         assert_eq!(mode("new.txt"), 0o666 & !umask);
         assert_eq!(mode("script.sh"), 0o750);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn reads_stay_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "//! x\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        let plan = Plan::new(dir.path(), false);
+        assert_eq!(plan.read("src/lib.rs").unwrap().as_deref(), Some("//! x\n"));
+        assert_eq!(plan.read("src/none.rs").unwrap(), None);
+        assert!(matches!(
+            plan.read("out/secret"),
+            Err(ScaffoldError::SymlinkEscape { .. })
+        ));
+        assert!(matches!(
+            plan.read("../x"),
+            Err(ScaffoldError::OutsideProject { .. })
+        ));
     }
 
     #[test]
