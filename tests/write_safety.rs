@@ -459,3 +459,63 @@ fn a_recovery_killed_at_every_step_is_finished_by_the_next_command() {
         }
     }
 }
+
+/// Two `init` at once in one empty directory, 20 times: exactly one succeeds, the other is
+/// refused as a second init (exit 1), and the tree is exactly that of one init. And `edit`
+/// next to `create api`: both succeed and the tree is one of the two orders.
+#[test]
+fn concurrent_init_and_edit_are_serialized() {
+    let init: [&str; 3] = ["init", "--domain", "ai.example.com"];
+    let one_init = {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        std::fs::create_dir(&dir).unwrap();
+        run_ok(&dir, &init);
+        tree(&dir)
+    };
+    for attempt in 0..20 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        std::fs::create_dir(&dir).unwrap();
+        let a = spawn(&dir, &init);
+        let b = spawn(&dir, &init);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let mut codes = [a.status.code(), b.status.code()];
+        codes.sort();
+        assert_eq!(
+            codes,
+            [Some(0), Some(1)],
+            "attempt {attempt}:\n{}\n{}",
+            String::from_utf8_lossy(&a.stderr),
+            String::from_utf8_lossy(&b.stderr)
+        );
+        assert_eq!(diff(&one_init, &tree(&dir)), Vec::<String>::new());
+    }
+    let (_tmp, base) = initialized();
+    let edit: [&str; 2] = ["edit", "--namespaced=true"];
+    let orders = [
+        tree_after(&base, &[&edit, &AIJOB]),
+        tree_after(&base, &[&AIJOB, &edit]),
+    ];
+    for attempt in 0..20 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        let a = spawn(&dir, &edit);
+        let b = spawn(&dir, &AIJOB);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        for out in [&a, &b] {
+            assert!(
+                out.status.success(),
+                "attempt {attempt}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let got = tree(&dir);
+        assert!(
+            orders.contains(&got),
+            "attempt {attempt}: differs from edit-then-create in {:?}",
+            diff(&orders[0], &got)
+        );
+    }
+}
