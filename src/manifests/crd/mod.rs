@@ -818,11 +818,11 @@ mod tests {
         let err = errors(&[(
             "x.rs",
             &format!(
-                "{CR}pub struct ThingSpec {{ #[serde(default = \"computed\")] pub n: i32 }}\nfn computed() -> i32 {{ let x = 2; x * 2 }}\n"
+                "{CR}pub struct ThingSpec {{ #[serde(default = \"computed\")] pub n: i32 }}\nfn computed() -> i32 {{ std::process::id() as i32 }}\n"
             ),
         )]);
         assert!(
-            err.contains("x.rs:6:") && err.contains("function `computed`"),
+            err.contains("x.rs:6:") && err.contains("`std::process::id()` (x.rs:7)"),
             "{err}"
         );
     }

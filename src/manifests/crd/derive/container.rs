@@ -279,13 +279,27 @@ impl<'c, 'a> Deriver<'c, 'a> {
                         sub.insert("default".into(), v);
                     }
                     Ok(None) => {}
-                    Err(msg) => {
-                        self.undecidable(
-                            m,
-                            f.original.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| f.original.ty.span()),
-                            format!("the #[serde(default)] value of this field cannot be computed statically: {msg}"),
-                            Some("use a literal or a simple constructor in the default function (e.g. `fn default_x() -> i32 { 3 }`), or derive Default".into()),
-                        );
+                    Err(e) => {
+                        let span = f
+                            .original
+                            .ident
+                            .as_ref()
+                            .map(|i| i.span())
+                            .unwrap_or_else(|| f.original.ty.span());
+                        match e.cause {
+                            crate::manifests::diag::Cause::Invalid => self.error(
+                                m,
+                                span,
+                                format!("the #[serde(default)] value of this field is not valid Rust: {}", e.message),
+                                Some("fix the expression; rustc rejects it too".into()),
+                            ),
+                            crate::manifests::diag::Cause::NeedsCompile => self.undecidable(
+                                m,
+                                span,
+                                format!("the #[serde(default)] value of this field cannot be computed statically: {}", e.message),
+                                Some("`manifests --evaluate auto` (the default) compiles a probe for this kind; to keep it static, write the default with the forms docs/attributes.md lists under \"What the evaluator accepts\"".into()),
+                            ),
+                        };
                         failed = true;
                         continue;
                     }

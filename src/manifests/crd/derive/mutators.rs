@@ -55,7 +55,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 match eval::eval(self.krate, m, e) {
                     Ok(v) => values.push(v),
                     Err(msg) => {
-                        return Err(self.error(
+                        return Err(self.undecidable(
                             m,
                             e.span(),
                             format!("cannot evaluate this example: {msg}"),
@@ -155,7 +155,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         match eval::eval(self.krate, m, e) {
             Ok(Value::String(s)) => Ok(s),
             Ok(other) => Ok(other.to_string()),
-            Err(msg) => Err(self.error(
+            Err(msg) => Err(self.undecidable(
                 m,
                 e.span(),
                 msg,
@@ -174,7 +174,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 format!("expected a number, found {other}"),
                 None,
             )),
-            Err(msg) => Err(self.error(
+            Err(msg) => Err(self.undecidable(
                 m,
                 e.span(),
                 msg,

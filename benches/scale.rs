@@ -1,0 +1,209 @@
+//! How `rsbuilder manifests` scales with one large source file, on a generated crate whose
+//! types are all in `src/lib.rs`, at 25k, 50k, 100k and 200k lines. Run with
+//! `cargo bench --bench scale`; figures in docs/benchmarks.md.
+//!
+//! Per size, `RSBUILDER_SCALE_RUNS` times (default 5):
+//! - the work: `generate()` in this process (read, parse, derive, serialize; nothing
+//!   written), median wall time;
+//! - the command: the release binary writing every CRD into an empty directory, median wall
+//!   time, and the largest peak resident set of its runs as the kernel reports it
+//!   (`getrusage(RUSAGE_CHILDREN)`). Each size is measured in a fresh process, so an earlier,
+//!   larger size cannot raise the figure.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Shared types, once per file.
+const HEADER: &str = r#"use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Lifecycle phase.
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub enum Phase {
+    /// Waiting to start.
+    Pending,
+    Running,
+    Failed,
+}
+
+/// A network endpoint.
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    pub host: String,
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: u16,
+    pub tls_secret: Option<String>,
+}
+"#;
+
+/// One kind (47 lines): a spec with std, k8s-openapi and own types, a default function, an
+/// enum, a nested struct, a status and a printer column.
+fn kind(out: &mut String, i: usize) {
+    let kind = format!("Thing{i:05}");
+    write!(
+        out,
+        r##"
+/// {kind} is synthetic kind number {i}.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "bench{g}.example.com", version = "v1", kind = "{kind}", namespaced,
+       status = "{kind}Status", shortname = "t{i}",
+       printcolumn = r#"{{"name":"Phase","type":"string","jsonPath":".status.phase"}}"#)]
+#[serde(rename_all = "camelCase")]
+pub struct {kind}Spec {{
+    /// Image to run.
+    #[schemars(length(min = 1))]
+    pub image: String,
+    #[schemars(range(min = 0, max = 100))]
+    #[serde(default = "default_replicas_{i}")]
+    pub replicas: i32,
+    pub endpoints: Vec<Endpoint>,
+    pub labels: BTreeMap<String, String>,
+    pub memory: Option<Quantity>,
+    pub mode: Mode{i},
+    pub tuning: Option<Tuning{i}>,
+}}
+
+fn default_replicas_{i}() -> i32 {{
+    1
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode{i} {{
+    Fast,
+    Safe,
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Tuning{i} {{
+    pub max_connections: u32,
+    pub timeout_seconds: Option<u64>,
+    pub ratio: f64,
+}}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct {kind}Status {{
+    pub phase: Option<Phase>,
+    pub conditions: Vec<Condition>,
+    pub observed_generation: Option<i64>,
+}}
+"##,
+        g = i % 10
+    )
+    .unwrap();
+}
+
+/// Writes a crate whose `src/lib.rs` has at least `lines` lines; returns (kinds, bytes).
+fn write_one_file_crate(root: &Path, lines: usize) -> (usize, usize) {
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"scale\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let mut text = String::from(HEADER);
+    let mut kinds = 0;
+    while text.lines().count() < lines {
+        // Count lines in steps of 100 kinds (counting every time is quadratic).
+        for _ in 0..100 {
+            kind(&mut text, kinds);
+            kinds += 1;
+        }
+    }
+    std::fs::write(root.join("src/lib.rs"), &text).unwrap();
+    (kinds, text.len())
+}
+
+/// Peak resident set of the children waited for so far, in bytes.
+fn children_max_rss() -> u64 {
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0, "getrusage");
+    // Linux reports ru_maxrss in KiB.
+    usage.ru_maxrss as u64 * 1024
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a size as the first other argument measures only it
+    // (the parent runs each size in a fresh child so the RSS figures stay separate).
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let runs: usize = std::env::var("RSBUILDER_SCALE_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    if let Some(lines) = args.first().and_then(|a| a.parse::<usize>().ok()) {
+        measure(lines, runs);
+        return;
+    }
+    println!(
+        "| lines | kinds | source | generate() ({runs} runs, median) | command, writing every CRD (median) | command's peak RSS |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for lines in [25_000, 50_000, 100_000, 200_000] {
+        let status = Command::new(std::env::current_exe().unwrap())
+            .arg(lines.to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "measuring {lines} lines failed");
+    }
+}
+
+fn measure(lines: usize, runs: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let (kinds, bytes) = write_one_file_crate(dir.path(), lines);
+    let mut times: Vec<Duration> = Vec::new();
+    for _ in 0..runs {
+        let out = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let run = Command::new(env!("CARGO_BIN_EXE_rsbuilder"))
+            .args(["manifests", "--evaluate", "static", "--dir"])
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(out.path())
+            .output()
+            .unwrap();
+        times.push(started.elapsed());
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let written = std::fs::read_dir(out.path().join("crd/bases")).unwrap().count();
+        assert_eq!(written, kinds, "every kind written");
+    }
+    times.sort();
+    let rss = children_max_rss();
+    let opts = rsbuilder::manifests::generate::Options {
+        paths: vec![dir.path().join("src")],
+        output_dir: dir.path().join("config"),
+        evaluate: rsbuilder::manifests::probe::Evaluate::Static,
+        ..Default::default()
+    };
+    let mut work: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            let out = rsbuilder::manifests::generate::generate(&opts).unwrap();
+            let took = started.elapsed();
+            assert_eq!(out.files.len(), kinds, "every kind derived");
+            took
+        })
+        .collect();
+    work.sort();
+    println!(
+        "| {lines} | {kinds} | {:.1} MB | {:.0?} | {:.0?} | {:.0} MiB |",
+        bytes as f64 / 1e6,
+        work[work.len() / 2],
+        times[times.len() / 2],
+        rss as f64 / (1024.0 * 1024.0)
+    );
+}
