@@ -20,7 +20,10 @@ fn main() {
             for cause in err.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            cli::EXIT_FAILURE
+            match err.downcast_ref::<rsbuilder::scaffold::ScaffoldError>() {
+                Some(rsbuilder::scaffold::ScaffoldError::Locked { .. }) => cli::EXIT_LOCKED,
+                _ => cli::EXIT_FAILURE,
+            }
         }
     };
     std::process::exit(code);

@@ -85,6 +85,7 @@ pub struct WebhookArgs {
 
 /// Runs a `create` subcommand in `dir`.
 pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
+    let _lock = crate::scaffold::engine::lock_project(dir)?;
     match cmd {
         CreateCommand::Api(args) => {
             let opts = crate::scaffold::api::ApiOptions {

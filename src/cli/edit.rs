@@ -46,6 +46,7 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
         eprintln!("error: nothing to edit; pass --namespaced, --license or --owner");
         return Ok(super::EXIT_USAGE);
     }
+    let _lock = crate::scaffold::engine::lock_project(dir)?;
     if args.license.is_some() || args.owner.is_some() {
         let relicense =
             || crate::scaffold::relicense::plan(dir, args.license.clone(), args.owner.clone());

@@ -58,6 +58,7 @@ pub struct InitArgs {
 /// (exit code 1) with nothing written.
 pub fn run(dir: &Path, args: InitArgs) -> anyhow::Result<i32> {
     use crate::scaffold::init;
+    let _lock = crate::scaffold::engine::lock_project(dir)?;
     let project_name = init::project_name(dir, args.project_name.as_deref())?;
     let opts = init::InitOptions {
         repo: args.repo.unwrap_or_else(|| project_name.clone()),

@@ -113,6 +113,27 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         );
         return Ok(super::EXIT_USAGE);
     }
+    let output_dir = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("config"));
+    let (plan_root, gen_output_dir) = if output_dir.is_absolute() {
+        (output_dir.clone(), PathBuf::new())
+    } else {
+        (dir.clone(), output_dir.clone())
+    };
+    // Held from the first read of the project to the last write, `--check` included (it must
+    // not compare against a half-written tree, and it finishes an interrupted apply first).
+    // The lock is on the directory written: the project, or an absolute --output-dir (its
+    // nearest existing ancestor while it does not exist yet: the engine creates it).
+    let _lock = if output_dir.is_absolute() {
+        let existing = plan_root.ancestors().find(|a| a.is_dir());
+        existing
+            .map(crate::scaffold::engine::lock_project)
+            .transpose()?
+    } else {
+        Some(crate::scaffold::engine::lock_project(&dir)?)
+    };
     let namespaced = if dir.join(crate::model::project::FILE_NAME).is_file() {
         crate::model::Project::load(&dir)?.namespaced
     } else {
@@ -162,15 +183,6 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         }
         return Ok(super::EXIT_FAILURE);
     }
-    let output_dir = args
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("config"));
-    let (plan_root, gen_output_dir) = if output_dir.is_absolute() {
-        (output_dir.clone(), PathBuf::new())
-    } else {
-        (dir.clone(), output_dir.clone())
-    };
     if let Some(warning) = k8s_version_warning(&dir) {
         eprintln!("warning: {warning}");
     }

@@ -14,6 +14,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit codes: a usage error (bad flags, a command not implemented yet).
 pub const EXIT_USAGE: i32 = 2;
+/// Exit codes: another rsbuilder command held the project lock for the whole wait (sysexits'
+/// `EX_TEMPFAIL`: try again later).
+pub const EXIT_LOCKED: i32 = 75;
 
 /// rsbuilder: Kubebuilder + controller-gen for operators written in Rust on kube-rs.
 #[derive(Debug, Parser)]

@@ -1,20 +1,30 @@
 //! The scaffolding engine: every command describes the files it wants as a [`Plan`] of
 //! [`FileOp`]s; the engine checks every precondition, computes every final file content in
-//! memory, and only then writes, atomically (temporary file in the same directory, then
-//! rename). If any write fails, files already written are restored, so a failed command leaves
-//! the directory as it was.
+//! memory, and only then writes: every new file is staged and a journal committed before the
+//! first rename ([`txn`]), so a failed or killed command leaves the project as it was or, once
+//! the next command has rolled the journal forward, as the command would have left it. Every
+//! read and write goes through a [`cap_std::fs::Dir`] rooted at the project. Commands hold the
+//! project lock ([`lock_project`]) from before their first read to after their last write.
 //!
 //! Modelled on Kubebuilder's `pkg/machinery`: a file is a value with a path, contents and an
 //! "if the file exists" policy; edits to existing files are fragments inserted before a marker
 //! comment (`// +kubebuilder:scaffold:<name>` in Rust, `# +kubebuilder:scaffold:<name>` in
 //! YAML, TOML and Makefiles), skipped when already present so re-running is safe.
 
+mod fault;
+pub mod lock;
+pub mod txn;
+
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 use thiserror::Error;
+
+pub use lock::ProjectLock;
+pub use txn::Recovery;
 
 /// What to do when a file to create already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +113,26 @@ pub enum ScaffoldError {
     /// [`super::marker`].
     #[error(transparent)]
     Marker(#[from] super::marker::MarkerError),
+    /// Another rsbuilder command held the project lock for the whole wait (see [`lock`]).
+    #[error(
+        "another rsbuilder command is still running in {root} (it holds the project lock); gave up after waiting {waited_secs} s. Re-run once it has finished, or set RSBUILDER_LOCK_TIMEOUT (seconds) to wait longer"
+    )]
+    Locked {
+        /// The project directory.
+        root: PathBuf,
+        /// How long this command waited.
+        waited_secs: f64,
+    },
+    /// The journal an interrupted command left cannot be read (see [`txn`]).
+    #[error(
+        "{path} is not a journal rsbuilder can read ({reason}); an earlier command was interrupted while writing. Check the files it names, then remove the .rsbuilder/txn directory"
+    )]
+    Journal {
+        /// The journal file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        reason: String,
+    },
     /// Reading or writing failed; the operating system's error is the cause (printed on the
     /// `caused by:` line of the error chain).
     #[error("{action} {path} failed")]
@@ -206,6 +236,31 @@ impl Plan {
         &self.ops
     }
 
+    /// Reads the project file `rel` (relative to the root) the way the engine reads it: the
+    /// path checked as for a write (no `..`, no absolute path, no link leading out), then read
+    /// through a handle rooted at the project, so a link swapped in after the check cannot
+    /// redirect the read. `Ok(None)` when the file (or the root) does not exist.
+    ///
+    /// Errors: [`ScaffoldError::OutsideProject`], [`ScaffoldError::SymlinkEscape`],
+    /// [`ScaffoldError::NotADirectory`]; [`ScaffoldError::Io`] for any other failure,
+    /// including a file that is not UTF-8.
+    pub fn read(&self, rel: impl AsRef<Path>) -> Result<Option<String>, ScaffoldError> {
+        let rel = rel.as_ref();
+        self.check_path(rel)?;
+        let Ok(dir) = Dir::open_ambient_dir(&self.root, ambient_authority()) else {
+            return Ok(None);
+        };
+        match dir.read_to_string(rel) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ScaffoldError::Io {
+                action: "reading",
+                path: self.root.join(rel),
+                source,
+            }),
+        }
+    }
+
     /// Checks every precondition and computes every final file, reading the tree but writing
     /// nothing. Results are sorted by path.
     pub fn resolve(&self) -> Result<Vec<Resolved>, ScaffoldError> {
@@ -215,7 +270,9 @@ impl Plan {
         // rustfmt at the end, as Kubebuilder formats the Go files it writes, so the project
         // stays `cargo fmt` clean however long the crate and kind names are.
         let mut format_rust: std::collections::BTreeSet<PathBuf> = Default::default();
-        let edition = rust_edition(&self.root);
+        // A root that does not exist yet (`manifests --output-dir /new/dir`) holds no file.
+        let dir = Dir::open_ambient_dir(&self.root, ambient_authority()).ok();
+        let edition = rust_edition(dir.as_ref());
         for op in &self.ops {
             let is_rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
             if let FileOp::Insert { path, .. } = op
@@ -228,14 +285,15 @@ impl Plan {
             };
             self.check_path(rel)?;
             if !files.contains_key(rel) {
-                let abs = self.root.join(rel);
-                let original = match std::fs::read_to_string(&abs) {
-                    Ok(text) => Some(text),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(source) => {
+                let read = dir.as_ref().map(|d| d.read_to_string(rel));
+                let original = match read {
+                    Some(Ok(text)) => Some(text),
+                    None => None,
+                    Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Some(Err(source)) => {
                         return Err(ScaffoldError::Io {
                             action: "reading",
-                            path: abs,
+                            path: self.root.join(rel),
                             source,
                         });
                     }
@@ -325,96 +383,51 @@ impl Plan {
             .collect())
     }
 
-    /// Resolves the plan, then writes every created or updated file atomically. If a write
-    /// fails, the files already written are restored (or removed) and directories created by
-    /// this plan are removed again. Returns what happened to each file, sorted by path.
+    /// Resolves the plan, then writes every created or updated file, all or nothing, through
+    /// the journal of [`txn`]: each new file is staged (and fsynced) under `.rsbuilder/txn`,
+    /// the journal is committed, then the staged files are renamed into place. A write that
+    /// fails before the commit discards the staged files; a rename that fails after it puts
+    /// every file back (created files and directories removed, replaced files restored from a
+    /// hard link). An apply a killed command left behind in this root is finished first.
+    /// Returns what happened to each file, sorted by path.
     ///
-    /// Before an existing file is replaced, a hard link to it is kept next to it
-    /// (`.rsbuilder-backup-*`), so that a rollback is a rename and works on a full disk; the
-    /// links are removed once every write has succeeded.
+    /// Callers hold the [`ProjectLock`] (see [`lock_project`]), taken before the plan read
+    /// the project.
     pub fn apply(&self) -> Result<Vec<Resolved>, ScaffoldError> {
         let resolved = self.resolve()?;
-        let mut undo: Vec<Undo> = Vec::new();
-        for r in resolved.iter().filter(|r| r.action != Action::Unchanged) {
-            if let Err(e) = self.write_one(r, &mut undo) {
-                for u in undo.into_iter().rev() {
-                    u.run();
-                }
-                return Err(e);
-            }
-        }
-        for u in undo {
-            u.commit();
-        }
-        Ok(resolved)
-    }
-
-    fn write_one(&self, r: &Resolved, undo: &mut Vec<Undo>) -> Result<(), ScaffoldError> {
-        let abs = self.root.join(&r.path);
-        let io = |action: &'static str, path: &Path| {
-            let path = path.to_path_buf();
-            move |source| ScaffoldError::Io {
-                action,
+        // A root that does not exist yet (`manifests --output-dir /new/dir`) is created by the
+        // apply itself, from its nearest existing ancestor, so a failed apply removes it again.
+        let base = self
+            .root
+            .ancestors()
+            .find(|a| a.as_os_str().is_empty() || a.is_dir())
+            .unwrap_or(&self.root);
+        let prefix = self.root.strip_prefix(base).unwrap_or(Path::new(""));
+        let paths: Vec<PathBuf> = resolved.iter().map(|r| prefix.join(&r.path)).collect();
+        let changes: Vec<txn::Change<'_>> = resolved
+            .iter()
+            .zip(&paths)
+            .filter(|(r, _)| r.action != Action::Unchanged)
+            .map(|(r, path)| txn::Change {
                 path,
-                source,
-            }
-        };
-        let parent = abs.parent().unwrap_or(&self.root).to_path_buf();
-        // Create missing parent directories one by one, remembering them for rollback.
-        let mut missing = Vec::new();
-        let mut cur = parent.as_path();
-        while !cur.exists() {
-            missing.push(cur.to_path_buf());
-            match cur.parent() {
-                Some(p) => cur = p,
-                None => break,
-            }
-        }
-        for dir in missing.into_iter().rev() {
-            std::fs::create_dir(&dir).map_err(io("creating directory", &dir))?;
-            undo.push(Undo::RemoveDir(dir));
-        }
-        let original = if r.action == Action::Updated {
-            Some(Backup::take(&abs, &parent).map_err(io("reading", &abs))?)
-        } else {
-            None
-        };
-        let written = (|| {
-            let mut builder = tempfile::Builder::new();
-            // Like any file a program creates: 0666 minus the umask (tempfile's default is 0600).
-            #[cfg(unix)]
-            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-            let mut tmp = builder.tempfile_in(&parent).map_err(io("writing", &abs))?;
-            // Through the File, so the error is the OS error without the temporary name.
-            // No fsync: the rename makes each file appear whole or not at all to other
-            // processes, which is the guarantee a scaffolder owes; durability across a power
-            // loss is the file system's, and a sync per file made `init` several times slower.
-            tmp.as_file_mut()
-                .write_all(r.contents.as_bytes())
-                .map_err(io("writing", &abs))?;
-            if original.is_some()
-                && let Ok(meta) = std::fs::metadata(&abs)
-            {
-                let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-            }
-            tmp.persist(&abs).map_err(|e| ScaffoldError::Io {
-                action: "writing",
-                path: abs.clone(),
-                source: e.error,
+                contents: r.contents.as_bytes(),
+                replaces: r.action == Action::Updated,
             })
-        })();
-        if let Err(e) = written {
-            // The original is still in place; only the backup has to go.
-            if let Some(backup) = original {
-                backup.discard();
-            }
-            return Err(e);
+            .collect();
+        if changes.is_empty() {
+            return Ok(resolved);
         }
-        undo.push(match original {
-            Some(backup) => Undo::Restore(abs, backup),
-            None => Undo::Remove(abs),
-        });
-        Ok(())
+        let base = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        let dir = open_root(base)?;
+        if let Some(done) = txn::recover(base, &dir)? {
+            eprintln!("note: {done}");
+        }
+        txn::apply(base, &dir, &changes)?;
+        Ok(resolved)
     }
 
     /// Rejects absolute paths, `..`, symlinks leading outside the root, and files standing
@@ -490,44 +503,10 @@ fn dangling_link_inside(link: &Path, root: &Path) -> bool {
     out.starts_with(root)
 }
 
-/// The previous contents of a file being replaced. Preferably a hard link to the old file
-/// (taken before the rename, so restoring is itself an atomic rename that needs no free
-/// space); the bytes in memory where the file system cannot link.
-enum Backup {
-    Link(PathBuf),
-    Bytes(Vec<u8>),
-}
-
-impl Backup {
-    fn take(path: &Path, dir: &Path) -> std::io::Result<Backup> {
-        let link = tempfile::Builder::new()
-            .prefix(".rsbuilder-backup-")
-            .tempfile_in(dir)
-            .and_then(|f| {
-                let p = f.into_temp_path().keep().map_err(|e| e.error)?;
-                std::fs::remove_file(&p)?;
-                Ok(p)
-            });
-        if let Ok(link) = link
-            && std::fs::hard_link(path, &link).is_ok()
-        {
-            return Ok(Backup::Link(link));
-        }
-        std::fs::read(path).map(Backup::Bytes)
-    }
-
-    fn discard(self) {
-        if let Backup::Link(link) = self {
-            let _ = std::fs::remove_file(link);
-        }
-    }
-}
-
-/// The Rust edition of the project at `root` (`edition = "..."` in its `Cargo.toml`),
+/// The Rust edition of the project opened as `dir` (`edition = "..."` in its `Cargo.toml`),
 /// 2024 when it cannot be read.
-fn rust_edition(root: &Path) -> String {
-    std::fs::read_to_string(root.join("Cargo.toml"))
-        .ok()
+fn rust_edition(dir: Option<&Dir>) -> String {
+    dir.and_then(|d| d.read_to_string("Cargo.toml").ok())
         .and_then(|toml| {
             toml.lines().find_map(|line| {
                 let rest = line.trim().strip_prefix("edition")?.trim_start();
@@ -538,38 +517,30 @@ fn rust_edition(root: &Path) -> String {
         .unwrap_or_else(|| "2024".into())
 }
 
-enum Undo {
-    Restore(PathBuf, Backup),
-    Remove(PathBuf),
-    RemoveDir(PathBuf),
+/// The project root as a capability: every path below is resolved beneath it, never through
+/// a link or `..` that leads out.
+fn open_root(root: &Path) -> Result<Dir, ScaffoldError> {
+    Dir::open_ambient_dir(root, ambient_authority()).map_err(|source| ScaffoldError::Io {
+        action: "opening",
+        path: root.to_path_buf(),
+        source,
+    })
 }
 
-impl Undo {
-    /// The plan succeeded: drop what was kept for a rollback.
-    fn commit(self) {
-        if let Undo::Restore(_, backup) = self {
-            backup.discard();
-        }
+/// Takes the project lock on `root` (waiting as [`lock::acquire`] does), then finishes an
+/// apply that a killed command left behind (see [`txn`]), printing on stderr what it did.
+/// Every command that reads a project to change it calls this first and keeps the lock until
+/// it has written.
+///
+/// Errors: [`ScaffoldError::Locked`] after the wait; an unreadable journal; a file an
+/// interrupted apply cannot put in place or back.
+pub fn lock_project(root: &Path) -> Result<ProjectLock, ScaffoldError> {
+    let lock = lock::acquire(root)?;
+    let dir = open_root(root)?;
+    if let Some(done) = txn::recover(root, &dir)? {
+        eprintln!("note: {done}");
     }
-
-    fn run(self) {
-        // Best effort: the original error is what the user needs to see.
-        match self {
-            Undo::Restore(path, Backup::Link(link)) => {
-                // If even the rename fails, the backup file keeps the original contents.
-                let _ = std::fs::rename(&link, &path);
-            }
-            Undo::Restore(path, Backup::Bytes(bytes)) => {
-                let _ = std::fs::write(path, bytes);
-            }
-            Undo::Remove(path) => {
-                let _ = std::fs::remove_file(path);
-            }
-            Undo::RemoveDir(path) => {
-                let _ = std::fs::remove_dir(path);
-            }
-        }
-    }
+    Ok(lock)
 }
 
 #[cfg(test)]
@@ -723,6 +694,28 @@ mod tests {
         };
         assert_eq!(mode("new.txt"), 0o666 & !umask);
         assert_eq!(mode("script.sh"), 0o750);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn reads_stay_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "//! x\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        let plan = Plan::new(dir.path(), false);
+        assert_eq!(plan.read("src/lib.rs").unwrap().as_deref(), Some("//! x\n"));
+        assert_eq!(plan.read("src/none.rs").unwrap(), None);
+        assert!(matches!(
+            plan.read("out/secret"),
+            Err(ScaffoldError::SymlinkEscape { .. })
+        ));
+        assert!(matches!(
+            plan.read("../x"),
+            Err(ScaffoldError::OutsideProject { .. })
+        ));
     }
 
     #[test]

@@ -1,0 +1,521 @@
+//! The engine's write guarantees through the built binary, under the conditions that broke
+//! them before (issue 11): commands running at the same time in one project (the project
+//! lock), commands killed at every write step (the journal), and a symbolic link swapped in
+//! while a command writes (the handle rooted at the project). docs/safety.md describes each.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
+const EPOCH_2026: &str = "1780272000";
+const AIJOB: [&str; 8] = [
+    "create",
+    "api",
+    "--group",
+    "ai",
+    "--version",
+    "v1",
+    "--kind",
+    "AIJob",
+];
+const MODEL: [&str; 8] = [
+    "create",
+    "api",
+    "--group",
+    "ai",
+    "--version",
+    "v1",
+    "--kind",
+    "Model",
+];
+
+fn rsbuilder(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rsbuilder"));
+    cmd.current_dir(dir)
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", EPOCH_2026)
+        .env_remove("RSBUILDER_FAULT_AT")
+        .env_remove("RSBUILDER_LOCK_TIMEOUT");
+    cmd
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> Output {
+    let out = rsbuilder(dir, args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "rsbuilder {args:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn spawn(dir: &Path, args: &[&str]) -> std::process::Child {
+    rsbuilder(dir, args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Every entry under `dir`: directories (`None`), files (their bytes) and symbolic links
+/// (`->` and the target), so a stray temporary file, an empty directory left behind or a
+/// changed byte all show.
+fn tree(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .map(Result::unwrap)
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+            let t = e.file_type();
+            let v = if t.is_dir() {
+                None
+            } else if t.is_symlink() {
+                let target = std::fs::read_link(e.path()).unwrap();
+                Some(format!("-> {}", target.display()).into_bytes())
+            } else {
+                Some(std::fs::read(e.path()).unwrap())
+            };
+            (rel, v)
+        })
+        .collect()
+}
+
+/// The paths that differ between two trees.
+fn diff(
+    a: &BTreeMap<String, Option<Vec<u8>>>,
+    b: &BTreeMap<String, Option<Vec<u8>>>,
+) -> Vec<String> {
+    let mut out: Vec<String> = a
+        .iter()
+        .filter(|(p, v)| b.get(*p) != Some(v))
+        .map(|(p, _)| p.clone())
+        .chain(b.keys().filter(|p| !a.contains_key(*p)).cloned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Copies the tree at `from` to the new directory `to` (files and directories).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let dest = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A project after `init` (named `ai-operator`), under a fresh temporary directory.
+fn initialized() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    std::fs::create_dir(&dir).unwrap();
+    run_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            "example.com/ai-operator",
+        ],
+    );
+    (tmp, dir)
+}
+
+/// The tree `commands` leave when run one after the other on a copy of `base`.
+fn tree_after(base: &Path, commands: &[&[&str]]) -> BTreeMap<String, Option<Vec<u8>>> {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    copy_tree(base, &dir);
+    for c in commands {
+        run_ok(&dir, c);
+    }
+    tree(&dir)
+}
+
+/// Two `create api` for different kinds at once in one project, 100 times: both succeed and
+/// the project is exactly what running them one after the other gives (in one order or the
+/// other), so neither kind's edits to the shared files are lost. Then two `manifests` at once:
+/// both succeed and write the same files as one run.
+#[test]
+fn concurrent_commands_in_one_project_lose_nothing() {
+    let (_tmp, base) = initialized();
+    let a_then_b = tree_after(&base, &[&AIJOB, &MODEL]);
+    let b_then_a = tree_after(&base, &[&MODEL, &AIJOB]);
+    assert_ne!(a_then_b, b_then_a, "the order shows in the shared files");
+    let manifests_once = {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        run_ok(&dir, &AIJOB);
+        run_ok(&dir, &MODEL);
+        run_ok(&dir, &["manifests"]);
+        tree(&dir)
+    };
+    for attempt in 0..100 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        let a = spawn(&dir, &AIJOB);
+        let b = spawn(&dir, &MODEL);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        for (name, out) in [("AIJob", &a), ("Model", &b)] {
+            assert!(
+                out.status.success(),
+                "attempt {attempt}: create api {name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let got = tree(&dir);
+        assert!(
+            got == a_then_b || got == b_then_a,
+            "attempt {attempt}: a kind was lost; differs from AIJob-then-Model in {:?}",
+            diff(&a_then_b, &got)
+        );
+        if attempt % 10 == 0 {
+            let m1 = spawn(&dir, &["manifests"]);
+            let m2 = spawn(&dir, &["manifests"]);
+            let (m1, m2) = (
+                m1.wait_with_output().unwrap(),
+                m2.wait_with_output().unwrap(),
+            );
+            for out in [&m1, &m2] {
+                assert!(
+                    out.status.success(),
+                    "attempt {attempt}: manifests: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            if got == a_then_b {
+                assert_eq!(diff(&manifests_once, &tree(&dir)), Vec::<String>::new());
+            }
+        }
+    }
+}
+
+/// A command that cannot get the lock says that it waits, then gives up with exit code 75
+/// and the reason, having written nothing.
+#[test]
+fn a_command_waits_for_the_lock_then_fails_clearly() {
+    let (_tmp, dir) = initialized();
+    let before = tree(&dir);
+    let held = std::fs::File::open(&dir).unwrap();
+    fs4::FileExt::try_lock(&held).unwrap();
+    let start = std::time::Instant::now();
+    let out = rsbuilder(&dir, &AIJOB)
+        .env("RSBUILDER_LOCK_TIMEOUT", "0.5")
+        .output()
+        .unwrap();
+    let waited = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "waiting for another rsbuilder command to finish in {} (up to 0.5 s",
+            dir.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: another rsbuilder command is still running in"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("RSBUILDER_LOCK_TIMEOUT"), "{stderr}");
+    assert!(
+        waited >= std::time::Duration::from_millis(500),
+        "{waited:?}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new());
+    // Released: the same command goes through.
+    drop(held);
+    run_ok(&dir, &AIJOB);
+}
+
+/// Runs `args` on a copy of `base` killed (SIGKILL, through the engine's fault-injection hook
+/// `RSBUILDER_FAULT_AT`) right before its 1st, 2nd, … write step, until a run gets through.
+/// After every kill, the next command (`manifests --check`, which finishes an interrupted
+/// apply first) must leave the project exactly as before the killed command or exactly as
+/// after it, and say which when it had something to finish. Returns how many kills ended
+/// as before and as after.
+#[cfg(unix)]
+fn killed_at_every_step(base: &Path, args: &[&str]) -> (usize, usize) {
+    use std::os::unix::process::ExitStatusExt as _;
+    let before = tree(base);
+    let after = tree_after(base, &[args]);
+    assert_ne!(before, after);
+    let (mut as_before, mut as_after) = (0, 0);
+    for n in 1.. {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(base, &dir);
+        let out = rsbuilder(&dir, args)
+            .env("RSBUILDER_FAULT_AT", n.to_string())
+            .output()
+            .unwrap();
+        if out.status.success() {
+            assert!(n > 10, "{args:?} has only {} write steps", n - 1);
+            assert_eq!(diff(&after, &tree(&dir)), Vec::<String>::new());
+            break;
+        }
+        assert_eq!(
+            out.status.signal(),
+            Some(9),
+            "{args:?} at step {n}: not killed (fault injection needs a debug build): {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let next = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
+        let said = String::from_utf8_lossy(&next.stderr);
+        let now = tree(&dir);
+        if now == before {
+            as_before += 1;
+            assert!(!said.contains("rolled forward"), "step {n}: {said}");
+        } else if now == after {
+            as_after += 1;
+            assert!(!said.contains("rolled back"), "step {n}: {said}");
+        } else {
+            panic!(
+                "{args:?} killed at step {n}: the next command left a tree that is neither before \
+                 (differs in {:?}) nor after (differs in {:?})\n{said}",
+                diff(&before, &now),
+                diff(&after, &now)
+            );
+        }
+    }
+    assert!(as_before > 0 && as_after > 0, "{as_before} {as_after}");
+    (as_before, as_after)
+}
+
+#[cfg(unix)]
+#[test]
+fn init_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("ai-operator");
+    std::fs::create_dir(&base).unwrap();
+    killed_at_every_step(&base, &["init", "--domain", "ai.example.com"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn create_api_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    // The first kind (creates directories) and a second one (updates shared files).
+    killed_at_every_step(&base, &AIJOB);
+    run_ok(&base, &AIJOB);
+    killed_at_every_step(&base, &MODEL);
+}
+
+#[cfg(unix)]
+#[test]
+fn create_webhook_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    let mut args = AIJOB.to_vec();
+    args[1] = "webhook";
+    args.extend(["--defaulting", "--programmatic-validation"]);
+    killed_at_every_step(&base, &args);
+}
+
+#[cfg(unix)]
+#[test]
+fn edit_and_manifests_killed_at_every_write_step_are_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    killed_at_every_step(&base, &["edit", "--namespaced=true"]);
+    killed_at_every_step(&base, &["manifests"]);
+}
+
+/// A thread swaps `src/api` between the real directory and a symbolic link to a directory
+/// outside the project (holding a copy of `src/api`, so every path the command wants exists
+/// there too) while `create api` for a second kind runs, 50 times: the command either succeeds or fails with
+/// exit 1, and the outside directory is never written to.
+#[cfg(unix)]
+#[test]
+fn a_symlink_swapped_in_while_create_api_runs_never_leads_outside() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    let (mut succeeded, mut refused) = (0, 0);
+    for attempt in 0..50 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        let outside = tmp.path().join("outside");
+        copy_tree(&dir.join("src/api"), &outside);
+        let outside_before = tree(&outside);
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (api, real, outside, stop) = (
+                dir.join("src/api"),
+                dir.join("src/api.real"),
+                outside.clone(),
+                stop.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut swaps = 0u32;
+                while !stop.load(Ordering::SeqCst) {
+                    std::fs::rename(&api, &real).unwrap();
+                    std::os::unix::fs::symlink(&outside, &api).unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    std::fs::remove_file(&api).unwrap();
+                    std::fs::rename(&real, &api).unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    swaps += 1;
+                }
+                swaps
+            })
+        };
+        let out = rsbuilder(&dir, &MODEL).output().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        let swaps = swapper.join().unwrap();
+        assert!(swaps > 0);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => succeeded += 1,
+            Some(1) => refused += 1,
+            other => panic!("attempt {attempt}: exit {other:?}\n{stderr}"),
+        }
+        assert_eq!(
+            diff(&outside_before, &tree(&outside)),
+            Vec::<String>::new(),
+            "attempt {attempt}: written outside the project\n{stderr}"
+        );
+    }
+    // The race is real: some runs hit the link.
+    assert!(refused > 0, "{succeeded} succeeded, none refused");
+}
+
+/// The recovery is itself killed at each of its steps: `create api` is killed once while
+/// staging (so the next command discards) and once after its journal is committed (so the
+/// next command rolls forward), then the recovering command is killed at its 1st, 2nd, …
+/// step, and a last command must still find the project exactly as before or after.
+#[cfg(unix)]
+#[test]
+fn a_recovery_killed_at_every_step_is_finished_by_the_next_command() {
+    let (_tmp, base) = initialized();
+    let before = tree(&base);
+    let after = tree_after(&base, &[&AIJOB]);
+    // Steps 1 and 2 create `.rsbuilder/txn`, the next ones stage the files; the journal is
+    // committed about halfway and the renames follow. Find the number of steps first.
+    let steps = (1..)
+        .find(|n| {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("ai-operator");
+            copy_tree(&base, &dir);
+            let out = rsbuilder(&dir, &AIJOB)
+                .env("RSBUILDER_FAULT_AT", n.to_string())
+                .output()
+                .unwrap();
+            out.status.success()
+        })
+        .unwrap()
+        - 1;
+    for (kill_at, expected, says) in [
+        (5, &before, "removed what it had staged (rolled back)"),
+        (steps * 2 / 3, &after, "(rolled forward)"),
+    ] {
+        for m in 1.. {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("ai-operator");
+            copy_tree(&base, &dir);
+            let out = rsbuilder(&dir, &AIJOB)
+                .env("RSBUILDER_FAULT_AT", kill_at.to_string())
+                .output()
+                .unwrap();
+            assert!(!out.status.success());
+            let recovering = rsbuilder(&dir, &["manifests", "--check"])
+                .env("RSBUILDER_FAULT_AT", m.to_string())
+                .output()
+                .unwrap();
+            let last = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
+            let now = tree(&dir);
+            assert!(
+                now == *expected,
+                "create api killed at {kill_at}, recovery killed at {m}: differs in {:?}\n{}",
+                diff(expected, &now),
+                String::from_utf8_lossy(&last.stderr)
+            );
+            // The recovery got through without being killed: every step was tried.
+            if recovering.status.code().is_some() {
+                assert!(m > 1, "the recovery had no step to kill");
+                let said = String::from_utf8_lossy(&recovering.stderr);
+                // A fresh copy each time: this run did the whole recovery.
+                assert!(
+                    said.contains(says),
+                    "killed at {kill_at}: {says:?} not in\n{said}"
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// Two `init` at once in one empty directory, 20 times: exactly one succeeds, the other is
+/// refused as a second init (exit 1), and the tree is exactly that of one init. And `edit`
+/// next to `create api`: both succeed and the tree is one of the two orders.
+#[test]
+fn concurrent_init_and_edit_are_serialized() {
+    let init: [&str; 3] = ["init", "--domain", "ai.example.com"];
+    let one_init = {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        std::fs::create_dir(&dir).unwrap();
+        run_ok(&dir, &init);
+        tree(&dir)
+    };
+    for attempt in 0..20 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        std::fs::create_dir(&dir).unwrap();
+        let a = spawn(&dir, &init);
+        let b = spawn(&dir, &init);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let mut codes = [a.status.code(), b.status.code()];
+        codes.sort();
+        assert_eq!(
+            codes,
+            [Some(0), Some(1)],
+            "attempt {attempt}:\n{}\n{}",
+            String::from_utf8_lossy(&a.stderr),
+            String::from_utf8_lossy(&b.stderr)
+        );
+        assert_eq!(diff(&one_init, &tree(&dir)), Vec::<String>::new());
+    }
+    let (_tmp, base) = initialized();
+    let edit: [&str; 2] = ["edit", "--namespaced=true"];
+    let orders = [
+        tree_after(&base, &[&edit, &AIJOB]),
+        tree_after(&base, &[&AIJOB, &edit]),
+    ];
+    for attempt in 0..20 {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        let a = spawn(&dir, &edit);
+        let b = spawn(&dir, &AIJOB);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        for out in [&a, &b] {
+            assert!(
+                out.status.success(),
+                "attempt {attempt}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let got = tree(&dir);
+        assert!(
+            orders.contains(&got),
+            "attempt {attempt}: differs from edit-then-create in {:?}",
+            diff(&orders[0], &got)
+        );
+    }
+}
