@@ -29,11 +29,6 @@ pub fn field_default(
     container_default: &SerdeDefault,
     f: &serde_ast::Field,
 ) -> Res<Option<Value>> {
-    if f.attrs.serialize_with().is_some() {
-        return Err(
-            "the field is serialized with `serialize_with`, which rsbuilder cannot run".into(),
-        );
-    }
     // No `Self`: serde calls the default path inside its visitor, where `Self` is the
     // visitor (`default = "Self::f"` does not compile).
     let cx = Ctx::new(krate, m);
@@ -80,7 +75,13 @@ pub fn field_default(
     if let Some(pred) = f.attrs.skip_serializing_if()
         && predicate(&cx, m, f.ty, &pred.path, &v)?
     {
+        // Skipped before serialization: a `serialize_with` function never runs.
         return Ok(None);
+    }
+    if f.attrs.serialize_with().is_some() {
+        return Err(
+            "the field is serialized with `serialize_with`, which rsbuilder cannot run (and its skip_serializing_if does not skip this default)".into(),
+        );
     }
     Ok(Some(v))
 }
@@ -1628,8 +1629,13 @@ fn serialize_fields(
                         continue;
                     }
                 }
+                // Reached only when no skip_serializing_if skipped the field.
                 if f.attrs.serialize_with().is_some() {
-                    return Err("a field is serialized with `serialize_with`".into());
+                    return Err(format!(
+                        "field `{}` is serialized with `serialize_with`, which rsbuilder cannot run (and its skip_serializing_if does not skip this value)",
+                        f.attrs.name().serialize_name()
+                    )
+                    .into());
                 }
                 if f.attrs.flatten() {
                     match v {

@@ -386,3 +386,43 @@ fn an_is_default_predicate_on_an_option_of_a_nullable_is_refused() {
     ));
     assert_eq!(d.cause, Cause::NeedsCompile);
 }
+
+const SER_WITH: &str = "fn as_text<S: serde::Serializer>(v: &Option<u32>, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(&format!(\"{v:?}\")) }\n";
+
+#[test]
+fn serialize_with_is_accepted_where_the_skip_predicate_skips_the_default() {
+    let d = defaults(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{\n\
+           #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub a: Option<u32>,\n\
+           pub inner: Inner,\n\
+         }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ a: None, inner: Inner {{ n: 2, t: None }} }} }} }}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Inner {{ pub n: i32, #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub t: Option<u32> }}\n{SER_WITH}"
+    ));
+    assert_eq!(d["a"], Value::Null);
+    assert_eq!(d["inner"], json!({"n": 2}));
+}
+
+#[test]
+fn serialize_with_is_refused_where_the_skip_predicate_keeps_the_default() {
+    let d = refusal(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{\n\
+           #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub a: Option<u32>,\n\
+         }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ a: Some(1) }} }} }}\n{SER_WITH}"
+    ));
+    assert_eq!(d.cause, Cause::NeedsCompile);
+    assert!(d.message.contains("`serialize_with`"), "{}", d.message);
+    let d = refusal(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{ pub inner: Inner }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ inner: Inner {{ n: 2, t: Some(3) }} }} }} }}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Inner {{ pub n: i32, #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub t: Option<u32> }}\n{SER_WITH}"
+    ));
+    assert_eq!(d.cause, Cause::NeedsCompile);
+    assert!(
+        d.message
+            .contains("field `t` is serialized with `serialize_with`"),
+        "{}",
+        d.message
+    );
+}
