@@ -150,7 +150,13 @@ impl<'c, 'a> Deriver<'c, 'a> {
     }
 
     pub(super) fn string_expr(&mut self, m: ModId, e: &syn::Expr) -> R<String> {
+        use crate::manifests::crd::statics::{RegexStatic, regex_static};
         use syn::spanned::Spanned;
+        match regex_static(self.krate, m, e) {
+            RegexStatic::Pattern(p) => return Ok(p),
+            RegexStatic::Invalid(msg) => return Err(self.error(m, e.span(), msg, None)),
+            RegexStatic::NotOne => {}
+        }
         match eval::eval(self.krate, m, e) {
             Ok(Value::String(s)) => Ok(s),
             Ok(other) => Ok(other.to_string()),
