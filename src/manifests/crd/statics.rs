@@ -4,7 +4,8 @@
 //! `(expr).to_string()`, which reaches `Regex`'s `Display` through the lazy cell's `Deref`:
 //! the pattern text the regex was built from (`Regex::as_str`). Recognized only when the
 //! static is a `std::sync::LazyLock<Regex>` or `once_cell::sync::Lazy<Regex>` built by
-//! `Regex::new(<string literal>)` followed by `.unwrap()` or `.expect(..)`.
+//! `Regex::new(<string literal>)` followed by `.unwrap()` or `.expect(..)`, or a
+//! `static ref RE: Regex = …;` of a `lazy_static!` in the same module, built the same way.
 
 use super::resolve::{Crate, LocalValue, ModId, Resolved};
 
@@ -26,7 +27,7 @@ pub fn regex_static(krate: &Crate<'_>, m: ModId, e: &syn::Expr) -> RegexStatic {
         return RegexStatic::NotOne;
     };
     let Some((sm, LocalValue::Static(s))) = krate.resolve_value(m, path) else {
-        return RegexStatic::NotOne;
+        return lazy_static_regex(krate, m, path).unwrap_or(RegexStatic::NotOne);
     };
     if s.mutability != syn::StaticMutability::None {
         return RegexStatic::NotOne;
@@ -65,13 +66,85 @@ pub fn regex_static(krate: &Crate<'_>, m: ModId, e: &syn::Expr) -> RegexStatic {
     let Some(lit) = regex_new_literal(krate, sm, &c.body) else {
         return RegexStatic::NotOne;
     };
+    checked(&s.ident, lit)
+}
+
+fn checked(name: &syn::Ident, lit: String) -> RegexStatic {
     match regex::Regex::new(&lit) {
         Ok(re) => RegexStatic::Pattern(re.as_str().to_string()),
         Err(err) => RegexStatic::Invalid(format!(
-            "the regex of static `{}` does not compile, so building it panics: {err}",
-            s.ident
+            "the regex of static `{name}` does not compile, so building it panics: {err}"
         )),
     }
+}
+
+/// One `static ref NAME: Type = expr;` of a `lazy_static!` block.
+struct LazyEntry {
+    attrs: Vec<syn::Attribute>,
+    name: syn::Ident,
+    ty: syn::Type,
+    expr: syn::Expr,
+}
+
+struct LazyEntries(Vec<LazyEntry>);
+
+impl syn::parse::Parse for LazyEntries {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let mut out = Vec::new();
+        while !input.is_empty() {
+            let attrs = input.call(syn::Attribute::parse_outer)?;
+            let _: syn::Visibility = input.parse()?;
+            let _: syn::Token![static] = input.parse()?;
+            let _: syn::Token![ref] = input.parse()?;
+            let name: syn::Ident = input.parse()?;
+            let _: syn::Token![:] = input.parse()?;
+            let ty: syn::Type = input.parse()?;
+            let _: syn::Token![=] = input.parse()?;
+            let expr: syn::Expr = input.parse()?;
+            let _: syn::Token![;] = input.parse()?;
+            out.push(LazyEntry {
+                attrs,
+                name,
+                ty,
+                expr,
+            });
+        }
+        Ok(LazyEntries(out))
+    }
+}
+
+/// `NAME` as a `static ref NAME: Regex = Regex::new("…").unwrap();` of a `lazy_static!`
+/// block of module `m` itself. `None` when there is no such entry (entries under an
+/// attribute such as `cfg` are not taken).
+fn lazy_static_regex(krate: &Crate<'_>, m: ModId, path: &syn::Path) -> Option<RegexStatic> {
+    let name = path.get_ident()?;
+    for mac in &krate.modules[m].macros {
+        if mac
+            .mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident != "lazy_static")?
+        {
+            continue;
+        }
+        let Ok(LazyEntries(entries)) = mac.mac.parse_body::<LazyEntries>() else {
+            continue;
+        };
+        let Some(e) = entries.into_iter().find(|e| &e.name == name) else {
+            continue;
+        };
+        let regex_ty =
+            matches!(&e.ty, syn::Type::Path(r) if r.qself.is_none() && is_regex(krate, m, &r.path));
+        if !e.attrs.is_empty() || !regex_ty {
+            return Some(RegexStatic::NotOne);
+        }
+        return Some(match regex_new_literal(krate, m, &e.expr) {
+            Some(lit) => checked(&e.name, lit),
+            None => RegexStatic::NotOne,
+        });
+    }
+    None
 }
 
 fn strip(e: &syn::Expr) -> &syn::Expr {
@@ -214,6 +287,30 @@ mod tests {
             v,
             json!({"a": "^v[0-9]+$", "b": "^\\d+\\.\\d+$", "c": "^\"[a-z]\"$", "d": "^x|y$"})
         );
+    }
+
+    #[test]
+    fn patterns_come_from_lazy_static_regexes_of_the_module() {
+        let v = run(
+            "lazy_static::lazy_static! {\n  static ref A: Regex = Regex::new(\"^a+$\").unwrap();\n  pub static ref B: regex::Regex = regex::Regex::new(r\"^b\\.$\").expect(\"valid\");\n}\n\
+             lazy_static! { pub(crate) static ref C: Regex = Regex::new(\"^c$\").unwrap(); static ref D: Regex = Regex::new(\"^d$\").unwrap(); }\n",
+        )
+        .unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(
+            v,
+            json!({"a": "^a+$", "b": "^b\\.$", "c": "^c$", "d": "^d$"})
+        );
+    }
+
+    #[test]
+    fn a_lazy_static_entry_of_another_type_or_under_cfg_is_refused() {
+        let d = run(
+            "lazy_static! {\n  #[cfg(unix)] static ref A: Regex = Regex::new(\"^a$\").unwrap();\n  static ref B: Regex = Regex::new(\"b\").unwrap();\n  static ref C: Regex = Regex::new(\"c\").unwrap();\n  static ref D: Regex = Regex::new(\"d\").unwrap();\n}\n",
+        )
+        .expect_err("must be refused");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].cause, Cause::NeedsCompile);
+        assert!(d[0].message.contains("*A"), "{}", d[0].message);
     }
 
     #[test]
