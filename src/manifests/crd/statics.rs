@@ -331,6 +331,25 @@ mod tests {
     }
 
     #[test]
+    fn a_regex_static_as_a_title_is_not_a_pattern() {
+        // schemars passes `title` on as it is: a `Regex` there does not compile.
+        let set = SourceSet {
+            files: vec![
+                SourceSet::parse_text(
+                    Path::new("x.rs"),
+                    format!(
+                        "{HEADER}static T: LazyLock<Regex> = LazyLock::new(|| Regex::new(\"t\").unwrap());\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\npub struct ThingSpec {{ #[schemars(title = *T)] pub a: String }}\n"
+                    ),
+                )
+                .unwrap(),
+            ],
+        };
+        let d = crds_from_sources(&set).expect_err("must be refused");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].message.contains("*T"), "{}", d[0].message);
+    }
+
+    #[test]
     fn a_regex_static_that_does_not_compile_is_an_error() {
         let d = run(
             "static A: LazyLock<Regex> = LazyLock::new(|| Regex::new(\"(unclosed\").unwrap());\n\
