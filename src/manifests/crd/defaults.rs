@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::attrs;
 use super::eval::{self, Ctx, EvalError, Res, Want};
 use super::known::{self, Generic};
-use super::resolve::{Crate, LocalItem, ModId, Resolved};
+use super::resolve::{Crate, LocalItem, LocalValue, ModId, Resolved};
 use crate::manifests::diag::Cause;
 
 /// The `default` a field's schema gets, or `None` when `skip_serializing_if` drops it.
@@ -29,11 +29,6 @@ pub fn field_default(
     container_default: &SerdeDefault,
     f: &serde_ast::Field,
 ) -> Res<Option<Value>> {
-    if f.attrs.serialize_with().is_some() {
-        return Err(
-            "the field is serialized with `serialize_with`, which rsbuilder cannot run".into(),
-        );
-    }
     // No `Self`: serde calls the default path inside its visitor, where `Self` is the
     // visitor (`default = "Self::f"` does not compile).
     let cx = Ctx::new(krate, m);
@@ -78,9 +73,15 @@ pub fn field_default(
         }
     };
     if let Some(pred) = f.attrs.skip_serializing_if()
-        && predicate(&pred.path, &v)?
+        && predicate(&cx, m, f.ty, &pred.path, &v)?
     {
+        // Skipped before serialization: a `serialize_with` function never runs.
         return Ok(None);
+    }
+    if f.attrs.serialize_with().is_some() {
+        return Err(
+            "the field is serialized with `serialize_with`, which rsbuilder cannot run (and its skip_serializing_if does not skip this default)".into(),
+        );
     }
     Ok(Some(v))
 }
@@ -113,7 +114,21 @@ fn call_default_path(cx: &Ctx<'_, '_>, path: &syn::Path, ty: &Shape<'_>) -> Res<
     }
 }
 
-fn predicate(path: &syn::Path, v: &Value) -> Res<bool> {
+/// Whether the `skip_serializing_if` function `path` skips the value `v` (serialized) of a
+/// field of type `ty` written in module `m`. Known: `Option::is_none` / `is_some`, the
+/// `is_empty` methods, `std::ops::Not::not`, and a generic "is the default" function of the
+/// sources (see [`is_default_fn`]); any other function of the sources is refused.
+fn predicate(cx: &Ctx<'_, '_>, m: ModId, ty: &syn::Type, path: &syn::Path, v: &Value) -> Res<bool> {
+    if let Some((_, local)) = cx.krate.resolve_value(m, path) {
+        return match local {
+            LocalValue::Fn(f) if is_default_fn(f) => equals_default(cx, m, ty, v)
+                .map_err(|e| prefix(e, &format!("skip_serializing_if `{}`", f.sig.ident))),
+            _ => Err(cx.refuse(
+                path,
+                "the skip_serializing_if function of the sources is not a generic `*v == T::default()` comparison, and cannot be evaluated statically",
+            )),
+        };
+    }
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     match segs.last().map(String::as_str) {
         Some("is_none") => Ok(v.is_null()),
@@ -133,6 +148,168 @@ fn predicate(path: &syn::Path, v: &Value) -> Res<bool> {
                 .replace(' ', "")
         )
         .into()),
+    }
+}
+
+/// Whether `f` is `fn name<T: Default + PartialEq>(v: &T) -> bool` whose body is only a
+/// comparison of the argument with `T`'s Default: `*v == T::default()`,
+/// `v == &T::default()`, either side first, with `T::default()`, `<T>::default()`,
+/// `<T as Default>::default()` or `Default::default()`.
+fn is_default_fn(f: &syn::ItemFn) -> bool {
+    let params: Vec<&syn::TypeParam> = f.sig.generics.type_params().collect();
+    let [tp] = params.as_slice() else {
+        return false;
+    };
+    let t = &tp.ident;
+    let is_t = |ty: &syn::Type| matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(t));
+    let mut inputs = f.sig.inputs.iter();
+    let (Some(syn::FnArg::Typed(arg)), None) = (inputs.next(), inputs.next()) else {
+        return false;
+    };
+    let syn::Pat::Ident(pi) = &*arg.pat else {
+        return false;
+    };
+    let syn::Type::Reference(r) = &*arg.ty else {
+        return false;
+    };
+    if pi.by_ref.is_some() || pi.subpat.is_some() || r.mutability.is_some() || !is_t(&r.elem) {
+        return false;
+    }
+    if !matches!(&f.sig.output, syn::ReturnType::Type(_, o) if matches!(&**o, syn::Type::Path(p) if p.path.is_ident("bool")))
+    {
+        return false;
+    }
+    let [syn::Stmt::Expr(body, None)] = f.block.stmts.as_slice() else {
+        return false;
+    };
+    let syn::Expr::Binary(b) = strip_parens(body) else {
+        return false;
+    };
+    if !matches!(b.op, syn::BinOp::Eq(_)) {
+        return false;
+    }
+    // An operand: the argument (`Some(true)`) or the Default (`Some(false)`), with how
+    // many references it is behind.
+    let side = |e: &syn::Expr| -> Option<(bool, i8)> {
+        match strip_parens(e) {
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                matches!(strip_parens(&u.expr), syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident(&pi.ident))
+                    .then_some((true, 0))
+            }
+            syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident(&pi.ident) => Some((true, 1)),
+            syn::Expr::Reference(r) if r.mutability.is_none() => {
+                is_default_call(&r.expr, &is_t).then_some((false, 1))
+            }
+            e => is_default_call(e, &is_t).then_some((false, 0)),
+        }
+    };
+    match (side(&b.left), side(&b.right)) {
+        (Some((a, la)), Some((d, ld))) => a != d && la == ld,
+        _ => false,
+    }
+}
+
+fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_parens(&p.expr),
+        syn::Expr::Group(g) => strip_parens(&g.expr),
+        e => e,
+    }
+}
+
+/// `T::default()`, `<T>::default()`, `<T as Default>::default()` or `Default::default()`.
+fn is_default_call(e: &syn::Expr, is_t: &dyn Fn(&syn::Type) -> bool) -> bool {
+    let syn::Expr::Call(c) = strip_parens(e) else {
+        return false;
+    };
+    let syn::Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    if !c.args.is_empty() {
+        return false;
+    }
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let plain = p.path.segments.iter().all(|s| s.arguments.is_none());
+    match &p.qself {
+        None => {
+            plain
+                && (segs == ["Default", "default"]
+                    || matches!(&p.path.segments.first(), Some(s) if segs.len() == 2 && is_t(&syn::parse_quote!(#s)) && segs[1] == "default"))
+        }
+        Some(q) => {
+            plain
+                && is_t(&q.ty)
+                && ((q.position == 0 && segs == ["default"])
+                    || (q.position == 1 && segs == ["Default", "default"]))
+        }
+    }
+}
+
+/// Whether the value `v` (serialized) of type `ty` equals `<T as Default>::default()` by
+/// `T`'s `PartialEq`: decided where the serialized form tells it exactly (primitives,
+/// strings, `Option`s whose `Some` never serializes as null, collections against empty,
+/// tuples and arrays element by element, smart pointers by their content); other types are
+/// refused, their `PartialEq` may be hand-written or see what serde does not write.
+fn equals_default(cx: &Ctx<'_, '_>, m: ModId, ty: &syn::Type, v: &Value) -> Res<bool> {
+    let cx = &cx.deeper()?;
+    let text = quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace(' ', "");
+    let refuse = || -> Res<bool> {
+        Err(format!("comparing a `{text}` value with its Default is not evaluated").into())
+    };
+    let all = |tm: ModId, tys: &mut dyn Iterator<Item = &syn::Type>, vals: &[Value]| {
+        let mut eq = true;
+        for (t, x) in tys.zip(vals) {
+            eq &= equals_default(cx, tm, t, x)?;
+        }
+        Ok::<bool, EvalError>(eq)
+    };
+    match shape(cx, m, ty)? {
+        Shape::Option(om, inner) => match v.is_null() {
+            true if may_serialize_null(cx, om, &inner, 0) => refuse(),
+            null => Ok(null),
+        },
+        Shape::Seq(..) => match v {
+            Value::Array(a) => Ok(a.is_empty()),
+            _ => refuse(),
+        },
+        Shape::Map(..) => match v {
+            Value::Object(o) => Ok(o.is_empty()),
+            _ => refuse(),
+        },
+        Shape::Forward(_, _, FwdKind::Weak) => refuse(),
+        Shape::Forward(fm, t, _) => equals_default(cx, fm, &t, v),
+        Shape::Tuple(tm, ts) => match v {
+            Value::Array(a) if a.len() == ts.len() => all(tm, &mut ts.iter(), a),
+            _ => refuse(),
+        },
+        Shape::Array(tm, t, n) => match v {
+            Value::Array(a) if a.len() == n => all(tm, &mut std::iter::repeat_n(&t, n), a),
+            _ => refuse(),
+        },
+        Shape::Leaf(p) => match (p.as_str(), v) {
+            ("f32" | "f64", Value::Number(n)) => Ok(n.as_f64() == Some(0.0)),
+            // NaN serializes as null, and is not equal to 0.0.
+            ("f32" | "f64", Value::Null) => Ok(false),
+            (
+                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
+                | "u128" | "usize",
+                Value::Number(n),
+            ) => Ok(n.as_u64() == Some(0) || n.as_i64() == Some(0)),
+            ("bool", Value::Bool(b)) => Ok(!b),
+            ("char" | "str" | "std::string::String", Value::String(s)) => {
+                Ok(s == if p == "char" { "\0" } else { "" })
+            }
+            ("()" | "serde_json::Value" | "serde_json::value::Value", v) => Ok(v.is_null()),
+            _ => refuse(),
+        },
+        Shape::User(_) | Shape::Any => refuse(),
     }
 }
 
@@ -1448,12 +1625,17 @@ fn serialize_fields(
                         )
                         .into());
                     }
-                    if predicate(&pred.path, &v)? {
+                    if predicate(&Ctx::new(krate, m), m, f.ty, &pred.path, &v)? {
                         continue;
                     }
                 }
+                // Reached only when no skip_serializing_if skipped the field.
                 if f.attrs.serialize_with().is_some() {
-                    return Err("a field is serialized with `serialize_with`".into());
+                    return Err(format!(
+                        "field `{}` is serialized with `serialize_with`, which rsbuilder cannot run (and its skip_serializing_if does not skip this value)",
+                        f.attrs.name().serialize_name()
+                    )
+                    .into());
                 }
                 if f.attrs.flatten() {
                     match v {

@@ -37,6 +37,7 @@ pub mod eval;
 pub mod known;
 pub mod kube_attrs;
 pub mod resolve;
+pub mod statics;
 pub mod storage;
 
 /// One CRD derived from the sources.

@@ -101,6 +101,8 @@ pub struct Module<'a> {
     pub imports: Vec<Import>,
     /// `impl` blocks written in this module.
     pub impls: Vec<&'a syn::ItemImpl>,
+    /// Macro invocations in item position (`lazy_static! { … }`), in source order.
+    pub macros: Vec<&'a syn::ItemMacro>,
     /// Whether its `mod` item is plain `pub` (a crate root counts as public): with every
     /// ancestor public, its `pub` items can be named from outside the crate.
     pub public: bool,
@@ -250,6 +252,7 @@ impl<'a> Crate<'a> {
             values: BTreeMap::new(),
             imports: Vec::new(),
             impls: Vec::new(),
+            macros: Vec::new(),
             public: true,
             undecided: None,
             undecided_names: BTreeMap::new(),
@@ -319,6 +322,7 @@ impl<'a> Crate<'a> {
                         .insert(s.ident.to_string(), LocalValue::Static(s));
                 }
                 syn::Item::Impl(i) => self.modules[id].impls.push(i),
+                syn::Item::Macro(mac) => self.modules[id].macros.push(mac),
                 syn::Item::Use(u) => self.modules[id].imports.extend(use_imports(u)),
                 syn::Item::Mod(m) => {
                     if let Some(child) = self.child_module(id, m, dir, files, depth) {

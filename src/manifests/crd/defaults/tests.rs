@@ -304,3 +304,125 @@ fn tagged_enum_variants_with_data_carry_their_tag() {
     assert_eq!(d["a"], json!({"type": "Web", "port": 80}));
     assert_eq!(d["b"], json!({"t": "Size", "c": 3}));
 }
+
+const IS_DEFAULT: &str = "fn is_default<T: Default + PartialEq>(v: &T) -> bool { *v == T::default() }\nfn is_default_ref<T>(v: &T) -> bool where T: Default + PartialEq { v == &T::default() }\nfn is_default_rev<T: Default + PartialEq>(t: &T) -> bool { (<T as Default>::default() == *t) }\nfn is_default_plain<T: Default + PartialEq>(t: &T) -> bool { &Default::default() == t }\n";
+
+#[test]
+fn a_generic_is_default_predicate_compares_with_the_types_default() {
+    let d = defaults(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{ pub inner: Inner }}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(default)]\npub struct Inner {{\n\
+           #[serde(skip_serializing_if = \"is_default\")] pub a: u32,\n\
+           #[serde(skip_serializing_if = \"is_default\")] pub b: u32,\n\
+           #[serde(skip_serializing_if = \"is_default_ref\")] pub c: String,\n\
+           #[serde(skip_serializing_if = \"is_default_ref\")] pub d: String,\n\
+           #[serde(skip_serializing_if = \"is_default_rev\")] pub e: bool,\n\
+           #[serde(skip_serializing_if = \"is_default_rev\")] pub f: Vec<i32>,\n\
+           #[serde(skip_serializing_if = \"is_default_plain\")] pub g: Option<String>,\n\
+           #[serde(skip_serializing_if = \"is_default_plain\")] pub h: [f64; 2],\n\
+           #[serde(skip_serializing_if = \"is_default\")] pub i: [f64; 2],\n\
+           #[serde(skip_serializing_if = \"is_default\")] pub j: BTreeMap<String, u8>,\n\
+           #[serde(skip_serializing_if = \"is_default\")] pub k: f32,\n\
+         }}\n\
+         impl Default for Inner {{ fn default() -> Self {{ Inner {{ a: 0, b: 3, c: String::new(), d: \"x\".into(), e: false, f: vec![], g: None, h: [-0.0, 0.0], i: [0.5, 0.0], j: BTreeMap::new(), k: 0.0 }} }} }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ inner: Inner::default() }} }} }}\n{IS_DEFAULT}"
+    ));
+    assert_eq!(d["inner"], json!({"b": 3, "d": "x", "i": [0.5, 0.0]}));
+}
+
+#[test]
+fn a_generic_is_default_predicate_on_a_field_default() {
+    let d = defaults(&format!(
+        "pub struct ThingSpec {{\n\
+           #[serde(default, skip_serializing_if = \"is_default\")] pub a: i64,\n\
+           #[serde(default = \"seven\", skip_serializing_if = \"is_default\")] pub b: i64,\n\
+         }}\nfn seven() -> i64 {{ 7 }}\n{IS_DEFAULT}"
+    ));
+    assert_eq!(d, json!({"a": null, "b": 7}));
+}
+
+#[test]
+fn an_is_default_predicate_on_a_user_type_is_refused() {
+    // A struct's `PartialEq` may be hand-written, or compare what serde skips.
+    let d = refusal(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{ #[serde(skip_serializing_if = \"is_default\")] pub p: P }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ p: P {{ n: 1 }} }} }} }}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema, Default, PartialEq)]\npub struct P {{ pub n: i32 }}\n{IS_DEFAULT}"
+    ));
+    assert_eq!(d.cause, Cause::NeedsCompile);
+    assert!(
+        d.message
+            .contains("comparing a `P` value with its Default is not evaluated"),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn a_local_predicate_with_another_body_is_refused_with_its_line() {
+    let d = refusal(
+        "#[serde(default)]\npub struct ThingSpec {\n  #[serde(skip_serializing_if = \"is_zero\")] pub n: u32,\n}\n\
+         impl Default for ThingSpec { fn default() -> Self { ThingSpec { n: 1 } } }\n\
+         fn is_zero<T: Default + PartialEq>(v: &T) -> bool { *v != T::default() }\n",
+    );
+    assert_eq!(d.cause, Cause::NeedsCompile);
+    assert!(
+        d.message.contains("`\"is_zero\"` (x.rs:9)"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.message.contains("not a generic `*v == T::default()`"),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn an_is_default_predicate_on_an_option_of_a_nullable_is_refused() {
+    let d = refusal(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{ #[serde(skip_serializing_if = \"is_default\")] pub o: Option<Option<u8>> }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ o: Some(None) }} }} }}\n{IS_DEFAULT}"
+    ));
+    assert_eq!(d.cause, Cause::NeedsCompile);
+}
+
+const SER_WITH: &str = "fn as_text<S: serde::Serializer>(v: &Option<u32>, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(&format!(\"{v:?}\")) }\n";
+
+#[test]
+fn serialize_with_is_accepted_where_the_skip_predicate_skips_the_default() {
+    let d = defaults(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{\n\
+           #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub a: Option<u32>,\n\
+           pub inner: Inner,\n\
+         }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ a: None, inner: Inner {{ n: 2, t: None }} }} }} }}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Inner {{ pub n: i32, #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub t: Option<u32> }}\n{SER_WITH}"
+    ));
+    assert_eq!(d["a"], Value::Null);
+    assert_eq!(d["inner"], json!({"n": 2}));
+}
+
+#[test]
+fn serialize_with_is_refused_where_the_skip_predicate_keeps_the_default() {
+    let d = refusal(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{\n\
+           #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub a: Option<u32>,\n\
+         }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ a: Some(1) }} }} }}\n{SER_WITH}"
+    ));
+    assert_eq!(d.cause, Cause::NeedsCompile);
+    assert!(d.message.contains("`serialize_with`"), "{}", d.message);
+    let d = refusal(&format!(
+        "#[serde(default)]\npub struct ThingSpec {{ pub inner: Inner }}\n\
+         impl Default for ThingSpec {{ fn default() -> Self {{ ThingSpec {{ inner: Inner {{ n: 2, t: Some(3) }} }} }} }}\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct Inner {{ pub n: i32, #[serde(skip_serializing_if = \"Option::is_none\", serialize_with = \"as_text\")] pub t: Option<u32> }}\n{SER_WITH}"
+    ));
+    assert_eq!(d.cause, Cause::NeedsCompile);
+    assert!(
+        d.message
+            .contains("field `t` is serialized with `serialize_with`"),
+        "{}",
+        d.message
+    );
+}

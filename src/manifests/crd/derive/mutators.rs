@@ -8,6 +8,7 @@ use super::{Deriver, R};
 use crate::manifests::crd::attrs::{Common, Validation};
 use crate::manifests::crd::eval;
 use crate::manifests::crd::resolve::ModId;
+use crate::manifests::crd::statics::{RegexStatic, regex_static};
 
 impl<'c, 'a> Deriver<'c, 'a> {
     pub(super) fn common_mutators(
@@ -128,11 +129,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
             }
         }
         if let Some(p) = &v.pattern {
-            let s = self.string_expr(m, p)?;
+            let s = self.pattern_expr(m, p)?;
             put(schema, "string", "pattern", s);
         }
         if let Some(c) = &v.contains {
-            let s = self.string_expr(m, c)?;
+            let s = self.pattern_expr(m, c)?;
             schemars::_private::must_contain(schema, &s);
         }
         if let Some(f) = v.format {
@@ -147,6 +148,18 @@ impl<'c, 'a> Deriver<'c, 'a> {
             *inner_schema = s;
         }
         Ok(())
+    }
+
+    /// A `pattern` or `contains` value, which schemars turns into text with `.to_string()`:
+    /// a regex static gives its pattern ([`regex_static`]), anything else is evaluated as
+    /// a string.
+    pub(super) fn pattern_expr(&mut self, m: ModId, e: &syn::Expr) -> R<String> {
+        use syn::spanned::Spanned;
+        match regex_static(self.krate, m, e) {
+            RegexStatic::Pattern(p) => Ok(p),
+            RegexStatic::Invalid(msg) => Err(self.error(m, e.span(), msg, None)),
+            RegexStatic::NotOne => self.string_expr(m, e),
+        }
     }
 
     pub(super) fn string_expr(&mut self, m: ModId, e: &syn::Expr) -> R<String> {
