@@ -205,10 +205,10 @@ fn measure(lines: usize, runs: usize) {
         .collect();
     work.sort();
     println!(
-        "| {lines} | {kinds} | {:.1} MB | {:.0?} | {:.0?} | {:.0} MiB |",
+        "| {lines} | {kinds} | {:.1} MB | {:.0} ms | {:.0} ms | {:.0} MiB |",
         bytes as f64 / 1e6,
-        work[work.len() / 2],
-        times[times.len() / 2],
+        work[work.len() / 2].as_secs_f64() * 1e3,
+        times[times.len() / 2].as_secs_f64() * 1e3,
         rss as f64 / (1024.0 * 1024.0)
     );
 }
