@@ -785,6 +785,34 @@ fn prev_ident(path: &syn::Path) -> Option<String> {
     (n >= 2).then(|| path.segments[n - 2].ident.to_string())
 }
 
+/// The `e` of `Some(e)` / `Option::Some(e)` / `Ok(e)` / `Result::Ok(e)` (in parentheses or
+/// not), whose `unwrap()` and `expect(..)` are `e`.
+fn some_or_ok(e: &syn::Expr) -> Option<&syn::Expr> {
+    match strip_parens(e) {
+        syn::Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+            syn::Expr::Path(p)
+                if p.qself.is_none()
+                    && matches!(
+                        p.path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect::<Vec<_>>()
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>()
+                            .as_slice(),
+                        ["Some"] | ["Option", "Some"] | ["Ok"] | ["Result", "Ok"]
+                    ) =>
+            {
+                Some(&c.args[0])
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Evaluates `expr` as a value of the type `shape`, serialized as serde_json would.
 pub fn value(cx: &Ctx<'_, '_>, expr: &syn::Expr, shape: &Shape<'_>) -> Res<Value> {
     let cx = &cx.deeper()?;
@@ -799,6 +827,15 @@ pub fn value(cx: &Ctx<'_, '_>, expr: &syn::Expr, shape: &Shape<'_>) -> Res<Value
         }
         syn::Expr::MethodCall(mc) if mc.method == "clone" && mc.args.is_empty() => {
             return value(cx, &mc.receiver, shape);
+        }
+        // `Some(e).unwrap()`, `Ok(e).expect("…")`: `e` itself, as rustc computes it.
+        syn::Expr::MethodCall(mc)
+            if (mc.method == "unwrap" && mc.args.is_empty())
+                || (mc.method == "expect" && mc.args.len() == 1) =>
+        {
+            if let Some(inner) = some_or_ok(&mc.receiver) {
+                return value(cx, inner, shape);
+            }
         }
         syn::Expr::Path(p) if p.qself.is_none() => {
             if let Some((bcx, bexpr, bty)) = cx.let_binding(&p.path) {

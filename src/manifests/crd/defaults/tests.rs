@@ -426,3 +426,19 @@ fn serialize_with_is_refused_where_the_skip_predicate_keeps_the_default() {
         d.message
     );
 }
+
+#[test]
+fn unwrap_and_expect_of_some_and_ok_are_the_value_itself() {
+    let d = defaults(
+        "pub struct ThingSpec {\n  #[serde(default = \"a\")] pub a: i32,\n  #[serde(default = \"b\")] pub b: String,\n  #[serde(default = \"c\")] pub c: Vec<u8>,\n}\n\
+         fn a() -> i32 { Some(7).unwrap() }\n\
+         fn b() -> String { Ok::<_, ()>(\"x\".to_string()).expect(\"infallible\") }\n\
+         fn c() -> Vec<u8> { Option::Some(vec![1, 2]).unwrap() }\n",
+    );
+    assert_eq!(d, json!({"a": 7, "b": "x", "c": [1, 2]}));
+    // Anything else unwrapped stays refused.
+    let r = refusal(
+        "pub struct ThingSpec { #[serde(default = \"a\")] pub a: i32 }\nfn a() -> i32 { \"7\".parse().unwrap() }\n",
+    );
+    assert_eq!(r.cause, Cause::NeedsCompile, "{r:?}");
+}
