@@ -899,15 +899,6 @@ fn resource_false_needs_a_known_type() {
     );
     assert_refused(
         &dir,
-        &["--group", "apps", "--version", "v1", "--kind", "Deployment"],
-        1,
-        &[
-            "built-in Kubernetes type k8s_openapi::api::apps::v1::Deployment",
-            "--resource=false",
-        ],
-    );
-    assert_refused(
-        &dir,
         &[
             "--group",
             "ai",
@@ -1319,4 +1310,59 @@ fn a_group_that_repeats_the_domain_warns() {
         .assert()
         .success()
         .stderr(predicate::str::contains("warning").not());
+}
+
+/// The Kubebuilder book's tutorial: `create api --group batch --version v1 --kind CronJob`
+/// makes the project's own CronJob in `batch.<domain>` (the built-in type is meant only with
+/// `--resource=false`), and says so.
+#[test]
+fn a_builtin_group_name_with_a_resource_is_the_projects_own_group() {
+    let (_tmp, dir) = init_ai_operator();
+    let out = rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "batch",
+            "--version",
+            "v1",
+            "--kind",
+            "CronJob",
+        ])
+        .assert()
+        .success();
+    let stderr = text(&out.get_output().stderr);
+    assert!(
+        stderr.contains("note: batch/v1 CronJob is also the built-in Kubernetes type k8s_openapi::api::batch::v1::CronJob")
+            && stderr.contains("pass --resource=false"),
+        "{stderr}"
+    );
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("group: batch") && project.contains("kind: CronJob"),
+        "{project}"
+    );
+    assert!(!project.contains("core: true"), "{project}");
+    let types = std::fs::read_to_string(dir.join("src/api/v1/cronjob_types.rs")).unwrap();
+    assert!(
+        types.contains("group = \"batch.ai.example.com\""),
+        "{types}"
+    );
+    // A built-in type's controller is still --resource=false, with no note.
+    let out = rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+            "--controller=true",
+        ])
+        .assert()
+        .success();
+    assert!(!text(&out.get_output().stderr).contains("note:"));
 }

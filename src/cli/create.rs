@@ -98,11 +98,15 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
                 plural: args.plural,
                 force: args.force,
             };
-            if let Some(warning) = crate::model::Project::load(dir)
-                .ok()
-                .and_then(|p| crate::model::gvk::group_repeats_domain(&opts.group, &p.domain))
-            {
-                eprintln!("warning: {warning}");
+            if let Ok(project) = crate::model::Project::load(dir) {
+                if let Some(warning) =
+                    crate::model::gvk::group_repeats_domain(&opts.group, &project.domain)
+                {
+                    eprintln!("warning: {warning}");
+                }
+                if let Some(note) = crate::scaffold::api::builtin_namesake(&opts, &project) {
+                    eprintln!("note: {note}");
+                }
             }
             let done = crate::scaffold::api::run(dir, &opts)?;
             print!("{}", crate::scaffold::report(&done));

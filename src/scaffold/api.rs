@@ -334,13 +334,9 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
             namespaced,
         )?
     } else if opts.resource {
-        if let Ok(Some(b)) = Resource::builtin(&opts.group, &opts.version, &opts.kind) {
-            bail!(
-                "{gvk} is the built-in Kubernetes type {}; a project cannot define it again. \
-                 For a controller of it, pass --resource=false",
-                b.builtin.map(|b| b.rust_path).unwrap_or_default()
-            );
-        }
+        // As in Kubebuilder, a group named like a built-in one (`batch`, `apps`) is the
+        // project's own group under its domain when a resource is created; the built-in type
+        // is meant only with --resource=false (see `builtin_namesake`).
         if entry.is_some_and(|e| e.core) {
             bail!("{gvk} is recorded in PROJECT as a built-in type; --resource cannot apply to it");
         }
@@ -858,6 +854,31 @@ fn update_project(
 /// the way, an I/O error); nothing is written when an error is returned.
 pub fn run(dir: &Path, opts: &ApiOptions) -> Result<Vec<Resolved>> {
     Ok(plan(dir, opts)?.apply()?)
+}
+
+/// The note `create api` prints when a new kind of the project has the group, version and
+/// kind of a built-in Kubernetes type (`--group batch --kind CronJob`, as in the Kubebuilder
+/// book's tutorial): the kind is the project's own, in `<group>.<domain>`, as Kubebuilder
+/// makes it; the built-in type is reached with `--resource=false`. `None` for other kinds,
+/// for `--resource=false`, and for a kind PROJECT already records.
+pub fn builtin_namesake(opts: &ApiOptions, project: &Project) -> Option<String> {
+    if !opts.resource
+        || project
+            .find(&opts.group, &opts.version, &opts.kind)
+            .is_some()
+    {
+        return None;
+    }
+    let b = Resource::builtin(&opts.group, &opts.version, &opts.kind).ok()??;
+    Some(format!(
+        "{}/{} {} is also the built-in Kubernetes type {}; this creates the project's own kind in the group {}.{} (as Kubebuilder does). For a controller of the built-in type, pass --resource=false",
+        opts.group,
+        opts.version,
+        opts.kind,
+        b.builtin.map(|b| b.rust_path).unwrap_or_default(),
+        opts.group,
+        project.domain
+    ))
 }
 
 /// What to do next, printed after a successful `create api`.
