@@ -15,6 +15,8 @@
 //! `RSBUILDER_CONFORMANCE_CASE=<name>` restricts the comparisons to cases whose name
 //! contains `<name>`. See docs/conformance.md.
 
+mod common;
+
 #[path = "conformance/support.rs"]
 mod support;
 
@@ -326,7 +328,7 @@ fn invalid_cases_give_located_diagnostics() {
 fn seed_database_fixture_matches_shared_reference() {
     let shared = support::repo_root().join("../shared/cases/database");
     if !shared.is_dir() {
-        eprintln!("skipped: {} not found", shared.display());
+        common::missing(&format!("{} not found", shared.display()));
         return;
     }
     let ours = std::fs::read_to_string(cases_dir().join("seed_database.rs")).unwrap();

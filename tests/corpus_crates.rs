@@ -17,6 +17,8 @@
 //! Needs cargo and crates.io: skipped with a message when the crate cannot be downloaded,
 //! and a failure under `CI=true`.
 
+mod common;
+
 #[path = "conformance/support.rs"]
 mod support;
 
@@ -133,14 +135,6 @@ const GATEWAY_API: Pinned = Pinned {
 };
 
 const CORPUS: &[Pinned] = &[GATEWAY_API];
-
-/// Skips (locally) or fails (under `CI=true`) when an outside need is missing.
-fn missing(what: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what} (CI must run this test)");
-    }
-    eprintln!("skipped: {what}");
-}
 
 /// Downloads the pinned crate through cargo and returns its registry checkout.
 fn registry_source(p: &Pinned) -> Result<PathBuf, String> {
@@ -273,7 +267,7 @@ fn published_crates_come_out_as_pinned_and_equal_to_crd() {
         let source = match registry_source(p) {
             Ok(s) => s,
             Err(e) => {
-                missing(&e);
+                common::missing(&e);
                 return;
             }
         };

@@ -2,6 +2,8 @@
 //! files, the added lines of updated ones), PROJECT bookkeeping, `--force`, and every refusal of
 //! case D (message, exit code, and the tree byte for byte unchanged).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -946,7 +948,7 @@ fn long_kind_names_stay_rustfmt_clean() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !rustfmt_available {
-        eprintln!("skipped: rustfmt is not installed");
+        common::missing("rustfmt is not installed");
         return;
     }
     let long = [

@@ -1,6 +1,8 @@
 //! `rsbuilder init`: the whole generated tree (insta snapshots), its variants, and every
 //! refusal (exit code 1, a message naming the flag or file, nothing written).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command as StdCommand;
@@ -444,7 +446,7 @@ fn kubectl_kustomize(dir: &Path) -> Option<String> {
     {
         Ok(out) => out,
         Err(_) => {
-            eprintln!("skipping the kustomize check: kubectl is not installed");
+            common::missing("the kustomize check: kubectl is not installed");
             return None;
         }
     };

@@ -10,6 +10,8 @@
 //! Each external tool is optional: a test whose tool is missing prints why and passes
 //! (`.ci/run` installs kubernetes-validate and checkov; kubectl comes with the image).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command as StdCommand;
@@ -242,7 +244,7 @@ fn rendered() -> Option<&'static [Rendered]> {
     static ALL: OnceLock<Option<Vec<Rendered>>> = OnceLock::new();
     ALL.get_or_init(|| {
         if !kubectl() {
-            eprintln!("skipped: kubectl (with kustomize) is not installed");
+            common::missing("kubectl (with kustomize) is not installed");
             return None;
         }
         let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("manifest_validation");
@@ -481,7 +483,7 @@ fn checkov_fails_no_check_that_applies_to_an_operator() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: checkov is not installed (pip install checkov)");
+        common::missing("checkov is not installed (pip install checkov)");
         return;
     }
     let scan_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("manifest_validation/checkov");
