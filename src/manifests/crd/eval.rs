@@ -886,14 +886,7 @@ fn binary(cx: &Ctx<'_, '_>, b: &syn::ExprBinary, want: Want) -> Res<S> {
                 .unwrap_or(IntTy::I32);
             let (x, y) = (*x, *y);
             if is_cmp {
-                return Ok(S::Bool(match b.op {
-                    B::Eq(_) => x == y,
-                    B::Ne(_) => x != y,
-                    B::Lt(_) => x < y,
-                    B::Le(_) => x <= y,
-                    B::Gt(_) => x > y,
-                    _ => x >= y,
-                }));
+                return Ok(S::Bool(compare(&b.op, x, y)));
             }
             let overflow = || cx.invalid(at, &format!("this arithmetic overflows {}", t.name()));
             let v = match b.op {
@@ -935,14 +928,7 @@ fn binary(cx: &Ctx<'_, '_>, b: &syn::ExprBinary, want: Want) -> Res<S> {
             });
             let (x, y) = (*x, *y);
             if is_cmp {
-                return Ok(S::Bool(match b.op {
-                    B::Eq(_) => x == y,
-                    B::Ne(_) => x != y,
-                    B::Lt(_) => x < y,
-                    B::Le(_) => x <= y,
-                    B::Gt(_) => x > y,
-                    _ => x >= y,
-                }));
+                return Ok(S::Bool(compare(&b.op, x, y)));
             }
             let v = match t {
                 Some(FloatTy::F32) => {
@@ -1427,5 +1413,18 @@ pub fn lit_value(lit: &syn::Lit) -> Result<Value, String> {
     s.to_json(&cx, lit, want).map_err(|e| e.message)
 }
 
+/// `x <op> y` for a comparison operator (`==`, `!=`, `<`, `<=`, `>`, `>=`), as Rust's
+/// `PartialEq`/`PartialOrd` of integers and floats compute it.
+fn compare<T: PartialOrd>(op: &syn::BinOp, x: T, y: T) -> bool {
+    use syn::BinOp as B;
+    match op {
+        B::Eq(_) => x == y,
+        B::Ne(_) => x != y,
+        B::Lt(_) => x < y,
+        B::Le(_) => x <= y,
+        B::Gt(_) => x > y,
+        _ => x >= y,
+    }
+}
 #[cfg(test)]
 mod tests;
