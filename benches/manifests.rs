@@ -10,6 +10,8 @@
 //! `benches/crdgen_compare.sh`. Figures: docs/benchmarks.md.
 
 use std::fmt::Write as _;
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -52,28 +54,10 @@ pub fn write_synthetic_crate(root: &Path, kinds: usize) {
     std::fs::write(root.join("src/lib.rs"), "pub mod api;\npub mod common;\n").unwrap();
     std::fs::write(
         root.join("src/common.rs"),
-        r#"use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// Lifecycle phase.
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-pub enum Phase {
-    /// Waiting to start.
-    Pending,
-    Running,
-    Failed,
-}
-
-/// A network endpoint.
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Endpoint {
-    pub host: String,
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: u16,
-    pub tls_secret: Option<String>,
-}
-"#,
+        format!(
+            "use schemars::JsonSchema;\nuse serde::{{Deserialize, Serialize}};\n\n{}",
+            common::SHARED_TYPES
+        ),
     )
     .unwrap();
     let mut module = String::new();
@@ -81,64 +65,8 @@ pub struct Endpoint {
         let name = format!("kind{i:04}");
         writeln!(module, "pub mod {name};").unwrap();
         let kind = format!("Thing{i:04}");
-        let text = format!(
-            r##"use crate::common::{{Endpoint, Phase}};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::CustomResource;
-use schemars::JsonSchema;
-use serde::{{Deserialize, Serialize}};
-use std::collections::BTreeMap;
-
-/// {kind} is synthetic kind number {i}.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
-#[kube(group = "bench{group}.example.com", version = "v1", kind = "{kind}", namespaced,
-       status = "{kind}Status", shortname = "t{i}",
-       printcolumn = r#"{{"name":"Phase","type":"string","jsonPath":".status.phase"}}"#)]
-#[serde(rename_all = "camelCase")]
-pub struct {kind}Spec {{
-    /// Image to run.
-    #[schemars(length(min = 1))]
-    pub image: String,
-    #[schemars(range(min = 0, max = 100))]
-    #[serde(default = "default_replicas")]
-    pub replicas: i32,
-    pub endpoints: Vec<Endpoint>,
-    pub labels: BTreeMap<String, String>,
-    pub memory: Option<Quantity>,
-    pub mode: Mode,
-    pub tuning: Option<Tuning>,
-}}
-
-fn default_replicas() -> i32 {{
-    1
-}}
-
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {{
-    Fast,
-    Safe,
-}}
-
-#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Tuning {{
-    pub max_connections: u32,
-    pub timeout_seconds: Option<u64>,
-    pub ratio: f64,
-}}
-
-#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct {kind}Status {{
-    pub phase: Option<Phase>,
-    pub conditions: Vec<Condition>,
-    pub observed_generation: Option<i64>,
-}}
-"##,
-            group = i % 10,
-        );
+        let mut text = common::uses(Some("crate::common"));
+        common::kind(&mut text, &kind, i, "");
         std::fs::write(api.join(format!("{name}.rs")), text).unwrap();
     }
     std::fs::write(api.join("mod.rs"), module).unwrap();

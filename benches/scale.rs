@@ -10,97 +10,11 @@
 //!   (`getrusage(RUSAGE_CHILDREN)`). Each size is measured in a fresh process, so an earlier,
 //!   larger size cannot raise the figure.
 
-use std::fmt::Write as _;
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Shared types, once per file.
-const HEADER: &str = r#"use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::CustomResource;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-/// Lifecycle phase.
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-pub enum Phase {
-    /// Waiting to start.
-    Pending,
-    Running,
-    Failed,
-}
-
-/// A network endpoint.
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Endpoint {
-    pub host: String,
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: u16,
-    pub tls_secret: Option<String>,
-}
-"#;
-
-/// One kind (47 lines): a spec with std, k8s-openapi and own types, a default function, an
-/// enum, a nested struct, a status and a printer column.
-fn kind(out: &mut String, i: usize) {
-    let kind = format!("Thing{i:05}");
-    write!(
-        out,
-        r##"
-/// {kind} is synthetic kind number {i}.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
-#[kube(group = "bench{g}.example.com", version = "v1", kind = "{kind}", namespaced,
-       status = "{kind}Status", shortname = "t{i}",
-       printcolumn = r#"{{"name":"Phase","type":"string","jsonPath":".status.phase"}}"#)]
-#[serde(rename_all = "camelCase")]
-pub struct {kind}Spec {{
-    /// Image to run.
-    #[schemars(length(min = 1))]
-    pub image: String,
-    #[schemars(range(min = 0, max = 100))]
-    #[serde(default = "default_replicas_{i}")]
-    pub replicas: i32,
-    pub endpoints: Vec<Endpoint>,
-    pub labels: BTreeMap<String, String>,
-    pub memory: Option<Quantity>,
-    pub mode: Mode{i},
-    pub tuning: Option<Tuning{i}>,
-}}
-
-fn default_replicas_{i}() -> i32 {{
-    1
-}}
-
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode{i} {{
-    Fast,
-    Safe,
-}}
-
-#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Tuning{i} {{
-    pub max_connections: u32,
-    pub timeout_seconds: Option<u64>,
-    pub ratio: f64,
-}}
-
-#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct {kind}Status {{
-    pub phase: Option<Phase>,
-    pub conditions: Vec<Condition>,
-    pub observed_generation: Option<i64>,
-}}
-"##,
-        g = i % 10
-    )
-    .unwrap();
-}
 
 /// Writes a crate whose `src/lib.rs` has at least `lines` lines; returns (kinds, bytes).
 fn write_one_file_crate(root: &Path, lines: usize) -> (usize, usize) {
@@ -110,12 +24,19 @@ fn write_one_file_crate(root: &Path, lines: usize) -> (usize, usize) {
         "[package]\nname = \"scale\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     )
     .unwrap();
-    let mut text = String::from(HEADER);
+    let mut text = common::uses(None);
+    text.push('\n');
+    text.push_str(common::SHARED_TYPES);
     let mut kinds = 0;
     while text.lines().count() < lines {
         // Count lines in steps of 100 kinds (counting every time is quadratic).
         for _ in 0..100 {
-            kind(&mut text, kinds);
+            common::kind(
+                &mut text,
+                &format!("Thing{kinds:05}"),
+                kinds,
+                &format!("_{kinds}"),
+            );
             kinds += 1;
         }
     }
