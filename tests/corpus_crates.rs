@@ -36,8 +36,7 @@ enum Expect {
     /// Derived through the compile fallback, equal to `crd()` (no pinned kind needs it yet).
     #[allow(dead_code)]
     Fallback,
-    /// Refused; the diagnostic contains this text (no pinned kind is refused now).
-    #[allow(dead_code)]
+    /// Refused; the diagnostic contains this text.
     Refused(&'static str),
     /// Neither written nor in `crd()`: a kind behind `#[cfg(feature = …)]` that the crate's
     /// default features leave out, on both sides.
@@ -56,8 +55,12 @@ struct Pinned {
     /// `[dependencies]` of the wrapper besides kube, k8s-openapi, schemars, serde and
     /// serde_json: the crate's own, as its Cargo.toml declares them.
     deps: &'static str,
-    /// `[features]` of the crate, copied.
+    /// `[features]` of the crate, copied; a feature that enables an optional dependency the
+    /// wrapper always has (schemars, kube's `derive`) is declared empty.
     features: &'static str,
+    /// Features turned on besides the defaults, on both sides: the dependency of the
+    /// ground-truth crate and `manifests --features`.
+    enable: &'static [&'static str],
     kinds: &'static [Kind],
 }
 
@@ -70,6 +73,7 @@ const GATEWAY_API: Pinned = Pinned {
     lib: "gateway_api",
     deps: "delegate = \"0.13.5\"\nregex = { version = \"0.1.9\", package = \"regex-lite\" }\n",
     features: "experimental = []\n",
+    enable: &[],
     kinds: &[
         (
             "BackendTLSPolicy.gateway.networking.k8s.io",
@@ -134,7 +138,141 @@ const GATEWAY_API: Pinned = Pinned {
     ],
 };
 
-const CORPUS: &[Pinned] = &[GATEWAY_API];
+/// The kube-crds-rs crates (gitlab n5i/kube-crds-rs): kopium-generated, published for kube 4 /
+/// schemars 1 with the schemars derive behind a feature: `#[cfg_attr(feature = "schemars",
+/// derive(JsonSchema))]` on every type and `#[cfg_attr(not(feature = "schemars"), kube(schema
+/// = "disabled"))]` on the root. The test turns `schemars` on (off, `crd()` has no schema).
+/// `kube_derive::CustomResource` is imported directly, so the wrapper names kube-derive 5.
+const N5I_DEPS: &str = "kube-derive = \"5\"\n";
+const N5I_FEATURES: &str = "schemars = []\nbuilder = []\n_docs = []\n";
+
+/// k8s-crds-cluster-api 1.13.2: Cluster API v1beta2, 13 kinds in four groups. Cluster and
+/// ClusterClass have `serde_json::Value` fields without `x-kubernetes-preserve-unknown-fields`
+/// (kopium's rendering of `apiextensionsv1.JSON`): `crd()` gives them the schema `{}`, which
+/// the API server rejects ("type: must not be empty"), so rsbuilder refuses the two kinds.
+const CLUSTER_API: Pinned = Pinned {
+    name: "k8s-crds-cluster-api",
+    version: "1.13.2",
+    lib: "k8s_crds_cluster_api",
+    deps: N5I_DEPS,
+    features: N5I_FEATURES,
+    enable: &["schemars"],
+    kinds: &[
+        (
+            "ClusterClass.cluster.x-k8s.io",
+            Some("clusterclasses::ClusterClass"),
+            Expect::Refused("has a field without a `type`"),
+        ),
+        (
+            "Cluster.cluster.x-k8s.io",
+            Some("clusters::Cluster"),
+            Expect::Refused("has a field without a `type`"),
+        ),
+        (
+            "MachineDeployment.cluster.x-k8s.io",
+            Some("machinedeployments::MachineDeployment"),
+            Expect::Static,
+        ),
+        (
+            "MachineDrainRule.cluster.x-k8s.io",
+            Some("machinedrainrules::MachineDrainRule"),
+            Expect::Static,
+        ),
+        (
+            "MachineHealthCheck.cluster.x-k8s.io",
+            Some("machinehealthchecks::MachineHealthCheck"),
+            Expect::Static,
+        ),
+        (
+            "MachinePool.cluster.x-k8s.io",
+            Some("machinepools::MachinePool"),
+            Expect::Static,
+        ),
+        (
+            "Machine.cluster.x-k8s.io",
+            Some("machines::Machine"),
+            Expect::Static,
+        ),
+        (
+            "MachineSet.cluster.x-k8s.io",
+            Some("machinesets::MachineSet"),
+            Expect::Static,
+        ),
+        (
+            "IPAddressClaim.ipam.cluster.x-k8s.io",
+            Some("ipam::ipaddressclaims::IpAddressClaim"),
+            Expect::Static,
+        ),
+        (
+            "IPAddress.ipam.cluster.x-k8s.io",
+            Some("ipam::ipaddresses::IpAddress"),
+            Expect::Static,
+        ),
+        (
+            "ClusterResourceSetBinding.addons.cluster.x-k8s.io",
+            Some("addons::clusterresourcesetbindings::ClusterResourceSetBinding"),
+            Expect::Static,
+        ),
+        (
+            "ClusterResourceSet.addons.cluster.x-k8s.io",
+            Some("addons::clusterresourcesets::ClusterResourceSet"),
+            Expect::Static,
+        ),
+        (
+            "ExtensionConfig.runtime.cluster.x-k8s.io",
+            Some("runtime::extensionconfigs::ExtensionConfig"),
+            Expect::Static,
+        ),
+    ],
+};
+
+/// k8s-crds-system-upgrade-controller 0.19.2: Rancher's upgrade Plan.
+const SYSTEM_UPGRADE: Pinned = Pinned {
+    name: "k8s-crds-system-upgrade-controller",
+    version: "0.19.2",
+    lib: "k8s_crds_system_upgrade_controller",
+    deps: N5I_DEPS,
+    features: N5I_FEATURES,
+    enable: &["schemars"],
+    kinds: &[(
+        "Plan.upgrade.cattle.io",
+        Some("plans::Plan"),
+        Expect::Static,
+    )],
+};
+
+/// k8s-crds-arti-controller 0.9.0: arti-controller's OnionService.
+const ARTI: Pinned = Pinned {
+    name: "k8s-crds-arti-controller",
+    version: "0.9.0",
+    lib: "k8s_crds_arti_controller",
+    deps: N5I_DEPS,
+    features: N5I_FEATURES,
+    enable: &["schemars"],
+    kinds: &[(
+        "OnionService.arti.nirvati.org",
+        Some("onionservices::OnionService"),
+        Expect::Static,
+    )],
+};
+
+/// kcr_kube_green_com 3.20260116.53434 (metio/kube-custom-resources-rs, kopium-generated,
+/// kube 3): `#[kube(schema = "disabled")]`, so `crd()` has no schema at all.
+const KUBE_GREEN: Pinned = Pinned {
+    name: "kcr_kube_green_com",
+    version: "3.20260116.53434",
+    lib: "kcr_kube_green_com",
+    deps: "",
+    features: "default = [\"v1alpha1\"]\nv1alpha1 = []\n",
+    enable: &[],
+    kinds: &[(
+        "SleepInfo.kube-green.com",
+        Some("v1alpha1::sleepinfos::SleepInfo"),
+        Expect::Refused("there is no openAPIV3Schema"),
+    )],
+};
+
+const CORPUS: &[Pinned] = &[GATEWAY_API, CLUSTER_API, SYSTEM_UPGRADE, ARTI, KUBE_GREEN];
 
 /// Downloads the pinned crate through cargo and returns its registry checkout.
 fn registry_source(p: &Pinned) -> Result<PathBuf, String> {
@@ -216,10 +354,11 @@ fn ground_truth(p: &Pinned, wrapper: &Path) -> BTreeMap<String, Value> {
     write_if_changed(
         &dir.join("Cargo.toml"),
         &format!(
-            "[package]\nname = \"truth-{}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n[dependencies]\ntarget = {{ package = \"corpus-{}\", path = {:?} }}\nkube = {{ version = \"5\", default-features = false, features = [\"derive\"] }}\nserde_json = \"1\"\n",
+            "[package]\nname = \"truth-{}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n[dependencies]\ntarget = {{ package = \"corpus-{}\", path = {:?}, features = {:?} }}\nkube = {{ version = \"5\", default-features = false, features = [\"derive\"] }}\nserde_json = \"1\"\n",
             p.name,
             p.name,
-            wrapper.display().to_string()
+            wrapper.display().to_string(),
+            p.enable
         ),
     );
     if !dir.join("Cargo.lock").exists() {
@@ -282,6 +421,9 @@ fn published_crates_come_out_as_pinned_and_equal_to_crd() {
             .arg(source.join("src"))
             .arg("--output-dir")
             .arg(out.path());
+        if !p.enable.is_empty() {
+            cmd.arg("--features").arg(p.enable.join(","));
+        }
         let run = shared_build_env(&mut cmd).output().unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
         let mut written: BTreeMap<String, Value> = BTreeMap::new();

@@ -1080,11 +1080,39 @@ fn leaf_value(cx: &Ctx<'_, '_>, expr: &syn::Expr, path: &str) -> Res<Value> {
                 syn::Expr::Path(e) if prev_ident(&e.path).is_some_and(|t| t.ends_with(ty)) => {
                     eval::nonzero_const(ty, &last_ident(&e.path))
                 }
+                // `NonZeroU32::new(3).unwrap()`: the value, or the panic `crd()` would hit.
+                syn::Expr::MethodCall(mc) if eval::is_unwrap(mc) => {
+                    match (call_path(strip_parens(&mc.receiver)), eval::IntTy::from_name(&ty.to_lowercase())) {
+                        (Some((f, a)), Some(int))
+                            if last_ident(f) == "new"
+                                && a.len() == 1
+                                && prev_ident(f).is_some_and(|t| t.ends_with(ty)) =>
+                        {
+                            let want = Want::Int(int);
+                            let v = eval::scalar(cx, &a[0], want)?;
+                            // Checks the argument's type and range as rustc does.
+                            v.to_json(cx, &a[0], want)?;
+                            return match v {
+                                eval::S::Int(0, _) => Err(eval::panics(
+                                    cx,
+                                    &mc.receiver,
+                                    &format!("`NonZero{ty}::new(0)` is `None`"),
+                                )),
+                                eval::S::Int(n, _) => eval::S::Int(n, None).to_json(cx, expr, Want::Any),
+                                _ => Err(cx.refuse(&a[0], "an integer is expected")),
+                            };
+                        }
+                        _ => None,
+                    }
+                }
                 _ => None,
             };
             match found {
                 Some(v) => eval::S::Int(v, None).to_json(cx, expr, Want::Any),
-                None => Err(cx.refuse(expr, "a NonZero value is evaluated from its `MIN` or `MAX`")),
+                None => Err(cx.refuse(
+                    expr,
+                    "a NonZero value is evaluated from its `MIN` or `MAX`, or `new(n).unwrap()`",
+                )),
             }
         }
         _ => Err(cx.refuse(

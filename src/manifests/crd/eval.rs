@@ -1177,9 +1177,199 @@ fn convert(cx: &Ctx<'_, '_>, at: &dyn quote::ToTokens, v: S, to: Want) -> Res<S>
     }
 }
 
+/// `true` for `e.unwrap()` and `e.expect(msg)`.
+pub fn is_unwrap(mc: &syn::ExprMethodCall) -> bool {
+    (mc.method == "unwrap" && mc.args.is_empty() && mc.turbofish.is_none())
+        || (mc.method == "expect" && mc.args.len() == 1 && mc.turbofish.is_none())
+}
+
+/// The error for a conversion `at` that fails on these literals: `crd()` would panic in the
+/// `unwrap` / `expect` around it, so compiling cannot help either.
+pub fn panics(cx: &Ctx<'_, '_>, at: &dyn quote::ToTokens, why: &str) -> EvalError {
+    cx.invalid(
+        at,
+        &format!(
+            "{why}: the `unwrap`/`expect` on it panics, so `crd()` would panic; write a value the conversion accepts"
+        ),
+    )
+}
+
+/// `s.parse::<T>()` for the scalar type `to`, with the very `FromStr` impls of the std
+/// rsbuilder is built with: `Ok` value or the error's text.
+fn parse_as(s: &str, to: Want) -> Result<S, String> {
+    fn int<T: std::str::FromStr<Err = std::num::ParseIntError> + Into<i128>>(
+        s: &str,
+        t: IntTy,
+    ) -> Result<S, String> {
+        s.parse::<T>()
+            .map(|v| S::Int(v.into(), Some(t)))
+            .map_err(|e| e.to_string())
+    }
+    match to {
+        Want::Int(t) => match t {
+            IntTy::I8 => int::<i8>(s, t),
+            IntTy::I16 => int::<i16>(s, t),
+            IntTy::I32 => int::<i32>(s, t),
+            IntTy::I64 => int::<i64>(s, t),
+            IntTy::I128 => int::<i128>(s, t),
+            IntTy::U8 => int::<u8>(s, t),
+            IntTy::U16 => int::<u16>(s, t),
+            IntTy::U32 => int::<u32>(s, t),
+            IntTy::U64 => int::<u64>(s, t),
+            IntTy::Isize => s
+                .parse::<i64>()
+                .map(|v| S::Int(v.into(), Some(t)))
+                .map_err(|e| e.to_string()),
+            IntTy::Usize => s
+                .parse::<u64>()
+                .map(|v| S::Int(v.into(), Some(t)))
+                .map_err(|e| e.to_string()),
+            IntTy::U128 => s.parse::<u128>().map_err(|e| e.to_string()).and_then(|v| {
+                i128::try_from(v)
+                    .map(|v| S::Int(v, Some(t)))
+                    .map_err(|_| "beyond the evaluator's range".into())
+            }),
+        },
+        Want::Float(FloatTy::F32) => s
+            .parse::<f32>()
+            .map(|v| S::Float(v as f64, Some(FloatTy::F32)))
+            .map_err(|e| e.to_string()),
+        Want::Float(FloatTy::F64) => s
+            .parse::<f64>()
+            .map(|v| S::Float(v, Some(FloatTy::F64)))
+            .map_err(|e| e.to_string()),
+        Want::Bool => s.parse::<bool>().map(S::Bool).map_err(|e| e.to_string()),
+        Want::Char => s.parse::<char>().map(S::Char).map_err(|e| e.to_string()),
+        Want::Str => Ok(S::Str(s.to_string())),
+        Want::Any => Err("the target type is not known".into()),
+    }
+}
+
+/// The target of `.parse::<T>()`: the turbofish's scalar type, else the type the context
+/// expects.
+fn parse_target(cx: &Ctx<'_, '_>, mc: &syn::ExprMethodCall, want: Want) -> Option<Want> {
+    match &mc.turbofish {
+        None => (want != Want::Any).then_some(want),
+        Some(tf) if tf.args.len() == 1 => match &tf.args[0] {
+            syn::GenericArgument::Type(t) => want_of_type(cx, t),
+            _ => None,
+        },
+        Some(_) => None,
+    }
+}
+
+/// `checked` conversion of the integer `v` to `to`, as `TryFrom` between integers does it.
+fn try_from_int(cx: &Ctx<'_, '_>, at: &dyn quote::ToTokens, v: S, to: IntTy) -> Res<S> {
+    match v {
+        S::Int(x, from) => {
+            // An untyped literal argument falls back to `i32`, as rustc's inference does.
+            let from = from.unwrap_or(IntTy::I32);
+            if !from.fits(x) {
+                return Err(cx.invalid(at, &format!("{x} does not fit in {}", from.name())));
+            }
+            if to.fits(x) {
+                Ok(S::Int(x, Some(to)))
+            } else {
+                Err(panics(
+                    cx,
+                    at,
+                    &format!(
+                        "`{}::try_from({x}{})` fails (out of range)",
+                        to.name(),
+                        from.name()
+                    ),
+                ))
+            }
+        }
+        other => Err(cx.refuse(
+            at,
+            &format!(
+                "`try_from` of a {} is not evaluated (integers only)",
+                other.kind()
+            ),
+        )),
+    }
+}
+
+/// `e.unwrap()` / `e.expect(..)` where `e` is a fallible scalar conversion whose result the
+/// literals decide: `s.parse::<T>()`, `T::from_str(s)`, `T::try_from(x)` and
+/// `x.try_into()` (integers). `None`: the receiver is not such a conversion.
+fn unwrapped_conversion(cx: &Ctx<'_, '_>, mc: &syn::ExprMethodCall, want: Want) -> Option<Res<S>> {
+    let recv = match &*mc.receiver {
+        syn::Expr::Paren(p) => &*p.expr,
+        e => e,
+    };
+    let parse = |text_expr: &syn::Expr, to: Option<Want>, at: &dyn quote::ToTokens| -> Res<S> {
+        let Some(to) = to else {
+            return Err(cx.refuse(at, "the target type of this `parse` is not known"));
+        };
+        match scalar(cx, text_expr, Want::Str)? {
+            S::Str(s) => parse_as(&s, to).map_err(|e| {
+                panics(
+                    cx,
+                    at,
+                    &format!("`{s:?}` does not parse as {} ({e})", want_name(to)),
+                )
+            }),
+            other => Err(cx.refuse(
+                at,
+                &format!("`parse` of a {} value, not a string", other.kind()),
+            )),
+        }
+    };
+    match recv {
+        syn::Expr::MethodCall(inner) if inner.method == "parse" && inner.args.is_empty() => {
+            let to = parse_target(cx, inner, want);
+            Some(parse(&inner.receiver, to, inner))
+        }
+        syn::Expr::MethodCall(inner)
+            if inner.method == "try_into" && inner.args.is_empty() && inner.turbofish.is_none() =>
+        {
+            Some(match int_of(want) {
+                Some(to) => scalar(cx, &inner.receiver, Want::Any)
+                    .and_then(|v| try_from_int(cx, inner, v, to)),
+                None => Err(cx.refuse(
+                    inner,
+                    "`try_into` is evaluated only to an integer type the context names",
+                )),
+            })
+        }
+        syn::Expr::Call(c) if c.args.len() == 1 => {
+            let syn::Expr::Path(func) = &*c.func else {
+                return None;
+            };
+            if func.qself.is_some() || func.path.segments.len() != 2 {
+                return None;
+            }
+            let ty = func.path.segments[0].ident.to_string();
+            let f = func.path.segments[1].ident.to_string();
+            let to = Want::of_leaf(match ty.as_str() {
+                "String" => "std::string::String",
+                t => t,
+            })?;
+            match f.as_str() {
+                "from_str" => Some(parse(&c.args[0], Some(to), c)),
+                "try_from" => Some(match to {
+                    Want::Int(t) => {
+                        scalar(cx, &c.args[0], Want::Any).and_then(|v| try_from_int(cx, c, v, t))
+                    }
+                    _ => Err(cx.refuse(c, "`try_from` is evaluated to integer types only")),
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 fn method_scalar(cx: &Ctx<'_, '_>, mc: &syn::ExprMethodCall, want: Want) -> Res<S> {
     let name = mc.method.to_string();
     let at = mc as &dyn quote::ToTokens;
+    if is_unwrap(mc)
+        && let Some(r) = unwrapped_conversion(cx, mc, want)
+    {
+        return r;
+    }
     if mc.turbofish.is_some() {
         return Err(cx.refuse(at, "turbofish calls are not evaluated"));
     }

@@ -438,7 +438,86 @@ fn unwrap_and_expect_of_some_and_ok_are_the_value_itself() {
     assert_eq!(d, json!({"a": 7, "b": "x", "c": [1, 2]}));
     // Anything else unwrapped stays refused.
     let r = refusal(
-        "pub struct ThingSpec { #[serde(default = \"a\")] pub a: i32 }\nfn a() -> i32 { \"7\".parse().unwrap() }\n",
+        "pub struct ThingSpec { #[serde(default = \"a\")] pub a: i32 }\nfn a() -> i32 { std::env::var(\"A\").unwrap().parse().unwrap() }\n",
     );
     assert_eq!(r.cause, Cause::NeedsCompile, "{r:?}");
+}
+
+#[test]
+fn unwrapped_conversions_of_literals_are_computed_as_std_computes_them() {
+    let d = defaults(
+        "pub struct ThingSpec {\n  #[serde(default = \"port\")] pub port: u16,\n  #[serde(default = \"plus\")] pub plus: i32,\n  #[serde(default = \"w\")] pub w: u8,\n  #[serde(default = \"off\")] pub off: i64,\n  #[serde(default = \"ratio\")] pub ratio: f32,\n  #[serde(default = \"on\")] pub on: bool,\n  #[serde(default = \"c\")] pub c: char,\n  #[serde(default = \"n\")] pub n: std::num::NonZeroU32,\n  #[serde(default = \"k\")] pub k: std::num::NonZeroU32,\n  #[serde(default = \"opt\")] pub opt: Option<u16>,\n  #[serde(default = \"s\")] pub s: String,\n  #[serde(default = \"fit\")] pub fit: i8,\n}\n\
+         const K: std::num::NonZeroU32 = std::num::NonZeroU32::new(7).unwrap();\n\
+         fn port() -> u16 { \"8080\".parse::<u16>().unwrap() }\n\
+         fn plus() -> i32 { \"+12\".parse().expect(\"a number\") }\n\
+         fn w() -> u8 { u8::try_from(200u32).unwrap() }\n\
+         fn off() -> i64 { i64::from_str(\"-42\").unwrap() }\n\
+         fn ratio() -> f32 { \"0.1\".parse().unwrap() }\n\
+         fn on() -> bool { (\"true\").parse().unwrap() }\n\
+         fn c() -> char { \"x\".parse().unwrap() }\n\
+         fn n() -> std::num::NonZeroU32 { std::num::NonZeroU32::new(3).expect(\"non-zero\") }\n\
+         fn k() -> std::num::NonZeroU32 { K }\n\
+         fn opt() -> Option<u16> { let wide: u32 = 9090; Some(wide.try_into().unwrap()) }\n\
+         fn s() -> String { \"x\".parse().unwrap() }\n\
+         fn fit() -> i8 { i8::try_from(-128).unwrap() }\n",
+    );
+    assert_eq!(
+        d,
+        json!({"port": 8080, "plus": 12, "w": 200, "off": -42, "ratio": 0.1f32 as f64, "on": true,
+               "c": "x", "n": 3, "k": 7, "opt": 9090, "s": "x", "fit": -128})
+    );
+}
+
+#[test]
+fn a_conversion_that_fails_on_its_literals_is_refused_as_a_panic_of_crd() {
+    for (ty, body, why) in [
+        (
+            "u16",
+            "\"80000\".parse::<u16>().unwrap()",
+            "does not parse as u16",
+        ),
+        ("i32", "\" 1\".parse().unwrap()", "does not parse as i32"),
+        (
+            "u32",
+            "\"-1\".parse::<u32>().expect(\"n\")",
+            "does not parse as u32",
+        ),
+        ("bool", "\"yes\".parse().unwrap()", "does not parse as bool"),
+        ("u8", "u8::try_from(300u32).unwrap()", "out of range"),
+        (
+            "u16",
+            "let x: i64 = -1; x.try_into().unwrap()",
+            "out of range",
+        ),
+        (
+            "std::num::NonZeroU32",
+            "std::num::NonZeroU32::new(0).unwrap()",
+            "is `None`",
+        ),
+    ] {
+        let d = refusal(&format!(
+            "pub struct ThingSpec {{ #[serde(default = \"a\")] pub a: {ty} }}\nfn a() -> {ty} {{ {body} }}\n"
+        ));
+        assert_eq!(d.cause, Cause::Invalid, "{body}: {d:?}");
+        assert!(d.message.contains(why), "{body}: {}", d.message);
+        assert!(d.message.contains("would panic"), "{body}: {}", d.message);
+        assert!(d.message.contains("(x.rs:8)"), "{body}: {}", d.message);
+    }
+    // Undecidable targets and receivers stay refused for the compile fallback.
+    for (ty, body) in [
+        (
+            "u16",
+            "std::env::var(\"P\").unwrap().parse::<u16>().unwrap()",
+        ),
+        (
+            "k8s_openapi::apimachinery::pkg::api::resource::Quantity",
+            "\"1Gi\".parse::<k8s_openapi::apimachinery::pkg::api::resource::Quantity>().unwrap()",
+        ),
+        ("f64", "f64::try_from(1u8).unwrap()"),
+    ] {
+        let d = refusal(&format!(
+            "pub struct ThingSpec {{ #[serde(default = \"a\")] pub a: {ty} }}\nfn a() -> {ty} {{ {body} }}\n"
+        ));
+        assert_eq!(d.cause, Cause::NeedsCompile, "{body}: {d:?}");
+    }
 }

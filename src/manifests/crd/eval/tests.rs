@@ -143,3 +143,33 @@ fn floats_are_computed_in_their_type() {
     let e = scalar_of("", "1", Want::Float(FloatTy::F64)).unwrap_err();
     assert_eq!(e.cause, Cause::Invalid);
 }
+
+#[test]
+fn unwrapped_parses_in_attribute_values_need_a_named_target() {
+    with_crate("const P: &str = \"443\";", |k| {
+        let e = |s: &str| eval(k, 0, &syn::parse_str(s).unwrap());
+        assert_eq!(e("\"10\".parse::<u8>().unwrap()").unwrap(), json!(10));
+        assert_eq!(e("P.parse::<u16>().expect(\"port\")").unwrap(), json!(443));
+        assert_eq!(e("u8::from_str(\"7\").unwrap()").unwrap(), json!(7));
+        assert_eq!(e("\"2.5\".parse::<f64>().unwrap()").unwrap(), json!(2.5));
+        let untyped = e("\"10\".parse().unwrap()").unwrap_err();
+        assert!(untyped.contains("target type"), "{untyped}");
+        let into = e("10u32.try_into().unwrap()").unwrap_err();
+        assert!(into.contains("try_into"), "{into}");
+    });
+    let cx_err = with_crate("", |k| {
+        let cx = Ctx::new(k, 0);
+        scalar(
+            &cx,
+            &syn::parse_str("\"1_000\".parse::<u32>().unwrap()").unwrap(),
+            Want::Int(IntTy::U32),
+        )
+        .unwrap_err()
+    });
+    assert_eq!(cx_err.cause, Cause::Invalid);
+    assert!(
+        cx_err.message.contains("invalid digit"),
+        "{}",
+        cx_err.message
+    );
+}
