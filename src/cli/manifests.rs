@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::model::layout::generated as layout;
+
 /// `rsbuilder manifests` flags.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -116,7 +118,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     let output_dir = args
         .output_dir
         .clone()
-        .unwrap_or_else(|| PathBuf::from("config"));
+        .unwrap_or_else(|| PathBuf::from(crate::model::layout::CONFIG_DIR));
     let (plan_root, gen_output_dir) = if output_dir.is_absolute() {
         (output_dir.clone(), PathBuf::new())
     } else {
@@ -351,11 +353,9 @@ fn crd_kustomization_problems(
         #[serde(default)]
         resources: Option<Vec<String>>,
     }
-    let path = plan_root
-        .join(output_dir)
-        .join("crd")
-        .join("kustomization.yaml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let rel = output_dir.join(layout::CRD_KUSTOMIZATION);
+    let path = plan_root.join(&rel);
+    let Ok(Some(text)) = crate::scaffold::engine::read(plan_root, &rel) else {
         return Vec::new();
     };
     let Ok(kustomization) = serde_saphyr::from_str::<Kustomization>(&text) else {
@@ -381,16 +381,16 @@ fn crd_kustomization_problems(
         .unwrap_or_default()
         .iter()
         .map(|r| normal(r))
-        .filter(|r| r.starts_with("bases/") && r.ends_with(".yaml"))
+        .filter(|r| r.starts_with(layout::CRD_ENTRY_PREFIX) && r.ends_with(".yaml"))
         .collect();
     let mut seen = std::collections::HashSet::new();
     listed.retain(|e| seen.insert(e.clone()));
-    let bases = output_dir.join("crd").join("bases");
+    let bases = output_dir.join(layout::CRD_BASES);
     let made: Vec<String> = generated
         .iter()
         .filter(|(p, _)| p.parent() == Some(bases.as_path()))
         .filter_map(|(p, _)| p.file_name())
-        .map(|n| format!("bases/{}", n.to_string_lossy()))
+        .map(|n| format!("{}{}", layout::CRD_ENTRY_PREFIX, n.to_string_lossy()))
         .collect();
     let mut problems = Vec::new();
     for entry in listed.iter().filter(|e| !made.contains(e)) {
@@ -418,7 +418,7 @@ fn stale_crd_files(
     output_dir: &Path,
     generated: &[(PathBuf, String)],
 ) -> Vec<PathBuf> {
-    let bases = output_dir.join("crd").join("bases");
+    let bases = output_dir.join(layout::CRD_BASES);
     let Ok(entries) = std::fs::read_dir(plan_root.join(&bases)) else {
         return Vec::new();
     };

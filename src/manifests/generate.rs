@@ -16,6 +16,7 @@ use super::crd::{CrdWorkers, KindOutcome, Settings, crd_yaml_files};
 use super::diag::{Cause, Diagnostic, Diagnostics};
 use super::probe::{self, Evaluate, Features};
 use super::source::SourceSet;
+use crate::model::layout::generated as layout;
 
 /// What to generate from where.
 #[derive(Debug, Clone, Default)]
@@ -272,7 +273,7 @@ fn assemble_output(
 ) -> Output {
     let mut out = Output::default();
     let verify_failures = compile_kinds(opts, sources, &mut kinds, &mut out);
-    let bases = opts.output_dir.join("crd").join("bases");
+    let bases = opts.output_dir.join(layout::CRD_BASES);
     for k in &kinds {
         if let Some(s) = &k.storage {
             out.notes.push(format!(
@@ -304,18 +305,18 @@ fn assemble_output(
     match super::markers::collect(sources) {
         Err(diags) => marker_failure(diags, "RBAC and webhook configurations", None, &mut out),
         Ok(markers) => {
-            let role = opts.output_dir.join("rbac").join("role.yaml");
+            let role = opts.output_dir.join(layout::RBAC_ROLE);
             match super::rbac::generate(&markers, opts.namespaced) {
                 Ok(Some(text)) => out.files.push((role, text)),
                 Ok(None) => {}
-                Err(diags) => marker_failure(diags, "rbac/role.yaml", Some(role), &mut out),
+                Err(diags) => marker_failure(diags, layout::RBAC_ROLE, Some(role), &mut out),
             }
-            let hooks = opts.output_dir.join("webhook").join("manifests.yaml");
+            let hooks = opts.output_dir.join(layout::WEBHOOK_MANIFESTS);
             match super::webhook::generate(&markers) {
                 Ok(Some(text)) => out.files.push((hooks, text)),
                 Ok(None) => {}
                 Err(diags) => {
-                    marker_failure(diags, "webhook/manifests.yaml", Some(hooks), &mut out)
+                    marker_failure(diags, layout::WEBHOOK_MANIFESTS, Some(hooks), &mut out)
                 }
             }
             out.warnings = super::rbac::verb_warnings(&markers);

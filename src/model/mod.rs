@@ -3,6 +3,7 @@
 
 pub mod builtin;
 pub mod gvk;
+pub mod layout;
 pub mod project;
 pub mod validate;
 

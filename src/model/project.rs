@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
@@ -152,10 +152,7 @@ pub struct ResourceWebhooks {
 /// The project root for a command run in `start`: the nearest of `start` and its ancestors
 /// that holds a `PROJECT` file, as cargo finds `Cargo.toml`. `None` when there is none.
 pub fn find_root(start: &Path) -> Option<std::path::PathBuf> {
-    start
-        .ancestors()
-        .find(|dir| dir.join(FILE_NAME).is_file())
-        .map(Path::to_path_buf)
+    crate::scaffold::engine::find_root(start, FILE_NAME)
 }
 
 impl ProjectResource {
@@ -184,17 +181,24 @@ impl Project {
         }
     }
 
-    /// Reads `<dir>/PROJECT` and checks it ([`Project::parse_file`]). Errors: no file (with the
-    /// advice to run `rsbuilder init`), or the errors of [`Project::parse_file`].
+    /// Reads `<dir>/PROJECT` and checks it ([`Project::parse_file`]), as [`Project::load_in`]
+    /// reads it for a plan on `dir`.
     pub fn load(dir: &Path) -> Result<Self> {
+        Self::load_in(&crate::scaffold::Plan::new(dir, false))
+    }
+
+    /// Reads PROJECT through `plan` (rooted at the project, see
+    /// [`crate::scaffold::Plan::read`]) and checks it ([`Project::parse_file`]). Errors: no
+    /// file (with the advice to run `rsbuilder init`), a PROJECT that is a link out of the
+    /// project or unreadable, or the errors of [`Project::parse_file`].
+    pub fn load_in(plan: &crate::scaffold::Plan) -> Result<Self> {
+        let dir = plan.root();
         let path = dir.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+        let Some(text) = plan.read(FILE_NAME)? else {
+            anyhow::bail!(
                 "no PROJECT file in {}; run `rsbuilder init --domain <domain> --repo <repo>` first",
                 dir.display()
-            ),
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            );
         };
         Self::parse_file(&path, &text)
     }

@@ -16,14 +16,15 @@
 //! Everything is planned first and applied all-or-nothing by [`Plan`]; a failed command writes
 //! nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use askama::Template;
 
+use crate::model::layout::{self, KindLayout};
 use crate::model::project::{self, ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
-use crate::scaffold::{IfExists, Plan, Resolved, ScaffoldError};
+use crate::scaffold::{Plan, Resolved, ScaffoldError};
 
 /// What `create api` was asked to do (the command-line flags, without clap).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +80,7 @@ impl Names {
         let module = r.module();
         let type_path = match &r.builtin {
             Some(b) => b.rust_path.to_string(),
-            None => format!("crate::api::{}::{}", r.version, r.kind),
+            None => KindLayout::of(r).type_path(),
         };
         Self {
             kind: r.kind.clone(),
@@ -228,9 +229,11 @@ fn render(t: &impl Template) -> Result<String> {
 /// The license header of the project's Rust files: the leading `//` comment block of
 /// `src/lib.rs` (or `src/main.rs`) that `init` wrote, followed by a blank line; empty when the
 /// project has none. Like Kubebuilder's `hack/boilerplate.go.txt`, new Rust files get the same.
-pub fn rust_header(dir: &Path) -> String {
-    for file in [paths::LIB_RS, paths::MAIN_RS] {
-        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+/// Read through the plan ([`Plan::read`]). Errors: a path that leads out of the project, an
+/// unreadable file.
+pub fn rust_header(plan: &Plan) -> Result<String, ScaffoldError> {
+    for file in [layout::LIB_RS, layout::MAIN_RS] {
+        let Some(text) = plan.read(file)? else {
             continue;
         };
         let header: Vec<&str> = text
@@ -238,11 +241,11 @@ pub fn rust_header(dir: &Path) -> String {
             .take_while(|l| l.starts_with("//") && !l.starts_with("//!") && !l.starts_with("///"))
             .collect();
         if header.is_empty() {
-            return String::new();
+            return Ok(String::new());
         }
-        return format!("{}\n\n", header.join("\n"));
+        return Ok(format!("{}\n\n", header.join("\n")));
     }
-    String::new()
+    Ok(String::new())
 }
 
 /// Names that the generated types and controller modules import or define; a kind with one of
@@ -277,26 +280,6 @@ const RESERVED_KINDS: &[&str] = &[
     "StreamExt",
     "Time",
 ];
-
-/// The paths `create api` touches, relative to the project root.
-pub mod paths {
-    /// `src/lib.rs` (module markers).
-    pub const LIB_RS: &str = "src/lib.rs";
-    /// `src/main.rs` (controller start marker).
-    pub const MAIN_RS: &str = "src/main.rs";
-    /// `src/api/mod.rs`.
-    pub const API_MOD: &str = "src/api/mod.rs";
-    /// `src/controller/mod.rs`.
-    pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
-    /// `config/crd/kustomization.yaml`.
-    pub const CRD_KUSTOMIZATION: &str = "config/crd/kustomization.yaml";
-    /// `config/samples/kustomization.yaml`.
-    pub const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
-    /// `config/default/kustomization.yaml`.
-    pub const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
-    /// `config/rbac/kustomization.yaml`.
-    pub const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
-}
 
 /// The crate name of the generated project: its project name with `-` as `_` (the name
 /// `init` gives the package).
@@ -439,8 +422,9 @@ fn check_reserved(kind: &str) -> Result<(), NameError> {
 /// scaffolded without `--force`, and the cases of `resolve_resource`. Missing scaffold
 /// markers and files are reported later, by [`Plan::resolve`] / [`Plan::apply`].
 pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
-    let mut project = Project::load(dir).map_err(|e| {
-        if !dir.join(project::FILE_NAME).exists() {
+    let mut plan = Plan::new(dir, opts.force);
+    let mut project = Project::load_in(&plan).map_err(|e| {
+        if !plan.exists(project::FILE_NAME).unwrap_or(false) {
             anyhow::anyhow!(
                 "no PROJECT file here ({}); run `rsbuilder init` first",
                 dir.display()
@@ -459,11 +443,12 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     }
     let (resource, existing) = resolve_resource(&project, opts)?;
     let n = Names::new(&resource, &project);
-    check_file_names_free(&project, opts, &n.module)?;
+    let files = KindLayout::of(&resource);
+    check_file_names_free(&project, opts, &files)?;
     check_crd_name_free(&project, opts, &resource)?;
     let krate = crate_name(&project);
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
-    let header = rust_header(dir);
+    let header = rust_header(&plan)?;
     let rust = |text: String| format!("{header}{text}");
 
     let entry = existing.map(|i| project.resources[i].clone());
@@ -494,13 +479,13 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         });
         if let Some(s) = sibling {
             bail!(
-                "{} already has a controller, src/controller/{}_controller.rs (scaffolded with \
+                "{} already has a controller, {} (scaffolded with \
                  version {}), and one controller serves every version of a kind. To add the {} \
                  types only, re-run with --controller=false:\n  rsbuilder create api --group {} \
                  --version {} --kind {} --controller=false\n(--force would overwrite that \
                  controller, and the reconcile logic you wrote in it)",
                 opts.kind,
-                n.module,
+                files.controller().path.display(),
                 s.version,
                 opts.version,
                 opts.group,
@@ -513,18 +498,9 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     let new_api = opts.resource && !has_api;
     let new_controller = opts.controller && !has_controller;
 
-    let mut plan = Plan::new(dir, opts.force);
     if opts.resource {
-        plan.create(
-            format!("src/api/{}/{}_types.rs", n.version, n.module),
-            rust(render(&TypesRs { n: &n })?),
-            IfExists::Error,
-        );
-        plan.create(
-            format!("config/samples/{}.yaml", resource.sample_stem()),
-            render(&SampleYaml { n: &n })?,
-            IfExists::Error,
-        );
+        plan.create_file(files.types(), rust(render(&TypesRs { n: &n })?));
+        plan.create_file(files.sample(), render(&SampleYaml { n: &n })?);
     }
     if opts.controller {
         let text = if resource.builtin.is_some() {
@@ -532,44 +508,38 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         } else {
             render(&ControllerRs { n: &n })?
         };
-        plan.create(controller_file(&n), rust(text), IfExists::Error);
+        plan.create_file(files.controller(), rust(text));
     }
 
     if new_api {
-        wire_api(&mut plan, &n, &resource, &header)?;
+        wire_api(&mut plan, &n, &files, &header)?;
     }
     if new_controller {
-        let controller_mod = read_or(
-            dir,
-            paths::CONTROLLER_MOD,
-            Some(rust(render(&ControllerModRs)?)),
-        )?;
-        let controller_mod = insert_sorted_mod(
-            dir,
-            paths::CONTROLLER_MOD,
-            &controller_mod,
+        plan.create_file(
+            layout::shared(layout::CONTROLLER_MOD),
+            rust(render(&ControllerModRs)?),
+        );
+        plan.insert_sorted(
+            layout::CONTROLLER_MOD,
             "controller-modules",
-            &format!("pub mod {}_controller;", n.module),
-        )?;
-        plan.create(paths::CONTROLLER_MOD, controller_mod, IfExists::Overwrite);
+            format!("pub mod {};", files.controller_module()),
+        );
         plan.insert(
-            paths::MAIN_RS,
+            layout::MAIN_RS,
             "controllers",
             format!(
-                "controllers.spawn({krate}::controller::{}_controller::run(mgr.clone()));",
-                n.module
+                "controllers.spawn({krate}::controller::{}::run(mgr.clone()));",
+                files.controller_module()
             ),
         );
     }
     if new_api || new_controller {
-        let mut lib = read_or(dir, paths::LIB_RS, None)?;
         if new_api {
-            lib = insert_sorted_mod(dir, paths::LIB_RS, &lib, "modules", "pub mod api;")?;
+            plan.insert_sorted(layout::LIB_RS, "modules", "pub mod api;");
         }
         if new_controller {
-            lib = insert_sorted_mod(dir, paths::LIB_RS, &lib, "modules", "pub mod controller;")?;
+            plan.insert_sorted(layout::LIB_RS, "modules", "pub mod controller;");
         }
-        plan.create(paths::LIB_RS, lib, IfExists::Overwrite);
         update_project(
             &mut project,
             &resource,
@@ -578,7 +548,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             new_api,
             new_controller,
         );
-        plan.create(project::FILE_NAME, project.render(), IfExists::Overwrite);
+        plan.create_file(layout::owned(layout::PROJECT), project.render());
     }
     Ok(plan)
 }
@@ -622,17 +592,17 @@ fn check_crd_name_free(project: &Project, opts: &ApiOptions, resource: &Resource
 /// `src/controller/site_controller.rs`), as in a single-group Kubebuilder project, so the same
 /// kind in two groups (or two kinds differing only in case) would share them, and `--force`
 /// would overwrite the other kind's code. Errors name `--kind`, the other group and the files.
-fn check_file_names_free(project: &Project, opts: &ApiOptions, module: &str) -> Result<()> {
+fn check_file_names_free(project: &Project, opts: &ApiOptions, files: &KindLayout) -> Result<()> {
     for r in &project.resources {
-        if (r.group == opts.group && r.kind == opts.kind) || r.kind.to_lowercase() != module {
+        if (r.group == opts.group && r.kind == opts.kind) || r.kind.to_lowercase() != files.module {
             continue;
         }
         let mut shared = Vec::new();
         if opts.resource && r.api.is_some() && r.version == opts.version {
-            shared.push(format!("src/api/{}/{module}_types.rs", opts.version));
+            shared.push(files.types().path.display().to_string());
         }
         if opts.controller && r.controller {
-            shared.push(format!("src/controller/{module}_controller.rs"));
+            shared.push(files.controller().path.display().to_string());
         }
         if shared.is_empty() {
             continue;
@@ -664,128 +634,50 @@ fn check_file_names_free(project: &Project, opts: &ApiOptions, module: &str) -> 
     Ok(())
 }
 
-fn controller_file(n: &Names) -> PathBuf {
-    PathBuf::from(format!("src/controller/{}_controller.rs", n.module))
-}
-
-/// Adds `line` (a `pub mod x;` declaration) to the run of `pub mod` lines directly above the
-/// scaffold marker `marker` in `text` (the contents of `rel`), keeping that run in the
-/// byte-wise order rustfmt gives it, so generated module lists stay `cargo fmt`-clean (the
-/// engine's plain insertion would append). A line already present is not added again.
-///
-/// Errors like the engine's insertion when the marker line is missing.
-fn insert_sorted_mod(
-    dir: &Path,
-    rel: &str,
-    text: &str,
-    marker: &str,
-    line: &str,
-) -> Result<String> {
-    let at = crate::scaffold::marker::locate(&dir.join(rel), text, marker)
-        .map_err(ScaffoldError::from)?;
-    let mut lines: Vec<&str> = text.lines().collect();
-    if lines.iter().any(|l| l.trim() == line) {
-        return Ok(text.to_owned());
-    }
-    let start = lines[..at]
-        .iter()
-        .rposition(|l| !l.starts_with("pub mod "))
-        .map_or(0, |i| i + 1);
-    let mut block: Vec<&str> = lines.drain(start..at).collect();
-    block.push(line);
-    block.sort_unstable();
-    lines.splice(start..start, block);
-    let mut out = lines.join("\n");
-    out.push('\n');
-    Ok(out)
-}
-
-/// The contents of `rel` in the project, or `template` when the file does not exist (and a
-/// template is given). Errors: the file is missing without a template, or unreadable.
-fn read_or(dir: &Path, rel: &str, template: Option<String>) -> Result<String> {
-    let abs = dir.join(rel);
-    match std::fs::read_to_string(&abs) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => template.ok_or_else(|| {
-            ScaffoldError::MissingFile {
-                path: abs,
-                marker: "modules".into(),
-            }
-            .into()
-        }),
-        Err(source) => Err(ScaffoldError::Io {
-            action: "reading",
-            path: abs,
-            source,
-        }
-        .into()),
-    }
-}
-
 /// Module wiring, kustomize entries and roles of a new custom API.
-fn wire_api(plan: &mut Plan, n: &Names, resource: &Resource, header: &str) -> Result<()> {
-    let dir = plan.root().to_path_buf();
-    let api_mod = read_or(
-        &dir,
-        paths::API_MOD,
-        Some(format!("{header}{}", render(&ApiModRs)?)),
-    )?;
-    let api_mod = insert_sorted_mod(
-        &dir,
-        paths::API_MOD,
-        &api_mod,
-        "api-versions",
-        &format!("pub mod {};", n.version),
-    )?;
-    plan.create(paths::API_MOD, api_mod, IfExists::Overwrite);
-    let version_mod = format!("src/api/{}/mod.rs", n.version);
-    plan.create(
-        &version_mod,
+fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Result<()> {
+    plan.create_file(
+        layout::shared(layout::API_MOD),
+        format!("{header}{}", render(&ApiModRs)?),
+    );
+    plan.insert_sorted(layout::API_MOD, "api-versions", files.api_version_line());
+    let version_mod = files.api_version_mod();
+    let version_mod_path = version_mod.path.clone();
+    plan.create_file(
+        version_mod,
         format!("{header}{}", render(&VersionModRs { n })?),
-        IfExists::Skip,
     );
-    plan.insert(
-        &version_mod,
-        "api-kinds",
-        format!("pub mod {m}_types;\npub use {m}_types::*;", m = n.module),
-    );
+    plan.insert(&version_mod_path, "api-kinds", files.types_lines());
 
-    plan.create(
-        paths::SAMPLES_KUSTOMIZATION,
+    plan.create_file(
+        layout::shared(layout::SAMPLES_KUSTOMIZATION),
         render(&SamplesKustomization)?,
-        IfExists::Skip,
     );
     plan.insert(
-        paths::SAMPLES_KUSTOMIZATION,
+        layout::SAMPLES_KUSTOMIZATION,
         "manifestskustomizesamples",
-        format!("- {}.yaml", resource.sample_stem()),
+        files.sample_entry(),
     );
-    plan.create(
-        paths::CRD_KUSTOMIZATION,
+    plan.create_file(
+        layout::shared(layout::CRD_KUSTOMIZATION),
         render(&CrdKustomization)?,
-        IfExists::Skip,
     );
     plan.insert(
-        paths::CRD_KUSTOMIZATION,
+        layout::CRD_KUSTOMIZATION,
         "crdkustomizeresource",
-        format!("- bases/{}", n.crd_file),
+        files.crd_entry(),
     );
     plan.insert(
-        paths::DEFAULT_KUSTOMIZATION,
+        layout::DEFAULT_KUSTOMIZATION,
         "default-resources",
         "- ../crd",
     );
     for role in &ROLES {
-        let file = format!("{}_{}_role.yaml", n.module, role.name);
-        plan.create(
-            format!("config/rbac/{file}"),
-            render(&RoleYaml { n, role })?,
-            IfExists::Skip,
-        );
+        plan.create_file(files.role(role.name), render(&RoleYaml { n, role })?);
         plan.insert(
-            paths::RBAC_KUSTOMIZATION,
+            layout::RBAC_KUSTOMIZATION,
             "rbac-resources",
-            format!("- {file}"),
+            files.role_entry(role.name),
         );
     }
     Ok(())
@@ -886,17 +778,17 @@ pub fn next_steps(opts: &ApiOptions) -> String {
     let mut out = String::new();
     if opts.resource {
         out.push_str(&format!(
-            "Next: add fields to src/api/{}/{}_types.rs, then run `rsbuilder manifests` to \
-             (re)generate config/crd/bases/.\n",
-            opts.version,
-            opts.kind.to_lowercase()
+            "Next: add fields to {}, then run `rsbuilder manifests` to \
+             (re)generate {}/{}/.\n",
+            layout::types_file(&opts.version, &opts.kind).display(),
+            layout::CONFIG_DIR,
+            layout::generated::CRD_BASES,
         ));
     }
     if opts.controller {
         out.push_str(&format!(
-            "Write the reconcile logic in src/controller/{}_controller.rs; `cargo test` runs its \
-             tests.\n",
-            opts.kind.to_lowercase()
+            "Write the reconcile logic in {}; `cargo test` runs its tests.\n",
+            layout::controller_file(&opts.kind).display()
         ));
     }
     out
@@ -915,16 +807,17 @@ mod tests {
             "// Copyright 2030 Example Corp.\n//\n// Licensed under X.\n\n//! Crate docs.\npub mod manager;\n",
         )
         .unwrap();
+        let plan = Plan::new(dir.path(), false);
         assert_eq!(
-            rust_header(dir.path()),
+            rust_header(&plan).unwrap(),
             "// Copyright 2030 Example Corp.\n//\n// Licensed under X.\n\n"
         );
         std::fs::write(dir.path().join("src/lib.rs"), "//! Crate docs.\n").unwrap();
-        assert_eq!(rust_header(dir.path()), "");
+        assert_eq!(rust_header(&plan).unwrap(), "");
     }
 
     #[test]
-    fn plan_for_a_later_version_marks_it_not_stored_and_sorts_modules() {
+    fn plan_for_a_later_version_marks_it_not_stored_and_adds_the_api_module() {
         let dir = tempfile::tempdir().unwrap();
         let mut project = Project::new("ai.example.com", "example.com/x", "x", false);
         project.resources.push(ProjectResource {
@@ -970,26 +863,23 @@ mod tests {
             .expect("types file planned");
         assert!(types.contains("    version = \"v2\",\n"), "{types}");
         assert!(types.contains("    storage = false,\n"), "{types}");
-        let lib = plan
+        let lib: Vec<&str> = plan
             .ops()
             .iter()
-            .find_map(|op| match op {
-                crate::scaffold::FileOp::Create { path, contents, .. }
-                    if path == Path::new(paths::LIB_RS) =>
+            .filter_map(|op| match op {
+                crate::scaffold::FileOp::InsertSorted { path, line, .. }
+                    if path == Path::new(layout::LIB_RS) =>
                 {
-                    Some(contents.clone())
+                    Some(line.as_str())
                 }
                 _ => None,
             })
-            .expect("lib.rs planned");
-        assert_eq!(
-            lib,
-            "pub mod api;\npub mod manager;\n// +kubebuilder:scaffold:modules\n"
-        );
+            .collect();
+        assert_eq!(lib, ["pub mod api;"]);
         assert!(
             !plan.ops().iter().any(|op| matches!(
                 op,
-                crate::scaffold::FileOp::Insert { path, .. } if path == Path::new(paths::MAIN_RS)
+                crate::scaffold::FileOp::Insert { path, .. } if path == Path::new(layout::MAIN_RS)
             )),
             "no controller was asked for"
         );

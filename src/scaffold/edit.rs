@@ -28,6 +28,7 @@ use thiserror::Error;
 use super::init::{self, InitOptions};
 use super::{IfExists, Plan, ScaffoldError};
 use crate::model::Project;
+use crate::model::layout;
 use crate::model::project::FILE_NAME as PROJECT_FILE;
 
 /// Files `init` keeps when the user already has them (a README of their own): a block that
@@ -154,11 +155,12 @@ pub fn plan_namespaced(
     namespaced: bool,
     force: bool,
 ) -> Result<NamespacedEdit, EditError> {
-    let mut project = Project::load(dir)?;
+    let mut plan = Plan::new(dir, false);
+    let mut project = Project::load_in(&plan)?;
     let project_had_it = project.namespaced == namespaced;
     // The Rust files' header as the project has it (whatever license and owner wrote it), so
     // the files rendered for comparison start as the project's do.
-    let header = crate::scaffold::api::rust_header(dir);
+    let header = crate::scaffold::api::rust_header(&plan)?;
     let license = if header.is_empty() {
         init::License::None
     } else {
@@ -178,7 +180,6 @@ pub fn plan_namespaced(
     let old_files = init::files(&old_opts);
     let new_files = init::files(&new_opts);
 
-    let mut plan = Plan::new(dir, false);
     let mut conflicts = Vec::new();
     let mut forced_parts = Vec::new();
     let mut notes = Vec::new();
@@ -187,21 +188,9 @@ pub fn plan_namespaced(
         if *path == PROJECT_FILE || old_raw == new_raw {
             continue;
         }
-        let abs = dir.join(path);
-        let current = match std::fs::read_to_string(&abs) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                notes.push(format!("{path} does not exist; left alone"));
-                continue;
-            }
-            Err(source) => {
-                return Err(ScaffoldError::Io {
-                    action: "reading",
-                    path: abs,
-                    source,
-                }
-                .into());
-            }
+        let Some(current) = plan.read(path)? else {
+            notes.push(format!("{path} does not exist; left alone"));
+            continue;
         };
         // A file with CRLF line endings is compared and switched as LF, and written back
         // with CRLF throughout.
@@ -228,7 +217,7 @@ pub fn plan_namespaced(
                 };
                 if switched != original {
                     changed_any = true;
-                    plan.create(*path, switched, IfExists::Overwrite);
+                    plan.create_file(layout::owned(*path), switched);
                 }
             }
             Err(changes) if ADVISORY.contains(path) => {
@@ -260,10 +249,10 @@ pub fn plan_namespaced(
     let unchanged = project_had_it && !changed_any;
     if !project_had_it {
         project.namespaced = namespaced;
-        plan.create(PROJECT_FILE, project.render(), IfExists::Overwrite);
+        plan.create_file(layout::owned(layout::PROJECT), project.render());
     }
     let warnings = if namespaced && !unchanged {
-        cluster_scoped_grants(dir, &project)
+        cluster_scoped_grants(&plan, &project)
     } else {
         Vec::new()
     };
@@ -472,8 +461,10 @@ fn unified(old_lines: &[&str], new_lines: &[&str], h: &Hunk) -> String {
 /// Kinds a namespaced Role cannot grant: the project's own cluster-scoped APIs and
 /// cluster-scoped built-in kinds it has controllers for (from PROJECT), and cluster-scoped
 /// built-in resources or non-resource URLs named by `+kubebuilder:rbac` markers without a
-/// `namespace` under `src/` (read statically, as `manifests` reads them). One line each.
-pub fn cluster_scoped_grants(dir: &Path, project: &Project) -> Vec<String> {
+/// `namespace` under `src/` (read through `plan`, statically, as `manifests` reads them). One
+/// line each.
+pub fn cluster_scoped_grants(plan: &Plan, project: &Project) -> Vec<String> {
+    let dir = plan.root();
     use crate::model::builtin;
     let mut out = Vec::new();
     // (group, plural) of built-in kinds already named from PROJECT, and per marker line.
@@ -507,7 +498,7 @@ pub fn cluster_scoped_grants(dir: &Path, project: &Project) -> Vec<String> {
             ));
         }
     }
-    let Ok(texts) = crate::manifests::source::SourceSet::read(&[dir.join("src")]) else {
+    let Ok(texts) = plan.read_tree(layout::SRC_DIR, "rs") else {
         return out;
     };
     let all = builtin::all();

@@ -26,17 +26,7 @@ use thiserror::Error;
 pub use lock::ProjectLock;
 pub use txn::Recovery;
 
-/// What to do when a file to create already exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfExists {
-    /// Fail the whole command ("already exists; use --force"), unless the plan is forced, in
-    /// which case the file is overwritten. For files the user edits (types, controllers, ...).
-    Error,
-    /// Leave the existing file alone (shared files a previous command may have written).
-    Skip,
-    /// Always overwrite (files rsbuilder owns, such as PROJECT).
-    Overwrite,
-}
+pub use crate::model::layout::{FileSpec, IfExists};
 
 /// One planned change to the project tree. Paths are relative to the project root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +50,18 @@ pub enum FileOp {
         marker: String,
         /// Text to insert; a trailing newline is added when missing.
         fragment: String,
+    },
+    /// Add the one-line `line` (a `pub mod x;` declaration) to the run of `pub mod` lines
+    /// directly above the scaffold marker `marker`, keeping that run in the byte-wise order
+    /// rustfmt gives it (so module lists stay `cargo fmt`-clean, where [`FileOp::Insert`]
+    /// would append), unless the line is already in the file.
+    InsertSorted {
+        /// Relative path.
+        path: PathBuf,
+        /// Marker name (`modules`, `api-versions`, `controller-modules`).
+        marker: String,
+        /// The line to add.
+        line: String,
     },
 }
 
@@ -222,6 +224,27 @@ impl Plan {
         });
     }
 
+    /// Adds a whole-file write of `file` (its path and policy, from
+    /// [`crate::model::layout`]).
+    pub fn create_file(&mut self, file: FileSpec, contents: impl Into<String>) {
+        self.create(file.path, contents, file.if_exists);
+    }
+
+    /// Adds the line `line` to the sorted `pub mod` run above the marker `marker` in `path`
+    /// (see [`FileOp::InsertSorted`]).
+    pub fn insert_sorted(
+        &mut self,
+        path: impl Into<PathBuf>,
+        marker: &str,
+        line: impl Into<String>,
+    ) {
+        self.ops.push(FileOp::InsertSorted {
+            path: path.into(),
+            marker: marker.into(),
+            line: line.into(),
+        });
+    }
+
     /// Adds a fragment insertion before the scaffold marker `marker` in `path`.
     pub fn insert(&mut self, path: impl Into<PathBuf>, marker: &str, fragment: impl Into<String>) {
         self.ops.push(FileOp::Insert {
@@ -245,20 +268,76 @@ impl Plan {
     /// [`ScaffoldError::NotADirectory`]; [`ScaffoldError::Io`] for any other failure,
     /// including a file that is not UTF-8.
     pub fn read(&self, rel: impl AsRef<Path>) -> Result<Option<String>, ScaffoldError> {
+        read(&self.root, rel.as_ref())
+    }
+
+    /// Whether the project has something (a file, a directory, a link, even a dangling one) at
+    /// `rel`, checked as [`Plan::read`] checks a path, through the rooted handle and without
+    /// following a final link. Errors as [`Plan::read`]'s path checks.
+    pub fn exists(&self, rel: impl AsRef<Path>) -> Result<bool, ScaffoldError> {
         let rel = rel.as_ref();
-        self.check_path(rel)?;
+        check_path(&self.root, rel)?;
         let Ok(dir) = Dir::open_ambient_dir(&self.root, ambient_authority()) else {
-            return Ok(None);
+            return Ok(false);
         };
-        match dir.read_to_string(rel) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(ScaffoldError::Io {
-                action: "reading",
-                path: self.root.join(rel),
+        Ok(dir.symlink_metadata(rel).is_ok())
+    }
+
+    /// Every file under the project directory `rel` whose name ends in `.ext`, read through
+    /// the rooted handle: `(path, text)` with the path joined onto the project root (as a walk
+    /// of `root/rel` names them), sorted by path. Hidden entries and `target/` are skipped, as
+    /// `manifests` skips them; links are followed only while they stay inside the project.
+    /// A missing directory holds no file.
+    ///
+    /// Errors: [`Plan::read`]'s, for the directory and for each file.
+    pub fn read_tree(
+        &self,
+        rel: impl AsRef<Path>,
+        ext: &str,
+    ) -> Result<Vec<(PathBuf, String)>, ScaffoldError> {
+        let rel = rel.as_ref();
+        check_path(&self.root, rel)?;
+        let Ok(root) = Dir::open_ambient_dir(&self.root, ambient_authority()) else {
+            return Ok(Vec::new());
+        };
+        let io = |path: &Path, action: &'static str| {
+            let path = self.root.join(path);
+            move |source| ScaffoldError::Io {
+                action,
+                path,
                 source,
-            }),
+            }
+        };
+        let mut out = Vec::new();
+        let mut pending = vec![rel.to_path_buf()];
+        while let Some(dir_rel) = pending.pop() {
+            let entries = match root.read_dir(&dir_rel) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir_rel == rel => {
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(io(&dir_rel, "listing")(e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(io(&dir_rel, "listing"))?;
+                let name = entry.file_name();
+                let skipped = name.to_string_lossy().starts_with('.') || name == "target";
+                if skipped {
+                    continue;
+                }
+                let path = dir_rel.join(&name);
+                // Follows a link, but only to a target inside the project.
+                let meta = root.metadata(&path).map_err(io(&path, "reading"))?;
+                if meta.is_dir() {
+                    pending.push(path);
+                } else if meta.is_file() && path.extension().is_some_and(|e| e == ext) {
+                    let text = root.read_to_string(&path).map_err(io(&path, "reading"))?;
+                    out.push((self.root.join(&path), text));
+                }
+            }
         }
+        out.sort();
+        Ok(out)
     }
 
     /// Checks every precondition and computes every final file, reading the tree but writing
@@ -275,15 +354,17 @@ impl Plan {
         let edition = rust_edition(dir.as_ref());
         for op in &self.ops {
             let is_rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
-            if let FileOp::Insert { path, .. } = op
+            if let FileOp::Insert { path, .. } | FileOp::InsertSorted { path, .. } = op
                 && is_rust(path)
             {
                 format_rust.insert(path.clone());
             }
             let rel = match op {
-                FileOp::Create { path, .. } | FileOp::Insert { path, .. } => path,
+                FileOp::Create { path, .. }
+                | FileOp::Insert { path, .. }
+                | FileOp::InsertSorted { path, .. } => path,
             };
-            self.check_path(rel)?;
+            check_path(&self.root, rel)?;
             if !files.contains_key(rel) {
                 let read = dir.as_ref().map(|d| d.read_to_string(rel));
                 let original = match read {
@@ -317,6 +398,11 @@ impl Plan {
                     match (exists_on_disk, if_exists) {
                         (false, _) | (true, IfExists::Overwrite) => write(entry),
                         (true, IfExists::Skip) => {}
+                        (true, IfExists::SkipUnlessForced) => {
+                            if self.force {
+                                write(entry);
+                            }
+                        }
                         (true, IfExists::Error) => {
                             if self.force {
                                 write(entry);
@@ -349,6 +435,15 @@ impl Plan {
                     };
                     *current =
                         super::marker::insert(&self.root.join(rel), current, marker, fragment)?;
+                }
+                FileOp::InsertSorted { marker, line, .. } => {
+                    let Some(current) = entry.1.as_mut() else {
+                        return Err(ScaffoldError::MissingFile {
+                            path: self.root.join(rel),
+                            marker: marker.clone(),
+                        });
+                    };
+                    *current = insert_sorted(&self.root.join(rel), current, marker, line)?;
                 }
             }
         }
@@ -429,55 +524,111 @@ impl Plan {
         txn::apply(base, &dir, &changes)?;
         Ok(resolved)
     }
+}
 
-    /// Rejects absolute paths, `..`, symlinks leading outside the root, and files standing
-    /// where a directory is needed.
-    fn check_path(&self, rel: &Path) -> Result<(), ScaffoldError> {
-        let outside = || ScaffoldError::OutsideProject {
-            path: rel.to_path_buf(),
-        };
-        if rel.as_os_str().is_empty() {
+/// Reads the project file `rel` of the project at `root` as [`Plan::read`] does: the path
+/// checked as for a write, then read through a handle rooted at the project. `Ok(None)` when
+/// the file (or the root) does not exist. Errors as [`Plan::read`]'s.
+pub fn read(root: &Path, rel: &Path) -> Result<Option<String>, ScaffoldError> {
+    check_path(root, rel)?;
+    let Ok(dir) = Dir::open_ambient_dir(root, ambient_authority()) else {
+        return Ok(None);
+    };
+    match dir.read_to_string(rel) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ScaffoldError::Io {
+            action: "reading",
+            path: root.join(rel),
+            source,
+        }),
+    }
+}
+
+/// The nearest of `start` and its ancestors that holds a file named `marker` (`PROJECT`), as
+/// cargo finds `Cargo.toml`: how a command finds the project root it then works in. `None`
+/// when there is none.
+pub fn find_root(start: &Path, marker: &str) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| dir.join(marker).is_file())
+        .map(Path::to_path_buf)
+}
+
+/// `text` (the contents of `path`) with `line` added to the run of `pub mod` lines directly
+/// above the marker `marker`, that run kept sorted byte-wise as rustfmt sorts it; `text`
+/// unchanged when a line of the file already is `line`. Errors: the marker missing or
+/// duplicated ([`super::marker::locate`]).
+fn insert_sorted(
+    path: &Path,
+    text: &str,
+    marker: &str,
+    line: &str,
+) -> Result<String, ScaffoldError> {
+    let at = super::marker::locate(path, text, marker)?;
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines.iter().any(|l| l.trim() == line) {
+        return Ok(text.to_owned());
+    }
+    let start = lines[..at]
+        .iter()
+        .rposition(|l| !l.starts_with("pub mod "))
+        .map_or(0, |i| i + 1);
+    let mut block: Vec<&str> = lines.drain(start..at).collect();
+    block.push(line);
+    block.sort_unstable();
+    lines.splice(start..start, block);
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Ok(out)
+}
+
+/// Rejects absolute paths, `..`, symlinks leading outside the root, and files standing
+/// where a directory is needed.
+fn check_path(root_path: &Path, rel: &Path) -> Result<(), ScaffoldError> {
+    let outside = || ScaffoldError::OutsideProject {
+        path: rel.to_path_buf(),
+    };
+    if rel.as_os_str().is_empty() {
+        return Err(outside());
+    }
+    for c in rel.components() {
+        if !matches!(c, Component::Normal(_)) {
             return Err(outside());
         }
-        for c in rel.components() {
-            if !matches!(c, Component::Normal(_)) {
-                return Err(outside());
-            }
-        }
-        let root = self
-            .root
-            .canonicalize()
-            .unwrap_or_else(|_| self.root.clone());
-        let mut cur = self.root.clone();
-        let comps: Vec<_> = rel.components().collect();
-        for (i, c) in comps.iter().enumerate() {
-            cur.push(c);
-            let Ok(meta) = std::fs::symlink_metadata(&cur) else {
-                break; // does not exist yet: nothing further down exists either
+    }
+    let root = root_path
+        .canonicalize()
+        .unwrap_or_else(|_| root_path.to_path_buf());
+    let mut cur = root_path.to_path_buf();
+    let comps: Vec<_> = rel.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        cur.push(c);
+        let Ok(meta) = std::fs::symlink_metadata(&cur) else {
+            break; // does not exist yet: nothing further down exists either
+        };
+        if meta.file_type().is_symlink() {
+            let inside = match cur.canonicalize() {
+                Ok(target) => target.starts_with(&root),
+                // A dangling link: judge it by where its text points.
+                Err(_) => dangling_link_inside(&cur, &root),
             };
-            if meta.file_type().is_symlink() {
-                let inside = match cur.canonicalize() {
-                    Ok(target) => target.starts_with(&root),
-                    // A dangling link: judge it by where its text points.
-                    Err(_) => dangling_link_inside(&cur, &root),
-                };
-                if !inside {
-                    return Err(ScaffoldError::SymlinkEscape {
-                        path: rel.to_path_buf(),
-                        link: cur.clone(),
-                    });
-                }
-            }
-            let is_last = i + 1 == comps.len();
-            if !is_last && !cur.is_dir() {
-                return Err(ScaffoldError::NotADirectory {
+            if !inside {
+                return Err(ScaffoldError::SymlinkEscape {
                     path: rel.to_path_buf(),
-                    parent: cur.clone(),
+                    link: cur.clone(),
                 });
             }
         }
-        Ok(())
+        let is_last = i + 1 == comps.len();
+        if !is_last && !cur.is_dir() {
+            return Err(ScaffoldError::NotADirectory {
+                path: rel.to_path_buf(),
+                parent: cur.clone(),
+            });
+        }
     }
+    Ok(())
 }
 
 /// Whether the dangling symbolic link `link` points inside `root` (canonical), judged from the
@@ -715,6 +866,90 @@ mod tests {
         assert!(matches!(
             plan.read("../x"),
             Err(ScaffoldError::OutsideProject { .. })
+        ));
+    }
+
+    #[test]
+    fn sorted_insertions_keep_the_module_run_sorted_and_happen_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lib.txt"),
+            "//! x\npub mod manager;\n# +kubebuilder:scaffold:modules\n",
+        )
+        .unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.insert_sorted("lib.txt", "modules", "pub mod webhook;");
+        plan.insert_sorted("lib.txt", "modules", "pub mod api;");
+        plan.insert_sorted("lib.txt", "modules", "pub mod api;");
+        plan.insert_sorted("lib.txt", "modules", "pub mod manager;");
+        let done = plan.apply().unwrap();
+        assert_eq!(done[0].action, Action::Updated);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("lib.txt")).unwrap(),
+            "//! x\npub mod api;\npub mod manager;\npub mod webhook;\n# +kubebuilder:scaffold:modules\n"
+        );
+        // A missing file and a missing marker are errors, and nothing is written.
+        let mut plan = Plan::new(dir.path(), false);
+        plan.insert_sorted("none.txt", "modules", "pub mod api;");
+        assert!(matches!(
+            plan.apply(),
+            Err(ScaffoldError::MissingFile { .. })
+        ));
+        let mut plan = Plan::new(dir.path(), false);
+        plan.insert_sorted("lib.txt", "controllers", "pub mod api;");
+        assert!(matches!(plan.apply(), Err(ScaffoldError::Marker(_))));
+    }
+
+    #[test]
+    fn skip_unless_forced_keeps_a_file_unless_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "user").unwrap();
+        for (force, want) in [(false, "user"), (true, "new")] {
+            let mut plan = Plan::new(dir.path(), force);
+            plan.create("f", "new", IfExists::SkipUnlessForced);
+            plan.apply().unwrap();
+            assert_eq!(std::fs::read_to_string(dir.path().join("f")).unwrap(), want);
+        }
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create("g", "fresh", IfExists::SkipUnlessForced);
+        assert_eq!(plan.apply().unwrap()[0].action, Action::Created);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn trees_are_read_inside_the_project_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.rs"), "s").unwrap();
+        for d in ["src/api/v1", "src/.hidden", "src/target"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        for (f, text) in [
+            ("src/lib.rs", "lib"),
+            ("src/api/v1/a_types.rs", "a"),
+            ("src/api/notes.md", "md"),
+            ("src/.hidden/h.rs", "h"),
+            ("src/target/t.rs", "t"),
+        ] {
+            std::fs::write(dir.path().join(f), text).unwrap();
+        }
+        let plan = Plan::new(dir.path(), false);
+        let got = plan.read_tree("src", "rs").unwrap();
+        assert_eq!(
+            got,
+            [
+                (dir.path().join("src/api/v1/a_types.rs"), "a".to_string()),
+                (dir.path().join("src/lib.rs"), "lib".to_string()),
+            ]
+        );
+        assert_eq!(plan.read_tree("tests", "rs").unwrap(), []);
+        assert!(plan.exists("src/lib.rs").unwrap());
+        assert!(!plan.exists("src/none.rs").unwrap());
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("src/out")).unwrap();
+        assert!(plan.read_tree("src", "rs").is_err());
+        assert!(matches!(
+            plan.exists("src/out/secret.rs"),
+            Err(ScaffoldError::SymlinkEscape { .. })
         ));
     }
 

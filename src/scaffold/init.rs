@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use askama::Template;
 use thiserror::Error;
 
-use super::{IfExists, Plan};
+use super::Plan;
 use crate::model::Project;
 use crate::model::gvk::{NameError, validate_domain, validate_project_name};
+use crate::model::layout;
 use crate::model::project::FILE_NAME as PROJECT_FILE;
 
 /// Files whose presence means the directory already holds a project: `init` refuses to run.
@@ -239,10 +240,6 @@ const APACHE2_TEXT: &str = include_str!("../../templates/init/LICENSE");
 /// copyright line.
 const MIT_TEXT: &str = include_str!("../../templates/init/LICENSE-MIT");
 
-/// Files the user may already have in a fresh repository (a clone with a README and a
-/// license): `init` leaves them alone instead of refusing.
-const KEEP_IF_PRESENT: [&str; 4] = ["README.md", "LICENSE", ".gitignore", ".dockerignore"];
-
 impl InitOptions {
     /// Checks every value, each rejection naming the flag, the value and the rule:
     /// `--domain` is a DNS-1123 subdomain; `--project-name` is a DNS-1123 label that starts
@@ -453,9 +450,11 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
 pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
     opts.validate()?;
     let files = files(opts);
+    let mut plan = Plan::new(dir, false);
+    // A path that cannot even be checked (a link out of the directory) counts as present.
     let present = |paths: &mut dyn Iterator<Item = &str>| -> Vec<String> {
         paths
-            .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_ok())
+            .filter(|p| plan.exists(p).unwrap_or(true))
             .map(str::to_owned)
             .collect()
     };
@@ -466,7 +465,7 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
             &mut files
                 .iter()
                 .map(|(path, _)| *path)
-                .filter(|p| !KEEP_IF_PRESENT.contains(p)),
+                .filter(|p| !layout::INIT_KEEP_IF_PRESENT.contains(p)),
         );
     }
     if existing.is_empty()
@@ -483,14 +482,8 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
             existing,
         });
     }
-    let mut plan = Plan::new(dir, false);
     for (path, contents) in files {
-        let policy = if KEEP_IF_PRESENT.contains(&path) {
-            IfExists::Skip
-        } else {
-            IfExists::Error
-        };
-        plan.create(path, contents, policy);
+        plan.create_file(layout::init_file(path), contents);
     }
     Ok(plan)
 }

@@ -25,3 +25,81 @@ pub fn report(resolved: &[Resolved]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    /// The command modules and the PROJECT model, with their paths for messages. They read
+    /// the project through [`Plan`] (or [`engine::read`]) and write it only by applying a plan.
+    const COMMANDS: &[(&str, &str)] = &[
+        ("src/scaffold/api.rs", include_str!("api.rs")),
+        ("src/scaffold/edit.rs", include_str!("edit.rs")),
+        ("src/scaffold/init.rs", include_str!("init.rs")),
+        ("src/scaffold/relicense.rs", include_str!("relicense.rs")),
+        ("src/scaffold/webhook.rs", include_str!("webhook.rs")),
+        (
+            "src/scaffold/webhook/spec_sample.rs",
+            include_str!("webhook/spec_sample.rs"),
+        ),
+        ("src/model/project.rs", include_str!("../model/project.rs")),
+        ("src/model/layout.rs", include_str!("../model/layout.rs")),
+    ];
+
+    /// What touches the file system without the engine's rooted handle.
+    const DIRECT_FS: &[&str] = &[
+        "std::fs",
+        "fs::",
+        "walkdir",
+        "File::open",
+        "OpenOptions",
+        ".exists()",
+        ".is_file()",
+        ".is_dir()",
+        "read_dir",
+        "symlink_metadata",
+        "canonicalize",
+        "SourceSet::read",
+        "SourceSet::load",
+        "Cfg::for_dir",
+    ];
+
+    /// `file:line: token` for every use of [`DIRECT_FS`] in the product code of `text` (before
+    /// its `#[cfg(test)] mod tests`, whose fixtures write files), comment lines left out.
+    fn direct_fs(file: &str, text: &str) -> Vec<String> {
+        let product = text
+            .split("\n#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or(text);
+        let mut out = Vec::new();
+        for (i, line) in product.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for token in DIRECT_FS.iter().filter(|t| line.contains(*t)) {
+                out.push(format!("{file}:{}: {token}", i + 1));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn commands_touch_the_file_system_only_through_the_engine() {
+        let found: Vec<String> = COMMANDS
+            .iter()
+            .flat_map(|(file, text)| direct_fs(file, text))
+            .collect();
+        assert!(
+            found.is_empty(),
+            "read and write project files through Plan (plan.read, plan.exists, plan.read_tree, plan.apply):\n{}",
+            found.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_scan_sees_direct_reads_but_not_comments_or_tests() {
+        let text = "fn a() {\n    // std::fs is named here only\n    let t = std::fs::read_to_string(p);\n    if p.exists() {}\n}\n#[cfg(test)]\nmod tests {\n    std::fs::write(p, t);\n}\n";
+        assert_eq!(
+            direct_fs("x.rs", text),
+            ["x.rs:3: std::fs", "x.rs:3: fs::", "x.rs:4: .exists()"]
+        );
+    }
+}

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use super::Plan;
 use super::init::{self, License};
-use super::{IfExists, Plan};
 use crate::model::Project;
+use crate::model::layout;
 
 /// A planned license change and what it leaves alone.
 #[derive(Debug)]
@@ -57,8 +58,9 @@ fn recognize(header: &str) -> (License, i32, String) {
 /// Errors: no or bad PROJECT; `--owner` alone on a header of the user's own (rsbuilder cannot
 /// tell where its owner is); an owner that is not one line; unreadable files.
 pub fn plan(dir: &Path, license: Option<License>, owner: Option<String>) -> Result<Relicense> {
-    Project::load(dir)?;
-    let old_header = super::api::rust_header(dir);
+    let mut plan = Plan::new(dir, false);
+    Project::load_in(&plan)?;
+    let old_header = super::api::rust_header(&plan)?;
     let (old_license, year, old_owner) = recognize(&old_header);
     if let Some(o) = &owner {
         crate::model::validate::single_line(o)
@@ -74,10 +76,8 @@ pub fn plan(dir: &Path, license: Option<License>, owner: Option<String>) -> Resu
     let new_owner = owner.unwrap_or_else(|| old_owner.clone());
     let new_header = new_license.rust_header(year, &new_owner);
 
-    let mut plan = Plan::new(dir, false);
     let mut notes = Vec::new();
-    for rel in rust_sources(dir) {
-        let text = std::fs::read_to_string(dir.join(&rel))?;
+    for (rel, text) in rust_sources(&plan)? {
         let Some(body) = text.strip_prefix(old_header.as_str()) else {
             notes.push(format!(
                 "{} does not start with the project's license header; left alone",
@@ -87,16 +87,16 @@ pub fn plan(dir: &Path, license: Option<License>, owner: Option<String>) -> Resu
         };
         let new = format!("{new_header}{body}");
         if new != text {
-            plan.create(rel, new, IfExists::Overwrite);
+            plan.create_file(layout::owned(rel), new);
         }
     }
 
     let old_file = old_license.license_file(year, &old_owner);
     let new_file = new_license.license_file(year, &new_owner);
-    match (std::fs::read_to_string(dir.join("LICENSE")).ok(), new_file) {
-        (None, Some(text)) => plan.create("LICENSE", text, IfExists::Overwrite),
+    match (plan.read(layout::LICENSE)?, new_file) {
+        (None, Some(text)) => plan.create_file(layout::owned(layout::LICENSE), text),
         (Some(current), new) if Some(&current) == old_file.as_ref() => match new {
-            Some(text) => plan.create("LICENSE", text, IfExists::Overwrite),
+            Some(text) => plan.create_file(layout::owned(layout::LICENSE), text),
             None => notes.push(
                 "LICENSE holds the previous license, which the new one does not replace; delete \
                  it or put your own text there"
@@ -109,27 +109,41 @@ pub fn plan(dir: &Path, license: Option<License>, owner: Option<String>) -> Resu
         _ => {}
     }
 
-    let cargo = std::fs::read_to_string(dir.join("Cargo.toml"))?;
+    let Some(cargo) = plan.read(layout::CARGO_TOML)? else {
+        bail!(
+            "{} does not exist; restore the project's Cargo.toml, then re-run",
+            dir.join(layout::CARGO_TOML).display()
+        );
+    };
     let relicensed = set_package_license(&cargo, new_license.spdx());
     if relicensed != cargo {
-        plan.create("Cargo.toml", relicensed, IfExists::Overwrite);
+        plan.create_file(layout::owned(layout::CARGO_TOML), relicensed);
     }
-    if std::fs::read_to_string(dir.join("README.md")).is_ok_and(|r| r.contains("## License")) {
+    if plan
+        .read(layout::README)?
+        .is_some_and(|r| r.contains("## License"))
+    {
         notes.push("README.md has a License section of its own; update it by hand".into());
     }
     Ok(Relicense { plan, notes })
 }
 
-/// The `.rs` files under `src/` and `tests/`, relative to `dir`, sorted.
-fn rust_sources(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = ["src", "tests"]
-        .iter()
-        .flat_map(|top| walkdir::WalkDir::new(dir.join(top)).into_iter().flatten())
-        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "rs"))
-        .filter_map(|e| e.path().strip_prefix(dir).ok().map(Path::to_path_buf))
-        .collect();
+/// The `.rs` files under `src/` and `tests/` with their text, paths relative to the project
+/// root, sorted, read through `plan` ([`Plan::read_tree`]; hidden entries and `target/` are
+/// left out).
+fn rust_sources(plan: &Plan) -> Result<Vec<(PathBuf, String)>> {
+    let mut out = Vec::new();
+    for top in [layout::SRC_DIR, layout::TESTS_DIR] {
+        for (path, text) in plan.read_tree(top, "rs")? {
+            let rel = path
+                .strip_prefix(plan.root())
+                .unwrap_or(&path)
+                .to_path_buf();
+            out.push((rel, text));
+        }
+    }
     out.sort();
-    out
+    Ok(out)
 }
 
 /// `cargo` (a Cargo.toml) with `license = "<spdx>"` set in `[package]`, or removed there for

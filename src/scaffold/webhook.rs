@@ -10,14 +10,15 @@
 //! before scaffold markers, so adding a second type later keeps the code already there.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use askama::Template;
 
-use crate::model::project::{self, Project, ProjectResource, ResourceWebhooks};
+use crate::model::layout::{self, KindLayout};
+use crate::model::project::{Project, ProjectResource, ResourceWebhooks};
 use crate::model::{Resource, gvk};
-use crate::scaffold::{IfExists, Plan};
+use crate::scaffold::Plan;
 
 pub mod spec_sample;
 
@@ -438,7 +439,7 @@ pub fn names(
         None => entry
             .and_then(|e| e.path.clone())
             .filter(|p| p.starts_with("crate::"))
-            .unwrap_or_else(|| format!("crate::api::{}::{}", resource.version, resource.kind)),
+            .unwrap_or_else(|| KindLayout::of(resource).type_path()),
     };
     let api_group = resource.qualified_group();
     let marker_group = if api_group.is_empty() {
@@ -484,7 +485,8 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
 /// [`plan`], with the notes to print: when the kind's spec cannot be derived from the
 /// sources, the generated tests build objects with an empty `spec` and may need a valid one.
 pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<String>)> {
-    let mut project = Project::load(dir)?;
+    let mut plan = Plan::new(dir, opts.force);
+    let mut project = Project::load_in(&plan)?;
     let (resource, index) = resolve_resource(&project, opts)?;
     if RESERVED_KINDS.contains(&resource.kind.as_str()) {
         bail!(
@@ -496,11 +498,8 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     let existing = index
         .and_then(|i| project.resources[i].webhooks.clone())
         .unwrap_or_default();
-    let file = PathBuf::from(format!(
-        "src/webhook/{}/{}_webhook.rs",
-        resource.version,
-        resource.module()
-    ));
+    let files = KindLayout::of(&resource);
+    let file = files.webhook().path;
     if !opts.force {
         for (asked, have, what) in [
             (opts.defaulting, existing.defaulting, "defaulting"),
@@ -527,7 +526,7 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     );
     let mut notes = Vec::new();
     let specs = if resource.builtin.is_none() {
-        spec_facts(dir, &resource, &mut names, &mut notes)
+        spec_facts(&plan, &resource, &mut names, &mut notes)?
     } else {
         BTreeMap::new()
     };
@@ -536,25 +535,22 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     let defaulting = opts.defaulting || (opts.force && existing.defaulting);
     let validation = opts.validation || (opts.force && existing.validation);
 
-    let mut plan = Plan::new(dir, opts.force);
-    let header = crate::scaffold::api::rust_header(dir);
-    add_server(&mut plan, dir, &project, &header)?;
-    add_version_mod(&mut plan, &names, &header)?;
+    let header = crate::scaffold::api::rust_header(&plan)?;
+    add_server(&mut plan, &project, &header)?;
+    add_version_mod(&mut plan, &names, &files, &header)?;
     if defaulting || validation {
-        add_kind(
-            &mut plan, &names, &file, defaulting, validation, opts.force, &header,
-        )?;
+        add_kind(&mut plan, &names, &files, defaulting, validation, &header)?;
     }
     add_config(&mut plan, &project)?;
     if opts.conversion {
         let spokes = spokes(&project, &resource, opts, &specs)?;
         for s in spokes.iter().filter(|s| s.differs) {
             notes.push(format!(
-                "the required fields of {} {} and {} differ: the round-trip tests in src/webhook/{}/{}_conversion.rs are ignored until {}_to_hub and hub_to_{} convert them (then remove their #[ignore])",
-                resource.kind, s.version, resource.version, resource.version, names.lower, s.ident, s.ident
+                "the required fields of {} {} and {} differ: the round-trip tests in {} are ignored until {}_to_hub and hub_to_{} convert them (then remove their #[ignore])",
+                resource.kind, s.version, resource.version, files.conversion().path.display(), s.ident, s.ident
             ));
         }
-        add_conversion(&mut plan, &names, &resource, &spokes, &header)?;
+        add_conversion(&mut plan, &names, &resource, &files, &spokes, &header)?;
     }
 
     // PROJECT: record the webhooks.
@@ -597,7 +593,7 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
             });
         }
     }
-    plan.create(project::FILE_NAME, project.render(), IfExists::Overwrite);
+    plan.create_file(layout::owned(layout::PROJECT), project.render());
     Ok((plan, notes))
 }
 
@@ -607,23 +603,27 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
 /// manifests` derives the CRD. Sets [`Names::example_foo`] and [`Names::spec`]; returns the
 /// minimal specs by version (empty, with a note pushed, when the CRD cannot be derived).
 fn spec_facts(
-    dir: &Path,
+    plan: &Plan,
     resource: &Resource,
     names: &mut Names,
     notes: &mut Vec<String>,
-) -> BTreeMap<String, serde_json::Value> {
-    let types = dir.join(format!(
-        "src/api/{}/{}_types.rs",
-        resource.version,
-        resource.module()
-    ));
-    names.example_foo = std::fs::read_to_string(&types)
-        .is_ok_and(|text| spec_sample::has_example_foo(&text, &resource.kind));
-    match spec_sample::minimal_specs(
-        &dir.join("src"),
-        &resource.qualified_group(),
-        &resource.kind,
-    ) {
+) -> Result<BTreeMap<String, serde_json::Value>> {
+    let types = KindLayout::of(resource).types().path;
+    names.example_foo = plan
+        .read(&types)?
+        .is_some_and(|text| spec_sample::has_example_foo(&text, &resource.kind));
+    let specs = plan
+        .read_tree(layout::SRC_DIR, "rs")
+        .map_err(|e| e.to_string())
+        .and_then(|sources| {
+            spec_sample::minimal_specs(
+                plan.root(),
+                sources,
+                &resource.qualified_group(),
+                &resource.kind,
+            )
+        });
+    Ok(match specs {
         Ok(specs) => {
             if let Some(spec) = specs.get(&resource.version) {
                 names.spec = spec.clone();
@@ -637,55 +637,52 @@ fn spec_facts(
             ));
             BTreeMap::new()
         }
-    }
+    })
 }
 
 /// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
-fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> Result<()> {
-    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+fn add_server(plan: &mut Plan, project: &Project, header: &str) -> Result<()> {
+    let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
     // A new webhook server serves through `crate::tls`, which `init` writes; a project from an
     // earlier rsbuilder gets the file, its module line and rcgen here. (An existing
     // `src/webhook/mod.rs` is kept as it is and needs neither.)
-    if !dir.join("src/webhook/mod.rs").exists() && !dir.join("src/tls.rs").exists() {
-        plan.create(
-            "src/tls.rs",
+    if !plan.exists(layout::WEBHOOK_MOD)? && !plan.exists(layout::TLS_RS)? {
+        plan.create_file(
+            layout::shared(layout::TLS_RS),
             render(&TlsFile {
                 p: TlsContext {
                     rust_header: header,
                 },
             })?,
-            IfExists::Skip,
         );
-        plan.insert("src/lib.rs", "modules", "pub mod tls;");
+        plan.insert(layout::LIB_RS, "modules", "pub mod tls;");
         if !has_dependency(&cargo, "dependencies", "rcgen") {
-            plan.insert("Cargo.toml", "dependencies", RCGEN);
+            plan.insert(layout::CARGO_TOML, "dependencies", RCGEN);
         }
     }
-    plan.create(
-        "src/webhook/mod.rs",
+    plan.create_file(
+        layout::shared(layout::WEBHOOK_MOD),
         format!("{header}{}", render(&ServerFile)?),
-        IfExists::Skip,
     );
-    plan.create(
-        "src/webhook/testing.rs",
+    plan.create_file(
+        layout::shared(layout::WEBHOOK_TESTING),
         format!("{header}{}", render(&TestingFile)?),
-        IfExists::Skip,
     );
-    plan.insert("src/lib.rs", "modules", "pub mod webhook;");
+    plan.insert(layout::LIB_RS, "modules", "pub mod webhook;");
     let crate_name = project.project_name.replace('-', "_");
     // A server start from an earlier rsbuilder (worded differently) counts as present.
-    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap_or_default();
+    let main = plan.read(layout::MAIN_RS)?.unwrap_or_default();
     if !main.contains(&format!("{crate_name}::webhook::serve(")) {
         // Found by syntax; a duplicated marker counts as present, so the insertion reports it.
         let early_certs = !matches!(
-            crate::scaffold::marker::locate(Path::new("src/main.rs"), &main, "certificates"),
+            crate::scaffold::marker::locate(Path::new(layout::MAIN_RS), &main, "certificates"),
             Err(crate::scaffold::marker::MarkerError::Missing { .. })
         );
         if early_certs {
-            plan.insert("src/main.rs", "certificates", render(&MainWebhookCerts)?);
+            plan.insert(layout::MAIN_RS, "certificates", render(&MainWebhookCerts)?);
         }
         plan.insert(
-            "src/main.rs",
+            layout::MAIN_RS,
             "webhooks",
             render(&MainWebhooks {
                 crate_name: &crate_name,
@@ -699,7 +696,7 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
     ] {
         for (name, line) in deps {
             if !has_dependency(&cargo, section, name) {
-                plan.insert("Cargo.toml", marker, *line);
+                plan.insert(layout::CARGO_TOML, marker, *line);
             }
         }
     }
@@ -707,21 +704,20 @@ fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> R
 }
 
 /// `src/webhook/<version>/mod.rs` and its module line.
-fn add_version_mod(plan: &mut Plan, n: &Names, header: &str) -> Result<()> {
+fn add_version_mod(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Result<()> {
     plan.insert(
-        "src/webhook/mod.rs",
+        layout::WEBHOOK_MOD,
         "webhook-modules",
         format!("pub mod {};", n.version),
     );
-    plan.create(
-        format!("src/webhook/{}/mod.rs", n.version),
+    plan.create_file(
+        files.webhook_version_mod(),
         format!(
             "{header}{}",
             render(&VersionMod {
                 version: &n.version,
             })?
         ),
-        IfExists::Skip,
     );
     Ok(())
 }
@@ -771,7 +767,7 @@ fn spokes(
             .path
             .clone()
             .filter(|p| p.starts_with("crate::"))
-            .unwrap_or_else(|| format!("crate::api::{version}::{}", hub.kind));
+            .unwrap_or_else(|| layout::type_path(version, &hub.kind));
         let empty = serde_json::Value::Object(Default::default());
         let spec = specs.get(version).unwrap_or(&empty);
         // The scaffolded functions carry fields over by JSON name; when the minimal objects
@@ -797,58 +793,55 @@ fn add_conversion(
     plan: &mut Plan,
     n: &Names,
     resource: &Resource,
+    files: &KindLayout,
     spokes: &[Spoke],
     header: &str,
 ) -> Result<()> {
-    plan.create(
-        "src/webhook/conversion.rs",
+    plan.create_file(
+        layout::shared(layout::WEBHOOK_CONVERSION),
         format!("{header}{}", render(&ConversionServer)?),
-        IfExists::Skip,
     );
     plan.insert(
-        "src/webhook/mod.rs",
+        layout::WEBHOOK_MOD,
         "webhook-modules",
         "pub mod conversion;",
     );
     plan.insert(
-        "src/webhook/mod.rs",
+        layout::WEBHOOK_MOD,
         "webhook-routes",
         "let router = router.route(\n    conversion::CONVERSION_PATH,\n    axum::routing::post(conversion::convert),\n);",
     );
-    let file = format!("src/webhook/{}/{}_conversion.rs", n.version, n.lower);
-    plan.create(
-        &file,
+    plan.create_file(
+        files.conversion(),
         format!("{header}{}", render(&KindConversion { n, spokes })?),
-        IfExists::Error,
     );
     plan.insert(
-        format!("src/webhook/{}/mod.rs", n.version),
+        &files.webhook_version_mod().path,
         "webhook-kinds",
-        format!("pub mod {}_conversion;", n.lower),
+        format!("pub mod {};", files.conversion_module()),
     );
     plan.insert(
-        "src/webhook/conversion.rs",
+        layout::WEBHOOK_CONVERSION,
         "conversion-kinds",
         format!(
-            "(\"{}\", \"{}\") => {{\n    crate::webhook::{}::{}_conversion::convert(object, desired_api_version)\n}}",
-            n.api_group, n.kind, n.version, n.lower
+            "(\"{}\", \"{}\") => {{\n    crate::webhook::{}::{}::convert(object, desired_api_version)\n}}",
+            n.api_group, n.kind, n.version, files.conversion_module()
         ),
     );
     let crd_name = resource.crd_name();
-    plan.create(
-        format!("config/crd/patches/webhook_in_{}.yaml", resource.plural),
+    plan.create_file(
+        files.conversion_patch(),
         render(&CrdConversionPatch {
             crd_name: &crd_name,
         })?,
-        IfExists::Skip,
     );
     plan.insert(
-        "config/crd/kustomization.yaml",
+        layout::CRD_KUSTOMIZATION,
         "crdkustomizewebhookpatch",
-        format!("- path: patches/webhook_in_{}.yaml", resource.plural),
+        files.conversion_patch_entry(),
     );
     plan.insert(
-        "config/default/kustomization.yaml",
+        layout::DEFAULT_KUSTOMIZATION,
         "default-replacements",
         render(&CrdConversionReplacements {
             crd_name: &crd_name,
@@ -862,34 +855,26 @@ fn add_conversion(
 fn add_kind(
     plan: &mut Plan,
     n: &Names,
-    file: &Path,
+    files: &KindLayout,
     defaulting: bool,
     validation: bool,
-    force: bool,
     header: &str,
 ) -> Result<()> {
-    let version_mod = format!("src/webhook/{}/mod.rs", n.version);
     plan.insert(
-        &version_mod,
+        &files.webhook_version_mod().path,
         "webhook-kinds",
-        format!("pub mod {}_webhook;", n.lower),
+        format!("pub mod {};", files.webhook_module()),
     );
-    let skeleton = if force {
-        IfExists::Overwrite
-    } else {
-        IfExists::Skip
-    };
-    plan.create(
-        file,
-        format!("{header}{}", render(&KindFile { n })?),
-        skeleton,
-    );
-    let module = format!("{}::{}_webhook", n.version, n.lower);
+    // Kept when present (a second webhook type adds its section), rendered again with --force.
+    let file = files.webhook();
+    let path = file.path.clone();
+    plan.create_file(file, format!("{header}{}", render(&KindFile { n })?));
+    let module = format!("{}::{}", n.version, files.webhook_module());
     if defaulting {
-        plan.insert(file, "webhook-handlers", Defaulting { n }.render()?);
-        plan.insert(file, "webhook-tests", DefaultingTests { n }.render()?);
+        plan.insert(&path, "webhook-handlers", Defaulting { n }.render()?);
+        plan.insert(&path, "webhook-tests", DefaultingTests { n }.render()?);
         plan.insert(
-            "src/webhook/mod.rs",
+            layout::WEBHOOK_MOD,
             "webhook-routes",
             format!(
                 "let router = router.route(\n    {module}::DEFAULTING_PATH,\n    axum::routing::post({module}::mutate),\n);"
@@ -903,11 +888,11 @@ fn add_kind(
         } else {
             "use crate::webhook::{Validation, Validator};"
         };
-        plan.insert(file, "webhook-imports", imports);
-        plan.insert(file, "webhook-handlers", Validation { n }.render()?);
-        plan.insert(file, "webhook-tests", ValidationTests { n }.render()?);
+        plan.insert(&path, "webhook-imports", imports);
+        plan.insert(&path, "webhook-handlers", Validation { n }.render()?);
+        plan.insert(&path, "webhook-tests", ValidationTests { n }.render()?);
         plan.insert(
-            "src/webhook/mod.rs",
+            layout::WEBHOOK_MOD,
             "webhook-routes",
             format!(
                 "let router = router.route(\n    {module}::VALIDATION_PATH,\n    axum::routing::post({module}::validate),\n);"
@@ -931,7 +916,7 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
             include_str!("../../templates/webhook/config/webhook_kustomizeconfig.yaml"),
         ),
         (
-            "config/webhook/manifests.yaml",
+            layout::WEBHOOK_MANIFESTS,
             include_str!("../../templates/webhook/config/manifests_placeholder.yaml"),
         ),
         (
@@ -948,34 +933,34 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
         ),
     ];
     for (path, text) in fixed {
-        plan.create(*path, *text, IfExists::Skip);
+        plan.create_file(layout::shared(path), *text);
     }
-    plan.create(
-        "config/webhook/service.yaml",
-        render(&ServiceYaml { project_name: p })?,
-        IfExists::Skip,
-    );
-    plan.create(
-        "config/certmanager/issuer.yaml",
-        render(&IssuerYaml { project_name: p })?,
-        IfExists::Skip,
-    );
-    plan.create(
-        "config/certmanager/certificate.yaml",
-        render(&CertificateYaml { project_name: p })?,
-        IfExists::Skip,
-    );
-    plan.create(
-        "config/network-policy/allow-webhook-traffic.yaml",
-        render(&NetworkPolicyYaml { project_name: p })?,
-        IfExists::Skip,
-    );
+    for (path, text) in [
+        (
+            "config/webhook/service.yaml",
+            render(&ServiceYaml { project_name: p })?,
+        ),
+        (
+            "config/certmanager/issuer.yaml",
+            render(&IssuerYaml { project_name: p })?,
+        ),
+        (
+            "config/certmanager/certificate.yaml",
+            render(&CertificateYaml { project_name: p })?,
+        ),
+        (
+            "config/network-policy/allow-webhook-traffic.yaml",
+            render(&NetworkPolicyYaml { project_name: p })?,
+        ),
+    ] {
+        plan.create_file(layout::shared(path), text);
+    }
     plan.insert(
-        "config/network-policy/kustomization.yaml",
+        layout::NETWORK_POLICY_KUSTOMIZATION,
         "network-policy-resources",
         "- allow-webhook-traffic.yaml",
     );
-    let default = "config/default/kustomization.yaml";
+    let default = layout::DEFAULT_KUSTOMIZATION;
     plan.insert(default, "default-resources", "- ../webhook");
     plan.insert(default, "default-resources", "- ../certmanager");
     plan.insert(
@@ -1004,18 +989,19 @@ pub fn run(
 
 /// What to do after `create webhook`, printed by the CLI.
 pub fn next_steps(opts: &WebhookOptions) -> String {
-    let module = opts.kind.to_lowercase();
     let mut out = String::from("\nNext:\n");
     if opts.defaulting || opts.validation {
         out.push_str(&format!(
-            "  edit src/webhook/{}/{module}_webhook.rs, then run `rsbuilder manifests` to write config/webhook/manifests.yaml;\n",
-            opts.version
+            "  edit {}, then run `rsbuilder manifests` to write {}/{};\n",
+            layout::webhook_file(&opts.version, &opts.kind).display(),
+            layout::CONFIG_DIR,
+            layout::generated::WEBHOOK_MANIFESTS,
         ));
     }
     if opts.conversion {
         out.push_str(&format!(
-            "  edit the hub/spoke functions in src/webhook/{}/{module}_conversion.rs;\n",
-            opts.version
+            "  edit the hub/spoke functions in {};\n",
+            layout::conversion_file(&opts.version, &opts.kind).display()
         ));
     }
     out.push_str("  deploying needs cert-manager in the cluster (config/certmanager issues the serving certificate).\n");

@@ -262,13 +262,27 @@ pub fn resolve(
     manifest: Option<&Path>,
     flags: &FeatureFlags,
 ) -> Result<(BTreeSet<String>, FeatureSource), FeatureError> {
-    let parsed = match manifest {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| FeatureError::Manifest {
+    let text = match manifest {
+        Some(path) => Some(
+            std::fs::read_to_string(path).map_err(|e| FeatureError::Manifest {
                 path: path.to_path_buf(),
                 message: format!("cannot read: {e}"),
-            })?;
-            let m = Manifest::parse(path, &text)?;
+            })?,
+        ),
+        None => None,
+    };
+    resolve_text(manifest.zip(text.as_deref()), flags)
+}
+
+/// [`resolve`] for a manifest already read: `(path, text)` of the `Cargo.toml`, or `None` for
+/// loose files without one. Errors as [`resolve`]'s, but for reading.
+pub fn resolve_text(
+    manifest: Option<(&Path, &str)>,
+    flags: &FeatureFlags,
+) -> Result<(BTreeSet<String>, FeatureSource), FeatureError> {
+    let parsed = match manifest {
+        Some((path, text)) => {
+            let m = Manifest::parse(path, text)?;
             m.package.is_some().then_some((path, m))
         }
         None => None,

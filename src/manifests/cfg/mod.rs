@@ -70,6 +70,17 @@ impl Cfg {
         Ok(Self::new(set, source))
     }
 
+    /// The configuration of the package whose `Cargo.toml` is `manifest` (`(path, text)`, read
+    /// by the caller), or of loose files without one, with `flags`: as [`Cfg::for_dir`] finds
+    /// it, without reading. Errors: an invalid manifest, unknown features.
+    pub fn for_manifest(
+        manifest: Option<(&Path, &str)>,
+        flags: &FeatureFlags,
+    ) -> Result<Self, features::FeatureError> {
+        let (set, source) = features::resolve_text(manifest, flags)?;
+        Ok(Self::new(set, source))
+    }
+
     /// The enabled features.
     pub fn features(&self) -> &BTreeSet<String> {
         &self.features

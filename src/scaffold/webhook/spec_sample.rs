@@ -136,13 +136,17 @@ fn minimal_string(schema: &JSONSchemaProps) -> Value {
 }
 
 /// The minimal `spec` of every version of `kind` in API group `group` (`ai.example.com`), by
-/// version name, from the CRD derived from the `.rs` files under `src_dir` as `rsbuilder
-/// manifests` derives it. A version without a `spec` property maps to `{}`.
+/// version name, from the CRD derived from `sources` (the `(path, text)` of the project's
+/// `.rs` files under `src/`, as [`crate::scaffold::Plan::read_tree`] reads them) as
+/// `rsbuilder manifests` derives it, with the default features of the `Cargo.toml` of the
+/// project at `root` (read through the project's rooted handle). A version without a `spec`
+/// property maps to `{}`.
 ///
 /// Errors (a message for a note, never a panic): the sources do not parse or the CRD cannot
 /// be derived (the first diagnostic, `file:line:col`), or no CRD of that group and kind.
 pub fn minimal_specs(
-    src_dir: &Path,
+    root: &Path,
+    sources: Vec<(std::path::PathBuf, String)>,
     group: &str,
     kind: &str,
 ) -> Result<BTreeMap<String, Value>, String> {
@@ -151,12 +155,17 @@ pub fn minimal_specs(
             .map_or_else(|| "unknown error".to_string(), ToString::to_string)
     };
     // The crate's default features, as `manifests` sees them.
-    let cfg = crate::manifests::cfg::Cfg::for_dir(
-        src_dir.parent().unwrap_or(src_dir),
+    let manifest_rel = Path::new(crate::model::layout::CARGO_TOML);
+    let manifest = crate::scaffold::engine::read(root, manifest_rel).map_err(|e| e.to_string())?;
+    let manifest_path = root.join(manifest_rel);
+    let cfg = crate::manifests::cfg::Cfg::for_manifest(
+        manifest
+            .as_deref()
+            .map(|text| (manifest_path.as_path(), text)),
         &Default::default(),
     )
     .map_err(|e| e.to_string())?;
-    let sources = SourceSet::load_with(&[src_dir.to_path_buf()], &cfg).map_err(first)?;
+    let sources = SourceSet::parse_all_with(sources, &cfg).map_err(first)?;
     let crds = crds_from_sources(&sources).map_err(first)?;
     let crd = crds
         .iter()
@@ -288,14 +297,11 @@ mod tests {
     /// The minimal spec of `EdgeSite` v1 whose spec struct has `body` and whose file has `more`.
     fn spec_of(body: &str, more: &str) -> Value {
         let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("src");
-        std::fs::create_dir(&src).unwrap();
-        std::fs::write(
-            src.join("lib.rs"),
+        let lib = (
+            tmp.path().join("src/lib.rs"),
             format!("{HEAD}pub struct EdgeSiteSpec {{\n{body}\n}}\n{more}"),
-        )
-        .unwrap();
-        let specs = minimal_specs(&src, "edge.example.com", "EdgeSite").unwrap();
+        );
+        let specs = minimal_specs(tmp.path(), vec![lib], "edge.example.com", "EdgeSite").unwrap();
         assert_eq!(specs.keys().collect::<Vec<_>>(), ["v1"]);
         specs["v1"].clone()
     }
@@ -426,11 +432,22 @@ mod tests {
     #[test]
     fn derivation_errors_are_reported_not_panicked() {
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(tmp.path().join("lib.rs"), "pub struct {").unwrap();
-        let e = minimal_specs(tmp.path(), "edge.example.com", "EdgeSite").unwrap_err();
+        let lib = |text: &str| vec![(tmp.path().join("lib.rs"), text.to_string())];
+        let e = minimal_specs(
+            tmp.path(),
+            lib("pub struct {"),
+            "edge.example.com",
+            "EdgeSite",
+        )
+        .unwrap_err();
         assert!(e.contains("lib.rs:1:"), "{e}");
-        std::fs::write(tmp.path().join("lib.rs"), "pub struct A;").unwrap();
-        let e = minimal_specs(tmp.path(), "edge.example.com", "EdgeSite").unwrap_err();
+        let e = minimal_specs(
+            tmp.path(),
+            lib("pub struct A;"),
+            "edge.example.com",
+            "EdgeSite",
+        )
+        .unwrap_err();
         assert!(
             e.contains("no #[derive(CustomResource)] of kind EdgeSite"),
             "{e}"
