@@ -122,3 +122,72 @@ pub const CREATION_TIMESTAMP_DOC: &str = "CreationTimestamp is a timestamp repre
 /// The description of the `Name` column.
 pub const NAME_DOC: &str =
     "Name must be unique within a namespace. It is the name clients use to refer to the object.";
+
+impl ApiKind {
+    /// Removes the fields the schema does not declare, as the apiextensions server prunes a
+    /// custom resource (structural schemas: `properties`, `additionalProperties`, `items`,
+    /// `x-kubernetes-preserve-unknown-fields`). `metadata`, `apiVersion` and `kind` are left
+    /// alone. Out: the removed fields' paths (`spec.colour`), in document order.
+    pub fn prune(&self, obj: &mut Value) -> Vec<String> {
+        let mut removed = Vec::new();
+        if let (Some(schema), Some(map)) = (&self.schema, obj.as_object_mut()) {
+            let props = schema.get("properties").and_then(Value::as_object);
+            if let Some(props) = props {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for k in keys {
+                    if matches!(k.as_str(), "metadata" | "apiVersion" | "kind") {
+                        continue;
+                    }
+                    match props.get(&k) {
+                        Some(sub) => {
+                            prune_value(sub, map.get_mut(&k).expect("key"), &k, &mut removed)
+                        }
+                        None => {
+                            map.remove(&k);
+                            removed.push(k);
+                        }
+                    }
+                }
+            }
+        }
+        removed
+    }
+}
+
+fn prune_value(schema: &Value, v: &mut Value, path: &str, removed: &mut Vec<String>) {
+    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for k in keys {
+                    let sub_path = format!("{path}.{k}");
+                    match props.get(&k) {
+                        Some(sub) => {
+                            prune_value(sub, map.get_mut(&k).expect("key"), &sub_path, removed)
+                        }
+                        None => {
+                            map.remove(&k);
+                            removed.push(sub_path);
+                        }
+                    }
+                }
+            } else if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object())
+            {
+                for (k, sub) in map.iter_mut() {
+                    prune_value(extra, sub, &format!("{path}.{k}"), removed);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter_mut().enumerate() {
+                    prune_value(item_schema, item, &format!("{path}[{i}]"), removed);
+                }
+            }
+        }
+        _ => {}
+    }
+}

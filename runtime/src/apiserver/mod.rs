@@ -4,11 +4,16 @@
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - [`registry`]: the metadata rules between the HTTP layer and the store;
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
-//! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors.
+//! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
+//! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
+//!   [`table`] and [`openapi`].
 
 pub mod kind;
 pub mod names;
+pub mod openapi;
 pub mod registry;
 pub mod selector;
+pub mod server;
 pub mod status;
 pub mod storage;
+pub mod table;

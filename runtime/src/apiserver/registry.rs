@@ -394,6 +394,7 @@ impl<S: Storage> Registry<S> {
         mut new: Value,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").to_string();
+        kind.prune(&mut new);
         if part == Part::Status {
             let status = new.get("status").cloned();
             new = old.clone();
