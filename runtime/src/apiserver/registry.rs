@@ -961,4 +961,4 @@ fn selected(opts: &ListOptions, obj: &Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

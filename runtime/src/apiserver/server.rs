@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -67,7 +66,6 @@ pub struct ApiServer<S> {
     config: Config,
     registry: Registry<S>,
     shutdown: CancellationToken,
-    ready: AtomicBool,
 }
 
 impl<S: Storage> ApiServer<S> {
@@ -78,7 +76,6 @@ impl<S: Storage> ApiServer<S> {
             config,
             registry: Registry::new(store),
             shutdown,
-            ready: AtomicBool::new(true),
         })
     }
 
@@ -96,12 +93,6 @@ impl<S: Storage> ApiServer<S> {
         certs: Arc<crate::tls::Certificates>,
         extra: Router,
     ) -> anyhow::Result<()> {
-        let me = self.clone();
-        let token = self.shutdown.clone();
-        tokio::spawn(async move {
-            token.cancelled().await;
-            me.ready.store(false, Ordering::SeqCst);
-        });
         crate::tls::serve(
             listener,
             certs,
@@ -246,7 +237,7 @@ async fn handle<S: Storage>(
     let path = uri.path().to_string();
     match path.as_str() {
         "/healthz" | "/livez" => return health(true, &query),
-        "/readyz" => return health(srv.ready.load(Ordering::SeqCst), &query),
+        "/readyz" => return health(!srv.shutdown.is_cancelled(), &query),
         "/version" => return json_response(StatusCode::OK, &version(&srv.config.version)),
         _ => {}
     }
@@ -764,3 +755,6 @@ mod discovery {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests;

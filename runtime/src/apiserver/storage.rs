@@ -684,4 +684,69 @@ mod tests {
         let mut w = s.watch("/a/", 3).await.unwrap();
         assert_eq!(w.next().await.unwrap().unwrap().revision, 4);
     }
+
+    /// The writer of [`acknowledged_writes_survive_a_kill`]: runs only in the child process,
+    /// writing until killed and reporting each write the store acknowledged.
+    #[tokio::test]
+    async fn kill_child_writer() {
+        let Ok(path) = std::env::var("RSBUILDER_APISERVER_KILL_DB") else {
+            return;
+        };
+        let s = RedbStore::open(Path::new(&path)).unwrap();
+        for i in 0.. {
+            s.create(&format!("/k/{i:06}"), json!({"i": i}))
+                .await
+                .unwrap();
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "ack {i}").unwrap();
+            out.flush().unwrap();
+        }
+    }
+
+    #[test]
+    fn acknowledged_writes_survive_a_kill() {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "apiserver::storage::tests::kill_child_writer",
+                "--exact",
+                "--nocapture",
+            ])
+            .env("RSBUILDER_APISERVER_KILL_DB", &path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut acked = None;
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Some(n) = line.strip_prefix("ack ") {
+                let n: u64 = n.parse().unwrap();
+                acked = Some(n);
+                if n >= 30 {
+                    break;
+                }
+            }
+        }
+        // SIGKILL: no destructor, no flush, no clean close of the database.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let acked = acked.expect("the child acknowledged writes");
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let s = RedbStore::open(&path).unwrap();
+            for i in 0..=acked {
+                let got = s.get(&format!("/k/{i:06}")).await.unwrap();
+                assert_eq!(
+                    got.map(|v| v.value),
+                    Some(json!({"i": i})),
+                    "write {i} lost"
+                );
+            }
+            assert!(s.revision().await.unwrap() > acked);
+        });
+    }
 }
