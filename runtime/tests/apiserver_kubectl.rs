@@ -1,5 +1,5 @@
-//! The API server driven by a client nobody here wrote: kubectl, over HTTPS with a
-//! self-signed certificate, against seed 004's Database kind defined as an operator defines a
+//! The API server driven by clients nobody here wrote: kubectl and the official Python
+//! `kubernetes` client, over HTTPS with a self-signed certificate, against seed 004's Database kind defined as an operator defines a
 //! CRD kind (`#[derive(CustomResource)]`).
 
 #[path = "../../tests/common/mod.rs"]
@@ -420,4 +420,30 @@ fn kubectl_explain_reads_the_types_schema() {
         "{out}"
     );
     assert!(out.contains("replicas"), "{out}");
+}
+
+fn python_client_present() -> bool {
+    Command::new("python3")
+        .args(["-c", "import kubernetes"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_python_client_runs_the_seeds_custom_objects_scenario() {
+    if !python_client_present() {
+        common::missing("the Python kubernetes package is not installed (pip install kubernetes)");
+        return;
+    }
+    let s = start();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/apiserver/python_client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&s.kubeconfig)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "python scenario passed");
 }
