@@ -44,11 +44,23 @@ use tokio_util::sync::CancellationToken;
 )]
 pub struct DatabaseSpec {
     /// The database engine.
-    pub engine: String,
+    pub engine: Engine,
     /// The engine version.
+    #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)*$"))]
     pub version: String,
     /// How many replicas to run.
+    #[schemars(range(min = 1, max = 10))]
     pub replicas: i32,
+}
+
+/// The engines the seed offers.
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL.
+    Mysql,
 }
 
 /// What the operator observed.
@@ -192,6 +204,24 @@ fn kubectl_discovers_creates_reads_patches_watches_and_deletes() {
         err.contains(r#"strict decoding error: unknown field "spec.colour""#),
         "{err}"
     );
+
+    // The type's constraints (engine enum, version pattern, replicas 1..10): 422 Invalid.
+    let invalid = MAIN
+        .replace("name: main", "name: invalid")
+        .replace("replicas: 1", "replicas: 11")
+        .replace("engine: postgres", "engine: oracle")
+        .replace("\"16\"", "latest");
+    let invalid = write(s.dir.path(), "invalid.yaml", &invalid);
+    let (success, _, err) = kubectl(k, &["create", "-f", &invalid]);
+    assert!(!success);
+    for want in [
+        r#"The Database "invalid" is invalid"#,
+        r#"spec.engine: Unsupported value: "oracle": supported values: "postgres", "mysql""#,
+        "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10\n",
+        r#"spec.version: Invalid value: "latest""#,
+    ] {
+        assert!(err.contains(want), "{want} not in {err}");
+    }
 
     // Server-side printing: the type's printer columns.
     let table = ok(k, &["get", "databases"]);

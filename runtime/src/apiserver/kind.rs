@@ -191,3 +191,311 @@ fn prune_value(schema: &Value, v: &mut Value, path: &str, removed: &mut Vec<Stri
         _ => {}
     }
 }
+
+impl ApiKind {
+    /// Checks `obj` against the kind's schema, as the apiextensions server's schema validation
+    /// does for the keywords a structural schema uses: `type`, `required`, `enum`, `pattern`,
+    /// `minimum`/`maximum` (and exclusive), `minLength`/`maxLength`, `minItems`/`maxItems`,
+    /// `nullable`. `metadata` is checked by the registry, not here. Out: `(field, message)`
+    /// causes in the API server's wording, empty when valid.
+    pub fn validate(&self, obj: &Value) -> Vec<(String, String)> {
+        let mut causes = Vec::new();
+        if let (Some(schema), Some(map)) = (&self.schema, obj.as_object()) {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, sub) in props {
+                    if matches!(k.as_str(), "metadata" | "apiVersion" | "kind") {
+                        continue;
+                    }
+                    if let Some(v) = map.get(k) {
+                        check(sub, v, k, &mut causes);
+                    }
+                }
+            }
+            required(schema, map, "", &mut causes);
+        }
+        causes
+    }
+}
+
+fn required(
+    schema: &Value,
+    map: &serde_json::Map<String, Value>,
+    path: &str,
+    causes: &mut Vec<(String, String)>,
+) {
+    for r in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !map.contains_key(r) && !matches!(r, "metadata" | "apiVersion" | "kind") {
+            let field = if path.is_empty() {
+                r.to_string()
+            } else {
+                format!("{path}.{r}")
+            };
+            causes.push((field, "Required value".into()));
+        }
+    }
+}
+
+/// A bound as Go's `%v` prints a float64: `10`, not `10.0`.
+fn go_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String)>) {
+    if v.is_null() {
+        if schema.get("nullable") != Some(&Value::Bool(true)) && schema.get("type").is_some() {
+            causes.push((
+                path.into(),
+                format!(
+                    "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
+                    schema["type"].as_str().unwrap_or("object")
+                ),
+            ));
+        }
+        return;
+    }
+    let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+    if let Some(want) = schema.get("type").and_then(Value::as_str) {
+        let got = type_name(v);
+        let fits = got == want || (want == "number" && got == "integer");
+        if !fits && !int_or_string {
+            causes.push((
+                path.into(),
+                format!(
+                    "Invalid value: \"{got}\": {path} in body must be of type {want}: \"{got}\""
+                ),
+            ));
+            return;
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(v)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        causes.push((
+            path.into(),
+            format!(
+                "Unsupported value: {v}: supported values: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    match v {
+        Value::String(s) => {
+            if let Some(p) = schema.get("pattern").and_then(Value::as_str)
+                && let Ok(re) = regex::Regex::new(p)
+                && !re.is_match(s)
+            {
+                causes.push((
+                    path.into(),
+                    format!("Invalid value: {v}: {path} in body should match '{p}'"),
+                ));
+            }
+            let len = s.chars().count() as u64;
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && len < min
+            {
+                causes.push((
+                    path.into(),
+                    format!(
+                        "Invalid value: {v}: {path} in body should be at least {min} chars long"
+                    ),
+                ));
+            }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && len > max
+            {
+                causes.push((
+                    path.into(),
+                    format!("Too long: may not be more than {max} bytes"),
+                ));
+            }
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            let excl = |k: &str| schema.get(k) == Some(&Value::Bool(true));
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+                let bad = if excl("exclusiveMinimum") {
+                    x <= min
+                } else {
+                    x < min
+                };
+                if bad {
+                    let rel = if excl("exclusiveMinimum") {
+                        "greater than"
+                    } else {
+                        "greater than or equal to"
+                    };
+                    causes.push((
+                        path.into(),
+                        format!(
+                            "Invalid value: {v}: {path} in body should be {rel} {}",
+                            go_number(min)
+                        ),
+                    ));
+                }
+            }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+                let bad = if excl("exclusiveMaximum") {
+                    x >= max
+                } else {
+                    x > max
+                };
+                if bad {
+                    let rel = if excl("exclusiveMaximum") {
+                        "less than"
+                    } else {
+                        "less than or equal to"
+                    };
+                    causes.push((
+                        path.into(),
+                        format!(
+                            "Invalid value: {v}: {path} in body should be {rel} {}",
+                            go_number(max)
+                        ),
+                    ));
+                }
+            }
+        }
+        Value::Array(items) => {
+            let n = items.len() as u64;
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && n < min
+            {
+                causes.push((
+                    path.into(),
+                    format!("Invalid value: {n}: {path} in body should have at least {min} items"),
+                ));
+            }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && n > max
+            {
+                causes.push((
+                    path.into(),
+                    format!("Too many: {n}: must have at most {max} items"),
+                ));
+            }
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    check(item_schema, item, &format!("{path}[{i}]"), causes);
+                }
+            }
+        }
+        Value::Object(map) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, sub) in props {
+                    if let Some(child) = map.get(k) {
+                        check(sub, child, &format!("{path}.{k}"), causes);
+                    }
+                }
+            } else if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object())
+            {
+                for (k, child) in map {
+                    check(extra, child, &format!("{path}.{k}"), causes);
+                }
+            }
+            required(schema, map, path, causes);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn seed_kind() -> ApiKind {
+        ApiKind {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Database".into(),
+            list_kind: "DatabaseList".into(),
+            plural: "databases".into(),
+            singular: "database".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: true,
+            columns: vec![],
+            status_subresource: true,
+            schema: Some(json!({
+                "type": "object",
+                "required": ["spec"],
+                "properties": {
+                    "spec": {
+                        "type": "object",
+                        "required": ["engine", "version", "replicas"],
+                        "properties": {
+                            "engine": {"type": "string", "enum": ["postgres", "mysql"]},
+                            "version": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$"},
+                            "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+                            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                        },
+                    },
+                    "status": {"type": "object", "properties": {"nodes": {"type": "array", "items": {"type": "string"}}}},
+                },
+            })),
+        }
+    }
+
+    #[test]
+    fn the_seeds_constraints_are_enforced_with_the_api_servers_causes() {
+        let k = seed_kind();
+        let ok = json!({"spec": {"engine": "mysql", "version": "8.0", "replicas": 3}});
+        assert_eq!(k.validate(&ok), Vec::<(String, String)>::new());
+        let bad = json!({"spec": {"engine": "oracle", "version": "latest", "replicas": 11},
+                         "status": {"nodes": [1]}});
+        let fields: Vec<(String, String)> = k.validate(&bad);
+        assert_eq!(
+            fields,
+            [
+                ("spec.engine".to_string(), "Unsupported value: \"oracle\": supported values: \"postgres\", \"mysql\"".to_string()),
+                ("spec.replicas".to_string(), "Invalid value: 11: spec.replicas in body should be less than or equal to 10".to_string()),
+                ("spec.version".to_string(), "Invalid value: \"latest\": spec.version in body should match '^[0-9]+(\\.[0-9]+)*$'".to_string()),
+                ("status.nodes[0]".to_string(), "Invalid value: \"integer\": status.nodes[0] in body must be of type string: \"integer\"".to_string()),
+            ]
+        );
+        let missing = json!({"spec": {"engine": "mysql"}});
+        let fields: Vec<String> = k.validate(&missing).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(fields, ["spec.version", "spec.replicas"]);
+        assert_eq!(
+            k.validate(&json!({}))[0],
+            ("spec".to_string(), "Required value".to_string())
+        );
+    }
+
+    #[test]
+    fn pruning_removes_only_undeclared_fields() {
+        let k = seed_kind();
+        let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"x": 1},
+            "spec": {"engine": "mysql", "colour": "blue", "labels": {"a": "b"}}, "extra": true});
+        let removed = k.prune(&mut obj);
+        assert_eq!(removed, ["extra", "spec.colour"]);
+        assert_eq!(
+            obj["spec"],
+            json!({"engine": "mysql", "labels": {"a": "b"}})
+        );
+        assert_eq!(obj["metadata"], json!({"x": 1}));
+    }
+}

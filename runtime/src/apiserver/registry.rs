@@ -279,10 +279,11 @@ impl<S: Storage> Registry<S> {
         Ok(())
     }
 
-    /// The metadata rules of `ValidateObjectMeta` that apply to a custom resource.
+    /// The metadata rules of `ValidateObjectMeta` that apply to a custom resource, then the
+    /// kind's schema ([`ApiKind::validate`]). Errors: 422 Invalid with one cause per failure.
     fn validate_meta(kind: &ApiKind, obj: &Value) -> Result<(), ApiError> {
         let name = meta_str(obj, "name");
-        let mut causes = Vec::new();
+        let mut causes = kind.validate(obj);
         if !names::is_dns_subdomain(name) {
             causes.push((
                 "metadata.name".to_string(),
