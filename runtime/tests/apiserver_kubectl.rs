@@ -105,10 +105,14 @@ fn start() -> Server {
             let certs = Arc::new(Certificates::self_signed(&["localhost", "127.0.0.1"]).unwrap());
             let listener = tls::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
             tx.send(listener.local_addr().unwrap().port()).unwrap();
-            server
-                .serve(listener, certs, axum::Router::new())
-                .await
-                .unwrap();
+            // The seed's extra endpoint, added the documented way: a router merged in.
+            let custom = axum::Router::new().route(
+                "/custom",
+                axum::routing::get(|| async {
+                    axum::Json(serde_json::json!({"message": "This is a custom endpoint"}))
+                }),
+            );
+            server.serve(listener, certs, custom).await.unwrap();
         });
     });
     let port = rx.recv_timeout(Duration::from_secs(30)).unwrap();
@@ -354,6 +358,9 @@ fn kubectl_discovers_creates_reads_patches_watches_and_deletes() {
     assert_eq!(rl["resources"][1]["name"], "databases/status");
     assert_eq!(rl["resources"][0]["categories"], serde_json::json!(["all"]));
     assert_eq!(ok(k, &["get", "--raw", "/readyz"]), "ok");
+    let custom: serde_json::Value =
+        serde_json::from_str(&ok(k, &["get", "--raw", "/custom"])).unwrap();
+    assert_eq!(custom["message"], "This is a custom endpoint");
 
     // Watch: kubectl get -w sees a change made while it watches.
     let mut watcher = Command::new("kubectl")

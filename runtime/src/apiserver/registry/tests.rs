@@ -493,3 +493,47 @@ async fn a_watch_with_a_selector_reports_objects_leaving_it_as_deleted() {
     assert_eq!(w.next().await.unwrap().kind, "DELETED");
     assert_eq!(w.next().await.unwrap().kind, "ADDED");
 }
+
+#[tokio::test]
+async fn resource_version_match_reads_as_the_api_server_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let at = |rv: &str, m: Option<&str>| ListOptions {
+        resource_version: Some(rv.into()),
+        resource_version_match: m.map(str::to_string),
+        ..Default::default()
+    };
+    // NotOlderThan an old revision: the latest state.
+    r.create(&k, Some("ns"), db("b", 1)).await.unwrap();
+    let l = r.list(&k, Some("ns"), &at("1", None)).await.unwrap();
+    assert_eq!(l["items"].as_array().unwrap().len(), 2);
+    // A revision the store has not reached: 504 with the ResourceVersionTooLarge cause.
+    let e = r.list(&k, Some("ns"), &at("99", None)).await.unwrap_err();
+    assert_eq!((e.code, e.reason), (504, "Timeout"));
+    assert_eq!(
+        e.details.unwrap()["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
+    // Exact at the current revision works; at a revision since overwritten it is 410.
+    assert!(
+        r.list(&k, Some("ns"), &at("2", Some("Exact")))
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        r.list(&k, Some("ns"), &at("1", Some("Exact")))
+            .await
+            .unwrap_err()
+            .code,
+        410
+    );
+    assert_eq!(
+        r.list(&k, Some("ns"), &at("x", None))
+            .await
+            .unwrap_err()
+            .code,
+        400
+    );
+}
