@@ -188,6 +188,11 @@ fn kubectl_discovers_creates_reads_patches_watches_and_deletes() {
         "{resources}"
     );
 
+    // kubectl takes aggregated discovery: one GET of /apis, none of /apis/example.com/v1.
+    let (_, _, log) = kubectl(k, &["api-resources", "-v=6"]);
+    assert!(log.contains("/apis?timeout="), "{log}");
+    assert!(!log.contains("/apis/example.com/v1?"), "{log}");
+
     let file = write(s.dir.path(), "main.yaml", MAIN);
     assert_eq!(
         ok(k, &["create", "-f", &file]).trim(),

@@ -167,6 +167,26 @@ fn accept(headers: &HeaderMap) -> Result<Accept, ApiError> {
     }
 }
 
+/// The media type of aggregated discovery (`apidiscovery.k8s.io/v2`).
+const AGGREGATED_DISCOVERY: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether `Accept` asks for aggregated discovery v2 (kubectl asks for it first, with the
+/// legacy documents as a fallback).
+fn wants_aggregated(headers: &HeaderMap) -> bool {
+    let raw = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    raw.split(',').any(|item| {
+        let params: Vec<&str> = item.split(';').map(str::trim).collect();
+        params.first() == Some(&"application/json")
+            && params.contains(&"g=apidiscovery.k8s.io")
+            && params.contains(&"v=v2")
+            && params.contains(&"as=APIGroupDiscoveryList")
+    })
+}
+
 /// The parsed request path.
 enum Route<'a> {
     Api,
@@ -246,6 +266,19 @@ async fn handle<S: Storage>(
             Some(doc) => json_response(StatusCode::OK, &doc),
             None => ApiError::no_route(&path).into_response(),
         };
+    }
+    if (path == "/api" || path == "/apis") && method == Method::GET && wants_aggregated(&headers) {
+        let doc = if path == "/api" {
+            discovery::aggregated(&[])
+        } else {
+            discovery::aggregated(&srv.config.kinds)
+        };
+        let mut r = json_response(StatusCode::OK, &doc);
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(AGGREGATED_DISCOVERY),
+        );
+        return r;
     }
     let accepts = match accept(&headers) {
         Ok(a) => a,
@@ -699,6 +732,63 @@ mod discovery {
             "kind": "APIGroupList",
             "apiVersion": "v1",
             "groups": groups.iter().map(|g| group_doc(kinds, g)).collect::<Vec<_>>(),
+        })
+    }
+
+    /// `/apis` (or `/api`, with no kinds) as an `APIGroupDiscoveryList` (aggregated
+    /// discovery v2): every group, version and resource in one document.
+    pub fn aggregated(kinds: &[ApiKind]) -> Value {
+        let mut groups: Vec<&str> = Vec::new();
+        for k in kinds {
+            if !groups.contains(&k.group.as_str()) {
+                groups.push(&k.group);
+            }
+        }
+        let items: Vec<Value> = groups
+            .iter()
+            .map(|g| {
+                let versions: Vec<Value> = versions_of(kinds, g)
+                    .iter()
+                    .map(|v| {
+                        let resources: Vec<Value> = kinds
+                            .iter()
+                            .filter(|k| k.group == *g && k.version == *v)
+                            .map(|k| {
+                                let gvk = json!({"group": k.group, "version": k.version, "kind": k.kind});
+                                let mut r = json!({
+                                    "resource": k.plural,
+                                    "responseKind": gvk,
+                                    "scope": if k.namespaced { "Namespaced" } else { "Cluster" },
+                                    "singularResource": k.singular,
+                                    "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
+                                });
+                                if !k.short_names.is_empty() {
+                                    r["shortNames"] = json!(k.short_names);
+                                }
+                                if !k.categories.is_empty() {
+                                    r["categories"] = json!(k.categories);
+                                }
+                                if k.status_subresource {
+                                    r["subresources"] = json!([{
+                                        "subresource": "status",
+                                        "responseKind": gvk,
+                                        "verbs": ["get", "patch", "update"],
+                                    }]);
+                                }
+                                r
+                            })
+                            .collect();
+                        json!({"version": v, "resources": resources, "freshness": "Current"})
+                    })
+                    .collect();
+                json!({"metadata": {"name": g}, "versions": versions})
+            })
+            .collect();
+        json!({
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {},
+            "items": items,
         })
     }
 

@@ -255,3 +255,32 @@ async fn a_request_past_the_time_limit_is_a_504_timeout() {
         (504, Some("Timeout"))
     );
 }
+
+#[tokio::test]
+async fn aggregated_discovery_is_served_when_the_client_asks_for_it() {
+    let f = fixture(|_| {});
+    let accept = [(
+        "accept",
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+    )];
+    let (code, body) = call(&f, "GET", "/apis", &accept, "").await;
+    assert_eq!(code, 200);
+    let d = json_of(&body);
+    assert_eq!(d["kind"], "APIGroupDiscoveryList");
+    let r = &d["items"][0]["versions"][0]["resources"][0];
+    assert_eq!(d["items"][0]["metadata"]["name"], "example.com");
+    assert_eq!(r["resource"], "databases");
+    assert_eq!(r["scope"], "Namespaced");
+    assert_eq!(
+        r["responseKind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Database"})
+    );
+    assert_eq!(r["subresources"][0]["subresource"], "status");
+    let core = json_of(&call(&f, "GET", "/api", &accept, "").await.1);
+    assert_eq!(core["items"], json!([]));
+    // Without it: the legacy APIGroupList.
+    assert_eq!(
+        json_of(&call(&f, "GET", "/apis", &[], "").await.1)["kind"],
+        "APIGroupList"
+    );
+}
