@@ -688,6 +688,7 @@ mod tests {
     /// The writer of [`acknowledged_writes_survive_a_kill`]: runs only in the child process,
     /// writing until killed and reporting each write the store acknowledged.
     #[tokio::test]
+    #[ignore = "the child process of acknowledged_writes_survive_a_kill, run by it"]
     async fn kill_child_writer() {
         let Ok(path) = std::env::var("RSBUILDER_APISERVER_KILL_DB") else {
             return;
@@ -714,6 +715,7 @@ mod tests {
                 "apiserver::storage::tests::kill_child_writer",
                 "--exact",
                 "--nocapture",
+                "--ignored",
             ])
             .env("RSBUILDER_APISERVER_KILL_DB", &path)
             .stdout(std::process::Stdio::piped())
