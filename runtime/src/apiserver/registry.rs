@@ -356,6 +356,7 @@ impl<S: Storage> Registry<S> {
         {
             o.remove("status");
         }
+        kind.prune(&mut obj);
         {
             let m = meta_mut(&mut obj);
             m.insert(

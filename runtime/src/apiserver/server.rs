@@ -295,6 +295,7 @@ async fn handle<S: Storage>(
             Err(e) => e.into_response(),
         };
     }
+    let body_copy = body.clone();
     let limit = srv.config.request_timeout;
     match tokio::time::timeout(
         limit,
@@ -302,10 +303,59 @@ async fn handle<S: Storage>(
     )
     .await
     {
-        Ok(Ok((code, value))) => json_response(code, &value),
+        Ok(Ok((code, value))) => {
+            let mut r = json_response(code, &value);
+            for w in unknown_field_warnings(&srv, &method, &path, &query, &body_copy) {
+                if let Ok(v) = HeaderValue::from_str(&w) {
+                    r.headers_mut().append(header::WARNING, v);
+                }
+            }
+            r
+        }
         Ok(Err(e)) => e.into_response(),
         Err(_) => ApiError::timeout(limit).into_response(),
     }
+}
+
+/// The `Warning` headers for the unknown fields of a write's body (dropped by the registry),
+/// as the API server sends them when `fieldValidation` is unset or `Warn`:
+/// `299 - "unknown field \"spec.colour\""`.
+fn unknown_field_warnings<S: Storage>(
+    srv: &ApiServer<S>,
+    method: &Method,
+    path: &str,
+    query: &HashMap<String, String>,
+    body: &Bytes,
+) -> Vec<String> {
+    let warn = matches!(
+        query.get("fieldValidation").map(String::as_str),
+        None | Some("Warn")
+    );
+    if !warn || !matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
+        return Vec::new();
+    }
+    let Some(Route::Resource {
+        group,
+        version,
+        plural,
+        ..
+    }) = route(path)
+    else {
+        return Vec::new();
+    };
+    let (Some(kind), Ok(mut probe)) = (
+        srv.find(group, version, plural),
+        serde_json::from_slice::<Value>(body),
+    ) else {
+        return Vec::new();
+    };
+    if !probe.is_object() {
+        return Vec::new();
+    }
+    kind.prune(&mut probe)
+        .iter()
+        .map(|f| format!("299 - \"unknown field \\\"{f}\\\"\""))
+        .collect()
 }
 
 fn health(ok: bool, query: &HashMap<String, String>) -> Response {

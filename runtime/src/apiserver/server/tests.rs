@@ -246,13 +246,76 @@ async fn a_watch_streams_events_and_bookmarks_from_a_resource_version() {
     assert_eq!(bookmark["object"]["kind"], "Database");
 }
 
+/// A store whose creates take 10 s: a request that outlives the time limit.
+struct SlowStore(RedbStore);
+
+impl Storage for SlowStore {
+    async fn get(
+        &self,
+        key: &str,
+    ) -> Result<Option<crate::apiserver::storage::Versioned>, crate::apiserver::storage::StoreError>
+    {
+        self.0.get(key).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        at: Option<u64>,
+    ) -> Result<crate::apiserver::storage::ListResult, crate::apiserver::storage::StoreError> {
+        self.0.list(prefix, start_after, at).await
+    }
+    async fn create(
+        &self,
+        key: &str,
+        value: Value,
+    ) -> Result<u64, crate::apiserver::storage::StoreError> {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        self.0.create(key, value).await
+    }
+    async fn update(
+        &self,
+        key: &str,
+        value: Value,
+        expected: u64,
+    ) -> Result<u64, crate::apiserver::storage::StoreError> {
+        self.0.update(key, value, expected).await
+    }
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<u64>,
+    ) -> Result<crate::apiserver::storage::Versioned, crate::apiserver::storage::StoreError> {
+        self.0.delete(key, expected).await
+    }
+    async fn watch(
+        &self,
+        prefix: &str,
+        after: u64,
+    ) -> Result<crate::apiserver::storage::Watch, crate::apiserver::storage::StoreError> {
+        self.0.watch(prefix, after).await
+    }
+    async fn revision(&self) -> Result<u64, crate::apiserver::storage::StoreError> {
+        self.0.revision().await
+    }
+}
+
 #[tokio::test]
 async fn a_request_past_the_time_limit_is_a_504_timeout() {
-    let f = fixture(|c| c.request_timeout = Duration::from_nanos(1));
-    let (code, body) = call(&f, "POST", DBS, &[], BODY).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(vec![kind()]);
+    config.request_timeout = Duration::from_millis(50);
+    let store = SlowStore(RedbStore::open(&dir.path().join("db")).unwrap());
+    let router = ApiServer::new(config, store, CancellationToken::new()).router();
+    let req = Request::post(DBS).body(Body::from(BODY)).unwrap();
+    let resp = router.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 504);
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
     assert_eq!(
-        (code, json_of(&body)["reason"].as_str()),
-        (504, Some("Timeout"))
+        json_of(&String::from_utf8_lossy(&bytes))["reason"],
+        "Timeout"
     );
 }
 
@@ -282,5 +345,55 @@ async fn aggregated_discovery_is_served_when_the_client_asks_for_it() {
     assert_eq!(
         json_of(&call(&f, "GET", "/apis", &[], "").await.1)["kind"],
         "APIGroupList"
+    );
+}
+
+#[tokio::test]
+async fn unknown_fields_are_dropped_with_a_warning_unless_strict() {
+    let f = fixture(|_| {});
+    let mut k = kind();
+    k.schema = Some(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}),
+    );
+    let f = Fixture {
+        router: ApiServer::new(
+            Config::new(vec![k]),
+            RedbStore::open(&f._dir.path().join("db2")).unwrap(),
+            CancellationToken::new(),
+        )
+        .router(),
+        ..f
+    };
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":2,"colour":"blue"}}"#;
+    let req = Request::post(DBS).body(Body::from(body)).unwrap();
+    let resp = f.router.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let warnings: Vec<&str> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(warnings, [r#"299 - "unknown field \"spec.colour\"""#]);
+    let stored = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    assert_eq!(
+        json_of(&String::from_utf8_lossy(&stored))["spec"],
+        json!({"replicas": 2})
+    );
+    let strict = body.replace("\"a\"", "\"b\"");
+    let (code, body) = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldValidation=Strict"),
+        &[],
+        &strict,
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        json_of(&body)["message"],
+        r#"strict decoding error: unknown field "spec.colour""#
     );
 }
