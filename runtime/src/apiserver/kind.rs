@@ -1,0 +1,501 @@
+//! What the server knows about each kind it serves, taken from the kind's Rust type: the
+//! CustomResourceDefinition that kube's `CustomResourceExt::crd()` derives (the same one
+//! rsbuilder's CRD engine writes), so a kind served here and the same kind served as a CRD
+//! cannot disagree on names, columns, subresources or schema.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceColumnDefinition, CustomResourceDefinition,
+};
+use serde_json::Value;
+
+/// One served kind at one version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKind {
+    /// API group (`example.com`).
+    pub group: String,
+    /// Version (`v1`).
+    pub version: String,
+    /// Kind (`Database`).
+    pub kind: String,
+    /// List kind (`DatabaseList`).
+    pub list_kind: String,
+    /// Resource name in URLs (`databases`).
+    pub plural: String,
+    /// Singular name (`database`).
+    pub singular: String,
+    /// Short names (`db`).
+    pub short_names: Vec<String>,
+    /// Categories (`all`).
+    pub categories: Vec<String>,
+    /// Namespaced or cluster-wide.
+    pub namespaced: bool,
+    /// The printer columns after `Name`: the type's, or `Age` when it has none (as the
+    /// apiextensions server defaults them).
+    pub columns: Vec<CustomResourceColumnDefinition>,
+    /// Whether `/status` is a subresource (status and spec are then written separately).
+    pub status_subresource: bool,
+    /// The version's OpenAPI v3 schema, as a JSON value (`None` if the CRD has none).
+    pub schema: Option<Value>,
+}
+
+impl ApiKind {
+    /// The description of the kind `K` (a `#[derive(CustomResource)]` type) from `K::crd()`.
+    /// Errors: as [`ApiKind::from_crd`].
+    pub fn of<K: kube_core::CustomResourceExt>() -> Result<Self, String> {
+        let crd = K::crd();
+        let version = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .or(crd.spec.versions.first())
+            .map(|v| v.name.clone())
+            .ok_or_else(|| format!("CRD {} has no version", K::crd_name()))?;
+        Self::from_crd(&crd, &version)
+    }
+
+    /// The description of `crd` at `version`. Errors: the CRD has no such version.
+    pub fn from_crd(crd: &CustomResourceDefinition, version: &str) -> Result<Self, String> {
+        let spec = &crd.spec;
+        let v = spec
+            .versions
+            .iter()
+            .find(|v| v.name == version)
+            .ok_or_else(|| {
+                format!(
+                    "CRD {} has no version {version}",
+                    crd.metadata.name.as_deref().unwrap_or(&spec.names.plural)
+                )
+            })?;
+        let names = &spec.names;
+        let columns = match &v.additional_printer_columns {
+            Some(cols) if !cols.is_empty() => cols.clone(),
+            _ => vec![CustomResourceColumnDefinition {
+                name: "Age".into(),
+                type_: "date".into(),
+                json_path: ".metadata.creationTimestamp".into(),
+                description: Some(CREATION_TIMESTAMP_DOC.into()),
+                ..Default::default()
+            }],
+        };
+        Ok(Self {
+            group: spec.group.clone(),
+            version: version.to_string(),
+            kind: names.kind.clone(),
+            list_kind: names
+                .list_kind
+                .clone()
+                .unwrap_or_else(|| format!("{}List", names.kind)),
+            plural: names.plural.clone(),
+            singular: names
+                .singular
+                .clone()
+                .unwrap_or_else(|| names.kind.to_lowercase()),
+            short_names: names.short_names.clone().unwrap_or_default(),
+            categories: names.categories.clone().unwrap_or_default(),
+            namespaced: spec.scope == "Namespaced",
+            columns,
+            status_subresource: v.subresources.as_ref().is_some_and(|s| s.status.is_some()),
+            schema: v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .and_then(|s| serde_json::to_value(s).ok()),
+        })
+    }
+
+    /// `group/version`.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+
+    /// `plural.group`, the name errors use for the resource (`databases.example.com`).
+    pub fn qualified(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+}
+
+/// The description the API server gives the `Age` column and `creationTimestamp` (ours, in
+/// the sense of ObjectMeta's field documentation).
+pub const CREATION_TIMESTAMP_DOC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is represented in RFC3339 form and is in UTC.";
+
+/// The description of the `Name` column.
+pub const NAME_DOC: &str =
+    "Name must be unique within a namespace. It is the name clients use to refer to the object.";
+
+impl ApiKind {
+    /// Removes the fields the schema does not declare, as the apiextensions server prunes a
+    /// custom resource (structural schemas: `properties`, `additionalProperties`, `items`,
+    /// `x-kubernetes-preserve-unknown-fields`). `metadata`, `apiVersion` and `kind` are left
+    /// alone. Out: the removed fields' paths (`spec.colour`), in document order.
+    pub fn prune(&self, obj: &mut Value) -> Vec<String> {
+        let mut removed = Vec::new();
+        if let (Some(schema), Some(map)) = (&self.schema, obj.as_object_mut()) {
+            let props = schema.get("properties").and_then(Value::as_object);
+            if let Some(props) = props {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for k in keys {
+                    if matches!(k.as_str(), "metadata" | "apiVersion" | "kind") {
+                        continue;
+                    }
+                    match props.get(&k) {
+                        Some(sub) => {
+                            prune_value(sub, map.get_mut(&k).expect("key"), &k, &mut removed)
+                        }
+                        None => {
+                            map.remove(&k);
+                            removed.push(k);
+                        }
+                    }
+                }
+            }
+        }
+        removed
+    }
+}
+
+fn prune_value(schema: &Value, v: &mut Value, path: &str, removed: &mut Vec<String>) {
+    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for k in keys {
+                    let sub_path = format!("{path}.{k}");
+                    match props.get(&k) {
+                        Some(sub) => {
+                            prune_value(sub, map.get_mut(&k).expect("key"), &sub_path, removed)
+                        }
+                        None => {
+                            map.remove(&k);
+                            removed.push(sub_path);
+                        }
+                    }
+                }
+            } else if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object())
+            {
+                for (k, sub) in map.iter_mut() {
+                    prune_value(extra, sub, &format!("{path}.{k}"), removed);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter_mut().enumerate() {
+                    prune_value(item_schema, item, &format!("{path}[{i}]"), removed);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+impl ApiKind {
+    /// Checks `obj` against the kind's schema, as the apiextensions server's schema validation
+    /// does for the keywords a structural schema uses: `type`, `required`, `enum`, `pattern`,
+    /// `minimum`/`maximum` (and exclusive), `minLength`/`maxLength`, `minItems`/`maxItems`,
+    /// `nullable`. `metadata` is checked by the registry, not here. Out: `(field, message)`
+    /// causes in the API server's wording, empty when valid.
+    pub fn validate(&self, obj: &Value) -> Vec<(String, String)> {
+        let mut causes = Vec::new();
+        if let (Some(schema), Some(map)) = (&self.schema, obj.as_object()) {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, sub) in props {
+                    if matches!(k.as_str(), "metadata" | "apiVersion" | "kind") {
+                        continue;
+                    }
+                    if let Some(v) = map.get(k) {
+                        check(sub, v, k, &mut causes);
+                    }
+                }
+            }
+            required(schema, map, "", &mut causes);
+        }
+        causes
+    }
+}
+
+fn required(
+    schema: &Value,
+    map: &serde_json::Map<String, Value>,
+    path: &str,
+    causes: &mut Vec<(String, String)>,
+) {
+    for r in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !map.contains_key(r) && !matches!(r, "metadata" | "apiVersion" | "kind") {
+            let field = if path.is_empty() {
+                r.to_string()
+            } else {
+                format!("{path}.{r}")
+            };
+            causes.push((field, "Required value".into()));
+        }
+    }
+}
+
+/// A bound as Go's `%v` prints a float64: `10`, not `10.0`.
+fn go_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String)>) {
+    if v.is_null() {
+        if schema.get("nullable") != Some(&Value::Bool(true)) && schema.get("type").is_some() {
+            causes.push((
+                path.into(),
+                format!(
+                    "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
+                    schema["type"].as_str().unwrap_or("object")
+                ),
+            ));
+        }
+        return;
+    }
+    let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+    if let Some(want) = schema.get("type").and_then(Value::as_str) {
+        let got = type_name(v);
+        let fits = got == want || (want == "number" && got == "integer");
+        if !fits && !int_or_string {
+            causes.push((
+                path.into(),
+                format!(
+                    "Invalid value: \"{got}\": {path} in body must be of type {want}: \"{got}\""
+                ),
+            ));
+            return;
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(v)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        causes.push((
+            path.into(),
+            format!(
+                "Unsupported value: {v}: supported values: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    match v {
+        Value::String(s) => {
+            if let Some(p) = schema.get("pattern").and_then(Value::as_str)
+                && let Ok(re) = regex::Regex::new(p)
+                && !re.is_match(s)
+            {
+                causes.push((
+                    path.into(),
+                    format!("Invalid value: {v}: {path} in body should match '{p}'"),
+                ));
+            }
+            let len = s.chars().count() as u64;
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && len < min
+            {
+                causes.push((
+                    path.into(),
+                    format!(
+                        "Invalid value: {v}: {path} in body should be at least {min} chars long"
+                    ),
+                ));
+            }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && len > max
+            {
+                causes.push((
+                    path.into(),
+                    format!("Too long: may not be more than {max} bytes"),
+                ));
+            }
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            let excl = |k: &str| schema.get(k) == Some(&Value::Bool(true));
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+                let bad = if excl("exclusiveMinimum") {
+                    x <= min
+                } else {
+                    x < min
+                };
+                if bad {
+                    let rel = if excl("exclusiveMinimum") {
+                        "greater than"
+                    } else {
+                        "greater than or equal to"
+                    };
+                    causes.push((
+                        path.into(),
+                        format!(
+                            "Invalid value: {v}: {path} in body should be {rel} {}",
+                            go_number(min)
+                        ),
+                    ));
+                }
+            }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+                let bad = if excl("exclusiveMaximum") {
+                    x >= max
+                } else {
+                    x > max
+                };
+                if bad {
+                    let rel = if excl("exclusiveMaximum") {
+                        "less than"
+                    } else {
+                        "less than or equal to"
+                    };
+                    causes.push((
+                        path.into(),
+                        format!(
+                            "Invalid value: {v}: {path} in body should be {rel} {}",
+                            go_number(max)
+                        ),
+                    ));
+                }
+            }
+        }
+        Value::Array(items) => {
+            let n = items.len() as u64;
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && n < min
+            {
+                causes.push((
+                    path.into(),
+                    format!("Invalid value: {n}: {path} in body should have at least {min} items"),
+                ));
+            }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && n > max
+            {
+                causes.push((
+                    path.into(),
+                    format!("Too many: {n}: must have at most {max} items"),
+                ));
+            }
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    check(item_schema, item, &format!("{path}[{i}]"), causes);
+                }
+            }
+        }
+        Value::Object(map) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, sub) in props {
+                    if let Some(child) = map.get(k) {
+                        check(sub, child, &format!("{path}.{k}"), causes);
+                    }
+                }
+            } else if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object())
+            {
+                for (k, child) in map {
+                    check(extra, child, &format!("{path}.{k}"), causes);
+                }
+            }
+            required(schema, map, path, causes);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn seed_kind() -> ApiKind {
+        ApiKind {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Database".into(),
+            list_kind: "DatabaseList".into(),
+            plural: "databases".into(),
+            singular: "database".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: true,
+            columns: vec![],
+            status_subresource: true,
+            schema: Some(json!({
+                "type": "object",
+                "required": ["spec"],
+                "properties": {
+                    "spec": {
+                        "type": "object",
+                        "required": ["engine", "version", "replicas"],
+                        "properties": {
+                            "engine": {"type": "string", "enum": ["postgres", "mysql"]},
+                            "version": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$"},
+                            "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+                            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                        },
+                    },
+                    "status": {"type": "object", "properties": {"nodes": {"type": "array", "items": {"type": "string"}}}},
+                },
+            })),
+        }
+    }
+
+    #[test]
+    fn the_seeds_constraints_are_enforced_with_the_api_servers_causes() {
+        let k = seed_kind();
+        let ok = json!({"spec": {"engine": "mysql", "version": "8.0", "replicas": 3}});
+        assert_eq!(k.validate(&ok), Vec::<(String, String)>::new());
+        let bad = json!({"spec": {"engine": "oracle", "version": "latest", "replicas": 11},
+                         "status": {"nodes": [1]}});
+        let fields: Vec<(String, String)> = k.validate(&bad);
+        assert_eq!(
+            fields,
+            [
+                ("spec.engine".to_string(), "Unsupported value: \"oracle\": supported values: \"postgres\", \"mysql\"".to_string()),
+                ("spec.replicas".to_string(), "Invalid value: 11: spec.replicas in body should be less than or equal to 10".to_string()),
+                ("spec.version".to_string(), "Invalid value: \"latest\": spec.version in body should match '^[0-9]+(\\.[0-9]+)*$'".to_string()),
+                ("status.nodes[0]".to_string(), "Invalid value: \"integer\": status.nodes[0] in body must be of type string: \"integer\"".to_string()),
+            ]
+        );
+        let missing = json!({"spec": {"engine": "mysql"}});
+        let fields: Vec<String> = k.validate(&missing).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(fields, ["spec.version", "spec.replicas"]);
+        assert_eq!(
+            k.validate(&json!({}))[0],
+            ("spec".to_string(), "Required value".to_string())
+        );
+    }
+
+    #[test]
+    fn pruning_removes_only_undeclared_fields() {
+        let k = seed_kind();
+        let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"x": 1},
+            "spec": {"engine": "mysql", "colour": "blue", "labels": {"a": "b"}}, "extra": true});
+        let removed = k.prune(&mut obj);
+        assert_eq!(removed, ["extra", "spec.colour"]);
+        assert_eq!(
+            obj["spec"],
+            json!({"engine": "mysql", "labels": {"a": "b"}})
+        );
+        assert_eq!(obj["metadata"], json!({"x": 1}));
+    }
+}

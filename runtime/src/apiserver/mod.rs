@@ -1,0 +1,19 @@
+//! An aggregated (extension) Kubernetes API server for kinds defined as Rust types, following
+//! k8s.io/apiserver's behaviour (docs/apiserver.md).
+//!
+//! - [`storage`]: the storage trait and its embedded, persistent default on redb;
+//! - [`registry`]: the metadata rules between the HTTP layer and the store;
+//! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
+//! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
+//! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
+//!   [`table`] and [`openapi`].
+
+pub mod kind;
+pub mod names;
+pub mod openapi;
+pub mod registry;
+pub mod selector;
+pub mod server;
+pub mod status;
+pub mod storage;
+pub mod table;

@@ -1,0 +1,539 @@
+use super::*;
+use crate::apiserver::storage::RedbStore;
+use serde_json::json;
+
+pub(crate) fn database_kind() -> ApiKind {
+    ApiKind {
+        group: "example.com".into(),
+        version: "v1".into(),
+        kind: "Database".into(),
+        list_kind: "DatabaseList".into(),
+        plural: "databases".into(),
+        singular: "database".into(),
+        short_names: vec!["db".into()],
+        categories: vec!["all".into()],
+        namespaced: true,
+        columns: vec![],
+        status_subresource: true,
+        schema: None,
+    }
+}
+
+fn db(name: &str, replicas: i64) -> Value {
+    json!({
+        "apiVersion": "example.com/v1", "kind": "Database",
+        "metadata": {"name": name},
+        "spec": {"engine": "postgres", "version": "16", "replicas": replicas},
+    })
+}
+
+fn registry(dir: &tempfile::TempDir) -> Registry<RedbStore> {
+    Registry::new(RedbStore::open(&dir.path().join("db")).unwrap())
+}
+
+#[tokio::test]
+async fn create_sets_the_system_metadata_and_drops_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let mut body = db("a", 1);
+    body["status"] = json!({"phase": "Ready"});
+    let out = r.create(&k, Some("ns"), body).await.unwrap();
+    let m = &out["metadata"];
+    assert_eq!(m["namespace"], "ns");
+    assert_eq!(m["generation"], 1);
+    assert_eq!(m["resourceVersion"], "1");
+    assert_eq!(m["uid"].as_str().unwrap().len(), 36);
+    assert!(m["creationTimestamp"].as_str().unwrap().ends_with('Z'));
+    assert!(out.get("status").is_none());
+    assert_eq!(r.get(&k, Some("ns"), "a").await.unwrap(), out);
+}
+
+#[tokio::test]
+async fn create_refuses_what_the_api_server_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let taken = r.create(&k, Some("ns"), db("a", 1)).await.unwrap_err();
+    assert_eq!((taken.code, taken.reason), (409, "AlreadyExists"));
+    assert_eq!(taken.message, "databases.example.com \"a\" already exists");
+    let bad_name = r
+        .create(&k, Some("ns"), db("Not_Valid", 1))
+        .await
+        .unwrap_err();
+    assert_eq!((bad_name.code, bad_name.reason), (422, "Invalid"));
+    assert_eq!(
+        bad_name.details.unwrap()["causes"][0]["field"],
+        "metadata.name"
+    );
+    let mut other_ns = db("b", 1);
+    other_ns["metadata"]["namespace"] = json!("elsewhere");
+    assert_eq!(
+        r.create(&k, Some("ns"), other_ns).await.unwrap_err().code,
+        400
+    );
+    let mut with_rv = db("c", 1);
+    with_rv["metadata"]["resourceVersion"] = json!("5");
+    assert_eq!(
+        r.create(&k, Some("ns"), with_rv).await.unwrap_err().code,
+        400
+    );
+    let mut wrong_kind = db("d", 1);
+    wrong_kind["kind"] = json!("Cache");
+    assert_eq!(
+        r.create(&k, Some("ns"), wrong_kind).await.unwrap_err().code,
+        400
+    );
+}
+
+#[tokio::test]
+async fn generate_name_gives_a_fresh_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let body = json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"generateName": "db-"}, "spec": {}});
+    let a = r.create(&k, Some("ns"), body.clone()).await.unwrap();
+    let b = r.create(&k, Some("ns"), body).await.unwrap();
+    let (a, b) = (meta_str(&a, "name"), meta_str(&b, "name"));
+    assert!(a.starts_with("db-") && a.len() == 8, "{a}");
+    assert_ne!(a, b);
+}
+
+#[tokio::test]
+async fn a_stale_update_is_a_conflict_and_generation_follows_the_spec_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let v1 = r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    // A label change: new resourceVersion, same generation.
+    let mut labelled = v1.clone();
+    labelled["metadata"]["labels"] = json!({"env": "prod"});
+    let v2 = r
+        .update(&k, Some("ns"), "a", Part::Main, labelled)
+        .await
+        .unwrap();
+    assert_eq!(v2["metadata"]["generation"], 1);
+    assert_eq!(v2["metadata"]["resourceVersion"], "2");
+    // A spec change: generation 2.
+    let mut scaled = v2.clone();
+    scaled["spec"]["replicas"] = json!(3);
+    let v3 = r
+        .update(&k, Some("ns"), "a", Part::Main, scaled)
+        .await
+        .unwrap();
+    assert_eq!(v3["metadata"]["generation"], 2);
+    // Writing over v1 again: 409 Conflict with the API server's reason.
+    let mut stale = v1.clone();
+    stale["spec"]["replicas"] = json!(9);
+    let err = r
+        .update(&k, Some("ns"), "a", Part::Main, stale)
+        .await
+        .unwrap_err();
+    assert_eq!((err.code, err.reason), (409, "Conflict"));
+    assert!(
+        err.message.contains("the object has been modified"),
+        "{}",
+        err.message
+    );
+    // Without a resourceVersion: 422 (custom resources allow no unconditional update).
+    let mut unconditional = v3.clone();
+    unconditional["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    assert_eq!(
+        r.update(&k, Some("ns"), "a", Part::Main, unconditional)
+            .await
+            .unwrap_err()
+            .code,
+        422
+    );
+    // A write that changes nothing writes nothing.
+    let same = r
+        .update(&k, Some("ns"), "a", Part::Main, v3.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        same["metadata"]["resourceVersion"],
+        v3["metadata"]["resourceVersion"]
+    );
+}
+
+#[tokio::test]
+async fn status_and_spec_are_written_through_their_own_endpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let v1 = r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let mut both = v1.clone();
+    both["spec"]["replicas"] = json!(5);
+    both["status"] = json!({"phase": "Ready", "nodes": ["n1"]});
+    let via_status = r
+        .update(&k, Some("ns"), "a", Part::Status, both.clone())
+        .await
+        .unwrap();
+    assert_eq!(via_status["spec"]["replicas"], 1);
+    assert_eq!(via_status["status"]["phase"], "Ready");
+    assert_eq!(via_status["metadata"]["generation"], 1);
+    let mut both = via_status.clone();
+    both["spec"]["replicas"] = json!(5);
+    both["status"] = json!({"phase": "Gone"});
+    let via_main = r
+        .update(&k, Some("ns"), "a", Part::Main, both)
+        .await
+        .unwrap();
+    assert_eq!(via_main["spec"]["replicas"], 5);
+    assert_eq!(via_main["status"]["phase"], "Ready");
+    assert_eq!(via_main["metadata"]["generation"], 2);
+}
+
+#[tokio::test]
+async fn merge_and_json_patches_apply_to_the_current_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let merged = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"spec":{"replicas":4}}"#,
+        )
+        .await
+        .unwrap();
+    assert_eq!(merged["spec"]["replicas"], 4);
+    assert_eq!(merged["spec"]["engine"], "postgres");
+    let patched = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Json,
+            br#"[{"op":"replace","path":"/spec/engine","value":"mysql"}]"#,
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched["spec"]["engine"], "mysql");
+    assert_eq!(patched["metadata"]["generation"], 3);
+    let stale = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":2}}"#,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(stale.code, 409);
+    let bad = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Json,
+            br#"[{"op":"remove","path":"/nope"}]"#,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code, 400);
+    assert_eq!(
+        r.patch(&k, Some("ns"), "zz", Part::Main, PatchType::Merge, b"{}")
+            .await
+            .unwrap_err()
+            .code,
+        404
+    );
+}
+
+#[tokio::test]
+async fn finalizers_hold_a_deleted_object_until_the_last_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let mut body = db("a", 1);
+    body["metadata"]["finalizers"] = json!(["example.com/cleanup"]);
+    r.create(&k, Some("ns"), body).await.unwrap();
+    let marked = r.delete(&k, Some("ns"), "a", &json!({})).await.unwrap();
+    assert_eq!(marked["kind"], "Database");
+    assert!(marked["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(marked["metadata"]["generation"], 2);
+    assert!(r.get(&k, Some("ns"), "a").await.is_ok());
+    // No new finalizer while deleting.
+    let add = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"metadata":{"finalizers":["example.com/cleanup","x/y"]}}"#,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!((add.code, add.reason), (422, "Invalid"));
+    r.patch(
+        &k,
+        Some("ns"),
+        "a",
+        Part::Main,
+        PatchType::Merge,
+        br#"{"metadata":{"finalizers":null}}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.get(&k, Some("ns"), "a").await.unwrap_err().code, 404);
+}
+
+#[tokio::test]
+async fn delete_answers_a_success_status_and_checks_preconditions() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let a = r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let wrong = r
+        .delete(
+            &k,
+            Some("ns"),
+            "a",
+            &json!({"preconditions": {"uid": "other"}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code, 409);
+    let out = r
+        .delete(
+            &k,
+            Some("ns"),
+            "a",
+            &json!({"preconditions": {"resourceVersion": "1"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out["status"], "Success");
+    assert_eq!(out["details"]["uid"], a["metadata"]["uid"]);
+    assert_eq!(out["details"]["kind"], "databases");
+    assert_eq!(
+        r.delete(&k, Some("ns"), "a", &json!({}))
+            .await
+            .unwrap_err()
+            .reason,
+        "NotFound"
+    );
+}
+
+#[tokio::test]
+async fn list_selects_pages_and_continues_consistently() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    for (i, env) in ["prod", "dev", "prod", "prod"].iter().enumerate() {
+        let mut body = db(&format!("d{i}"), 1);
+        body["metadata"]["labels"] = json!({"env": env});
+        r.create(&k, Some(if i == 3 { "other" } else { "ns" }), body)
+            .await
+            .unwrap();
+    }
+    let names = |l: &Value| -> Vec<String> {
+        l["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| meta_str(i, "name").to_string())
+            .collect()
+    };
+    let prod = ListOptions {
+        labels: LabelSelector::parse("env=prod").unwrap(),
+        ..Default::default()
+    };
+    assert_eq!(
+        names(&r.list(&k, Some("ns"), &prod).await.unwrap()),
+        ["d0", "d2"]
+    );
+    assert_eq!(
+        names(&r.list(&k, None, &prod).await.unwrap()),
+        ["d0", "d2", "d3"]
+    );
+    let by_name = ListOptions {
+        fields: FieldSelector::parse("metadata.name=d1").unwrap(),
+        ..Default::default()
+    };
+    assert_eq!(names(&r.list(&k, None, &by_name).await.unwrap()), ["d1"]);
+    // Pages of two over everything.
+    let first = r
+        .list(
+            &k,
+            None,
+            &ListOptions {
+                limit: 2,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(&first), ["d0", "d1"]);
+    assert_eq!(first["metadata"]["remainingItemCount"], 2);
+    assert_eq!(first["metadata"]["resourceVersion"], "4");
+    let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+    let page = ListOptions {
+        limit: 2,
+        continue_token: Some(token.clone()),
+        ..Default::default()
+    };
+    let second = r.list(&k, None, &page).await.unwrap();
+    assert_eq!(names(&second), ["d2", "d3"]);
+    assert!(second["metadata"].get("continue").is_none());
+    // After a change, the old token cannot give a consistent answer: 410 Expired.
+    r.create(&k, Some("ns"), db("d9", 1)).await.unwrap();
+    let err = r.list(&k, None, &page).await.unwrap_err();
+    assert_eq!((err.code, err.reason), (410, "Expired"));
+    let bad = ListOptions {
+        continue_token: Some("%%".into()),
+        ..Default::default()
+    };
+    assert_eq!(r.list(&k, None, &bad).await.unwrap_err().code, 400);
+}
+
+#[tokio::test]
+async fn a_watch_from_a_list_revision_sees_exactly_the_later_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let list = r
+        .list(&k, Some("ns"), &ListOptions::default())
+        .await
+        .unwrap();
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.create(&k, Some("ns"), db("b", 1)).await.unwrap();
+    let opts = ListOptions {
+        resource_version: Some(rv),
+        ..Default::default()
+    };
+    let (initial, mut w) = r.watch(&k, Some("ns"), &opts).await.unwrap();
+    assert!(initial.is_empty());
+    r.patch(
+        &k,
+        Some("ns"),
+        "a",
+        Part::Main,
+        PatchType::Merge,
+        br#"{"spec":{"replicas":2}}"#,
+    )
+    .await
+    .unwrap();
+    r.delete(&k, Some("ns"), "b", &json!({})).await.unwrap();
+    let seen: Vec<(&str, String, String)> = {
+        let mut v = Vec::new();
+        for _ in 0..3 {
+            let e = w.next().await.unwrap();
+            v.push((
+                e.kind,
+                meta_str(&e.object, "name").to_string(),
+                meta_str(&e.object, "resourceVersion").to_string(),
+            ));
+        }
+        v
+    };
+    assert_eq!(
+        seen,
+        [
+            ("ADDED", "b".into(), "2".into()),
+            ("MODIFIED", "a".into(), "3".into()),
+            ("DELETED", "b".into(), "4".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_watch_with_a_selector_reports_objects_leaving_it_as_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let mut body = db("a", 1);
+    body["metadata"]["labels"] = json!({"env": "prod"});
+    r.create(&k, Some("ns"), body).await.unwrap();
+    let opts = ListOptions {
+        labels: LabelSelector::parse("env=prod").unwrap(),
+        ..Default::default()
+    };
+    let (initial, mut w) = r.watch(&k, Some("ns"), &opts).await.unwrap();
+    assert_eq!(initial.len(), 1);
+    assert_eq!(initial[0].kind, "ADDED");
+    r.patch(
+        &k,
+        Some("ns"),
+        "a",
+        Part::Main,
+        PatchType::Merge,
+        br#"{"metadata":{"labels":{"env":"dev"}}}"#,
+    )
+    .await
+    .unwrap();
+    r.patch(
+        &k,
+        Some("ns"),
+        "a",
+        Part::Main,
+        PatchType::Merge,
+        br#"{"metadata":{"labels":{"env":"prod"}}}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(w.next().await.unwrap().kind, "DELETED");
+    assert_eq!(w.next().await.unwrap().kind, "ADDED");
+}
+
+#[tokio::test]
+async fn resource_version_match_reads_as_the_api_server_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let at = |rv: &str, m: Option<&str>| ListOptions {
+        resource_version: Some(rv.into()),
+        resource_version_match: m.map(str::to_string),
+        ..Default::default()
+    };
+    // NotOlderThan an old revision: the latest state.
+    r.create(&k, Some("ns"), db("b", 1)).await.unwrap();
+    let l = r.list(&k, Some("ns"), &at("1", None)).await.unwrap();
+    assert_eq!(l["items"].as_array().unwrap().len(), 2);
+    // A revision the store has not reached: 504 with the ResourceVersionTooLarge cause.
+    let e = r.list(&k, Some("ns"), &at("99", None)).await.unwrap_err();
+    assert_eq!((e.code, e.reason), (504, "Timeout"));
+    assert_eq!(
+        e.details.unwrap()["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
+    // Exact at the current revision works; at a revision since overwritten it is 410.
+    assert!(
+        r.list(&k, Some("ns"), &at("2", Some("Exact")))
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        r.list(&k, Some("ns"), &at("1", Some("Exact")))
+            .await
+            .unwrap_err()
+            .code,
+        410
+    );
+    assert_eq!(
+        r.list(&k, Some("ns"), &at("x", None))
+            .await
+            .unwrap_err()
+            .code,
+        400
+    );
+}

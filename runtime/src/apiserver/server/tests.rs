@@ -1,0 +1,399 @@
+use super::*;
+use crate::apiserver::storage::RedbStore;
+use axum::http::Request;
+use tower::ServiceExt;
+
+fn kind() -> ApiKind {
+    let mut k = crate::apiserver::registry::tests::database_kind();
+    k.columns = vec![
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition {
+            name: "Replicas".into(),
+            type_: "integer".into(),
+            json_path: ".spec.replicas".into(),
+            ..Default::default()
+        },
+    ];
+    k
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    router: Router,
+    shutdown: CancellationToken,
+}
+
+fn fixture(tweak: impl FnOnce(&mut Config)) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RedbStore::open(&dir.path().join("db")).unwrap();
+    let mut config = Config::new(vec![kind()]);
+    tweak(&mut config);
+    let shutdown = CancellationToken::new();
+    let server = ApiServer::new(config, store, shutdown.clone());
+    Fixture {
+        _dir: dir,
+        router: server.router(),
+        shutdown,
+    }
+}
+
+async fn call(
+    f: &Fixture,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut req = Request::builder().method(method).uri(uri);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = f
+        .router
+        .clone()
+        .oneshot(req.body(Body::from(body.to_string())).unwrap())
+        .await
+        .unwrap();
+    let code = resp.status().as_u16();
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (code, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn json_of(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+const DBS: &str = "/apis/example.com/v1/namespaces/ns/databases";
+const BODY: &str = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":2}}"#;
+
+#[tokio::test]
+async fn errors_are_status_objects_with_the_api_servers_codes() {
+    let f = fixture(|c| c.max_body_bytes = 200);
+    let (code, body) = call(&f, "GET", &format!("{DBS}/nope"), &[], "").await;
+    let s = json_of(&body);
+    assert_eq!(
+        (
+            code,
+            s["kind"].as_str(),
+            s["reason"].as_str(),
+            s["code"].as_u64()
+        ),
+        (404, Some("Status"), Some("NotFound"), Some(404))
+    );
+    assert_eq!(
+        s["details"],
+        json!({"name": "nope", "group": "example.com", "kind": "databases"})
+    );
+    assert_eq!(
+        call(&f, "GET", "/apis/other.io/v1/things", &[], "").await.0,
+        404
+    );
+    assert_eq!(
+        call(&f, "POST", &format!("{DBS}/a"), &[], BODY).await.0,
+        405
+    );
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(300));
+    let (code, body) = call(&f, "POST", DBS, &[], &big).await;
+    assert_eq!(
+        (code, json_of(&body)["reason"].as_str()),
+        (413, Some("RequestEntityTooLarge"))
+    );
+    let (code, _) = call(
+        &f,
+        "GET",
+        DBS,
+        &[("accept", "application/json;as=Widget;v=v1;g=x")],
+        "",
+    )
+    .await;
+    assert_eq!(code, 406);
+    assert_eq!(call(&f, "POST", DBS, &[], "{not json").await.0, 400);
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a"),
+        &[("content-type", "application/strategic-merge-patch+json")],
+        "{}",
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&body)["reason"].as_str()),
+        (415, Some("UnsupportedMediaType"))
+    );
+}
+
+#[tokio::test]
+async fn create_answers_201_and_a_table_when_asked() {
+    let f = fixture(|_| {});
+    let (code, body) = call(&f, "POST", DBS, &[], BODY).await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(json_of(&body)["metadata"]["resourceVersion"], "1");
+    let accept = [(
+        "accept",
+        "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    )];
+    let (code, body) = call(&f, "GET", DBS, &accept, "").await;
+    assert_eq!(code, 200);
+    let t = json_of(&body);
+    assert_eq!(t["kind"], "Table");
+    assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
+    let names: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Replicas"]);
+    assert_eq!(t["rows"][0]["cells"], json!(["a", 2]));
+    assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(t["metadata"]["resourceVersion"], "1");
+}
+
+#[tokio::test]
+async fn discovery_lists_the_group_its_versions_and_resources() {
+    let f = fixture(|_| {});
+    let groups = json_of(&call(&f, "GET", "/apis", &[], "").await.1);
+    assert_eq!(groups["kind"], "APIGroupList");
+    assert_eq!(groups["groups"][0]["name"], "example.com");
+    assert_eq!(
+        groups["groups"][0]["preferredVersion"],
+        json!({"groupVersion": "example.com/v1", "version": "v1"})
+    );
+    let group = json_of(&call(&f, "GET", "/apis/example.com", &[], "").await.1);
+    assert_eq!(group["kind"], "APIGroup");
+    let rl = json_of(&call(&f, "GET", "/apis/example.com/v1", &[], "").await.1);
+    assert_eq!(
+        rl["resources"][0]["verbs"],
+        json!([
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch"
+        ])
+    );
+    assert_eq!(rl["resources"][0]["shortNames"], json!(["db"]));
+    assert_eq!(
+        rl["resources"][1]["verbs"],
+        json!(["get", "patch", "update"])
+    );
+    let version = json_of(&call(&f, "GET", "/version", &[], "").await.1);
+    assert_eq!(
+        version["gitVersion"],
+        format!("v{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(call(&f, "GET", "/livez", &[], "").await, (200, "ok".into()));
+}
+
+#[tokio::test]
+async fn readyz_fails_once_shutdown_begins_and_watches_end() {
+    let f = fixture(|_| {});
+    assert_eq!(call(&f, "GET", "/readyz", &[], "").await.0, 200);
+    // A watch open at shutdown ends, so the connection can close.
+    let watch = tokio::spawn({
+        let router = f.router.clone();
+        async move {
+            let req = Request::get(format!("{DBS}?watch=true"))
+                .body(Body::empty())
+                .unwrap();
+            let resp = router.oneshot(req).await.unwrap();
+            axum::body::to_bytes(resp.into_body(), usize::MAX)
+                .await
+                .unwrap()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    f.shutdown.cancel();
+    let ended = tokio::time::timeout(Duration::from_secs(5), watch).await;
+    assert!(ended.is_ok(), "the watch did not end at shutdown");
+    assert_eq!(call(&f, "GET", "/readyz", &[], "").await.0, 500);
+    assert_eq!(call(&f, "GET", "/livez", &[], "").await.0, 200);
+}
+
+#[tokio::test]
+async fn a_watch_streams_events_and_bookmarks_from_a_resource_version() {
+    let f = fixture(|c| c.bookmark_interval = Duration::from_millis(200));
+    call(&f, "POST", DBS, &[], BODY).await;
+    let uri =
+        format!("{DBS}?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=1");
+    let writer = {
+        let router = f.router.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let req = Request::patch(format!("{DBS}/a"))
+                .header("content-type", "application/merge-patch+json")
+                .body(Body::from(r#"{"spec":{"replicas":3}}"#))
+                .unwrap();
+            router.oneshot(req).await.unwrap().status()
+        })
+    };
+    let (code, body) = call(&f, "GET", &uri, &[], "").await;
+    assert_eq!(writer.await.unwrap(), 200);
+    assert_eq!(code, 200);
+    let events: Vec<Value> = body.lines().map(json_of).collect();
+    assert_eq!(events[0]["type"], "MODIFIED");
+    assert_eq!(events[0]["object"]["spec"]["replicas"], 3);
+    assert_eq!(events[0]["object"]["metadata"]["resourceVersion"], "2");
+    let bookmark = events
+        .iter()
+        .find(|e| e["type"] == "BOOKMARK")
+        .expect("a bookmark within the second");
+    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], "2");
+    assert_eq!(bookmark["object"]["kind"], "Database");
+}
+
+/// A store whose creates take 10 s: a request that outlives the time limit.
+struct SlowStore(RedbStore);
+
+impl Storage for SlowStore {
+    async fn get(
+        &self,
+        key: &str,
+    ) -> Result<Option<crate::apiserver::storage::Versioned>, crate::apiserver::storage::StoreError>
+    {
+        self.0.get(key).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        at: Option<u64>,
+    ) -> Result<crate::apiserver::storage::ListResult, crate::apiserver::storage::StoreError> {
+        self.0.list(prefix, start_after, at).await
+    }
+    async fn create(
+        &self,
+        key: &str,
+        value: Value,
+    ) -> Result<u64, crate::apiserver::storage::StoreError> {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        self.0.create(key, value).await
+    }
+    async fn update(
+        &self,
+        key: &str,
+        value: Value,
+        expected: u64,
+    ) -> Result<u64, crate::apiserver::storage::StoreError> {
+        self.0.update(key, value, expected).await
+    }
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<u64>,
+    ) -> Result<crate::apiserver::storage::Versioned, crate::apiserver::storage::StoreError> {
+        self.0.delete(key, expected).await
+    }
+    async fn watch(
+        &self,
+        prefix: &str,
+        after: u64,
+    ) -> Result<crate::apiserver::storage::Watch, crate::apiserver::storage::StoreError> {
+        self.0.watch(prefix, after).await
+    }
+    async fn revision(&self) -> Result<u64, crate::apiserver::storage::StoreError> {
+        self.0.revision().await
+    }
+}
+
+#[tokio::test]
+async fn a_request_past_the_time_limit_is_a_504_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(vec![kind()]);
+    config.request_timeout = Duration::from_millis(50);
+    let store = SlowStore(RedbStore::open(&dir.path().join("db")).unwrap());
+    let router = ApiServer::new(config, store, CancellationToken::new()).router();
+    let req = Request::post(DBS).body(Body::from(BODY)).unwrap();
+    let resp = router.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 504);
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    assert_eq!(
+        json_of(&String::from_utf8_lossy(&bytes))["reason"],
+        "Timeout"
+    );
+}
+
+#[tokio::test]
+async fn aggregated_discovery_is_served_when_the_client_asks_for_it() {
+    let f = fixture(|_| {});
+    let accept = [(
+        "accept",
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+    )];
+    let (code, body) = call(&f, "GET", "/apis", &accept, "").await;
+    assert_eq!(code, 200);
+    let d = json_of(&body);
+    assert_eq!(d["kind"], "APIGroupDiscoveryList");
+    let r = &d["items"][0]["versions"][0]["resources"][0];
+    assert_eq!(d["items"][0]["metadata"]["name"], "example.com");
+    assert_eq!(r["resource"], "databases");
+    assert_eq!(r["scope"], "Namespaced");
+    assert_eq!(
+        r["responseKind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Database"})
+    );
+    assert_eq!(r["subresources"][0]["subresource"], "status");
+    let core = json_of(&call(&f, "GET", "/api", &accept, "").await.1);
+    assert_eq!(core["items"], json!([]));
+    // Without it: the legacy APIGroupList.
+    assert_eq!(
+        json_of(&call(&f, "GET", "/apis", &[], "").await.1)["kind"],
+        "APIGroupList"
+    );
+}
+
+#[tokio::test]
+async fn unknown_fields_are_dropped_with_a_warning_unless_strict() {
+    let f = fixture(|_| {});
+    let mut k = kind();
+    k.schema = Some(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}),
+    );
+    let f = Fixture {
+        router: ApiServer::new(
+            Config::new(vec![k]),
+            RedbStore::open(&f._dir.path().join("db2")).unwrap(),
+            CancellationToken::new(),
+        )
+        .router(),
+        ..f
+    };
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":2,"colour":"blue"}}"#;
+    let req = Request::post(DBS).body(Body::from(body)).unwrap();
+    let resp = f.router.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let warnings: Vec<&str> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(warnings, [r#"299 - "unknown field \"spec.colour\"""#]);
+    let stored = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    assert_eq!(
+        json_of(&String::from_utf8_lossy(&stored))["spec"],
+        json!({"replicas": 2})
+    );
+    let strict = body.replace("\"a\"", "\"b\"");
+    let (code, body) = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldValidation=Strict"),
+        &[],
+        &strict,
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        json_of(&body)["message"],
+        r#"strict decoding error: unknown field "spec.colour""#
+    );
+}

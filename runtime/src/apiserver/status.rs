@@ -1,0 +1,204 @@
+//! Errors as the API server reports them: a `metav1.Status` body with the HTTP code and the
+//! machine-readable `reason` clients branch on (`k8s.io/apimachinery/pkg/api/errors`).
+
+use serde_json::{Value, json};
+
+use super::kind::ApiKind;
+
+/// A failed request: HTTP code, Status reason, message and optional details.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    /// HTTP status code (and the Status `code`).
+    pub code: u16,
+    /// The Status `reason` (`NotFound`, `Conflict`, …).
+    pub reason: &'static str,
+    /// The human-readable message.
+    pub message: String,
+    /// The Status `details` (name, group, kind, causes), if any.
+    pub details: Option<Value>,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.reason, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+fn details(kind: &ApiKind, name: &str) -> Value {
+    json!({"name": name, "group": kind.group, "kind": kind.plural})
+}
+
+impl ApiError {
+    fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 404 NotFound for an object.
+    pub fn not_found(kind: &ApiKind, name: &str) -> Self {
+        Self {
+            details: Some(details(kind, name)),
+            ..Self::new(
+                404,
+                "NotFound",
+                format!("{} \"{name}\" not found", kind.qualified()),
+            )
+        }
+    }
+
+    /// 409 AlreadyExists: a create found the name taken.
+    pub fn already_exists(kind: &ApiKind, name: &str) -> Self {
+        Self {
+            details: Some(details(kind, name)),
+            ..Self::new(
+                409,
+                "AlreadyExists",
+                format!("{} \"{name}\" already exists", kind.qualified()),
+            )
+        }
+    }
+
+    /// 409 Conflict: a write carried a stale resourceVersion (or a failed precondition).
+    pub fn conflict(kind: &ApiKind, name: &str, why: &str) -> Self {
+        Self {
+            details: Some(details(kind, name)),
+            ..Self::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                    kind.qualified()
+                ),
+            )
+        }
+    }
+
+    /// The reason a stale write gives.
+    pub const MODIFIED: &'static str = "the object has been modified; please apply your changes to the latest version and try again";
+
+    /// 422 Invalid, with one cause per `(field, message)`.
+    pub fn invalid(kind: &ApiKind, name: &str, causes: &[(String, String)]) -> Self {
+        let list: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+        let message = match list.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let causes: Vec<Value> = causes
+            .iter()
+            .map(|(f, m)| json!({"reason": cause_type(m), "message": m, "field": f}))
+            .collect();
+        Self {
+            details: Some(json!({
+                "name": name, "group": kind.group, "kind": kind.kind, "causes": causes,
+            })),
+            ..Self::new(
+                422,
+                "Invalid",
+                format!(
+                    "{}.{} \"{name}\" is invalid: {message}",
+                    kind.kind, kind.group
+                ),
+            )
+        }
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message)
+    }
+
+    /// 405 MethodNotAllowed.
+    pub fn method_not_allowed(message: impl Into<String>) -> Self {
+        Self::new(405, "MethodNotAllowed", message)
+    }
+
+    /// 410 Expired: a resourceVersion or continue token older than the store keeps.
+    pub fn expired(message: impl Into<String>) -> Self {
+        Self::new(410, "Expired", message)
+    }
+
+    /// 415 UnsupportedMediaType.
+    pub fn unsupported_media_type(message: impl Into<String>) -> Self {
+        Self::new(415, "UnsupportedMediaType", message)
+    }
+
+    /// 406 NotAcceptable.
+    pub fn not_acceptable(message: impl Into<String>) -> Self {
+        Self::new(406, "NotAcceptable", message)
+    }
+
+    /// 413 RequestEntityTooLarge.
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+        )
+    }
+
+    /// 504 Timeout: the request ran longer than the server allows.
+    pub fn timeout(limit: std::time::Duration) -> Self {
+        Self::new(
+            504,
+            "Timeout",
+            format!(
+                "Timeout: request did not complete within the allowed {}s",
+                limit.as_secs()
+            ),
+        )
+    }
+
+    /// 500 InternalError.
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+    }
+
+    /// 404 NotFound for a path that names no resource.
+    pub fn no_route(path: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("the server could not find the requested resource ({path})"),
+        )
+    }
+
+    /// The `metav1.Status` object.
+    pub fn to_status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(d) = &self.details {
+            status["details"] = d.clone();
+        }
+        status
+    }
+}
+
+/// The cause type (`field.ErrorType`) a validation message starts with.
+fn cause_type(message: &str) -> &'static str {
+    if message.starts_with("Required value") {
+        "FieldValueRequired"
+    } else if message.starts_with("Forbidden") {
+        "FieldValueForbidden"
+    } else if message.starts_with("Unsupported value") {
+        "FieldValueNotSupported"
+    } else {
+        "FieldValueInvalid"
+    }
+}

@@ -1,0 +1,10 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The machinery every rsbuilder operator shares, written and tested once in rsbuilder's
+//! repository and copied into a generated project as tool-owned files (docs/runtime.md):
+//!
+//! - [`tls`]: HTTPS serving of an axum router over rustls, with a certificate read from a
+//!   directory (and re-read when it changes) or a self-signed one.
+
+#[cfg(feature = "apiserver")]
+pub mod apiserver;
+pub mod tls;

@@ -1,0 +1,68 @@
+"""Seed 004 §4's Python scenario against the API server, with the official `kubernetes`
+client: CustomObjectsApi create, list, get, patch, delete, and watch.Watch().stream.
+Usage: python_client.py KUBECONFIG. Exits non-zero (AssertionError) on any mismatch."""
+import sys
+import threading
+import time
+
+import urllib3
+from kubernetes import client, config, watch
+
+urllib3.disable_warnings()
+config.load_kube_config(config_file=sys.argv[1])
+api = client.CustomObjectsApi()
+G, V, NS, P = "example.com", "v1", "default", "databases"
+
+body = {
+    "apiVersion": "example.com/v1",
+    "kind": "Database",
+    "metadata": {"name": "py", "labels": {"app": "seed"}},
+    "spec": {"engine": "mysql", "version": "8.0", "replicas": 2},
+}
+created = api.create_namespaced_custom_object(G, V, NS, P, body)
+assert created["metadata"]["generation"] == 1, created
+assert created["metadata"]["uid"], created
+
+listed = api.list_namespaced_custom_object(G, V, NS, P, label_selector="app=seed")
+assert [i["metadata"]["name"] for i in listed["items"]] == ["py"], listed
+assert listed["kind"] == "DatabaseList", listed
+
+got = api.get_namespaced_custom_object(G, V, NS, P, "py")
+assert got["spec"]["replicas"] == 2, got
+
+patched = api.patch_namespaced_custom_object(G, V, NS, P, "py", {"spec": {"replicas": 3}})
+assert patched["spec"]["replicas"] == 3 and patched["metadata"]["generation"] == 2, patched
+
+status = api.patch_namespaced_custom_object_status(
+    G, V, NS, P, "py", {"status": {"phase": "Running", "nodes": ["node-1"]}})
+assert status["status"]["phase"] == "Running", status
+
+try:
+    api.get_namespaced_custom_object(G, V, NS, P, "absent")
+    raise AssertionError("get of an absent object succeeded")
+except client.exceptions.ApiException as e:
+    assert e.status == 404, e
+
+rv = listed["metadata"]["resourceVersion"]
+
+
+def later_patch():
+    time.sleep(0.5)
+    api.patch_namespaced_custom_object(G, V, NS, P, "py", {"spec": {"replicas": 4}})
+
+
+threading.Thread(target=later_patch).start()
+seen = []
+w = watch.Watch()
+for event in w.stream(api.list_namespaced_custom_object, G, V, NS, P,
+                      resource_version=rv, timeout_seconds=10):
+    seen.append((event["type"], event["object"]["spec"]["replicas"]))
+    if event["object"]["spec"]["replicas"] == 4:
+        w.stop()
+# After the list's revision: the spec patch (3), the status patch (3), then the later one (4).
+assert seen == [("MODIFIED", 3), ("MODIFIED", 3), ("MODIFIED", 4)], seen
+
+deleted = api.delete_namespaced_custom_object(G, V, NS, P, "py")
+assert deleted["status"] == "Success", deleted
+assert api.list_namespaced_custom_object(G, V, NS, P)["items"] == []
+print("python scenario passed")

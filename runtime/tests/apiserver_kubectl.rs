@@ -1,0 +1,491 @@
+//! The API server driven by clients nobody here wrote: kubectl and the official Python
+//! `kubernetes` client, over HTTPS with a self-signed certificate, against seed 004's Database kind defined as an operator defines a
+//! CRD kind (`#[derive(CustomResource)]`).
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube_derive::CustomResource;
+use rsbuilder_runtime::apiserver::kind::ApiKind;
+use rsbuilder_runtime::apiserver::server::{ApiServer, Config};
+use rsbuilder_runtime::apiserver::storage::RedbStore;
+use rsbuilder_runtime::tls::{self, Certificates};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// Seed 004 §4's Database.
+// One printcolumn(...) per column is kube-derive's syntax.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Database",
+    namespaced,
+    status = "DatabaseStatus",
+    shortname = "db",
+    category = "all",
+    printcolumn(name = "Engine", type_ = "string", json_path = ".spec.engine"),
+    printcolumn(name = "Replicas", type_ = "integer", json_path = ".spec.replicas"),
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    ),
+    crates(kube_core = "::kube_core")
+)]
+pub struct DatabaseSpec {
+    /// The database engine.
+    pub engine: Engine,
+    /// The engine version.
+    #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)*$"))]
+    pub version: String,
+    /// How many replicas to run.
+    #[schemars(range(min = 1, max = 10))]
+    pub replicas: i32,
+}
+
+/// The engines the seed offers.
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL.
+    Mysql,
+}
+
+/// What the operator observed.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+pub struct DatabaseStatus {
+    /// The lifecycle phase.
+    pub phase: String,
+    /// The nodes serving it.
+    pub nodes: Vec<String>,
+}
+
+struct Server {
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    shutdown: CancellationToken,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn start() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store.redb");
+    let shutdown = CancellationToken::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let token = shutdown.clone();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let kind = ApiKind::of::<Database>().unwrap();
+            let mut config = Config::new(vec![kind]);
+            config.bookmark_interval = Duration::from_secs(1);
+            let store = RedbStore::open(&db).unwrap();
+            let server = ApiServer::new(config, store, token);
+            let certs = Arc::new(Certificates::self_signed(&["localhost", "127.0.0.1"]).unwrap());
+            let listener = tls::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            // The seed's extra endpoint, added the documented way: a router merged in.
+            let custom = axum::Router::new().route(
+                "/custom",
+                axum::routing::get(|| async {
+                    axum::Json(serde_json::json!({"message": "This is a custom endpoint"}))
+                }),
+            );
+            server.serve(listener, certs, custom).await.unwrap();
+        });
+    });
+    let port = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user: {{token: not-checked}}\ncontexts:\n- name: c\n  context: {{cluster: s, user: u, namespace: default}}\ncurrent-context: c\n"
+        ),
+    )
+    .unwrap();
+    Server {
+        dir,
+        kubeconfig,
+        shutdown,
+        thread: Some(thread),
+    }
+}
+
+fn kubectl_present() -> bool {
+    Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs kubectl; out: (success, stdout, stderr).
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new("kubectl")
+        .env("KUBECONFIG", kubeconfig)
+        .env("KUBECACHEDIR", kubeconfig.with_file_name("cache"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ok(kubeconfig: &Path, args: &[&str]) -> String {
+    let (success, out, err) = kubectl(kubeconfig, args);
+    assert!(success, "kubectl {args:?} failed:\n{out}\n{err}");
+    out
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+const MAIN: &str = "apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: main\n  labels:\n    env: prod\nspec:\n  engine: postgres\n  version: \"16\"\n  replicas: 1\n";
+
+#[test]
+fn kubectl_discovers_creates_reads_patches_watches_and_deletes() {
+    if !kubectl_present() {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    let s = start();
+    let k = s.kubeconfig.as_path();
+
+    let resources = ok(
+        k,
+        &["api-resources", "--api-group=example.com", "--no-headers"],
+    );
+    let fields: Vec<&str> = resources.split_whitespace().collect();
+    assert_eq!(
+        fields,
+        ["databases", "db", "example.com/v1", "true", "Database"],
+        "{resources}"
+    );
+
+    // kubectl takes aggregated discovery: one GET of /apis, none of /apis/example.com/v1.
+    let (_, _, log) = kubectl(k, &["api-resources", "-v=6"]);
+    assert!(log.contains("/apis?timeout="), "{log}");
+    assert!(!log.contains("/apis/example.com/v1?"), "{log}");
+
+    let file = write(s.dir.path(), "main.yaml", MAIN);
+    assert_eq!(
+        ok(k, &["create", "-f", &file]).trim(),
+        "database.example.com/main created"
+    );
+    let (success, _, err) = kubectl(k, &["create", "-f", &file]);
+    assert!(!success);
+    assert!(err.contains("(AlreadyExists)"), "{err}");
+
+    // kubectl asks for strict field validation (the OpenAPI document offers it).
+    let bad = MAIN
+        .replace("name: main", "name: bad")
+        .replace("replicas: 1", "replicas: 1\n  colour: blue");
+    let bad = write(s.dir.path(), "bad.yaml", &bad);
+    let (success, _, err) = kubectl(k, &["create", "-f", &bad]);
+    assert!(!success);
+    assert!(
+        err.contains(r#"strict decoding error: unknown field "spec.colour""#),
+        "{err}"
+    );
+
+    // The type's constraints (engine enum, version pattern, replicas 1..10): 422 Invalid.
+    let invalid = MAIN
+        .replace("name: main", "name: invalid")
+        .replace("replicas: 1", "replicas: 11")
+        .replace("engine: postgres", "engine: oracle")
+        .replace("\"16\"", "latest");
+    let invalid = write(s.dir.path(), "invalid.yaml", &invalid);
+    let (success, _, err) = kubectl(k, &["create", "-f", &invalid]);
+    assert!(!success);
+    for want in [
+        r#"The Database "invalid" is invalid"#,
+        r#"spec.engine: Unsupported value: "oracle": supported values: "postgres", "mysql""#,
+        "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10\n",
+        r#"spec.version: Invalid value: "latest""#,
+    ] {
+        assert!(err.contains(want), "{want} not in {err}");
+    }
+
+    // Server-side printing: the type's printer columns.
+    let table = ok(k, &["get", "databases"]);
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["NAME", "ENGINE", "REPLICAS", "PHASE", "AGE"],
+        "{table}"
+    );
+    assert_eq!(&lines[1][..3], ["main", "postgres", "1"], "{table}");
+
+    let yaml = ok(k, &["get", "db", "main", "-o", "yaml"]);
+    for want in [
+        "generation: 1",
+        "resourceVersion: \"1\"",
+        "uid: ",
+        "namespace: default",
+        "creationTimestamp: \"",
+    ] {
+        assert!(yaml.contains(want), "{want} not in\n{yaml}");
+    }
+
+    // apply (client-side): create, then change.
+    let second = MAIN.replace("name: main", "name: second");
+    let file2 = write(s.dir.path(), "second.yaml", &second);
+    assert_eq!(
+        ok(k, &["apply", "-f", &file2]).trim(),
+        "database.example.com/second created"
+    );
+    let file2 = write(
+        s.dir.path(),
+        "second.yaml",
+        &second.replace("replicas: 1", "replicas: 4"),
+    );
+    assert_eq!(
+        ok(k, &["apply", "-f", &file2]).trim(),
+        "database.example.com/second configured"
+    );
+    let replicas = ok(
+        k,
+        &[
+            "get",
+            "db",
+            "second",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.generation}",
+        ],
+    );
+    assert_eq!(replicas, "4 2");
+
+    // patch: merge, JSON, and the status subresource.
+    ok(
+        k,
+        &[
+            "patch",
+            "db",
+            "main",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"replicas":3}}"#,
+        ],
+    );
+    ok(
+        k,
+        &[
+            "patch",
+            "db",
+            "main",
+            "--type=json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/engine","value":"mysql"}]"#,
+        ],
+    );
+    ok(
+        k,
+        &[
+            "patch",
+            "db",
+            "main",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"phase":"Ready","nodes":["n1"]},"spec":{"replicas":9}}"#,
+        ],
+    );
+    let raw = ok(
+        k,
+        &[
+            "get",
+            "--raw",
+            "/apis/example.com/v1/namespaces/default/databases/main",
+        ],
+    );
+    let obj: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(obj["spec"]["replicas"], 3);
+    assert_eq!(obj["spec"]["engine"], "mysql");
+    assert_eq!(obj["status"]["phase"], "Ready");
+    assert_eq!(obj["metadata"]["generation"], 3);
+
+    // Selectors.
+    let prod = ok(
+        k,
+        &["get", "db", "-l", "env=prod,tier notin (web)", "-o", "name"],
+    );
+    assert_eq!(
+        prod.lines().collect::<Vec<_>>(),
+        ["database.example.com/main", "database.example.com/second"]
+    );
+    let by_name = ok(
+        k,
+        &[
+            "get",
+            "db",
+            "--field-selector",
+            "metadata.name=second",
+            "-o",
+            "name",
+        ],
+    );
+    assert_eq!(by_name.trim(), "database.example.com/second");
+    let paged = ok(k, &["get", "db", "--chunk-size=1", "-o", "name"]);
+    assert_eq!(paged.lines().count(), 2, "{paged}");
+
+    // Discovery documents through --raw.
+    let rl: serde_json::Value =
+        serde_json::from_str(&ok(k, &["get", "--raw", "/apis/example.com/v1"])).unwrap();
+    assert_eq!(rl["resources"][1]["name"], "databases/status");
+    assert_eq!(rl["resources"][0]["categories"], serde_json::json!(["all"]));
+    assert_eq!(ok(k, &["get", "--raw", "/readyz"]), "ok");
+    let custom: serde_json::Value =
+        serde_json::from_str(&ok(k, &["get", "--raw", "/custom"])).unwrap();
+    assert_eq!(custom["message"], "This is a custom endpoint");
+
+    // Watch: kubectl get -w sees a change made while it watches.
+    let mut watcher = Command::new("kubectl")
+        .env("KUBECONFIG", k)
+        .env("KUBECACHEDIR", s.dir.path().join("cache"))
+        .args([
+            "get",
+            "db",
+            "main",
+            "-w",
+            "--output-watch-events",
+            "--no-headers",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = watcher.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("first watch line");
+    assert!(first.contains("main") && first.contains("mysql"), "{first}");
+    ok(
+        k,
+        &[
+            "patch",
+            "db",
+            "main",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"replicas":5}}"#,
+        ],
+    );
+    let modified = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a MODIFIED line");
+        if line.starts_with("MODIFIED") {
+            break line;
+        }
+    };
+    let cells: Vec<&str> = modified.split_whitespace().collect();
+    assert_eq!(
+        &cells[..4],
+        ["MODIFIED", "main", "mysql", "5"],
+        "{modified}"
+    );
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+
+    // Errors come back as the API server's Status.
+    let (success, _, err) = kubectl(k, &["get", "db", "nope"]);
+    assert!(!success);
+    assert!(
+        err.contains(r#"Error from server (NotFound): databases.example.com "nope" not found"#),
+        "{err}"
+    );
+
+    // Delete, and deletecollection by label.
+    assert_eq!(
+        ok(k, &["delete", "db", "main"]).trim(),
+        r#"database.example.com "main" deleted"#
+    );
+    assert_eq!(
+        ok(k, &["delete", "db", "-l", "env=prod"]).trim(),
+        r#"database.example.com "second" deleted"#
+    );
+    let (_, out, err) = kubectl(k, &["get", "db"]);
+    assert!(
+        out.is_empty() && err.contains("No resources found"),
+        "{out}{err}"
+    );
+    let _ = std::io::stdout().flush();
+}
+
+#[test]
+fn kubectl_explain_reads_the_types_schema() {
+    if !kubectl_present() {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    let s = start();
+    let out = ok(&s.kubeconfig, &["explain", "databases.spec"]);
+    assert!(
+        out.contains("engine") && out.contains("The database engine."),
+        "{out}"
+    );
+    assert!(out.contains("replicas"), "{out}");
+}
+
+fn python_client_present() -> bool {
+    Command::new("python3")
+        .args(["-c", "import kubernetes"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_python_client_runs_the_seeds_custom_objects_scenario() {
+    if !python_client_present() {
+        common::missing("the Python kubernetes package is not installed (pip install kubernetes)");
+        return;
+    }
+    let s = start();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/apiserver/python_client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&s.kubeconfig)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "python scenario passed");
+}
