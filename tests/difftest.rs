@@ -212,6 +212,10 @@ fn the_grammar_reaches_every_family_it_promises() {
         "..Default::default()",
         "const C_",
         ".to_string()",
+        ".parse::<",
+        ".parse().expect(",
+        "::try_from(",
+        ".expect(\"non-zero\")",
         "pub mod v",
         "storage = false",
     ] {

@@ -28,6 +28,9 @@ pub struct Features {
     pub inexact_f32: bool,
     /// `cfg`: `#[cfg(...)]` / `#[cfg_attr(...)]` on fields and items.
     pub cfg: bool,
+    /// `conversions`: `.unwrap()` / `.expect()` of fallible conversions of literals in
+    /// defaults (`"80".parse::<u16>()`, `u16::try_from(80i128)`, `NonZeroU32::new(3)`).
+    pub conversions: bool,
 }
 
 impl Default for Features {
@@ -37,6 +40,7 @@ impl Default for Features {
             to_string_of_numbers: true,
             inexact_f32: true,
             cfg: true,
+            conversions: true,
         }
     }
 }
@@ -58,6 +62,7 @@ impl Features {
                         to_string_of_numbers: true,
                         inexact_f32: true,
                         cfg: true,
+                        conversions: true,
                     }
                 }
                 "none" => {
@@ -66,15 +71,17 @@ impl Features {
                         to_string_of_numbers: false,
                         inexact_f32: false,
                         cfg: false,
+                        conversions: false,
                     }
                 }
                 "struct-update" => f.struct_update_over_hand_default = true,
                 "to-string" => f.to_string_of_numbers = true,
                 "f32" => f.inexact_f32 = true,
                 "cfg" => f.cfg = true,
+                "conversions" => f.conversions = true,
                 other => {
                     return Err(format!(
-                        "RSBUILDER_DIFFTEST_FEATURES: unknown feature `{other}` (struct-update, to-string, f32, cfg, all, none)"
+                        "RSBUILDER_DIFFTEST_FEATURES: unknown feature `{other}` (struct-update, to-string, f32, cfg, conversions, all, none)"
                     ));
                 }
             }
@@ -1908,7 +1915,7 @@ impl Gen<'_> {
                 } else if self.pct(5) {
                     format!("{v}{l}")
                 } else {
-                    v
+                    self.maybe_converted(l, v)
                 }
             }
             "u8" | "u16" | "u32" | "u64" | "usize" | "u128" => {
@@ -1925,7 +1932,15 @@ impl Gen<'_> {
                 if self.pct(12) {
                     self.constant(Ty::Leaf(static_leaf(l)), v)
                 } else {
-                    v
+                    self.maybe_converted(l, v)
+                }
+            }
+            l if l.starts_with("std::num::NonZero") && self.features.conversions => {
+                let n = self.rng.u32(1..200);
+                if self.rng.bool() {
+                    format!("{l}::new({n}).unwrap()")
+                } else {
+                    format!("{l}::new({n}).expect(\"non-zero\")")
                 }
             }
             "std::borrow::Cow<'static, str>" => "std::borrow::Cow::Borrowed(\"cow\")".into(),
@@ -1934,6 +1949,24 @@ impl Gen<'_> {
             _ => return Val::Zero,
         };
         Val::Expr(e)
+    }
+
+    /// The integer literal `v` of type `l`, or (feature `conversions`, 20 %) the same value
+    /// through an unwrapped fallible conversion: `"v".parse::<l>()` / `"v".parse()` for a
+    /// plain decimal, else `l::try_from(v i128)`. Never in a `const` (the calls are not `const`).
+    fn maybe_converted(&mut self, l: &str, v: String) -> String {
+        if !self.features.conversions || !self.pct(20) {
+            return v;
+        }
+        let decimal = v
+            .trim_start_matches('-')
+            .bytes()
+            .all(|b| b.is_ascii_digit());
+        match self.rng.u32(0..3) {
+            0 if decimal => format!("{v:?}.parse::<{l}>().unwrap()"),
+            1 if decimal => format!("{v:?}.parse().expect(\"a number\")"),
+            _ => format!("{l}::try_from({v}i128).unwrap()"),
+        }
     }
 
     /// A `const C_n: ty = value;` item; its name.

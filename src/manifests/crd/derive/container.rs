@@ -293,8 +293,8 @@ impl<'c, 'a> Deriver<'c, 'a> {
                             crate::manifests::diag::Cause::Invalid => self.error(
                                 m,
                                 span,
-                                format!("the #[serde(default)] value of this field is not valid Rust: {}", e.message),
-                                Some("fix the expression; rustc rejects it too".into()),
+                                format!("the #[serde(default)] value of this field is invalid: {}", e.message),
+                                Some("fix the expression: rustc rejects it, or crd() panics computing it".into()),
                             ),
                             crate::manifests::diag::Cause::NeedsCompile => self.undecidable(
                                 m,
