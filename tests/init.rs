@@ -62,6 +62,9 @@ fn init_ai_operator() -> (tempfile::TempDir, std::path::PathBuf) {
 
 const EXPECTED_FILES: &[&str] = &[
     ".dockerignore",
+    ".github/workflows/lint.yml",
+    ".github/workflows/test-e2e.yml",
+    ".github/workflows/test.yml",
     ".gitignore",
     "Cargo.toml",
     "Dockerfile",
@@ -90,6 +93,7 @@ const EXPECTED_FILES: &[&str] = &[
     "src/main.rs",
     "src/manager.rs",
     "src/tls.rs",
+    "tests/e2e.rs",
     "tests/manager_tests.rs",
 ];
 
@@ -673,4 +677,109 @@ fn a_license_file_becomes_the_header_of_every_generated_source() {
         .code(2)
         .stderr(predicate::str::contains("is empty"));
     assert!(tree(&other).is_empty());
+}
+
+/// The `run:` commands of every step of every job of a GitHub Actions workflow, in order.
+fn workflow_runs(dir: &Path, file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    let doc: serde_json::Value =
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{file} is not YAML: {e}\n{text}"));
+    assert!(doc["name"].is_string(), "{file}: no name");
+    assert!(doc["on"].is_object(), "{file}: no triggers");
+    let jobs = doc["jobs"].as_object().expect("jobs");
+    assert!(!jobs.is_empty(), "{file}: no job");
+    let mut runs = Vec::new();
+    for (name, job) in jobs {
+        assert_eq!(job["runs-on"], "ubuntu-latest", "{file}: job {name}");
+        let steps = job["steps"].as_array().expect("steps");
+        assert_eq!(
+            steps[0]["uses"], "actions/checkout@v4",
+            "{file}: job {name} starts with a checkout"
+        );
+        for step in steps {
+            assert!(
+                step["uses"].is_string() != step["run"].is_string(),
+                "{file}: a step either uses an action or runs a command: {step}"
+            );
+            if let Some(run) = step["run"].as_str() {
+                runs.push(run.trim().to_string());
+            }
+        }
+    }
+    runs
+}
+
+#[test]
+fn init_writes_ci_workflows_that_lint_check_manifests_test_and_run_e2e() {
+    let (_tmp, dir) = init_ai_operator();
+    assert_eq!(
+        workflow_runs(&dir, ".github/workflows/lint.yml"),
+        ["make lint"]
+    );
+    let repo = env!("CARGO_PKG_REPOSITORY");
+    let test = std::fs::read_to_string(dir.join(".github/workflows/test.yml")).unwrap();
+    assert!(test.contains(&format!("RSBUILDER_GIT: {repo}\n")), "{test}");
+    assert_eq!(
+        workflow_runs(&dir, ".github/workflows/test.yml"),
+        [
+            "cargo install --locked --git \"$RSBUILDER_GIT\" rsbuilder",
+            "rsbuilder manifests --check",
+            "cargo test",
+        ]
+    );
+    let e2e = workflow_runs(&dir, ".github/workflows/test-e2e.yml");
+    assert_eq!(
+        e2e.first().map(String::as_str),
+        Some("cargo install --locked --git \"$RSBUILDER_GIT\" rsbuilder")
+    );
+    assert!(e2e.iter().any(|r| r == "kind create cluster"), "{e2e:?}");
+    assert_eq!(
+        e2e.last().map(String::as_str),
+        Some("make test-e2e"),
+        "{e2e:?}"
+    );
+}
+
+#[test]
+fn the_makefile_has_the_e2e_lint_and_buildx_targets() {
+    let (_tmp, dir) = init_ai_operator();
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).unwrap();
+    for target in ["test-e2e", "lint", "lint-fix", "docker-buildx"] {
+        assert!(
+            makefile.contains(&format!(".PHONY: {target}\n{target}:")),
+            "no {target} target in\n{makefile}"
+        );
+    }
+    assert!(
+        makefile.contains("$(CARGO) test --test e2e -- --ignored"),
+        "{makefile}"
+    );
+    assert!(
+        makefile.contains("$(KIND) load docker-image ${IMG} --name $(KIND_CLUSTER)"),
+        "{makefile}"
+    );
+    assert!(
+        makefile.contains("buildx build --push --platform=$(PLATFORMS) --tag ${IMG}"),
+        "{makefile}"
+    );
+}
+
+#[test]
+fn the_e2e_test_is_ignored_without_a_cluster() {
+    let (_tmp, dir) = init_ai_operator();
+    let e2e = std::fs::read_to_string(dir.join("tests/e2e.rs")).unwrap();
+    assert_eq!(
+        e2e.matches("#[ignore = \"needs a cluster: KUBECONFIG\"]")
+            .count(),
+        e2e.matches("#[test]").count(),
+        "every test of tests/e2e.rs needs the cluster gate:\n{e2e}"
+    );
+    assert!(
+        e2e.contains("const NAMESPACE: &str = \"ai-operator-system\";"),
+        "{e2e}"
+    );
+    assert!(
+        e2e.contains("const PREFIX: &str = \"ai-operator-\";"),
+        "{e2e}"
+    );
 }

@@ -186,6 +186,9 @@ struct Ctx {
     namespaced: bool,
     leader_election_id: String,
     rust_header: String,
+    /// Where the generated CI workflows install rsbuilder from (`cargo install --git`): this
+    /// crate's repository.
+    rsbuilder_git: &'static str,
 }
 
 macro_rules! templates {
@@ -231,6 +234,10 @@ templates! {
     GitIgnore => "init/.gitignore",
     Makefile => "init/Makefile",
     Readme => "init/README.md",
+    E2eTestsRs => "init/tests/e2e.rs",
+    LintWorkflow => "init/.github/workflows/lint.yml",
+    TestWorkflow => "init/.github/workflows/test.yml",
+    TestE2eWorkflow => "init/.github/workflows/test-e2e.yml",
 }
 
 /// The Apache License 2.0 text written to `LICENSE` with `--license apache2`.
@@ -294,6 +301,7 @@ impl InitOptions {
             namespaced: self.namespaced,
             leader_election_id: leader_election_id(&self.project_name, &self.domain),
             rust_header,
+            rsbuilder_git: env!("CARGO_PKG_REPOSITORY"),
         }
     }
 }
@@ -437,6 +445,13 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
         (".gitignore", render(&GitIgnore { p })),
         ("Makefile", render(&Makefile { p })),
         ("README.md", render(&Readme { p })),
+        ("tests/e2e.rs", render(&E2eTestsRs { p })),
+        (".github/workflows/lint.yml", render(&LintWorkflow { p })),
+        (".github/workflows/test.yml", render(&TestWorkflow { p })),
+        (
+            ".github/workflows/test-e2e.yml",
+            render(&TestE2eWorkflow { p }),
+        ),
     ];
     if let Some(text) = opts.license.license_file(opts.year, &opts.owner) {
         files.push(("LICENSE", text));
