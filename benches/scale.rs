@@ -2,6 +2,9 @@
 //! types are all in `src/lib.rs`, at 25k, 50k, 100k and 200k lines. Run with
 //! `cargo bench --bench scale`; figures in docs/benchmarks.md.
 //!
+//! `cargo bench --bench scale -- write <lines> <dir>` only writes the crate, to profile the
+//! binary on it (docs/benchmarks.md).
+//!
 //! Per size, `RSBUILDER_SCALE_RUNS` times (default 5):
 //! - the work: `generate()` in this process (read, parse, derive, serialize; nothing
 //!   written), median wall time;
@@ -28,8 +31,10 @@ fn write_one_file_crate(root: &Path, lines: usize) -> (usize, usize) {
     text.push('\n');
     text.push_str(common::SHARED_TYPES);
     let mut kinds = 0;
-    while text.lines().count() < lines {
-        // Count lines in steps of 100 kinds (counting every time is quadratic).
+    let mut counted = text.lines().count();
+    while counted < lines {
+        // In steps of 100 kinds, counting only the lines just written.
+        let from = text.len();
         for _ in 0..100 {
             common::kind(
                 &mut text,
@@ -39,6 +44,7 @@ fn write_one_file_crate(root: &Path, lines: usize) -> (usize, usize) {
             );
             kinds += 1;
         }
+        counted += text[from..].matches('\n').count();
     }
     std::fs::write(root.join("src/lib.rs"), &text).unwrap();
     (kinds, text.len())
@@ -65,6 +71,15 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
+    // `write <lines> <dir>`: only write the crate (to profile the binary on it).
+    if let [cmd, lines, dir] = &args[..]
+        && cmd == "write"
+    {
+        let lines: usize = lines.parse().expect("write <lines> <dir>");
+        let (kinds, bytes) = write_one_file_crate(Path::new(dir), lines);
+        println!("{dir}: {kinds} kinds, {bytes} bytes");
+        return;
+    }
     if let Some(lines) = args.first().and_then(|a| a.parse::<usize>().ok()) {
         measure(lines, runs);
         return;

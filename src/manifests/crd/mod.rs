@@ -152,7 +152,7 @@ pub struct Settings {
 /// `merge_crds` call of the crate, or `settings`). A kind with any diagnostic has no CRD;
 /// kinds that would make the same CRD name all fail. Never panics.
 pub fn derive_kinds(sources: &SourceSet, settings: &Settings) -> Vec<KindOutcome> {
-    let mut kinds = derive_share(sources, Share::ALL, settings);
+    let mut kinds = derive_share(sources, Share::ALL, settings, Ok);
     finish_outcomes(sources, &mut kinds);
     kinds
 }
@@ -449,27 +449,22 @@ fn finish_outcomes<T: CrdFile>(sources: &SourceSet, kinds: &mut [KindOutcome<T>]
     fail_name_clashes(sources, kinds);
 }
 
-/// [`derive_share`], each CRD serialized with `to_yaml`.
+/// [`derive_share`], each CRD serialized with `to_yaml` as soon as it is merged.
 fn yaml_share(
     sources: &SourceSet,
     share: Share,
     to_yaml: ToYaml,
     settings: &Settings,
 ) -> ShareResult {
-    derive_share(sources, share, settings)
-        .into_iter()
-        .map(|k| {
-            k.map(|c| match to_yaml(&c.crd) {
-                Ok(yaml) => Ok((c.file_name, yaml)),
-                Err(e) => Err(vec![Diagnostic::new(
-                    std::path::Path::new(&c.file_name),
-                    1,
-                    1,
-                    format!("cannot serialize the CRD to YAML: {e}"),
-                )]),
-            })
-        })
-        .collect()
+    derive_share(sources, share, settings, |c| match to_yaml(&c.crd) {
+        Ok(yaml) => Ok((c.file_name, yaml)),
+        Err(e) => Err(vec![Diagnostic::new(
+            std::path::Path::new(&c.file_name),
+            1,
+            1,
+            format!("cannot serialize the CRD to YAML: {e}"),
+        )]),
+    })
 }
 
 /// Which (group, kind)s one thread derives: those whose hash falls on `index` (mod `of`).
@@ -535,74 +530,147 @@ struct Version {
     diags: Vec<Diagnostic>,
 }
 
-/// Derives the kinds of `share`: one outcome per (group, kind), unsorted. Each custom
-/// resource is derived with its own diagnostics (the deriver replays a shared type's
-/// diagnostics for every kind that uses it), so one kind's error fails no other.
-fn derive_share(sources: &SourceSet, share: Share, settings: &Settings) -> Vec<KindOutcome> {
-    let krate = resolve::Crate::build(sources);
-    let mut deriver = derive::Deriver::new(&krate);
-    let mut kinds: BTreeMap<(String, String), Vec<Version>> = BTreeMap::new();
-    for (m, ident, attrs_) in custom_resources(&krate) {
-        if !share.owns(attrs_) {
-            continue;
+/// A custom resource of a share, before or after its derivation.
+enum Pending<'k> {
+    /// To derive when its kind's turn comes: `(module, ident, attributes)`.
+    Derive(resolve::ModId, &'k syn::Ident, &'k [syn::Attribute]),
+    /// Derived already (its kind was known only from the outcome), or failed without a
+    /// derivation (behind an undecided `cfg`).
+    Done(Box<Version>),
+}
+
+/// The `(group, kind)` a custom resource whose `#[kube]` attributes do not parse (or whose
+/// derivation fails) is filed under: the attribute strings read from the tokens, the kind
+/// falling back to the spec type's name.
+fn fallback_key(ident: &syn::Ident, attrs_: &[syn::Attribute]) -> (String, String) {
+    (
+        kube_str(attrs_, "group").unwrap_or_default(),
+        kube_str(attrs_, "kind").unwrap_or_else(|| ident.to_string()),
+    )
+}
+
+/// Derives one custom resource: its `(group, kind)` and its [`Version`].
+fn derive_version(
+    krate: &resolve::Crate<'_>,
+    deriver: &mut derive::Deriver<'_, '_>,
+    m: resolve::ModId,
+    ident: &syn::Ident,
+    attrs_: &[syn::Attribute],
+) -> ((String, String), Version) {
+    let start = deriver.diags.len();
+    let found = assemble::one_version(deriver, m, ident, attrs_);
+    let diags = deriver.diags.split_off(start);
+    let (group, kind, version, root) = match &found {
+        Some(f) => (
+            f.attrs.group.clone(),
+            f.attrs.kind.clone(),
+            f.attrs.version.clone(),
+            f.attrs.root.clone().unwrap_or_else(|| f.attrs.kind.clone()),
+        ),
+        None => {
+            let (group, kind) = fallback_key(ident, attrs_);
+            let root = kube_str(attrs_, "root").unwrap_or_else(|| kind.clone());
+            (
+                group,
+                kind,
+                kube_str(attrs_, "version").unwrap_or_default(),
+                root,
+            )
         }
-        let start = deriver.diags.len();
-        let found = assemble::one_version(&mut deriver, m, ident, attrs_);
-        let diags = deriver.diags.split_off(start);
-        let (group, kind, version, root) = match &found {
-            Some(f) => (
-                f.attrs.group.clone(),
-                f.attrs.kind.clone(),
-                f.attrs.version.clone(),
-                f.attrs.root.clone().unwrap_or_else(|| f.attrs.kind.clone()),
-            ),
-            None => {
-                let kind = kube_str(attrs_, "kind").unwrap_or_else(|| ident.to_string());
-                let root = kube_str(attrs_, "root").unwrap_or_else(|| kind.clone());
-                (
-                    kube_str(attrs_, "group").unwrap_or_default(),
-                    kind,
-                    kube_str(attrs_, "version").unwrap_or_default(),
-                    root,
-                )
-            }
-        };
-        let site = version_site(&krate, m, ident, version, root);
-        let file_name = kube_attrs::parse(ident, attrs_).ok().map(|k| {
-            let (_, plural) = k.names();
-            format!("{}_{plural}.yaml", k.group)
-        });
-        kinds.entry((group, kind)).or_default().push(Version {
+    };
+    let site = version_site(krate, m, ident, version, root);
+    let file_name = kube_attrs::parse(ident, attrs_).ok().map(|k| {
+        let (_, plural) = k.names();
+        format!("{}_{plural}.yaml", k.group)
+    });
+    (
+        (group, kind),
+        Version {
             site,
             file_name,
             found,
             diags,
-        });
+        },
+    )
+}
+
+/// Derives the kinds of `share`: one outcome per (group, kind), unsorted, each CRD passed
+/// through `finish` (serialized, say) as soon as its versions are merged. Each custom
+/// resource is derived with its own diagnostics (the deriver replays a shared type's
+/// diagnostics for every kind that uses it), so one kind's error fails no other.
+///
+/// The custom resources are grouped by kind before any is derived, and each kind is derived,
+/// merged and finished before the next: the CRD objects of all kinds are never alive together
+/// (they are most of a large crate's memory; docs/benchmarks.md).
+fn derive_share<T>(
+    sources: &SourceSet,
+    share: Share,
+    settings: &Settings,
+    mut finish: impl FnMut(GeneratedCrd) -> Result<T, Vec<Diagnostic>>,
+) -> Vec<KindOutcome<T>> {
+    let krate = resolve::Crate::build(sources);
+    let mut deriver = derive::Deriver::new(&krate);
+    // Source order within each kind, as the versions are pushed in it.
+    let mut kinds: BTreeMap<(String, String), Vec<Pending<'_>>> = BTreeMap::new();
+    for (m, ident, attrs_) in custom_resources(&krate) {
+        if !share.owns(attrs_) {
+            continue;
+        }
+        let key = fallback_key(ident, attrs_);
+        match kube_attrs::parse(ident, attrs_) {
+            // The kind whatever the derivation's outcome: derived in its kind's turn.
+            Ok(k) if (&k.group, &k.kind) == (&key.0, &key.1) => {
+                kinds
+                    .entry(key)
+                    .or_default()
+                    .push(Pending::Derive(m, ident, attrs_));
+            }
+            // Unreadable attributes (no derivation happens), or a kind the attributes spell
+            // in a way the token scan reads differently: filed by the outcome.
+            _ => {
+                let (key, v) = derive_version(&krate, &mut deriver, m, ident, attrs_);
+                kinds
+                    .entry(key)
+                    .or_default()
+                    .push(Pending::Done(Box::new(v)));
+            }
+        }
     }
     // A custom resource behind a `cfg` rsbuilder cannot decide fails as its own kind.
     for (m, ident, attrs_, why) in krate.undecided_custom_resources() {
         if !share.owns(attrs_) {
             continue;
         }
-        let kind = kube_str(attrs_, "kind").unwrap_or_else(|| ident.to_string());
+        let (group, kind) = fallback_key(ident, attrs_);
         let root = kube_str(attrs_, "root").unwrap_or_else(|| kind.clone());
-        let group = kube_str(attrs_, "group").unwrap_or_default();
         let version = kube_str(attrs_, "version").unwrap_or_default();
         let site = version_site(&krate, m, ident, version, root);
         let file_name = kube_attrs::parse(ident, attrs_).ok().map(|k| {
             let (_, plural) = k.names();
             format!("{}_{plural}.yaml", k.group)
         });
-        kinds.entry((group, kind)).or_default().push(Version {
-            site,
-            file_name,
-            found: None,
-            diags: vec![why.diagnostic(&format!("the custom resource `{ident}`"))],
-        });
+        kinds
+            .entry((group, kind))
+            .or_default()
+            .push(Pending::Done(Box::new(Version {
+                site,
+                file_name,
+                found: None,
+                diags: vec![why.diagnostic(&format!("the custom resource `{ident}`"))],
+            })));
     }
     let merge_calls = storage::merge_calls(&krate, &settings.extra_sources);
     let mut out = Vec::with_capacity(kinds.len());
-    for ((group, kind), versions) in kinds {
+    for ((group, kind), pending) in kinds {
+        let versions: Vec<Version> = pending
+            .into_iter()
+            .map(|p| match p {
+                Pending::Derive(m, ident, attrs_) => {
+                    derive_version(&krate, &mut deriver, m, ident, attrs_).1
+                }
+                Pending::Done(v) => *v,
+            })
+            .collect();
         let sites: Vec<VersionSite> = versions.iter().map(|v| v.site.clone()).collect();
         let file_name = versions.iter().find_map(|v| v.file_name.clone());
         let mut diags: Vec<Diagnostic> = Vec::new();
@@ -660,7 +728,7 @@ fn derive_share(sources: &SourceSet, share: Share, settings: &Settings) -> Vec<K
             versions: sites,
             file_name,
             storage,
-            result,
+            result: result.and_then(&mut finish),
         });
     }
     out
