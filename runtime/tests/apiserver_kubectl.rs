@@ -73,10 +73,15 @@ pub struct DatabaseStatus {
 }
 
 struct Server {
+    /// The first resourceVersion a write gets: 1 on redb, 2 on a fresh etcd (which starts at 1).
+    first_rv: u64,
     dir: tempfile::TempDir,
     kubeconfig: PathBuf,
     shutdown: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The etcd process the store runs on, killed after the server stops.
+    #[cfg(feature = "etcd")]
+    etcd: Option<(std::process::Child, tempfile::TempDir)>,
 }
 
 impl Drop for Server {
@@ -85,10 +90,21 @@ impl Drop for Server {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        #[cfg(feature = "etcd")]
+        if let Some((mut etcd, _data)) = self.etcd.take() {
+            let _ = etcd.kill();
+            let _ = etcd.wait();
+        }
     }
 }
 
 fn start() -> Server {
+    start_on(None)
+}
+
+/// Starts the server on redb (`etcd` none) or on the etcd at the given client URL.
+fn start_on(etcd: Option<String>) -> Server {
+    let first_rv = if etcd.is_some() { 2 } else { 1 };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.redb");
     let shutdown = CancellationToken::new();
@@ -100,8 +116,6 @@ fn start() -> Server {
             let kind = ApiKind::of::<Database>().unwrap();
             let mut config = Config::new(vec![kind]);
             config.bookmark_interval = Duration::from_secs(1);
-            let store = RedbStore::open(&db).unwrap();
-            let server = ApiServer::new(config, store, token);
             let certs = Arc::new(Certificates::self_signed(&["localhost", "127.0.0.1"]).unwrap());
             let listener = tls::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
             tx.send(listener.local_addr().unwrap().port()).unwrap();
@@ -112,7 +126,19 @@ fn start() -> Server {
                     axum::Json(serde_json::json!({"message": "This is a custom endpoint"}))
                 }),
             );
-            server.serve(listener, certs, custom).await.unwrap();
+            match etcd {
+                #[cfg(feature = "etcd")]
+                Some(endpoint) => {
+                    let store = connect_etcd(&endpoint).await;
+                    let server = ApiServer::new(config, store, token);
+                    server.serve(listener, certs, custom).await.unwrap();
+                }
+                _ => {
+                    let store = RedbStore::open(&db).unwrap();
+                    let server = ApiServer::new(config, store, token);
+                    server.serve(listener, certs, custom).await.unwrap();
+                }
+            }
         });
     });
     let port = rx.recv_timeout(Duration::from_secs(30)).unwrap();
@@ -125,11 +151,63 @@ fn start() -> Server {
     )
     .unwrap();
     Server {
+        first_rv,
         dir,
         kubeconfig,
         shutdown,
         thread: Some(thread),
+        #[cfg(feature = "etcd")]
+        etcd: None,
     }
+}
+
+/// Connects to the etcd at `endpoint`, retrying while it starts (up to 10 s).
+#[cfg(feature = "etcd")]
+async fn connect_etcd(endpoint: &str) -> rsbuilder_runtime::apiserver::etcd::EtcdStorage {
+    use rsbuilder_runtime::apiserver::etcd::EtcdStorage;
+    for _ in 0..100 {
+        if let Ok(store) = EtcdStorage::connect(&[endpoint.to_string()], "/registry").await {
+            return store;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("etcd did not answer on {endpoint} within 10 s");
+}
+
+/// Starts etcd (temporary data directory, free loopback ports) and the server on it, or
+/// `None` when etcd is not installed.
+#[cfg(feature = "etcd")]
+fn start_on_etcd() -> Option<Server> {
+    if Command::new("etcd").arg("--version").output().is_err() {
+        return None;
+    }
+    let port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (client, peer) = (port(), port());
+    let client_url = format!("http://127.0.0.1:{client}");
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let data = tempfile::tempdir().unwrap();
+    let child = Command::new("etcd")
+        .arg("--data-dir")
+        .arg(data.path().join("data"))
+        .args(["--name", "kubectl"])
+        .args(["--listen-client-urls", &client_url])
+        .args(["--advertise-client-urls", &client_url])
+        .args(["--listen-peer-urls", &peer_url])
+        .args(["--initial-advertise-peer-urls", &peer_url])
+        .args(["--initial-cluster", &format!("kubectl={peer_url}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = start_on(Some(client_url));
+    server.etcd = Some((child, data));
+    Some(server)
 }
 
 fn kubectl_present() -> bool {
@@ -174,7 +252,25 @@ fn kubectl_discovers_creates_reads_patches_watches_and_deletes() {
         common::missing("kubectl is not installed");
         return;
     }
-    let s = start();
+    kubectl_scenario(&start());
+}
+
+/// The same kubectl scenario with the server on a real etcd (feature `etcd`).
+#[cfg(feature = "etcd")]
+#[test]
+fn kubectl_scenario_on_the_etcd_store() {
+    if !kubectl_present() {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    match start_on_etcd() {
+        Some(s) => kubectl_scenario(&s),
+        None => common::missing("etcd is not installed (Debian: apt-get install etcd-server)"),
+    }
+}
+
+/// Discovers, creates, reads, patches, watches and deletes with kubectl against `s`.
+fn kubectl_scenario(s: &Server) {
     let k = s.kubeconfig.as_path();
 
     let resources = ok(
@@ -246,9 +342,10 @@ fn kubectl_discovers_creates_reads_patches_watches_and_deletes() {
     assert_eq!(&lines[1][..3], ["main", "postgres", "1"], "{table}");
 
     let yaml = ok(k, &["get", "db", "main", "-o", "yaml"]);
+    let first_rv = format!("resourceVersion: \"{}\"", s.first_rv);
     for want in [
         "generation: 1",
-        "resourceVersion: \"1\"",
+        first_rv.as_str(),
         "uid: ",
         "namespace: default",
         "creationTimestamp: \"",

@@ -2,12 +2,15 @@
 //! k8s.io/apiserver's behaviour (docs/apiserver.md).
 //!
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
+//! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
 //! - [`registry`]: the metadata rules between the HTTP layer and the store;
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
 //! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
 //!   [`table`] and [`openapi`].
 
+#[cfg(feature = "etcd")]
+pub mod etcd;
 pub mod kind;
 pub mod names;
 pub mod openapi;

@@ -156,10 +156,34 @@ pub trait Storage: Send + Sync + 'static {
 /// A running watch: first the retained changes after the starting revision, then live ones.
 /// Dropping it ends the watch.
 pub struct Watch {
-    prefix: String,
-    backlog: std::vec::IntoIter<Change>,
-    live: broadcast::Receiver<Arc<Change>>,
-    last: u64,
+    source: WatchSource,
+}
+
+enum WatchSource {
+    /// [`RedbStore`]'s: a replayed backlog, then the store's broadcast.
+    Local {
+        prefix: String,
+        backlog: std::vec::IntoIter<Change>,
+        live: broadcast::Receiver<Arc<Change>>,
+        last: u64,
+    },
+    /// A task forwarding another store's changes (the etcd store's watch stream); dropping the
+    /// receiver ends the task.
+    #[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+    Channel(tokio::sync::mpsc::Receiver<Result<Change, StoreError>>),
+}
+
+impl Watch {
+    /// A watch fed by a channel: each item is delivered as is, and a closed channel ends the
+    /// watch (`None`). For stores whose backend pushes changes (the etcd store).
+    #[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+    pub(crate) fn from_channel(
+        rx: tokio::sync::mpsc::Receiver<Result<Change, StoreError>>,
+    ) -> Self {
+        Watch {
+            source: WatchSource::Channel(rx),
+        }
+    }
 }
 
 impl Watch {
@@ -167,23 +191,32 @@ impl Watch {
     /// `Expired` when this watcher fell so far behind that changes were dropped for it (the
     /// client must list and watch again, as with a compacted etcd revision).
     pub async fn next(&mut self) -> Option<Result<Change, StoreError>> {
-        if let Some(change) = self.backlog.next() {
-            self.last = change.revision;
+        let (prefix, backlog, live, last) = match &mut self.source {
+            WatchSource::Channel(rx) => return rx.recv().await,
+            WatchSource::Local {
+                prefix,
+                backlog,
+                live,
+                last,
+            } => (prefix, backlog, live, last),
+        };
+        if let Some(change) = backlog.next() {
+            *last = change.revision;
             return Some(Ok(change));
         }
         loop {
-            match self.live.recv().await {
+            match live.recv().await {
                 Ok(change) => {
-                    if change.revision <= self.last || !change.key.starts_with(&self.prefix) {
+                    if change.revision <= *last || !change.key.starts_with(prefix.as_str()) {
                         continue;
                     }
-                    self.last = change.revision;
+                    *last = change.revision;
                     return Some(Ok((*change).clone()));
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     return Some(Err(StoreError::Expired {
-                        requested: self.last,
-                        oldest: self.last + 1,
+                        requested: *last,
+                        oldest: *last + 1,
                     }));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
@@ -532,10 +565,12 @@ impl Storage for RedbStore {
                 }
             }
             Ok(Watch {
-                prefix,
-                backlog: backlog.into_iter(),
-                live,
-                last: current.max(after),
+                source: WatchSource::Local {
+                    prefix,
+                    backlog: backlog.into_iter(),
+                    live,
+                    last: current.max(after),
+                },
             })
         })
         .await
@@ -547,6 +582,9 @@ impl Storage for RedbStore {
 }
 
 #[cfg(test)]
+pub(crate) mod contract;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -556,57 +594,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn every_write_raises_the_revision_and_is_the_keys_version() {
+    async fn the_redb_store_keeps_the_storage_contract() {
         let dir = tempfile::tempdir().unwrap();
-        let s = store(&dir);
-        assert_eq!(s.create("/a/x", json!({"n": 1})).await.unwrap(), 1);
-        assert_eq!(s.create("/a/y", json!({"n": 2})).await.unwrap(), 2);
-        assert_eq!(s.update("/a/x", json!({"n": 3}), 1).await.unwrap(), 3);
-        let got = s.get("/a/x").await.unwrap().unwrap();
-        assert_eq!((got.value, got.revision), (json!({"n": 3}), 3));
-        assert_eq!(s.revision().await.unwrap(), 3);
-    }
-
-    #[tokio::test]
-    async fn a_write_with_a_stale_revision_is_a_conflict_and_changes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = store(&dir);
-        s.create("/a/x", json!(1)).await.unwrap();
-        s.update("/a/x", json!(2), 1).await.unwrap();
-        let err = s.update("/a/x", json!(3), 1).await.unwrap_err();
-        assert_eq!(
-            err,
-            StoreError::Conflict {
-                key: "/a/x".into(),
-                expected: 1,
-                actual: 2
-            }
-        );
-        assert_eq!(s.get("/a/x").await.unwrap().unwrap().value, json!(2));
-        assert_eq!(
-            s.create("/a/x", json!(9)).await.unwrap_err(),
-            StoreError::AlreadyExists("/a/x".into())
-        );
-        assert!(matches!(
-            s.delete("/a/x", Some(1)).await.unwrap_err(),
-            StoreError::Conflict { actual: 2, .. }
-        ));
-        assert_eq!(s.revision().await.unwrap(), 2);
-    }
-
-    #[tokio::test]
-    async fn list_selects_by_prefix_in_key_order_after_the_start_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = store(&dir);
-        for key in ["/a/ns2/b", "/a/ns1/b", "/a/ns1/a", "/ab/x", "/b/y"] {
-            s.create(key, json!(key)).await.unwrap();
-        }
-        let keys = |r: ListResult| r.items.into_iter().map(|i| i.key).collect::<Vec<_>>();
-        let all = s.list("/a/", None, None).await.unwrap();
-        assert_eq!(all.revision, 5);
-        assert_eq!(keys(all), ["/a/ns1/a", "/a/ns1/b", "/a/ns2/b"]);
-        let rest = s.list("/a/", Some("/a/ns1/a"), Some(5)).await.unwrap();
-        assert_eq!(keys(rest), ["/a/ns1/b", "/a/ns2/b"]);
+        let mut n = 0;
+        super::contract::run_all(|| {
+            n += 1;
+            let path = dir.path().join(format!("db{n}.redb"));
+            async move { RedbStore::open(&path).unwrap() }
+        })
+        .await;
     }
 
     #[tokio::test]
@@ -647,24 +643,6 @@ mod tests {
         let c = w.next().await.unwrap().unwrap();
         assert_eq!((c.revision, c.kind), (3, ChangeKind::Delete));
         assert_eq!(c.value, json!({"v": 2}));
-    }
-
-    #[tokio::test]
-    async fn a_watch_replays_history_then_follows_live_changes_under_its_prefix() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = store(&dir);
-        s.create("/a/x", json!(1)).await.unwrap();
-        s.create("/a/y", json!(2)).await.unwrap();
-        let mut w = s.watch("/a/", 1).await.unwrap();
-        s.create("/b/z", json!(3)).await.unwrap();
-        s.update("/a/x", json!(4), 1).await.unwrap();
-        let first = w.next().await.unwrap().unwrap();
-        assert_eq!((first.revision, first.key.as_str()), (2, "/a/y"));
-        let second = w.next().await.unwrap().unwrap();
-        assert_eq!(
-            (second.revision, second.value, second.prev),
-            (4, json!(4), Some(json!(1)))
-        );
     }
 
     #[tokio::test]
