@@ -7,9 +7,12 @@
 //!   signals, shutdown order).
 //! - [`metrics`]: reconcile metrics, `/metrics` over HTTPS behind TokenReview and
 //!   SubjectAccessReview, and the health probes.
+//! - [`controller`]: the [`controller::Reconciler`] trait a project implements per kind, and
+//!   [`controller::run`]: finalizer, 409/404/backoff policy, cleanup once, events, Ready.
 //! - [`tls`]: HTTPS serving of an axum router over rustls, with a certificate read from a
 //!   directory (and re-read when it changes) or a self-signed one.
 
+pub mod controller;
 pub mod manager;
 pub mod metrics;
 pub mod tls;
