@@ -528,7 +528,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             layout::MAIN_RS,
             "controllers",
             format!(
-                "controllers.spawn({krate}::controller::{}::run(mgr.clone()));",
+                "runner.spawn({krate}::controller::{}::run(runner.manager()));",
                 files.controller_module()
             ),
         );

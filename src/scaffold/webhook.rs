@@ -185,19 +185,6 @@ struct ServerFile;
 #[template(path = "webhook/testing.rs", escape = "none")]
 struct TestingFile;
 
-/// `src/tls.rs` as `init` writes it (the webhook server serves through it), for projects
-/// initialised before `init` wrote that file.
-#[derive(Template)]
-#[template(path = "init/src/tls.rs", escape = "none")]
-struct TlsFile<'a> {
-    p: TlsContext<'a>,
-}
-
-/// The one value `init/src/tls.rs` reads.
-struct TlsContext<'a> {
-    rust_header: &'a str,
-}
-
 #[derive(Template)]
 #[template(path = "webhook/version_mod.rs", escape = "none")]
 struct VersionMod<'a> {
@@ -343,9 +330,6 @@ const DEPENDENCIES: &[(&str, &str)] = &[
         r#"tokio-rustls = { version = "0.26", default-features = false, features = ["ring", "logging", "tls12"] }"#,
     ),
 ];
-
-/// rcgen, as `init` writes it into `[dependencies]` for `src/tls.rs`.
-const RCGEN: &str = r#"rcgen = { version = "0.14", default-features = false, features = ["crypto", "pem", "ring"] }"#;
 
 /// Dependencies of the webhook tests (`[dev-dependencies]`): certificates made in the test
 /// (rcgen, on ring) and an HTTPS client.
@@ -643,23 +627,9 @@ fn spec_facts(
 /// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
 fn add_server(plan: &mut Plan, project: &Project, header: &str) -> Result<()> {
     let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
-    // A new webhook server serves through `crate::tls`, which `init` writes; a project from an
-    // earlier rsbuilder gets the file, its module line and rcgen here. (An existing
-    // `src/webhook/mod.rs` is kept as it is and needs neither.)
-    if !plan.exists(layout::WEBHOOK_MOD)? && !plan.exists(layout::TLS_RS)? {
-        plan.create_file(
-            layout::shared(layout::TLS_RS),
-            render(&TlsFile {
-                p: TlsContext {
-                    rust_header: header,
-                },
-            })?,
-        );
-        plan.insert(layout::LIB_RS, "modules", "pub mod tls;");
-        if !has_dependency(&cargo, "dependencies", "rcgen") {
-            plan.insert(layout::CARGO_TOML, "dependencies", RCGEN);
-        }
-    }
+    // The webhook server serves through the runtime's `tls` (rsbuilder-runtime/, which
+    // `init` writes). A project from an earlier rsbuilder, with its own src/tls.rs and no
+    // runtime, is not supported by this server module (issue #12: `alpha update`).
     plan.create_file(
         layout::shared(layout::WEBHOOK_MOD),
         format!("{header}{}", render(&ServerFile)?),

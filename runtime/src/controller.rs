@@ -1,0 +1,538 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The per-controller machinery, written once for every kind: a project implements
+//! [`Reconciler`] (its `apply`, `cleanup` and watch setup, like controller-runtime's
+//! `Reconciler` and builder) and [`run`] does the rest:
+//!
+//! - a finalizer ([`Reconciler::FINALIZER`]) so `cleanup` runs before a deleted object is gone,
+//!   removed right after `cleanup` succeeds; a stale copy of the deleted object that still
+//!   shows the finalizer is not cleaned up again ("cleanup runs once");
+//! - the failure policy: 409 Conflict anywhere in the error retries after [`CONFLICT_RETRY`]
+//!   without growing the backoff; 404 for the reconciled object itself ends the reconciliation
+//!   quietly; any other failure retries after [`backoff`] over the object's consecutive
+//!   failures, which the next success resets;
+//! - reconcile metrics, events ([`Context::publish`]), and the `Ready` condition with
+//!   `observedGeneration` as a server-side apply status patch ([`Context::set_ready`]).
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::watcher;
+use kube::{Api, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::manager::{Manager, ScopedApi};
+
+/// How soon to retry after the API server refused a write with 409 Conflict: the object
+/// changed meanwhile, and the retry works on the newer version the watch delivers.
+pub const CONFLICT_RETRY: Duration = Duration::from_secs(1);
+
+/// How long to remember that an object's cleanup ran: far longer than a stale copy of the
+/// deleted object can linger in the watch cache.
+const FINALIZED_MEMORY: Duration = Duration::from_secs(10 * 60);
+
+/// A project's controller for one kind: what it does with an object, and what it watches.
+/// [`run`] calls it; see the module docs for what happens around each call.
+pub trait Reconciler: Send + Sync + Sized + 'static {
+    /// The reconciled kind (a custom resource, or a built-in kind such as `Pod`).
+    type Kind: Resource<DynamicType = (), Scope: ScopedApi>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Serialize
+        + Send
+        + Sync
+        + 'static;
+
+    /// The controller's name: the field manager of its patches, the reporter of its events
+    /// and the `controller` label of its metrics.
+    const NAME: &'static str;
+
+    /// The finalizer kept on every object so [`Reconciler::cleanup`] runs before it is gone;
+    /// `None` (for kinds the project does not own, such as `Pod`): no finalizer, no cleanup.
+    const FINALIZER: Option<&'static str>;
+
+    /// Brings the world in line with the object (it is not being deleted); returns when to
+    /// look again. An error is retried as the module docs say.
+    fn apply(
+        &self,
+        obj: Arc<Self::Kind>,
+        ctx: &Context,
+    ) -> impl Future<Output = anyhow::Result<Action>> + Send;
+
+    /// Releases what the object holds outside the cluster before it is deleted (objects it
+    /// owns through `ownerReferences` are garbage-collected and need nothing). An error keeps
+    /// the finalizer, and the object, until a retry succeeds. Default: nothing to release.
+    fn cleanup(
+        &self,
+        obj: Arc<Self::Kind>,
+        ctx: &Context,
+    ) -> impl Future<Output = anyhow::Result<Action>> + Send {
+        let _ = (obj, ctx);
+        async { Ok(Action::await_change()) }
+    }
+
+    /// Adds watches to the controller, such as `controller.owns(mgr.api::<Deployment>(),
+    /// Default::default())` (Kubebuilder's `Owns()`). Default: the kind alone.
+    fn watches(&self, controller: Controller<Self::Kind>, mgr: &Manager) -> Controller<Self::Kind> {
+        let _ = mgr;
+        controller
+    }
+}
+
+/// What a reconciliation receives besides the object: the client, the event recorder, and the
+/// controller's memory of failures and finished cleanups.
+pub struct Context {
+    /// Client for the API server.
+    pub client: kube::Client,
+    /// The controller's name ([`Reconciler::NAME`]).
+    pub name: &'static str,
+    /// Publishes events about the reconciled objects (`kubectl describe` shows them).
+    pub recorder: Recorder,
+    failures: Mutex<HashMap<String, u32>>,
+    finalized: Mutex<HashMap<String, Instant>>,
+}
+
+impl Context {
+    /// A context for the controller `name`, whose events are reported as `name`.
+    pub fn new(client: kube::Client, name: &'static str) -> Self {
+        Self {
+            recorder: Recorder::new(client.clone(), Reporter::from(name)),
+            client,
+            name,
+            failures: Mutex::default(),
+            finalized: Mutex::default(),
+        }
+    }
+
+    /// Publishes an event about `obj`. Events are informational: a failure is logged, not
+    /// returned.
+    pub async fn publish<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: action.into(),
+            secondary: None,
+        };
+        if let Err(err) = self.recorder.publish(&event, &obj.object_ref(&())).await {
+            tracing::warn!(object = %object_key(obj), error = %err, "publishing an event failed");
+        }
+    }
+
+    /// Records the outcome in the object's status with a server-side apply patch on the status
+    /// subresource (field manager [`Context::name`]): `observedGeneration` and the `Ready`
+    /// condition `ready` ("True" / "False") with `reason` and `message`, keeping the previous
+    /// transition time while the status is unchanged (`previous`: the object's current Ready
+    /// condition). Returns whether the status changed; then publishes a Normal (True) or
+    /// Warning (False) event with `reason`. Errors: the patch failed.
+    pub async fn set_ready<K>(
+        &self,
+        obj: &K,
+        previous: Option<&Condition>,
+        ready: bool,
+        reason: &str,
+        message: &str,
+    ) -> anyhow::Result<bool>
+    where
+        K: Resource<DynamicType = (), Scope: ScopedApi> + Clone + DeserializeOwned + Debug,
+    {
+        let generation = obj.meta().generation;
+        let status = if ready { "True" } else { "False" };
+        let condition = ready_condition(previous, generation, status, reason, message);
+        let changed = previous.is_none_or(|p| p.status != condition.status);
+        let patch = serde_json::json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "status": {
+                "conditions": [condition],
+                "observedGeneration": generation,
+            },
+        });
+        let api = K::Scope::api::<K>(self.client.clone(), obj.meta().namespace.as_deref());
+        api.patch_status(
+            &obj.name_any(),
+            &PatchParams::apply(self.name).force(),
+            &Patch::Apply(&patch),
+        )
+        .await?;
+        if changed {
+            let type_ = if ready {
+                EventType::Normal
+            } else {
+                EventType::Warning
+            };
+            self.publish(obj, type_, reason, "Reconcile", message.to_owned())
+                .await;
+        }
+        Ok(changed)
+    }
+
+    fn count_failure(&self, key: &str) -> u32 {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = failures.entry(key.to_owned()).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    }
+
+    fn reset_failures(&self, key: &str) {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        failures.remove(key);
+    }
+
+    fn remember_finalized(&self, uid: &str) {
+        let mut finalized = self
+            .finalized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        finalized.retain(|_, at| at.elapsed() < FINALIZED_MEMORY);
+        finalized.insert(uid.to_owned(), Instant::now());
+    }
+
+    fn was_finalized(&self, uid: &str) -> bool {
+        let finalized = self
+            .finalized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        finalized
+            .get(uid)
+            .is_some_and(|at| at.elapsed() < FINALIZED_MEMORY)
+    }
+}
+
+/// A failed reconciliation: the project's error (with its causes), as kube's controller
+/// needs a `std::error::Error`.
+#[derive(Debug)]
+pub struct Error(pub anyhow::Error);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Error {
+    /// The API server's answer, when a call it refused is in the error's causes.
+    pub fn api_status(&self) -> Option<&kube::core::Status> {
+        self.0
+            .chain()
+            .find_map(|cause| match cause.downcast_ref::<kube::Error>() {
+                Some(kube::Error::Api(status)) => Some(status.as_ref()),
+                _ => None,
+            })
+    }
+
+    /// Whether the API server refused a write with 409 Conflict.
+    pub fn is_conflict(&self) -> bool {
+        self.api_status().is_some_and(|s| s.is_conflict())
+    }
+
+    /// Whether the API server answered 404 for the object of kind `K` named `name` itself (a
+    /// 404 for another object, or an API that is not installed, is not).
+    pub fn is_gone<K: Resource<DynamicType = ()>>(&self, name: &str) -> bool {
+        self.api_status().is_some_and(|status| {
+            status.is_not_found()
+                && status.details.as_ref().is_some_and(|d| {
+                    d.name == name && d.kind == K::plural(&()) && d.group == K::group(&())
+                })
+        })
+    }
+}
+
+/// Turns the finalizer helper's error into the project's error, keeping kube's errors as
+/// causes (so [`Error::api_status`] finds them).
+fn flatten(err: finalizer::Error<Error>) -> Error {
+    match err {
+        finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => err,
+        finalizer::Error::AddFinalizer(err) => {
+            Error(anyhow::Error::new(err).context("adding the finalizer failed"))
+        }
+        finalizer::Error::RemoveFinalizer(err) => {
+            Error(anyhow::Error::new(err).context("removing the finalizer failed"))
+        }
+        other => Error(anyhow::anyhow!("{other}")),
+    }
+}
+
+/// The delay before the next attempt after `failures` consecutive failures: 5 s, doubled per
+/// failure, at most 5 minutes.
+pub fn backoff(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(6);
+    Duration::from_secs((5u64 << doublings).min(300))
+}
+
+/// `namespace/name` of an object, for logs and the failure count.
+pub fn object_key<K: Resource>(obj: &K) -> String {
+    format!(
+        "{}/{}",
+        obj.meta().namespace.as_deref().unwrap_or_default(),
+        obj.meta().name.as_deref().unwrap_or_default()
+    )
+}
+
+/// A `Ready` condition, keeping the previous transition time when the status is unchanged.
+pub fn ready_condition(
+    previous: Option<&Condition>,
+    generation: Option<i64>,
+    status: &str,
+    reason: &str,
+    message: &str,
+) -> Condition {
+    let last_transition_time = match previous {
+        Some(p) if p.status == status => p.last_transition_time.clone(),
+        _ => Time(k8s_openapi::jiff::Timestamp::now()),
+    };
+    Condition {
+        type_: "Ready".into(),
+        status: status.into(),
+        reason: reason.into(),
+        message: message.into(),
+        observed_generation: generation,
+        last_transition_time,
+    }
+}
+
+/// Reconciles one object with `reconciler`: the finalizer around `apply` / `cleanup`, the
+/// 404-is-done rule and the cleanup-runs-once memory (module docs). Errors go to
+/// [`error_policy`].
+pub async fn reconcile<R: Reconciler>(
+    obj: Arc<R::Kind>,
+    reconciler: &R,
+    ctx: &Context,
+) -> Result<Action, Error> {
+    let key = object_key(obj.as_ref());
+    let name = obj.name_any();
+    let Some(finalizer_name) = R::FINALIZER else {
+        return match reconciler.apply(obj, ctx).await.map_err(Error) {
+            Err(err) if err.is_gone::<R::Kind>(&name) => Ok(Action::await_change()),
+            Ok(action) => {
+                ctx.reset_failures(&key);
+                Ok(action)
+            }
+            Err(err) => Err(err),
+        };
+    };
+    // Kubernetes lets no finalizer be added to an object that is being deleted, so once this
+    // controller removed its finalizer, a copy that still shows it is stale.
+    let uid = obj.uid().unwrap_or_default();
+    let deleting = obj.meta().deletion_timestamp.is_some();
+    if deleting && ctx.was_finalized(&uid) {
+        tracing::debug!(object = %key, "already cleaned up");
+        return Ok(Action::await_change());
+    }
+    let finalizing = deleting && obj.finalizers().iter().any(|f| f == finalizer_name);
+    let api = <<R::Kind as Resource>::Scope as ScopedApi>::api::<R::Kind>(
+        ctx.client.clone(),
+        obj.meta().namespace.as_deref(),
+    );
+    let result = finalizer(&api, finalizer_name, obj, |event| async {
+        match event {
+            finalizer::Event::Apply(obj) => reconciler.apply(obj, ctx).await.map_err(Error),
+            finalizer::Event::Cleanup(obj) => reconciler.cleanup(obj, ctx).await.map_err(Error),
+        }
+    })
+    .await
+    .map_err(flatten);
+    let action = match result {
+        Ok(action) => action,
+        Err(err) if err.is_gone::<R::Kind>(&name) => {
+            tracing::debug!(object = %key, "deleted before the reconciliation finished");
+            Action::await_change()
+        }
+        Err(err) => return Err(err),
+    };
+    if finalizing && !uid.is_empty() {
+        ctx.remember_finalized(&uid);
+    }
+    ctx.reset_failures(&key);
+    Ok(action)
+}
+
+/// When to retry after [`reconcile`] failed: [`CONFLICT_RETRY`] for a conflict (not counted as
+/// a failure), else [`backoff`] over the object's consecutive failures.
+pub fn error_policy<K: Resource>(obj: &K, err: &Error, ctx: &Context) -> Action {
+    let key = object_key(obj);
+    if err.is_conflict() {
+        tracing::debug!(object = %key, error = %err, retry_in = ?CONFLICT_RETRY, "conflict");
+        return Action::requeue(CONFLICT_RETRY);
+    }
+    let delay = backoff(ctx.count_failure(&key));
+    tracing::warn!(object = %key, error = %err, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// Runs `reconciler` until `mgr.shutdown` is cancelled: watches its kind (in `mgr.namespace`
+/// when set and the kind is namespaced, else everywhere) plus what
+/// [`Reconciler::watches`] adds, reconciles each object and records each reconciliation in
+/// the manager's metrics. Errors: the kind cannot be listed (the CRD is not installed, `make
+/// install`, or RBAC does not allow it).
+pub async fn run<R: Reconciler>(mgr: Manager, reconciler: R) -> anyhow::Result<()> {
+    let api: Api<R::Kind> = mgr.api();
+    if let Err(err) = api.list(&ListParams::default().limit(1)).await {
+        anyhow::bail!(
+            "{}: cannot list {} ({err}); is the CRD installed (`make install`)?",
+            R::NAME,
+            R::Kind::plural(&())
+        );
+    }
+    let state = Arc::new((reconciler, Context::new(mgr.client.clone(), R::NAME)));
+    let metrics = mgr.metrics.clone();
+    let controller = Controller::new(api, watcher::Config::default());
+    let controller = state.0.watches(controller, &mgr);
+    controller
+        .graceful_shutdown_on(mgr.shutdown.clone().cancelled_owned())
+        .run(
+            move |obj, state: Arc<(R, Context)>| {
+                let metrics = metrics.clone();
+                async move {
+                    let start = Instant::now();
+                    let result = reconcile(obj, &state.0, &state.1).await;
+                    let outcome = if result.is_ok() { "success" } else { "error" };
+                    metrics.reconcile(R::NAME, start.elapsed(), outcome);
+                    result
+                }
+            },
+            |obj, err, state| error_policy(obj.as_ref(), err, &state.1),
+            state,
+        )
+        .for_each(|result| async move {
+            match result {
+                Ok((object, _)) => tracing::debug!(%object, "reconciled"),
+                Err(err) => tracing::debug!(error = %err, "reconcile did not complete"),
+            }
+        })
+        .await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::core::response::StatusDetails;
+
+    /// The API server's refusal with `code` about the object `kind`/`name`, with the reason
+    /// it gives for that code.
+    fn refused(code: u16, kind: &str, name: &str) -> anyhow::Error {
+        let reason = match code {
+            404 => "NotFound",
+            409 => "Conflict",
+            _ => "InternalError",
+        };
+        let status = kube::core::Status::failure("refused", reason)
+            .with_code(code)
+            .with_details(StatusDetails {
+                name: name.into(),
+                group: String::new(),
+                kind: kind.into(),
+                uid: String::new(),
+                causes: Vec::new(),
+                retry_after_seconds: 0,
+            });
+        anyhow::Error::new(kube::Error::Api(Box::new(status)))
+    }
+
+    #[test]
+    fn backoff_doubles_from_5s_to_at_most_5_minutes() {
+        let delays: Vec<u64> = (0..=9).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(delays, [5, 5, 10, 20, 40, 80, 160, 300, 300, 300]);
+        assert_eq!(backoff(u32::MAX), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn a_conflict_is_found_under_context_and_through_the_finalizer() {
+        let err = Error(refused(409, "pods", "web").context("updating the child"));
+        assert!(err.is_conflict());
+        let kube_err = kube::Error::Api(Box::new(
+            kube::core::Status::failure("conflict", "Conflict").with_code(409),
+        ));
+        let err = flatten(finalizer::Error::AddFinalizer(kube_err));
+        assert!(err.is_conflict());
+        assert!(
+            err.to_string().starts_with("adding the finalizer failed"),
+            "{err}"
+        );
+        assert!(!Error(anyhow::anyhow!("no API status")).is_conflict());
+    }
+
+    #[test]
+    fn only_a_404_for_the_object_itself_means_it_is_gone() {
+        assert!(Error(refused(404, "pods", "web")).is_gone::<Pod>("web"));
+        assert!(!Error(refused(404, "pods", "other")).is_gone::<Pod>("web"));
+        assert!(!Error(refused(404, "services", "web")).is_gone::<Pod>("web"));
+        assert!(!Error(refused(409, "pods", "web")).is_gone::<Pod>("web"));
+    }
+
+    #[tokio::test]
+    async fn conflicts_do_not_grow_the_backoff_and_a_success_resets_it() {
+        let (service, _handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        let ctx = Context::new(kube::Client::new(service, "default"), "pod");
+        let mut pod = Pod::default();
+        pod.metadata.name = Some("web".into());
+        pod.metadata.namespace = Some("default".into());
+        let failure = Error(anyhow::anyhow!("the image registry is down"));
+        let conflict = Error(refused(409, "pods", "web"));
+        assert_eq!(
+            error_policy(&pod, &failure, &ctx),
+            Action::requeue(backoff(1))
+        );
+        assert_eq!(
+            error_policy(&pod, &conflict, &ctx),
+            Action::requeue(CONFLICT_RETRY)
+        );
+        assert_eq!(
+            error_policy(&pod, &failure, &ctx),
+            Action::requeue(backoff(2))
+        );
+        ctx.reset_failures(&object_key(&pod));
+        assert_eq!(
+            error_policy(&pod, &failure, &ctx),
+            Action::requeue(backoff(1))
+        );
+    }
+
+    #[tokio::test]
+    async fn cleanup_is_remembered_per_uid() {
+        let (service, _handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        let ctx = Context::new(kube::Client::new(service, "default"), "pod");
+        assert!(!ctx.was_finalized("uid-1"));
+        ctx.remember_finalized("uid-1");
+        assert!(ctx.was_finalized("uid-1"));
+        assert!(!ctx.was_finalized("uid-2"));
+    }
+
+    #[test]
+    fn ready_keeps_its_transition_time_while_unchanged() {
+        let first = ready_condition(None, Some(1), "True", "Reconciled", "ok");
+        assert_eq!(first.observed_generation, Some(1));
+        let same = ready_condition(Some(&first), Some(2), "True", "Reconciled", "ok");
+        assert_eq!(same.last_transition_time, first.last_transition_time);
+        assert_eq!(same.observed_generation, Some(2));
+        let flipped = ready_condition(Some(&first), Some(2), "False", "Failed", "no");
+        assert_eq!(flipped.status, "False");
+        assert_eq!(flipped.reason, "Failed");
+    }
+}
