@@ -4,5 +4,8 @@
 //!
 //! - [`tls`]: HTTPS serving of an axum router over rustls, with a certificate read from a
 //!   directory (and re-read when it changes) or a self-signed one.
+//! - [`webhook`]: the admission (defaulting, validating) and conversion webhook server, and
+//!   the traits a kind's webhooks implement.
 
 pub mod tls;
+pub mod webhook;
