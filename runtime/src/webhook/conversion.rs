@@ -100,6 +100,27 @@ impl<H: WebhookKind> Conversion<H> {
     }
 }
 
+/// Reads `from` as the version `B`: every field with the same JSON name carries over, and
+/// `apiVersion` becomes `B`'s. What a scaffolded [`Convert`] does until the versions' fields
+/// differ. Errors: `from` does not read as a `B` (a field `B` requires is missing, or has
+/// another type), with serde's message naming the field.
+pub fn carry_over<A: Serialize, B: WebhookKind>(from: &A) -> anyhow::Result<B> {
+    let mut value = serde_json::to_value(from)?;
+    if let Some(object) = value.as_object_mut() {
+        object.insert(
+            "apiVersion".into(),
+            Value::String(B::api_version(&()).into_owned()),
+        );
+    }
+    B::deserialize(value).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot carry the fields over to {} {}: {e}",
+            B::api_version(&()),
+            B::kind(&())
+        )
+    })
+}
+
 fn spoke_to_hub<H, S: WebhookKind + Convert<H>>(raw: &Value) -> Result<(Value, H), String> {
     let spoke: S = read(raw)?;
     let before = json(&spoke)?;

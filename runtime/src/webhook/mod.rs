@@ -52,7 +52,7 @@ pub mod review;
 #[cfg(test)]
 mod tests;
 
-pub use conversion::{CONVERSION_PATH, Conversion, Convert};
+pub use conversion::{CONVERSION_PATH, Conversion, Convert, carry_over};
 
 /// Largest AdmissionReview body read: 7 MiB, controller-runtime's `maxRequestSize`. The API
 /// server stores objects of at most about 1.5 MiB (etcd's limit), and an UPDATE review

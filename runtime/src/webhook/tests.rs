@@ -721,6 +721,27 @@ async fn a_body_that_is_not_a_conversion_review_gets_400() {
 }
 
 #[test]
+fn carry_over_copies_fields_of_the_same_name_and_names_a_missing_one() {
+    let v1 = Widget::deserialize(widget(json!({"color": "red", "replicas": 2}))).unwrap();
+    let v2: WidgetV2 = carry_over(&v1).unwrap();
+    assert_eq!(v2.spec.color, "red");
+    assert_eq!(v2.spec.size, None, "replicas is not size");
+    assert_eq!(v2.metadata.name.as_deref(), Some("w"));
+
+    /// A version whose spec requires a field v1 does not have.
+    #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+    struct StrictSpec {
+        shape: String,
+    }
+    widget!(WidgetV3, "v3", StrictSpec);
+    let err = carry_over::<_, WidgetV3>(&v1).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "cannot carry the fields over to example.com/v3 Widget: missing field `shape`"
+    );
+}
+
+#[test]
 fn misregistered_webhooks_are_reported_not_served() {
     let err = Webhooks::new()
         .defaulting::<Widget, _>(MUTATE, WidgetWebhook)
