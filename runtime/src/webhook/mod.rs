@@ -19,7 +19,7 @@
 //! - a review whose `kind` or `resource` is not the webhook's kind is denied with a message
 //!   naming both, and never patched (a misconfigured rule must not rewrite Pods);
 //! - a defaulting patch holds only what `default` changed, applied to the object exactly as
-//!   sent (see [`patch`](self::patch)): what the Rust types re-encode differently (`status:
+//!   sent (see [`patch`]): what the Rust types re-encode differently (`status:
 //!   {}`, fractional seconds, unknown fields) is left alone;
 //! - a denial carries code 403 and reason `Forbidden`, as controller-runtime's does, so the
 //!   client sees `403 Forbidden: admission webhook "…" denied the request: <message>`;
@@ -29,6 +29,42 @@
 //!
 //! The server runs on every replica of the manager, not only the leader: the API server
 //! sends webhook requests to any ready pod behind the webhook Service.
+//!
+//! A kind's webhook file, in the shape `rsbuilder create webhook` scaffolds (here for a
+//! built-in kind):
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use rsbuilder_runtime::webhook::prelude::*;
+//!
+//! // +kubebuilder:webhook:path=/mutate--v1-configmap,mutating=true,...
+//! // +kubebuilder:webhook:path=/validate--v1-configmap,mutating=false,...
+//!
+//! pub struct ConfigMapWebhook;
+//!
+//! impl Defaulter<ConfigMap> for ConfigMapWebhook {
+//!     async fn default(&self, config_map: &mut ConfigMap) -> Result<(), Denied> {
+//!         let labels = config_map.metadata.labels.get_or_insert_default();
+//!         labels.entry("app.kubernetes.io/managed-by".into()).or_insert("me".into());
+//!         Ok(())
+//!     }
+//! }
+//!
+//! impl Validator<ConfigMap> for ConfigMapWebhook {
+//!     async fn validate_create(&self, config_map: &ConfigMap) -> Validation {
+//!         match config_map.data.as_ref().map_or(0, |d| d.len()) {
+//!             n if n > 100 => Err(Denied::new(format!("data: at most 100 keys, got {n}"))),
+//!             _ => Ok(Vec::new()),
+//!         }
+//!     }
+//! }
+//!
+//! // In main: serve(addr, certs, webhooks, shutdown).
+//! let webhooks = Webhooks::new()
+//!     .defaulting::<ConfigMap, _>("/mutate--v1-configmap", ConfigMapWebhook)
+//!     .validating::<ConfigMap, _>("/validate--v1-configmap", ConfigMapWebhook);
+//! assert!(webhooks.router().is_ok());
+//! ```
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -53,6 +89,14 @@ pub mod review;
 mod tests;
 
 pub use conversion::{CONVERSION_PATH, Conversion, Convert, carry_over};
+
+/// What a kind's webhook file uses, for one `use rsbuilder_runtime::webhook::prelude::*;`.
+pub mod prelude {
+    pub use super::{
+        Conversion, Convert, Defaulter, Denied, Validation, Validator, Warnings, Webhooks,
+        carry_over,
+    };
+}
 
 /// Largest AdmissionReview body read: 7 MiB, controller-runtime's `maxRequestSize`. The API
 /// server stores objects of at most about 1.5 MiB (etcd's limit), and an UPDATE review
