@@ -323,10 +323,10 @@ fn builtin_types_of_other_groups_resolve_through_k8s_openapi() {
     // main.rs is formatted by rustfmt after the insertion, which wraps the longer line.
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains(
-        "    controllers.spawn(ai_operator::controller::deployment_controller::run(\n        mgr.clone(),\n    ));\n"
+        "        runner.spawn(ai_operator::controller::deployment_controller::run(\n            runner.manager(),\n        ));\n"
     ), "{main}");
     assert!(main.contains(
-        "    controllers.spawn(ai_operator::controller::ingress_controller::run(\n        mgr.clone(),\n    ));\n"
+        "        runner.spawn(ai_operator::controller::ingress_controller::run(\n            runner.manager(),\n        ));\n"
     ), "{main}");
 }
 
@@ -364,9 +364,7 @@ fn kinds_share_version_modules_and_kustomizations() {
     );
     let lib = read("src/lib.rs");
     assert!(
-        lib.contains(
-            "pub mod api;\npub mod controller;\npub mod manager;\npub mod tls;\n// +kubebuilder:scaffold:modules"
-        ),
+        lib.contains("pub mod api;\npub mod controller;\n// +kubebuilder:scaffold:modules"),
         "modules are kept in rustfmt's order: {lib}"
     );
     assert_eq!(lib.matches("pub mod api;").count(), 1, "{lib}");

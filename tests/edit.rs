@@ -61,13 +61,12 @@ fn edit(dir: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
 }
 
 /// The files `init` writes differently for the two settings (besides PROJECT).
-const SWITCHED: [&str; 6] = [
+const SWITCHED: [&str; 5] = [
     "README.md",
     "config/manager/manager.yaml",
     "config/rbac/role.yaml",
     "config/rbac/role_binding.yaml",
     "src/main.rs",
-    "src/manager.rs",
 ];
 
 #[test]
@@ -146,8 +145,8 @@ fn change(dir: &Path, rel: &str, from: &str, to: &str) {
     std::fs::write(&path, text.replace(from, to)).unwrap();
 }
 
-const CLUSTER_WIDE_NAMESPACE: &str = "let namespace = args.namespace.clone();";
-const USER_NAMESPACE: &str = "let namespace = args.namespace.clone().or(Some(\"team-a\".into()));";
+const CLUSTER_WIDE_NAMESPACE: &str = "namespaced: false,";
+const USER_NAMESPACE: &str = "namespaced: false, // reviewed by the team";
 
 #[test]
 fn a_changed_main_rs_part_is_refused_and_nothing_is_written() {
@@ -166,9 +165,7 @@ fn a_changed_main_rs_part_is_refused_and_nothing_is_written() {
         .stderr(predicate::str::contains(format!(
             "    -    {CLUSTER_WIDE_NAMESPACE}\n"
         )))
-        .stderr(predicate::str::contains(
-            "    +            .unwrap_or_else(|| client.default_namespace().to_owned()),\n",
-        ))
+        .stderr(predicate::str::contains("    +    namespaced: true,\n"))
         .stderr(predicate::str::contains("--force"));
     assert_eq!(tree(&dir), before, "a refused edit changed the tree");
 }
@@ -179,8 +176,8 @@ fn changes_in_several_files_are_all_reported_and_nothing_is_written() {
     change(
         &dir,
         "src/main.rs",
-        ".unwrap_or_else(|| client.default_namespace().to_owned())",
-        ".unwrap_or_else(|| \"team-a\".to_owned())",
+        "namespaced: true,",
+        "namespaced: true, // reviewed by the team",
     );
     change(
         &dir,
@@ -231,14 +228,10 @@ fn force_replaces_the_changed_part_and_keeps_the_rest_of_the_file() {
             "replaced the parts of src/main.rs you changed with what `rsbuilder init` writes \
              (--force)",
         ))
-        .stdout(predicate::str::contains("src/manager.rs you changed").not())
         .stdout(predicate::str::contains("overwrote").not());
     assert_same_tree(&dir, &fresh);
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
-    assert!(
-        main.contains("aijob_controller::run(mgr.clone())"),
-        "{main}"
-    );
+    assert!(main.contains("aijob_controller::run("), "{main}");
 }
 
 /// When the lines around the changed part changed too, `--force` overwrites the whole file.
@@ -248,8 +241,8 @@ fn force_never_overwrites_a_file_whose_part_cannot_be_found() {
     change(
         &dir,
         "src/main.rs",
-        &format!("    {CLUSTER_WIDE_NAMESPACE}\n    let mgr = Manager {{\n        client,\n"),
-        &format!("    {USER_NAMESPACE}\n    let mgr = Manager {{\n        client: client,\n"),
+        &format!("    {CLUSTER_WIDE_NAMESPACE}\n}};\n"),
+        &format!("    {USER_NAMESPACE}\n}}; // the project's defaults\n"),
     );
     let before = tree(&dir);
     edit(&dir, &["--namespaced=true", "--force"])
@@ -281,7 +274,7 @@ fn a_readme_of_ones_own_is_left_alone_with_the_change_to_make() {
         "# demo\nMy own words.\n"
     );
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
-    assert!(main.contains("client.default_namespace()"), "{main}");
+    assert!(main.contains("    namespaced: true,\n"), "{main}");
 }
 
 #[test]
@@ -376,7 +369,6 @@ fn crlf_files_are_switched_and_keep_their_line_endings() {
     let (_b, fresh) = init(&["--namespaced"]);
     let files = [
         "src/main.rs",
-        "src/manager.rs",
         "config/manager/manager.yaml",
         "config/rbac/role.yaml",
         "config/rbac/role_binding.yaml",

@@ -88,9 +88,6 @@ const EXPECTED_FILES: &[&str] = &[
     "config/rbac/service_account.yaml",
     "src/lib.rs",
     "src/main.rs",
-    "src/manager.rs",
-    "src/tls.rs",
-    "tests/manager_tests.rs",
 ];
 
 fn snapshot_name(prefix: &str, path: &str) -> String {
@@ -100,7 +97,12 @@ fn snapshot_name(prefix: &str, path: &str) -> String {
 #[test]
 fn init_writes_the_whole_tree() {
     let (_tmp, dir) = init_ai_operator();
-    let files = tree(&dir);
+    let mut files = tree(&dir);
+    // The tool-owned runtime crate and rsbuilder's records of it: checked in
+    // `init_writes_the_runtime_as_tool_owned_files`; the user's files are reviewed here.
+    files.retain(|path, _| {
+        !path.starts_with("rsbuilder-runtime/") && !path.starts_with(".rsbuilder/")
+    });
     assert_eq!(
         files.keys().map(String::as_str).collect::<Vec<_>>(),
         EXPECTED_FILES
@@ -116,6 +118,61 @@ fn init_writes_the_whole_tree() {
         assert!(text.ends_with('\n') && !text.ends_with("\n\n"), "{path}");
         insta::assert_snapshot!(snapshot_name("tree__", path), text);
     }
+}
+
+#[test]
+fn init_writes_the_runtime_as_tool_owned_files() {
+    use rsbuilder::scaffold::engine::owned;
+    let (_tmp, dir) = init_ai_operator();
+    let files = tree(&dir);
+    let text = |path: &str| String::from_utf8(files[path].clone()).unwrap();
+    let runtime: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| p.starts_with("rsbuilder-runtime/"))
+        .collect();
+    let embedded: Vec<&str> = rsbuilder::scaffold::runtime::project_files()
+        .map(|(path, _)| path)
+        .collect();
+    assert_eq!(runtime, embedded);
+    assert!(
+        runtime.contains(&"rsbuilder-runtime/src/manager.rs"),
+        "{runtime:?}"
+    );
+    let mut manifest = String::new();
+    for (path, contents) in rsbuilder::scaffold::runtime::project_files() {
+        // Written byte for byte, with its tool-owned first line.
+        assert_eq!(text(path), contents, "{path}");
+        assert!(
+            contents
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with(rsbuilder::scaffold::runtime::TOOL_OWNED_LINE),
+            "{path}"
+        );
+        // The merge base is the text written.
+        assert_eq!(text(&format!(".rsbuilder/base/{path}")), contents, "{path}");
+        manifest.push_str(&format!("{}  {path}\n", owned::sha256_hex(contents)));
+    }
+    assert_eq!(text(owned::MANIFEST), manifest);
+    // Nothing user-owned is recorded, and `init` lists only the project's own files.
+    let recorded: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| p.starts_with(".rsbuilder/"))
+        .collect();
+    assert_eq!(recorded.len(), embedded.len() + 1, "{recorded:?}");
+    let cargo = text("Cargo.toml");
+    assert!(
+        cargo.contains("rsbuilder-runtime = { path = \"rsbuilder-runtime\" }"),
+        "{cargo}"
+    );
+    let docker = text("Dockerfile");
+    assert!(
+        docker.contains("COPY rsbuilder-runtime/ rsbuilder-runtime/"),
+        "{docker}"
+    );
 }
 
 #[test]
@@ -145,10 +202,7 @@ fn generated_sources_keep_every_scaffold_marker() {
         cargo.trim_end().lines().last(),
         Some("# +kubebuilder:scaffold:dev-dependencies")
     );
-    assert!(
-        read("src/lib.rs")
-            .contains("\npub mod manager;\npub mod tls;\n// +kubebuilder:scaffold:modules\n")
-    );
+    assert!(read("src/lib.rs").ends_with("\n\n// +kubebuilder:scaffold:modules\n"));
     let main = read("src/main.rs");
     for marker in ["imports", "controllers", "webhooks"] {
         assert_eq!(
@@ -158,11 +212,15 @@ fn generated_sources_keep_every_scaffold_marker() {
             "{marker}"
         );
     }
-    let joinset = main
-        .find("let mut controllers = tokio::task::JoinSet::new();")
-        .unwrap();
-    assert!(joinset < main.find("+kubebuilder:scaffold:webhooks").unwrap());
-    assert!(joinset < main.find("+kubebuilder:scaffold:controllers").unwrap());
+    // Certificates are loaded before the manager connects; webhooks start before leader
+    // election, controllers only once this replica leads.
+    let start = main.find("Runner::start(args, &OPTIONS)").unwrap();
+    assert!(main.find("+kubebuilder:scaffold:certificates").unwrap() < start);
+    let elect = main.find("runner.elect_leader()").unwrap();
+    assert!(start < main.find("+kubebuilder:scaffold:webhooks").unwrap());
+    assert!(main.find("+kubebuilder:scaffold:webhooks").unwrap() < elect);
+    assert!(elect < main.find("+kubebuilder:scaffold:controllers").unwrap());
+    assert!(main.lines().count() <= 80, "{main}");
     let default = read("config/default/kustomization.yaml");
     for marker in ["default-resources", "default-patches", "default-sections"] {
         assert!(
@@ -192,10 +250,10 @@ fn namespaced_projects_use_roles_and_the_pod_namespace() {
         let text = String::from_utf8(files[path].clone()).unwrap();
         insta::assert_snapshot!(snapshot_name("namespaced__", path), text);
     }
-    let manager = String::from_utf8(files["src/manager.rs"].clone()).unwrap();
-    assert!(manager.contains(r#"#[arg(long, env = "POD_NAMESPACE")]"#));
+    // The runtime reads --namespace from POD_NAMESPACE and defaults it to the manager's own
+    // namespace for a namespaced project (tested in runtime/tests/manager.rs).
     let main = String::from_utf8(files["src/main.rs"].clone()).unwrap();
-    assert!(main.contains("client.default_namespace()"));
+    assert!(main.contains("    namespaced: true,\n"), "{main}");
     // --repo defaults to the project name.
     let project = rsbuilder::model::Project::load(&dir).unwrap();
     assert!(project.namespaced);
@@ -637,12 +695,7 @@ fn a_license_file_becomes_the_header_of_every_generated_source() {
         .assert()
         .success();
     let want = "// Copyright 2026 Acme Inc.\n//\n// All rights reserved.\n\n";
-    for f in [
-        "src/lib.rs",
-        "src/main.rs",
-        "src/manager.rs",
-        "tests/manager_tests.rs",
-    ] {
+    for f in ["src/lib.rs", "src/main.rs"] {
         let text = std::fs::read_to_string(dir.join(f)).unwrap();
         assert!(text.starts_with(want), "{f}: {text}");
     }

@@ -2,10 +2,19 @@
 //! The machinery every rsbuilder operator shares, written and tested once in rsbuilder's
 //! repository and copied into a generated project as tool-owned files (docs/runtime.md):
 //!
+//! - [`manager`]: the manager's flags, the [`manager::Manager`] handle controllers and
+//!   webhooks receive, and the [`manager::Runner`] (API server connection, leader election,
+//!   signals, shutdown order).
+//! - [`metrics`]: reconcile metrics, `/metrics` over HTTPS behind TokenReview and
+//!   SubjectAccessReview, and the health probes.
 //! - [`tls`]: HTTPS serving of an axum router over rustls, with a certificate read from a
 //!   directory (and re-read when it changes) or a self-signed one.
 //! - [`webhook`]: the admission (defaulting, validating) and conversion webhook server, and
 //!   the traits a kind's webhooks implement.
 
+pub mod manager;
+pub mod metrics;
 pub mod tls;
 pub mod webhook;
+
+pub use manager::{Args, Manager, Options, Runner};

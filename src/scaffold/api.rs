@@ -556,7 +556,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             paths::MAIN_RS,
             "controllers",
             format!(
-                "controllers.spawn({krate}::controller::{}_controller::run(mgr.clone()));",
+                "runner.spawn({krate}::controller::{}_controller::run(runner.manager()));",
                 n.module
             ),
         );

@@ -13,6 +13,7 @@
 
 mod fault;
 pub mod lock;
+pub mod owned;
 pub mod txn;
 
 use std::collections::BTreeMap;
@@ -24,7 +25,7 @@ use cap_std::fs::Dir;
 use thiserror::Error;
 
 pub use lock::ProjectLock;
-pub use txn::Recovery;
+pub use txn::{Recovery, STATE_DIR};
 
 /// What to do when a file to create already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +185,8 @@ pub struct Plan {
     root: PathBuf,
     force: bool,
     ops: Vec<FileOp>,
+    /// Files written as tool-owned ([`Plan::create_tool_owned`]).
+    tool_owned: std::collections::BTreeSet<PathBuf>,
 }
 
 /// The full marker comment for a marker name in a file, chosen by the file's extension:
@@ -200,6 +203,7 @@ impl Plan {
             root: root.into(),
             force,
             ops: Vec::new(),
+            tool_owned: Default::default(),
         }
     }
 
@@ -220,6 +224,21 @@ impl Plan {
             contents: contents.into(),
             if_exists,
         });
+    }
+
+    /// Adds a whole-file write of a tool-owned file (one rsbuilder keeps, such as the runtime
+    /// crate's sources): written byte for byte (not reformatted), and recorded under
+    /// `.rsbuilder/` with its SHA-256 and its text ([`owned`]), the merge base for a later
+    /// `alpha update`.
+    pub fn create_tool_owned(
+        &mut self,
+        path: impl Into<PathBuf>,
+        contents: impl Into<String>,
+        if_exists: IfExists,
+    ) {
+        let path = path.into();
+        self.tool_owned.insert(path.clone());
+        self.create(path, contents, if_exists);
     }
 
     /// Adds a fragment insertion before the scaffold marker `marker` in `path`.
@@ -310,7 +329,7 @@ impl Plan {
                     let exists_on_disk = entry.0.is_some();
                     let mut write = |entry: &mut (Option<String>, Option<String>)| {
                         entry.1 = Some(contents.clone());
-                        if is_rust(rel) {
+                        if is_rust(rel) && !self.tool_owned.contains(rel) {
                             format_rust.insert(rel.clone());
                         }
                     };
@@ -363,12 +382,46 @@ impl Plan {
             .zip(super::rustfmt::format_all(&to_format, &edition, &self.root))
             .filter_map(|((path, _), text)| Some((path.to_path_buf(), text?)))
             .collect();
-        Ok(files
+        let mut finals: BTreeMap<PathBuf, (Option<String>, String)> = files
             .into_iter()
             .map(|(path, (original, planned))| {
                 let contents = formatted
                     .remove(&path)
                     .unwrap_or_else(|| planned.unwrap_or_default());
+                (path, (original, contents))
+            })
+            .collect();
+        // What rsbuilder wrote of each tool-owned file: its text and hash under .rsbuilder/.
+        let written: Vec<(PathBuf, String)> = self
+            .tool_owned
+            .iter()
+            .filter_map(|p| Some((p.clone(), finals.get(p)?.1.clone())))
+            .collect();
+        if !written.is_empty() {
+            let read = |rel: &Path| -> Result<Option<String>, ScaffoldError> {
+                match dir.as_ref().map(|d| d.read_to_string(rel)) {
+                    None => Ok(None),
+                    Some(Ok(text)) => Ok(Some(text)),
+                    Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Some(Err(source)) => Err(ScaffoldError::Io {
+                        action: "reading",
+                        path: self.root.join(rel),
+                        source,
+                    }),
+                }
+            };
+            let manifest = Path::new(owned::MANIFEST);
+            let old_manifest = read(manifest)?;
+            let records = owned::records(old_manifest.as_deref(), &written);
+            for (rel, text) in records {
+                self.check_path(&rel)?;
+                let original = read(&rel)?;
+                finals.insert(rel, (original, text));
+            }
+        }
+        Ok(finals
+            .into_iter()
+            .map(|(path, (original, contents))| {
                 let action = match &original {
                     None => Action::Created,
                     Some(o) if *o == contents => Action::Unchanged,

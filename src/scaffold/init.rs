@@ -205,9 +205,6 @@ templates! {
     CargoToml => "init/Cargo.toml.askama",
     LibRs => "init/src/lib.rs",
     MainRs => "init/src/main.rs",
-    ManagerRs => "init/src/manager.rs",
-    TlsRs => "init/src/tls.rs",
-    ManagerTestsRs => "init/tests/manager_tests.rs",
     DefaultKustomization => "init/config/default/kustomization.yaml",
     MetricsService => "init/config/default/metrics_service.yaml",
     RbacKustomization => "init/config/rbac/kustomization.yaml",
@@ -376,9 +373,6 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
         ("Cargo.toml", render(&CargoToml { p })),
         ("src/lib.rs", render(&LibRs { p })),
         ("src/main.rs", render(&MainRs { p })),
-        ("src/manager.rs", render(&ManagerRs { p })),
-        ("src/tls.rs", render(&TlsRs { p })),
-        ("tests/manager_tests.rs", render(&ManagerTestsRs { p })),
         (
             "config/default/kustomization.yaml",
             render(&DefaultKustomization { p }),
@@ -444,7 +438,14 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
     if let Some(text) = opts.license.license_file(opts.year, &opts.owner) {
         files.push(("LICENSE", text));
     }
+    files.extend(super::runtime::project_files().map(|(path, text)| (path, text.to_owned())));
     files
+}
+
+/// Whether `init` writes `path` (relative to the project) as a tool-owned file: the runtime
+/// crate under [`super::runtime::DIR`]. Every other file `init` writes is the user's.
+pub fn is_tool_owned(path: &str) -> bool {
+    Path::new(path).starts_with(super::runtime::DIR)
 }
 
 /// Plans `init` in `dir`: validates `opts`, refuses a directory that already holds a
@@ -485,6 +486,10 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
     }
     let mut plan = Plan::new(dir, false);
     for (path, contents) in files {
+        if is_tool_owned(path) {
+            plan.create_tool_owned(path, contents, IfExists::Error);
+            continue;
+        }
         let policy = if KEEP_IF_PRESENT.contains(&path) {
             IfExists::Skip
         } else {

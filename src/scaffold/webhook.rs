@@ -184,19 +184,6 @@ struct ServerFile;
 #[template(path = "webhook/testing.rs", escape = "none")]
 struct TestingFile;
 
-/// `src/tls.rs` as `init` writes it (the webhook server serves through it), for projects
-/// initialised before `init` wrote that file.
-#[derive(Template)]
-#[template(path = "init/src/tls.rs", escape = "none")]
-struct TlsFile<'a> {
-    p: TlsContext<'a>,
-}
-
-/// The one value `init/src/tls.rs` reads.
-struct TlsContext<'a> {
-    rust_header: &'a str,
-}
-
 #[derive(Template)]
 #[template(path = "webhook/version_mod.rs", escape = "none")]
 struct VersionMod<'a> {
@@ -342,9 +329,6 @@ const DEPENDENCIES: &[(&str, &str)] = &[
         r#"tokio-rustls = { version = "0.26", default-features = false, features = ["ring", "logging", "tls12"] }"#,
     ),
 ];
-
-/// rcgen, as `init` writes it into `[dependencies]` for `src/tls.rs`.
-const RCGEN: &str = r#"rcgen = { version = "0.14", default-features = false, features = ["crypto", "pem", "ring"] }"#;
 
 /// Dependencies of the webhook tests (`[dev-dependencies]`): certificates made in the test
 /// (rcgen, on ring) and an HTTPS client.
@@ -643,24 +627,9 @@ fn spec_facts(
 /// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
 fn add_server(plan: &mut Plan, dir: &Path, project: &Project, header: &str) -> Result<()> {
     let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
-    // A new webhook server serves through `crate::tls`, which `init` writes; a project from an
-    // earlier rsbuilder gets the file, its module line and rcgen here. (An existing
-    // `src/webhook/mod.rs` is kept as it is and needs neither.)
-    if !dir.join("src/webhook/mod.rs").exists() && !dir.join("src/tls.rs").exists() {
-        plan.create(
-            "src/tls.rs",
-            render(&TlsFile {
-                p: TlsContext {
-                    rust_header: header,
-                },
-            })?,
-            IfExists::Skip,
-        );
-        plan.insert("src/lib.rs", "modules", "pub mod tls;");
-        if !has_dependency(&cargo, "dependencies", "rcgen") {
-            plan.insert("Cargo.toml", "dependencies", RCGEN);
-        }
-    }
+    // The webhook server serves through the runtime's `tls` (rsbuilder-runtime/, which
+    // `init` writes). A project from an earlier rsbuilder, with its own src/tls.rs and no
+    // runtime, is not supported by this server module (issue #12: `alpha update`).
     plan.create(
         "src/webhook/mod.rs",
         format!("{header}{}", render(&ServerFile)?),

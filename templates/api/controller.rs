@@ -31,7 +31,7 @@ use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 
 use {{ n.type_path }};
-use crate::manager::Manager;
+use rsbuilder_runtime::Manager;
 
 /// The controller's name: the field manager of its status patches, the reporter of its events
 /// and the `controller` label of its metrics.

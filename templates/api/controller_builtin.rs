@@ -28,7 +28,7 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 
-use crate::manager::Manager;
+use rsbuilder_runtime::Manager;
 
 /// The controller's name: the field manager of its patches, the reporter of its events and the
 /// `controller` label of its metrics.

@@ -6,7 +6,7 @@ let webhook_certs = if std::env::var("ENABLE_WEBHOOKS").as_deref() == Ok("false"
     None
 } else {
     Some(
-        tls::Certificates::from_dir(&args.webhook_cert_dir)
+        rsbuilder_runtime::tls::Certificates::from_dir(&args.webhook_cert_dir)
             .with_context(|| {
                 format!(
                     "cannot load the webhook serving certificate \

@@ -1,18 +1,18 @@
 {% if early_certs -%}
 // The webhook server (its certificate was loaded before connecting).
 if let Some(certs) = webhook_certs {
-    controllers.spawn({{ crate_name }}::webhook::serve(
-        std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, args.webhook_port)),
+    runner.spawn({{ crate_name }}::webhook::serve(
+        std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, runner.args().webhook_port)),
         certs,
         {{ crate_name }}::webhook::router(),
-        mgr.shutdown.clone(),
+        runner.manager().shutdown,
     ));
 }
 {%- else -%}
 // The webhook server; ENABLE_WEBHOOKS=false turns it off, for example for `cargo run`
 // outside the cluster without a serving certificate.
 if std::env::var("ENABLE_WEBHOOKS").as_deref() != Ok("false") {
-    let certs = {{ crate_name }}::tls::Certificates::from_dir(&args.webhook_cert_dir)
+    let certs = rsbuilder_runtime::tls::Certificates::from_dir(&runner.args().webhook_cert_dir)
         .with_context(|| {
                 format!(
                     "cannot load the webhook serving certificate \
@@ -21,14 +21,14 @@ if std::env::var("ENABLE_WEBHOOKS").as_deref() != Ok("false") {
                      to run the manager on this machine without its \
                      webhooks, set ENABLE_WEBHOOKS=false \
                      (`make run ENABLE_WEBHOOKS=false`)",
-                    args.webhook_cert_dir.display()
+                    runner.args().webhook_cert_dir.display()
                 )
             })?;
-    controllers.spawn({{ crate_name }}::webhook::serve(
-        std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, args.webhook_port)),
+    runner.spawn({{ crate_name }}::webhook::serve(
+        std::net::SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, runner.args().webhook_port)),
         certs,
         {{ crate_name }}::webhook::router(),
-        mgr.shutdown.clone(),
+        runner.manager().shutdown,
     ));
 } else {
     tracing::warn!("ENABLE_WEBHOOKS=false: starting without the webhook server");

@@ -3,7 +3,7 @@
 //!
 //! - [`router`] lists the webhook routes. `rsbuilder create webhook` adds one line per webhook
 //!   before the `+kubebuilder:scaffold:webhook-routes` marker.
-//! - [`serve`] serves a router with TLS (rustls, through [`crate::tls::serve`]) on
+//! - [`serve`] serves a router with TLS (rustls, through [`rsbuilder_runtime::tls::serve`]) on
 //!   `--webhook-port`, using `tls.crt` and `tls.key` from `--webhook-cert-dir` (the Secret that
 //!   cert-manager fills, mounted by `config/default/manager_webhook_patch.yaml`). The files are
 //!   re-read every [`RELOAD_INTERVAL`]; a renewed certificate is used for new connections
@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub use crate::tls::{CERT_FILE, KEY_FILE, RELOAD_INTERVAL};
+pub use rsbuilder_runtime::tls::{CERT_FILE, KEY_FILE, RELOAD_INTERVAL};
 
 // +kubebuilder:scaffold:webhook-modules
 
@@ -44,18 +44,18 @@ pub fn router() -> Router {
     router
 }
 
-/// Binds `addr` (see [`crate::tls::bind`]: `[::]` is dual stack) and serves `router` over
+/// Binds `addr` (see [`rsbuilder_runtime::tls::bind`]: `[::]` is dual stack) and serves `router` over
 /// TLS with `certs` until `shutdown` is cancelled; see [`serve_listener`]. `certs` comes from
-/// [`crate::tls::Certificates::from_dir`] on `--webhook-cert-dir`, loaded by `main` before it
+/// [`rsbuilder_runtime::tls::Certificates::from_dir`] on `--webhook-cert-dir`, loaded by `main` before it
 /// connects to the cluster, so that a missing certificate is reported at once. Errors: the
 /// address cannot be bound.
 pub async fn serve(
     addr: SocketAddr,
-    certs: crate::tls::Certificates,
+    certs: rsbuilder_runtime::tls::Certificates,
     router: Router,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let listener = crate::tls::bind(addr)
+    let listener = rsbuilder_runtime::tls::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("webhook server: cannot listen on {addr}: {e}"))?;
     serve_listener(listener, certs, router, shutdown).await
@@ -63,8 +63,8 @@ pub async fn serve(
 
 /// Serves `router` over TLS (HTTP/1.1 only, as a Kubebuilder manager by default) on an
 /// already bound listener until `shutdown` is cancelled, then lets open connections finish
-/// for up to 10 seconds. A client gets [`crate::tls::HEADER_READ_TIMEOUT`] to send each
-/// request's headers; see [`crate::tls::serve_with`].
+/// for up to 10 seconds. A client gets [`rsbuilder_runtime::tls::HEADER_READ_TIMEOUT`] to send each
+/// request's headers; see [`rsbuilder_runtime::tls::serve_with`].
 ///
 /// The certificate directory `certs` was read from (`tls.crt` and `tls.key`) is re-read every
 /// [`RELOAD_INTERVAL`]; when the files change and parse, new connections use the new
@@ -72,11 +72,11 @@ pub async fn serve(
 /// is logged. Errors: serving fails.
 pub async fn serve_listener(
     listener: TcpListener,
-    certs: crate::tls::Certificates,
+    certs: rsbuilder_runtime::tls::Certificates,
     router: Router,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    crate::tls::serve(
+    rsbuilder_runtime::tls::serve(
         listener,
         Arc::new(certs),
         router,

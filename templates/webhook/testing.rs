@@ -55,7 +55,7 @@ pub async fn start(router: Router) -> TestServer {
         .expect("bind a loopback port");
     let addr = listener.local_addr().expect("local address");
     let shutdown = CancellationToken::new();
-    let certs = crate::tls::Certificates::from_dir(dir.path()).expect("load the test certificate");
+    let certs = rsbuilder_runtime::tls::Certificates::from_dir(dir.path()).expect("load the test certificate");
     let server = super::serve_listener(listener, certs, router, shutdown.clone());
     tokio::spawn(async move {
         if let Err(e) = server.await {

@@ -73,7 +73,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::post;
-use kube_core::Resource;
+use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;

@@ -58,9 +58,9 @@ macro_rules! widget {
             }
         }
 
-        impl kube_core::Resource for $name {
+        impl kube::Resource for $name {
             type DynamicType = ();
-            type Scope = kube_core::NamespaceResourceScope;
+            type Scope = kube::core::NamespaceResourceScope;
             fn kind(_: &()) -> Cow<'_, str> {
                 "Widget".into()
             }

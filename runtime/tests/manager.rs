@@ -1,12 +1,12 @@
-{{ p.rust_header }}//! Tests of the manager: flags, metrics and the HTTP endpoints (called in-process), the
-//! HTTPS metrics endpoint's token checks (against a mocked API server), and the binary's exit
-//! when no cluster is configured. None of them needs a cluster.
+//! Tests of the manager: flags, metrics and the HTTP endpoints (called in-process), the
+//! HTTPS metrics endpoint's token checks (against a mocked API server), and the order of the
+//! start-up checks. None of them needs a cluster. (The manager binary's exit without a
+//! cluster is tested end to end on a generated project: rsbuilder's tests/e2e_init.rs.)
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
-use clap::Parser as _;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioIo;
@@ -15,8 +15,22 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_util::sync::CancellationToken;
 use tower_test::mock::Spawn;
 
-use {{ p.crate_name }}::manager::{self, Args, LogFormat, Manager, Metrics};
-use {{ p.crate_name }}::tls;
+use rsbuilder_runtime::manager::{self, Args, LogFormat, Manager, Options, Runner};
+use rsbuilder_runtime::metrics::{self, Metrics};
+use rsbuilder_runtime::tls;
+
+const OPTIONS: Options = Options {
+    version: "1.2.3",
+    leader_election_id: "ai-operator.ai.example.com",
+    namespaced: false,
+};
+
+fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+    Args::try_parse_from_with(
+        &OPTIONS,
+        std::iter::once("manager").chain(args.iter().copied()),
+    )
+}
 
 /// Sends one request to an axum router and returns status, content type and body.
 async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {
@@ -44,15 +58,15 @@ async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {
 
 #[test]
 fn flags_default_like_a_kubebuilder_manager() {
-    let args = Args::try_parse_from(["manager"]).unwrap();
+    let args = parse(&[]).unwrap();
     assert_eq!(args.metrics_bind_address, ":8443");
     assert!(args.metrics_secure);
     assert_eq!(args.metrics_cert_path, None);
     assert_eq!(args.health_probe_bind_address, ":8081");
     assert!(!args.leader_elect);
     assert_eq!(args.leader_election_namespace, None);
-    assert_eq!(args.leader_election_id, manager::LEADER_ELECTION_ID);
-    assert!(args.leader_election_id.starts_with(env!("CARGO_PKG_NAME")));
+    assert_eq!(args.leader_election_id, "ai-operator.ai.example.com");
+    assert_eq!(args.namespace, None);
     assert_eq!(args.log_format, LogFormat::Text);
     assert_eq!(args.webhook_port, 9443);
     assert_eq!(
@@ -63,8 +77,7 @@ fn flags_default_like_a_kubebuilder_manager() {
 
 #[test]
 fn flags_parse() {
-    let args = Args::try_parse_from([
-        "manager",
+    let args = parse(&[
         "--leader-elect",
         "--metrics-bind-address=127.0.0.1:9090",
         "--log-format=json",
@@ -80,23 +93,16 @@ fn flags_parse() {
         args.metrics_cert_path,
         Some(std::path::PathBuf::from("/certs"))
     );
-    assert!(
-        Args::try_parse_from(["manager", "--metrics-secure"])
-            .unwrap()
-            .metrics_secure
-    );
+    assert!(parse(&["--metrics-secure"]).unwrap().metrics_secure);
     assert_eq!(args.log_format, LogFormat::Json);
     assert_eq!(args.namespace.as_deref(), Some("team-a"));
-    assert!(Args::try_parse_from(["manager", "--log-format=xml"]).is_err());
+    assert!(parse(&["--log-format=xml"]).is_err());
 }
 
 #[test]
 fn bind_addresses_follow_the_go_style() {
     let parse = |v| manager::parse_bind_address("--metrics-bind-address", v);
-    assert_eq!(
-        parse(":8443").unwrap(),
-        Some("[::]:8443".parse().unwrap())
-    );
+    assert_eq!(parse(":8443").unwrap(), Some("[::]:8443".parse().unwrap()));
     assert_eq!(
         parse("127.0.0.1:9090").unwrap(),
         Some("127.0.0.1:9090".parse().unwrap())
@@ -157,9 +163,9 @@ fn metrics_count_reconciles_per_controller_and_result() {
 async fn metrics_endpoint_serves_openmetrics() {
     let metrics = Arc::new(Metrics::default());
     metrics.reconcile("aijob", Duration::from_millis(5), "success");
-    let (status, content_type, body) = call(manager::metrics_router(metrics), "/metrics").await;
+    let (status, content_type, body) = call(metrics::metrics_router(metrics), "/metrics").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(content_type, manager::OPENMETRICS_CONTENT_TYPE);
+    assert_eq!(content_type, metrics::OPENMETRICS_CONTENT_TYPE);
     assert!(
         body.contains("controller_runtime_reconcile_total"),
         "{body}"
@@ -169,56 +175,71 @@ async fn metrics_endpoint_serves_openmetrics() {
 #[tokio::test]
 async fn health_probes_answer_ok() {
     for path in ["/healthz", "/readyz"] {
-        let (status, _, body) = call(manager::health_router(), path).await;
+        let (status, _, body) = call(metrics::health_router(), path).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert_eq!(body, "ok", "{path}");
     }
-    let (status, _, _) = call(manager::health_router(), "/nope").await;
+    let (status, _, _) = call(metrics::health_router(), "/nope").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 #[test]
-fn manager_without_a_cluster_exits_with_a_one_line_reason() {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_manager"))
-        .env("KUBECONFIG", "/nonexistent/kubeconfig")
-        // Once webhooks exist, their certificate is checked first; this test is about the
-        // cluster.
-        .env("ENABLE_WEBHOOKS", "false")
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .env_remove("KUBERNETES_SERVICE_PORT")
-        .env("RUST_LOG", "off")
-        .output()
+fn a_namespaced_project_reads_its_namespace_from_pod_namespace() {
+    let namespaced = Options {
+        namespaced: true,
+        ..OPTIONS
+    };
+    let command = <Args as clap::CommandFactory>::command();
+    let plain = command
+        .get_arguments()
+        .find(|a| a.get_id() == "namespace")
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.starts_with("error: no Kubernetes cluster configured"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(plain.get_env(), None);
+    let args = Args::try_parse_from_with(&namespaced, ["manager", "--namespace=team-b"]).unwrap();
+    assert_eq!(args.namespace.as_deref(), Some("team-b"));
+    let help = Args::try_parse_from_with(&namespaced, ["manager", "--help"])
+        .unwrap_err()
+        .to_string();
+    assert!(help.contains("POD_NAMESPACE"), "{help}");
+    assert!(help.contains("the namespace the manager runs in"), "{help}");
+    let version = parse(&["--version"]).unwrap_err().to_string();
+    assert_eq!(version.trim(), "manager 1.2.3");
 }
 
 #[test]
-fn manager_reports_a_bad_metrics_certificate_before_connecting() {
-    let certs = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_manager"))
-        .arg(format!("--metrics-cert-path={}", certs.path().display()))
-        .env("KUBECONFIG", "/nonexistent/kubeconfig")
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .env_remove("KUBERNETES_SERVICE_PORT")
-        .env("RUST_LOG", "off")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.starts_with("error: --metrics-cert-path: cannot load the metrics certificate"),
-        "{stderr}"
+fn one_line_joins_causes_not_already_spelled_out() {
+    let err = anyhow::anyhow!("reading /x: denied")
+        .context("cannot load /x")
+        .context("cannot load /x: reading /x: denied");
+    assert_eq!(
+        manager::one_line(&err),
+        "cannot load /x: reading /x: denied"
     );
-    assert!(stderr.contains(tls::CERT_FILE), "{stderr}");
-    assert!(!stderr.contains("Kubernetes"), "{stderr}");
+    let err = anyhow::anyhow!("line one\nline two").context("outer");
+    assert_eq!(manager::one_line(&err), "outer: line one line two");
+}
+
+#[tokio::test]
+async fn a_bad_metrics_certificate_is_reported_before_connecting() {
+    let certs = tempfile::tempdir().unwrap();
+    let args = parse(&[&format!("--metrics-cert-path={}", certs.path().display())]).unwrap();
+    // No cluster is reachable here, so an error that does not name the certificate would
+    // mean the manager connected (or tried to) first.
+    let err = Runner::start(args, &OPTIONS).await.err().unwrap();
+    let line = manager::one_line(&err);
+    assert!(
+        line.starts_with("--metrics-cert-path: cannot load the metrics certificate"),
+        "{line}"
+    );
+    assert!(line.contains(tls::CERT_FILE), "{line}");
+    assert!(!line.contains("Kubernetes"), "{line}");
+    let bad = parse(&["--health-probe-bind-address=eighty"]).unwrap();
+    let err = Runner::start(bad, &OPTIONS)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("--health-probe-bind-address"), "{err}");
 }
 
 #[tokio::test]
@@ -327,7 +348,7 @@ async fn start_secure_metrics() -> SecureMetrics {
     let metrics = Arc::new(Metrics::default());
     metrics.reconcile("aijob", Duration::from_millis(5), "success");
     let router =
-        manager::with_authentication_and_authorization(manager::metrics_router(metrics), client);
+        metrics::with_authentication_and_authorization(metrics::metrics_router(metrics), client);
     let certs = Arc::new(tls::Certificates::self_signed(&["localhost"]).unwrap());
     let certificate = certs.leaf().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -466,24 +487,24 @@ async fn review_access_reports_each_outcome() {
     let review = |token: &'static str, verb: &'static str| {
         let client = client.clone();
         async move {
-            manager::review_access(&client, token, "/metrics", verb)
+            metrics::review_access(&client, token, "/metrics", verb)
                 .await
                 .unwrap()
         }
     };
     assert_eq!(
         review("forged-token", "get").await,
-        manager::Access::Unauthenticated
+        metrics::Access::Unauthenticated
     );
     assert_eq!(
         review(SCRAPER_TOKEN, "get").await,
-        manager::Access::Allowed {
+        metrics::Access::Allowed {
             user: SCRAPER.to_owned()
         }
     );
     assert_eq!(
         review(SCRAPER_TOKEN, "post").await,
-        manager::Access::Denied {
+        metrics::Access::Denied {
             user: SCRAPER.to_owned(),
             reason: "no RBAC policy matched".to_owned()
         }
@@ -505,8 +526,8 @@ async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
         }
     });
     let client = kube::Client::new(service, "default");
-    let router = manager::with_authentication_and_authorization(
-        manager::metrics_router(Arc::new(Metrics::default())),
+    let router = metrics::with_authentication_and_authorization(
+        metrics::metrics_router(Arc::new(Metrics::default())),
         client.clone(),
     );
     let started = tokio::time::Instant::now();
@@ -524,7 +545,7 @@ async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
     assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
     let waited = started.elapsed();
     assert!(
-        waited >= manager::REVIEW_TIMEOUT && waited < manager::REVIEW_TIMEOUT * 2,
+        waited >= metrics::REVIEW_TIMEOUT && waited < metrics::REVIEW_TIMEOUT * 2,
         "{waited:?}"
     );
     let paths: Vec<String> = pending
@@ -534,7 +555,7 @@ async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
         .map(|(p, _)| p.clone())
         .collect();
     assert_eq!(paths, ["/apis/authentication.k8s.io/v1/tokenreviews"]);
-    let err = manager::review_access(&client, SCRAPER_TOKEN, "/metrics", "get")
+    let err = metrics::review_access(&client, SCRAPER_TOKEN, "/metrics", "get")
         .await
         .unwrap_err()
         .to_string();
@@ -554,7 +575,7 @@ async fn start_server_with_a_short_header_timeout(
     tokio::spawn(tls::serve_with(
         listener,
         certs,
-        manager::health_router(),
+        metrics::health_router(),
         shutdown.clone(),
         "test server",
         Duration::from_millis(300),

@@ -1,30 +1,9 @@
----
-source: tests/init.rs
-expression: text
----
-// Copyright 2026.
-//
-// Licensed under the Apache License, Version 2.0 (the "License");
-// you may not use this file except in compliance with the License.
-// You may obtain a copy of the License at
-//
-//     http://www.apache.org/licenses/LICENSE-2.0
-//
-// Unless required by applicable law or agreed to in writing, software
-// distributed under the License is distributed on an "AS IS" BASIS,
-// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-// See the License for the specific language governing permissions and
-// limitations under the License.
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The manager's metrics and probes: reconcile metrics ([`Metrics`], named like
+//! controller-runtime's), the `/metrics` router, the bearer-token authentication and
+//! authorization in front of it (TokenReview, then SubjectAccessReview, as controller-runtime's
+//! `filters.WithAuthenticationAndAuthorization`), and the `/healthz` and `/readyz` router.
 
-//! The manager's building blocks: command-line flags ([`Args`]), the shared handle every
-//! controller and webhook receives ([`Manager`]), reconcile metrics ([`Metrics`]), the
-//! metrics and health HTTP routers, the metrics endpoint's authentication and authorization,
-//! and logging setup.
-//!
-//! `src/main.rs` wires them together; controllers only need [`Manager`].
-
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,106 +22,6 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use tokio_util::sync::CancellationToken;
-
-/// Log output format (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line, for log collectors.
-    Json,
-}
-
-/// Default name of the leader-election Lease: `<project>.<domain>`.
-pub const LEADER_ELECTION_ID: &str = "ai-operator.ai.example.com";
-
-/// The manager's command-line flags. Names and defaults follow a Kubebuilder manager.
-#[derive(Debug, Clone, clap::Parser)]
-#[command(name = "manager", version, about = "Runs the operator's controllers")]
-pub struct Args {
-    /// Address the metrics endpoint binds to: `:PORT` (all IPv4 interfaces), `HOST:PORT`
-    /// (an IP address or a host name), or `0` (disabled).
-    #[arg(long, default_value = ":8443")]
-    pub metrics_bind_address: String,
-
-    /// Serve `/metrics` over HTTPS, only to callers whose bearer token passes a TokenReview
-    /// and a SubjectAccessReview (`--metrics-secure=false`: plain HTTP, no authentication).
-    #[arg(
-        long,
-        default_value_t = true,
-        action = clap::ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "true"
-    )]
-    pub metrics_secure: bool,
-
-    /// Directory holding the metrics server's `tls.crt` and `tls.key` (re-read when they
-    /// change). Without it, a self-signed certificate is made at startup.
-    #[arg(long)]
-    pub metrics_cert_path: Option<PathBuf>,
-
-    /// Address the `/healthz` and `/readyz` probes bind to: `:PORT` (all IPv4 interfaces),
-    /// `HOST:PORT` (an IP address or a host name), or `0` (disabled).
-    #[arg(long, default_value = ":8081")]
-    pub health_probe_bind_address: String,
-
-    /// Enable leader election, so that only one replica runs the controllers at a time.
-    #[arg(long, default_value_t = false)]
-    pub leader_elect: bool,
-
-    /// Namespace of the leader-election Lease (default: the namespace the manager runs in).
-    #[arg(long)]
-    pub leader_election_namespace: Option<String>,
-
-    /// Name of the leader-election Lease.
-    #[arg(long, default_value = LEADER_ELECTION_ID)]
-    pub leader_election_id: String,
-    /// Watch only this namespace (default: all namespaces).
-    #[arg(long)]
-    pub namespace: Option<String>,
-
-    /// Log format.
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
-
-    /// Port the webhook server listens on (used once webhooks are scaffolded).
-    #[arg(long, default_value_t = 9443)]
-    pub webhook_port: u16,
-
-    /// Directory holding the webhook server's `tls.crt` and `tls.key`.
-    #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs")]
-    pub webhook_cert_dir: PathBuf,
-}
-
-/// What every controller and webhook gets: the Kubernetes client, the shutdown signal, the
-/// metrics, and the namespace to watch. Cheap to clone.
-#[derive(Clone)]
-pub struct Manager {
-    /// Client for the Kubernetes API server.
-    pub client: kube::Client,
-    /// Cancelled when the manager shuts down (SIGTERM, SIGINT, lost leadership, a failed
-    /// controller). Controllers stop their watches when it fires.
-    pub shutdown: CancellationToken,
-    /// Reconcile metrics served on `/metrics`.
-    pub metrics: Arc<Metrics>,
-    /// `Some(ns)`: watch only `ns` (`Api::namespaced`); `None`: all namespaces (`Api::all`).
-    pub namespace: Option<String>,
-}
-
-impl Manager {
-    /// A manager for unit tests: the given client (usually over a mocked API server), no
-    /// namespace restriction, a fresh shutdown token and empty metrics.
-    pub fn for_tests(client: kube::Client) -> Self {
-        Self {
-            client,
-            shutdown: CancellationToken::new(),
-            metrics: Arc::new(Metrics::default()),
-            namespace: None,
-        }
-    }
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReconcileLabels {
@@ -395,60 +274,4 @@ pub fn health_router() -> Router {
 
 async fn ping() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
-}
-
-/// Parses a bind address in the Go style the flags use: `:8443` (all interfaces, IPv4 and
-/// IPv6: `[::]:8443`, see [`crate::tls::bind`]), `127.0.0.1:8443`, `[::1]:8443`, or
-/// `HOST:PORT` with a host name
-/// (`localhost:8443`), resolved now (an IPv4 address is preferred when the name has both);
-/// `0` disables the listener (`Ok(None)`). Errors name `flag`: a value of none of these forms,
-/// or a host name that does not resolve.
-pub fn parse_bind_address(flag: &str, value: &str) -> anyhow::Result<Option<SocketAddr>> {
-    if value == "0" {
-        return Ok(None);
-    }
-    let invalid =
-        || anyhow::anyhow!("invalid {flag} {value:?}: expected `:PORT`, `HOST:PORT` or `0`");
-    if let Some(port) = value.strip_prefix(':') {
-        let port: u16 = port.parse().map_err(|_| invalid())?;
-        return Ok(Some(SocketAddr::from((
-            std::net::Ipv6Addr::UNSPECIFIED,
-            port,
-        ))));
-    }
-    if let Ok(addr) = value.parse::<SocketAddr>() {
-        return Ok(Some(addr));
-    }
-    let Some((host, port)) = value.rsplit_once(':') else {
-        return Err(invalid());
-    };
-    let port: u16 = port.parse().map_err(|_| invalid())?;
-    if host.is_empty() || host.contains(':') {
-        return Err(invalid());
-    }
-    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
-        .map_err(|err| anyhow::anyhow!("invalid {flag} {value:?}: cannot resolve {host}: {err}"))?
-        .collect();
-    addrs
-        .iter()
-        .find(|addr| addr.is_ipv4())
-        .or_else(|| addrs.first())
-        .copied()
-        .map(Some)
-        .ok_or_else(|| anyhow::anyhow!("invalid {flag} {value:?}: {host} has no address"))
-}
-
-/// Installs the global tracing subscriber: logs go to stderr, as text or JSON, filtered by
-/// `RUST_LOG` (default `info`); colours only when stderr is a terminal.
-pub fn init_tracing(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
 }

@@ -1,0 +1,116 @@
+//! The record of what rsbuilder wrote into each tool-owned file, kept in the project so that
+//! `alpha update` (issue #12) has a three-way merge base and can tell an untouched file from
+//! one the user changed:
+//!
+//! - [`MANIFEST`] (`.rsbuilder/tool-owned.sha256`): one line per tool-owned file,
+//!   `<sha256 hex>  <path>`, sorted by path: the format of `sha256sum`, so
+//!   `sha256sum -c .rsbuilder/tool-owned.sha256` run in the project lists the files changed
+//!   since rsbuilder wrote them.
+//! - [`BASE_DIR`]`/<path>` (`.rsbuilder/base/...`): the text itself.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// The hash list of tool-owned files, relative to the project root.
+pub const MANIFEST: &str = ".rsbuilder/tool-owned.sha256";
+/// The directory holding the text rsbuilder wrote of each tool-owned file.
+pub const BASE_DIR: &str = ".rsbuilder/base";
+
+/// Lowercase hex SHA-256 of `text`.
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The files that record `written` (tool-owned path, contents written), as (project-relative
+/// path, contents): the manifest (the lines of `old_manifest` for other files kept, these
+/// files' lines replaced; lines that do not parse are dropped) and one base file per entry.
+pub fn records(
+    old_manifest: Option<&str>,
+    written: &[(PathBuf, String)],
+) -> Vec<(PathBuf, String)> {
+    let mut entries: std::collections::BTreeMap<String, String> = old_manifest
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let (hash, path) = line.split_once("  ")?;
+            let valid = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+            valid.then(|| (path.to_owned(), hash.to_owned()))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (path, text) in written {
+        let rel = slash_path(path);
+        entries.insert(rel.clone(), sha256_hex(text));
+        out.push((Path::new(BASE_DIR).join(path), text.clone()));
+    }
+    let manifest: String = entries
+        .iter()
+        .map(|(path, hash)| format!("{hash}  {path}\n"))
+        .collect();
+    out.push((PathBuf::from(MANIFEST), manifest));
+    out
+}
+
+/// `path` with `/` separators, as the manifest writes it on every platform.
+fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_hold_the_text_and_a_sha256sum_line_per_file() {
+        let written = vec![
+            (
+                PathBuf::from("rsbuilder-runtime/src/lib.rs"),
+                "abc".to_owned(),
+            ),
+            (PathBuf::from("rsbuilder-runtime/Cargo.toml"), "".to_owned()),
+        ];
+        let out = records(None, &written);
+        assert_eq!(
+            out[0],
+            (
+                PathBuf::from(".rsbuilder/base/rsbuilder-runtime/src/lib.rs"),
+                "abc".to_owned()
+            )
+        );
+        // sha256("abc") and sha256("") are the published test vectors.
+        assert_eq!(
+            out[2],
+            (
+                PathBuf::from(MANIFEST),
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  rsbuilder-runtime/Cargo.toml\n\
+                 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  rsbuilder-runtime/src/lib.rs\n"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn other_files_lines_are_kept_and_rewritten_ones_replaced() {
+        let old = format!(
+            "{}  a.rs\n{}  b.rs\nnot a line\n",
+            "0".repeat(64),
+            "1".repeat(64)
+        );
+        let out = records(Some(&old), &[(PathBuf::from("b.rs"), "abc".to_owned())]);
+        let manifest = &out.last().unwrap().1;
+        assert_eq!(
+            manifest,
+            &format!(
+                "{}  a.rs\nba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  b.rs\n",
+                "0".repeat(64)
+            )
+        );
+    }
+}
