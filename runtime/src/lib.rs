@@ -11,6 +11,8 @@
 //!   [`controller::run`]: finalizer, 409/404/backoff policy, cleanup once, events, Ready.
 //! - [`tls`]: HTTPS serving of an axum router over rustls, with a certificate read from a
 //!   directory (and re-read when it changes) or a self-signed one.
+//! - [`webhook`]: the admission (defaulting, validating) and conversion webhook server, and
+//!   the traits a kind's webhooks implement.
 
 #[cfg(feature = "apiserver")]
 pub mod apiserver;
@@ -18,5 +20,6 @@ pub mod controller;
 pub mod manager;
 pub mod metrics;
 pub mod tls;
+pub mod webhook;
 
 pub use manager::{Args, Manager, Options, Runner};

@@ -1,0 +1,359 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The webhook server: defaulting and validating admission webhooks and the CRD conversion
+//! webhook, written once for every kind and served over HTTPS as kube-apiserver calls them.
+//!
+//! A project implements, per kind, the traits a Kubebuilder project implements against
+//! controller-runtime (`CustomDefaulter`, `CustomValidator`, `Convertible`):
+//!
+//! - [`Defaulter`]: `default` sets absent fields before the object is stored;
+//! - [`Validator`]: `validate_create`, `validate_update`, `validate_delete` admit or reject it;
+//! - [`Convert`]: a spoke version converts to the hub version and back.
+//!
+//! [`Webhooks`] registers them at their paths, and [`serve`] serves them. What the server
+//! does for every kind, so that no project writes it again (each point is a scenario of the
+//! tests in `tests.rs`, sent over TLS as the API server sends it):
+//!
+//! - request bodies up to [`ADMISSION_BODY_LIMIT`] (7 MiB, controller-runtime's limit; an
+//!   UPDATE carries the object twice) and [`CONVERSION_BODY_LIMIT`] (a ConversionReview of
+//!   a whole list); a larger one is answered with a 413 that says the limit;
+//! - a review whose `kind` or `resource` is not the webhook's kind is denied with a message
+//!   naming both, and never patched (a misconfigured rule must not rewrite Pods);
+//! - a defaulting patch holds only what `default` changed, applied to the object exactly as
+//!   sent (see [`patch`]): what the Rust types re-encode differently (`status:
+//!   {}`, fractional seconds, unknown fields) is left alone;
+//! - a denial carries code 403 and reason `Forbidden`, as controller-runtime's does, so the
+//!   client sees `403 Forbidden: admission webhook "…" denied the request: <message>`;
+//! - the patch is a base64 string, as the API documents `[]byte` fields in JSON;
+//! - a conversion keeps, byte for byte, everything it does not convert (`status`,
+//!   `metadata`).
+//!
+//! The server runs on every replica of the manager, not only the leader: the API server
+//! sends webhook requests to any ready pod behind the webhook Service.
+//!
+//! A kind's webhook file, in the shape `rsbuilder create webhook` scaffolds (here for a
+//! built-in kind):
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use rsbuilder_runtime::webhook::prelude::*;
+//!
+//! // +kubebuilder:webhook:path=/mutate--v1-configmap,mutating=true,...
+//! // +kubebuilder:webhook:path=/validate--v1-configmap,mutating=false,...
+//!
+//! pub struct ConfigMapWebhook;
+//!
+//! impl Defaulter<ConfigMap> for ConfigMapWebhook {
+//!     async fn default(&self, config_map: &mut ConfigMap) -> Result<(), Denied> {
+//!         let labels = config_map.metadata.labels.get_or_insert_default();
+//!         labels.entry("app.kubernetes.io/managed-by".into()).or_insert("me".into());
+//!         Ok(())
+//!     }
+//! }
+//!
+//! impl Validator<ConfigMap> for ConfigMapWebhook {
+//!     async fn validate_create(&self, config_map: &ConfigMap) -> Validation {
+//!         match config_map.data.as_ref().map_or(0, |d| d.len()) {
+//!             n if n > 100 => Err(Denied::new(format!("data: at most 100 keys, got {n}"))),
+//!             _ => Ok(Vec::new()),
+//!         }
+//!     }
+//! }
+//!
+//! // In main: serve(addr, certs, webhooks, shutdown).
+//! let webhooks = Webhooks::new()
+//!     .defaulting::<ConfigMap, _>("/mutate--v1-configmap", ConfigMapWebhook)
+//!     .validating::<ConfigMap, _>("/validate--v1-configmap", ConfigMapWebhook);
+//! assert!(webhooks.router().is_ok());
+//! ```
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::post;
+use kube::Resource;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::tls::Certificates;
+
+mod admission;
+mod conversion;
+pub mod patch;
+pub mod review;
+#[cfg(test)]
+mod tests;
+
+pub use conversion::{CONVERSION_PATH, Conversion, Convert, carry_over};
+
+/// What a kind's webhook file uses, for one `use rsbuilder_runtime::webhook::prelude::*;`.
+pub mod prelude {
+    pub use super::{
+        Conversion, Convert, Defaulter, Denied, Validation, Validator, Warnings, Webhooks,
+        carry_over,
+    };
+}
+
+/// Largest AdmissionReview body read: 7 MiB, controller-runtime's `maxRequestSize`. The API
+/// server stores objects of at most about 1.5 MiB (etcd's limit), and an UPDATE review
+/// carries the object and the old object.
+pub const ADMISSION_BODY_LIMIT: usize = 7 * 1024 * 1024;
+
+/// Largest ConversionReview body read by default: 64 MiB. The API server converts a list in
+/// one review, so the body grows with the number of objects listed; change it with
+/// [`Webhooks::conversion_body_limit`].
+pub const CONVERSION_BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Warnings returned to the client with an admission answer (kubectl prints them).
+pub type Warnings = Vec<String>;
+
+/// A rejection: the message the API server shows the user, and warnings. The webhook answers
+/// it with code 403 and reason `Forbidden`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Denied {
+    /// Why the object is rejected; name the field and the rule (`spec.replicas: must be at
+    /// most 100, got 200`).
+    pub message: String,
+    /// Warnings returned with the denial.
+    pub warnings: Warnings,
+}
+
+impl Denied {
+    /// A denial with `message` and no warnings.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl From<String> for Denied {
+    fn from(message: String) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<&str> for Denied {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}
+
+/// The answer of a validating function: admitted with warnings, or [`Denied`].
+pub type Validation = Result<Warnings, Denied>;
+
+/// Sets default values on objects of kind `K` before the API server stores them (a mutating
+/// admission webhook, controller-runtime's `CustomDefaulter`). Called on create and update
+/// (as the webhook marker's `verbs` say), never on delete; on update it sees the object
+/// as the user sent it, so it must set only what is absent.
+///
+/// The webhook answers with a JSON patch of exactly what `default` changed. An `Err` rejects
+/// the request with its message (code 403).
+pub trait Defaulter<K>: Send + Sync + 'static {
+    /// Fills in the defaults of `object`.
+    fn default(&self, object: &mut K) -> impl Future<Output = Result<(), Denied>> + Send;
+}
+
+/// Admits or rejects objects of kind `K` (a validating admission webhook, controller-runtime's
+/// `CustomValidator`). Each function admits by default; implement the ones the kind needs.
+/// `Ok(warnings)` admits with warnings, `Err(Denied)` rejects with code 403.
+pub trait Validator<K>: Send + Sync + 'static {
+    /// Checks an object being created.
+    fn validate_create(&self, object: &K) -> impl Future<Output = Validation> + Send {
+        let _ = object;
+        async { Ok(Warnings::new()) }
+    }
+
+    /// Checks an update from `old` to `new`.
+    fn validate_update(&self, old: &K, new: &K) -> impl Future<Output = Validation> + Send {
+        let _ = (old, new);
+        async { Ok(Warnings::new()) }
+    }
+
+    /// Checks an object being deleted (called only when the marker's `verbs` include
+    /// `delete`).
+    fn validate_delete(&self, object: &K) -> impl Future<Output = Validation> + Send {
+        let _ = object;
+        async { Ok(Warnings::new()) }
+    }
+}
+
+/// The bounds a kind needs to be served by a webhook: a static Kubernetes resource that
+/// serde reads and writes. Every kube-derive `CustomResource` and k8s-openapi type has them.
+pub trait WebhookKind:
+    Resource<DynamicType = ()> + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+}
+
+impl<K> WebhookKind for K where
+    K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+}
+
+/// The webhooks of a manager: each defaulter and validator at its path, and the conversions
+/// at [`CONVERSION_PATH`]. Build it with the methods below, then [`serve`] it (or take its
+/// [`Webhooks::router`]).
+pub struct Webhooks {
+    router: Router,
+    paths: BTreeSet<String>,
+    conversions: Vec<Arc<dyn conversion::KindConversion>>,
+    conversion_body_limit: usize,
+    problems: Vec<String>,
+}
+
+impl Default for Webhooks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Webhooks {
+    /// No webhooks yet.
+    pub fn new() -> Self {
+        Self {
+            router: Router::new(),
+            paths: BTreeSet::new(),
+            conversions: Vec::new(),
+            conversion_body_limit: CONVERSION_BODY_LIMIT,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Serves `defaulter` for kind `K` at `path`, the `path` of the kind's
+    /// `+kubebuilder:webhook:...,mutating=true` marker. A path that does not start with `/`,
+    /// or is registered twice, is reported by [`Webhooks::router`].
+    pub fn defaulting<K: WebhookKind, D: Defaulter<K>>(mut self, path: &str, defaulter: D) -> Self {
+        if self.claim(path) {
+            let defaulter = Arc::new(defaulter);
+            self.router = self.router.route(
+                path,
+                post(move |request| {
+                    let defaulter = defaulter.clone();
+                    admission::serve(request, move |req| async move {
+                        admission::default::<K, D>(&*defaulter, req).await
+                    })
+                }),
+            );
+        }
+        self
+    }
+
+    /// Serves `validator` for kind `K` at `path`, the `path` of the kind's
+    /// `+kubebuilder:webhook:...,mutating=false` marker. Problems as for
+    /// [`Webhooks::defaulting`].
+    pub fn validating<K: WebhookKind, V: Validator<K>>(mut self, path: &str, validator: V) -> Self {
+        if self.claim(path) {
+            let validator = Arc::new(validator);
+            self.router = self.router.route(
+                path,
+                post(move |request| {
+                    let validator = validator.clone();
+                    admission::serve(request, move |req| async move {
+                        admission::validate::<K, V>(&*validator, req).await
+                    })
+                }),
+            );
+        }
+        self
+    }
+
+    /// Serves the conversions of one kind between its versions at [`CONVERSION_PATH`] (the
+    /// path the CRD's `spec.conversion.webhook` names). A second conversion for the same
+    /// group and kind is reported by [`Webhooks::router`].
+    pub fn conversion<H: WebhookKind>(mut self, conversion: Conversion<H>) -> Self {
+        let (group, kind) = (H::group(&()).to_string(), H::kind(&()).to_string());
+        if self
+            .conversions
+            .iter()
+            .any(|c| c.group() == group && c.kind() == kind)
+        {
+            self.problems
+                .push(format!("two conversions for {kind} ({group}) registered"));
+        } else {
+            self.problems.extend(conversion.problems());
+            self.conversions.push(Arc::new(conversion));
+        }
+        self
+    }
+
+    /// Sets the largest ConversionReview body read (default [`CONVERSION_BODY_LIMIT`]).
+    pub fn conversion_body_limit(mut self, bytes: usize) -> Self {
+        self.conversion_body_limit = bytes;
+        self
+    }
+
+    /// The routes. Errors: a path registered twice or not starting with `/`, two
+    /// conversions of one kind, a spoke of another kind than its hub.
+    pub fn router(self) -> anyhow::Result<Router> {
+        if !self.problems.is_empty() {
+            anyhow::bail!("webhooks: {}", self.problems.join("; "));
+        }
+        let mut router = self.router;
+        if !self.conversions.is_empty() {
+            let conversions = Arc::new(self.conversions);
+            let limit = self.conversion_body_limit;
+            router = router.route(
+                CONVERSION_PATH,
+                post(move |request| conversion::serve(request, conversions.clone(), limit)),
+            );
+        }
+        Ok(router)
+    }
+
+    /// Records `path` as taken; false (and a problem) when it cannot be served.
+    fn claim(&mut self, path: &str) -> bool {
+        if !path.starts_with('/') {
+            self.problems
+                .push(format!("webhook path {path:?} must start with '/'"));
+            return false;
+        }
+        if path == CONVERSION_PATH || !self.paths.insert(path.to_string()) {
+            self.problems
+                .push(format!("webhook path {path:?} registered twice"));
+            return false;
+        }
+        true
+    }
+}
+
+/// Binds `addr` (see [`crate::tls::bind`]: `[::]` is dual stack) and serves `webhooks`
+/// over TLS with `certs` until `shutdown` is cancelled; see [`serve_listener`]. `certs` is
+/// usually [`Certificates::from_dir`] of `--webhook-cert-dir` (the Secret cert-manager fills),
+/// loaded before connecting to the cluster so that a missing certificate is reported at
+/// once. Errors: the webhooks are misconfigured ([`Webhooks::router`]), the address cannot
+/// be bound, serving fails.
+pub async fn serve(
+    addr: SocketAddr,
+    certs: Certificates,
+    webhooks: Webhooks,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let listener = crate::tls::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("webhook server: cannot listen on {addr}: {e}"))?;
+    serve_listener(listener, certs, webhooks, shutdown).await
+}
+
+/// As [`serve`], on an already bound listener (tests bind port 0).
+pub async fn serve_listener(
+    listener: TcpListener,
+    certs: Certificates,
+    webhooks: Webhooks,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let router = webhooks.router()?;
+    crate::tls::serve(
+        listener,
+        Arc::new(certs),
+        router,
+        shutdown,
+        "webhook server",
+    )
+    .await
+}
