@@ -185,13 +185,16 @@ fn aijob_defaulting_and_validation() {
     // The server starts before the leader election, so it runs on every replica.
     let main = text(&after["src/main.rs"]);
     let server_at = main.find("ai_operator::webhook::serve(").unwrap();
-    assert!(server_at < main.find("elect_leader(&args").unwrap());
+    assert!(
+        server_at < main.find("runner.elect_leader()").unwrap(),
+        "{main}"
+    );
     // The serving certificate is loaded before connecting to the cluster, so a bad
     // --webhook-cert-dir is reported without one.
     let certs_at = main
         .find("let webhook_certs = if std::env::var(\"ENABLE_WEBHOOKS\")")
         .unwrap();
-    assert!(certs_at < main.find("kube::Config::infer()").unwrap());
+    assert!(certs_at < main.find("Runner::start(").unwrap(), "{main}");
     assert!(
         main.contains("if let Some(certs) = webhook_certs {"),
         "{main}"
@@ -712,36 +715,26 @@ fn conversion_hub_and_spoke() {
     );
 }
 
-/// A project initialised before `init` wrote `src/tls.rs` (which the webhook server serves
-/// through) gets the file as `init` writes it now, its module line and rcgen.
+/// A project made before `init` wrote the runtime crate (`rsbuilder-runtime/`, whose TLS
+/// serving the webhook server uses) is refused with the reason, and nothing is written.
 #[test]
-fn a_project_without_src_tls_rs_gets_it() {
+fn a_project_without_the_runtime_is_refused() {
     let (_tmp, dir) = project(true);
-    let tls = std::fs::read_to_string(dir.join("src/tls.rs")).unwrap();
-    std::fs::remove_file(dir.join("src/tls.rs")).unwrap();
-    let edit = |path: &str, from: &str| {
-        let text = std::fs::read_to_string(dir.join(path)).unwrap();
-        assert!(text.contains(from), "{path}: {from}");
-        std::fs::write(dir.join(path), text.replacen(from, "", 1)).unwrap();
-    };
-    edit("src/lib.rs", "pub mod tls;\n");
-    edit(
-        "Cargo.toml",
-        "rcgen = { version = \"0.14\", default-features = false, features = [\"crypto\", \"pem\", \"ring\"] }\n",
-    );
-    create_webhook(&dir, &[AIJOB, &["--defaulting"]].concat());
-    assert_eq!(
-        std::fs::read_to_string(dir.join("src/tls.rs")).unwrap(),
-        tls
-    );
-    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    std::fs::remove_dir_all(dir.join("rsbuilder-runtime")).unwrap();
+    let before = tree(&dir);
+    let out = rsbuilder(&dir)
+        .args(["create", "webhook"])
+        .args(AIJOB)
+        .arg("--defaulting")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = text(&out.stderr);
     assert!(
-        lib.contains("pub mod manager;\npub mod tls;\npub mod webhook;\n"),
-        "{lib}"
+        stderr.contains("this project has no rsbuilder-runtime/"),
+        "{stderr}"
     );
-    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let deps = cargo.split("[dev-dependencies]").next().unwrap();
-    assert!(deps.contains("\nrcgen = { version = \"0.14\""), "{cargo}");
+    assert_eq!(tree(&dir), before);
 }
 
 /// A `main.rs` from before the `+kubebuilder:scaffold:certificates` marker gets a server start
@@ -758,11 +751,13 @@ fn a_main_without_the_certificates_marker_loads_the_certificate_at_the_server_st
     let main = std::fs::read_to_string(&main_rs).unwrap();
     assert!(!main.contains("webhook_certs"), "{main}");
     let load_at = main
-        .find("let certs = ai_operator::tls::Certificates::from_dir(&args.webhook_cert_dir)")
+        .find(
+            "let certs = rsbuilder_runtime::tls::Certificates::from_dir(&runner.args().webhook_cert_dir)",
+        )
         .unwrap();
     let serve_at = main.find("ai_operator::webhook::serve(").unwrap();
     assert!(load_at < serve_at, "{main}");
-    assert!(main.find("kube::Config::infer()").unwrap() < load_at);
+    assert!(main.find("Runner::start(").unwrap() < load_at, "{main}");
 }
 
 /// Replaces the body of `AIJobSpec` in `src/api/<version>/aijob_types.rs` with `fields`.

@@ -475,10 +475,12 @@ fn generated_project_builds_tests_renders_and_runs() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("FAILED"), "{stdout}");
     // tests/e2e.rs compiles, and waits for a cluster.
-    let ignored =
-        "the_manager_reconciles_the_samples_and_serves_metrics ... ignored, needs a cluster: KUBECONFIG";
-    assert!(stdout.contains(ignored), "{ignored} missing in
-{stdout}");
+    let ignored = "the_manager_reconciles_the_samples_and_serves_metrics ... ignored, needs a cluster: KUBECONFIG";
+    assert!(
+        stdout.contains(ignored),
+        "{ignored} missing in
+{stdout}"
+    );
     cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
     kustomize(&dir);
 

@@ -509,7 +509,7 @@ impl Plan {
             let old_manifest = read(manifest)?;
             let records = owned::records(old_manifest.as_deref(), &written);
             for (rel, text) in records {
-                self.check_path(&rel)?;
+                check_path(&self.root, &rel)?;
                 let original = read(&rel)?;
                 finals.insert(rel, (original, text));
             }

@@ -500,7 +500,7 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
     }
     for (path, contents) in files {
         if is_tool_owned(path) {
-            plan.create_tool_owned(path, contents, IfExists::Error);
+            plan.create_tool_owned(path, contents, layout::IfExists::Error);
             continue;
         }
         plan.create_file(layout::init_file(path), contents);

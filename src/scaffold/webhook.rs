@@ -629,7 +629,18 @@ fn add_server(plan: &mut Plan, project: &Project, header: &str) -> Result<()> {
     let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
     // The webhook server serves through the runtime's `tls` (rsbuilder-runtime/, which
     // `init` writes). A project from an earlier rsbuilder, with its own src/tls.rs and no
-    // runtime, is not supported by this server module (issue #12: `alpha update`).
+    // runtime, would get a server that does not build: refuse it, writing nothing, until
+    // `alpha update` can bring the runtime in (issue #12).
+    let runtime_manifest = format!("{}/Cargo.toml", crate::scaffold::runtime::DIR);
+    if !plan.exists(&runtime_manifest)? {
+        bail!(
+            "this project has no {dir}/ (it was made by an rsbuilder from before the runtime \
+             crate): the webhook server is built on the runtime's TLS serving, so nothing was \
+             written; re-create the project with `rsbuilder init` and copy your types and \
+             controllers over",
+            dir = crate::scaffold::runtime::DIR
+        );
+    }
     plan.create_file(
         layout::shared(layout::WEBHOOK_MOD),
         format!("{header}{}", render(&ServerFile)?),

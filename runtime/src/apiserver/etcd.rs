@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! [`EtcdStorage`]: the API server's [`Storage`] on an etcd v3 cluster, through the
 //! `etcd-client` crate (feature `etcd`).
 //!

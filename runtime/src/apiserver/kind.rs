@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! What the server knows about each kind it serves, taken from the kind's Rust type: the
 //! CustomResourceDefinition that kube's `CustomResourceExt::crd()` derives (the same one
 //! rsbuilder's CRD engine writes), so a kind served here and the same kind served as a CRD

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! An aggregated (extension) Kubernetes API server for kinds defined as Rust types, following
 //! k8s.io/apiserver's behaviour (docs/apiserver.md).
 //!

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! Object names as the API server checks and generates them (apimachinery
 //! `pkg/util/validation` and apiserver `pkg/storage/names`).
 

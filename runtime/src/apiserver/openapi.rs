@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! `/openapi/v2` and `/openapi/v3` from each kind's CRD schema, named and tagged as the
 //! apiextensions server publishes custom resources (`com.example.v1.Database`, with
 //! `x-kubernetes-group-version-kind`), so `kubectl explain` finds them.

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! The registry: the rules the API server applies to an object between the HTTP handler and
 //! the store, as k8s.io/apiserver's generic registry (`pkg/registry/generic/registry`,
 //! `pkg/registry/rest`) and the apiextensions server's custom-resource strategy apply them.

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! Label and field selectors, with apimachinery's grammar and matching rules
 //! (`k8s.io/apimachinery/pkg/labels` and `pkg/fields`).
 //!

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! The HTTP face of the API server: discovery, health, version, OpenAPI and the resource
 //! endpoints, as an axum [`Router`] served over the runtime's TLS ([`crate::tls`]).
 //!

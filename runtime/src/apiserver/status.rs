@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! Errors as the API server reports them: a `metav1.Status` body with the HTTP code and the
 //! machine-readable `reason` clients branch on (`k8s.io/apimachinery/pkg/api/errors`).
 

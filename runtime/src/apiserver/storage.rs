@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! Storage of the API server's objects: one trait ([`Storage`]) and its embedded, persistent
 //! default on redb ([`RedbStore`]).
 //!

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! `as=Table` answers: a `meta.k8s.io/v1` Table with the `Name` column and the kind's printer
 //! columns, each cell read from the object by the column's JSONPath and typed as the
 //! apiextensions server's table convertor types it (`date` cells become ages like `5m`).

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 use super::*;
 use crate::apiserver::storage::RedbStore;
 use axum::http::Request;

@@ -1,3 +1,4 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! The storage contract every [`Storage`] must keep, as tests generic over the store: the
 //! redb store's tests and the etcd store's tests run the same functions. Revisions are read
 //! relative to the store's revision at the start, since a shared etcd cluster does not start
