@@ -662,6 +662,10 @@ fn add_server(plan: &mut Plan, project: &Project, header: &str) -> Result<()> {
         if early_certs {
             plan.insert(layout::MAIN_RS, "certificates", render(&MainWebhookCerts)?);
         }
+        // Both server starts name the certificate error with `anyhow::Context`.
+        if !main.contains("use anyhow::Context;") {
+            plan.insert(layout::MAIN_RS, "imports", "use anyhow::Context;");
+        }
         plan.insert(
             layout::MAIN_RS,
             "webhooks",
