@@ -467,10 +467,11 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
     opts.validate()?;
     let files = files(opts);
     let mut plan = Plan::new(dir, false);
-    // A path that cannot even be checked (a link out of the directory) counts as present.
+    // A path that cannot even be checked (a link out of the directory) is not counted here:
+    // the engine refuses it when the plan is applied, naming the link (nothing is written).
     let present = |paths: &mut dyn Iterator<Item = &str>| -> Vec<String> {
         paths
-            .filter(|p| plan.exists(p).unwrap_or(true))
+            .filter(|p| plan.exists(p).unwrap_or(false))
             .map(str::to_owned)
             .collect()
     };

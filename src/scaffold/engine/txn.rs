@@ -449,6 +449,10 @@ fn remove_state_dirs(dir: &Dir) {
 
 /// After a failed prepare: the staged files go; nothing in the project had changed.
 fn discard(dir: &Dir) {
+    // A fault point of its own: in a project whose `.rsbuilder/` also holds the tool-owned
+    // records, this removal is the discard's only step, and a kill here must leave a project
+    // the next command discards again.
+    step();
     let _ = dir.remove_dir_all(TXN_DIR);
     remove_state_dirs(dir);
 }
