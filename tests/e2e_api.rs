@@ -10,6 +10,8 @@
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
 //! Set `RSBUILDER_SKIP_E2E=1` to skip.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -83,16 +85,14 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 /// `rsbuilder manifests`, then `kubectl kustomize` of config/default and config/samples;
-/// skipped with a message when either tool is unavailable.
+/// without kubectl, skipped with a message locally and a failure under CI=true.
 fn render_config(dir: &Path) {
     let out = rsbuilder(dir, &["manifests"]);
-    if !out.status.success() {
-        eprintln!(
-            "skipping the kustomize check: `rsbuilder manifests` failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        return;
-    }
+    assert!(
+        out.status.success(),
+        "`rsbuilder manifests` failed before the kustomize check:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for crd in [
         "config/crd/bases/ai.ai.example.com_aijobs.yaml",
         "config/crd/bases/ml.ai.example.com_inferences.yaml",
@@ -110,7 +110,7 @@ fn render_config(dir: &Path) {
         {
             Ok(out) => out,
             Err(_) => {
-                eprintln!("skipping the kustomize check: kubectl is not installed");
+                common::missing("kubectl is not installed: the kustomize check");
                 return;
             }
         };
@@ -259,7 +259,7 @@ fn create_api_projects_build_and_pass_their_tests() {
             "{}",
             describe("rustfmt --check", &dir, &out)
         ),
-        Err(_) => eprintln!("skipping the rustfmt check: rustfmt is not installed"),
+        Err(_) => common::missing("rustfmt is not installed: the rustfmt check"),
     }
 
     cargo(&dir, &["build"]);

@@ -8,6 +8,8 @@
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
 //! Set `RSBUILDER_SKIP_E2E=1` to skip.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -292,7 +294,7 @@ fn https_get(port: u16, path: &str, token: Option<&str>) -> Option<(u16, String)
 /// it allows.
 fn secure_metrics_check(port: u16) {
     let Some((status, text)) = https_get(port, "/metrics", None) else {
-        eprintln!("skipping the HTTPS /metrics checks: curl is not installed");
+        common::missing("curl is not installed: the HTTPS /metrics checks");
         return;
     };
     assert_eq!(status, 401, "{text}");
@@ -403,9 +405,7 @@ fn kustomize(dir: &Path) {
         .current_dir(dir)
         .output()
     {
-        Err(_) => {
-            eprintln!("skipping `kubectl kustomize config/default`: kubectl is not installed")
-        }
+        Err(_) => common::missing("kubectl is not installed: `kubectl kustomize config/default`"),
         Ok(out) => {
             assert!(
                 out.status.success(),

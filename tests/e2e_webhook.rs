@@ -13,6 +13,8 @@
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
 //! Set `RSBUILDER_SKIP_E2E=1` to skip.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -101,7 +103,7 @@ fn render_default(dir: &Path) {
     {
         Ok(out) => out,
         Err(_) => {
-            eprintln!("skipping the kustomize check: kubectl is not installed");
+            common::missing("kubectl is not installed: the kustomize check");
             return;
         }
     };
@@ -308,7 +310,7 @@ fn case_a_webhooks_build_serve_https_and_render() {
             "{}",
             describe("rustfmt --check", &dir, &out)
         ),
-        Err(_) => eprintln!("skipping the rustfmt check: rustfmt is not installed"),
+        Err(_) => common::missing("rustfmt is not installed: the rustfmt check"),
     }
 
     cargo(&dir, &["build"]);

@@ -11,6 +11,8 @@
 //! manifests rows in `tests/manifests_cli.rs` and `tests/markers_cli.rs`. docs/safety.md maps
 //! each row to its test.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
@@ -463,7 +465,7 @@ fn sizes_written_by(before_kinds: &[&[&str]], kind: &[&str]) -> Vec<(String, usi
 #[test]
 fn a_write_failing_midway_is_rolled_back() {
     if !have("prlimit") {
-        eprintln!("skipped: prlimit (util-linux) is not installed");
+        common::missing("prlimit (util-linux) is not installed");
         return;
     }
     // A second kind (updates shared files) and a first kind (also creates directories).
@@ -568,8 +570,8 @@ fn a_read_only_directory_is_rolled_back() {
     let args = args_of("api", &MODEL);
     let cmd = if as_root {
         if !have("setpriv") {
-            eprintln!(
-                "skipped: running as root and setpriv is missing, so a read-only directory cannot be simulated"
+            common::missing(
+                "running as root and setpriv is missing, so a read-only directory cannot be simulated",
             );
             return;
         }
