@@ -37,11 +37,16 @@ struct ControllerLabels {
 type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 
 /// Reconcile metrics, named like controller-runtime's so existing dashboards work:
-/// `controller_runtime_reconcile_total{controller,result}` and
-/// `controller_runtime_reconcile_time_seconds{controller}`.
+/// `controller_runtime_reconcile_total{controller,result}`,
+/// `controller_runtime_reconcile_errors_total{controller}` and
+/// `controller_runtime_reconcile_time_seconds{controller}`; and, on Linux, the process metrics
+/// of Prometheus's Go and Rust clients (`process_cpu_seconds_total`,
+/// `process_resident_memory_bytes`, ... see [`ProcessCollector`]). The dashboards that
+/// `rsbuilder edit --plugins grafana` writes query exactly these names.
 pub struct Metrics {
     registry: Registry,
     reconcile_total: Family<ReconcileLabels, Counter>,
+    reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_time: HistogramFamily,
 }
 
@@ -54,6 +59,12 @@ impl Default for Metrics {
             "Total number of reconciliations per controller",
             reconcile_total.clone(),
         );
+        let reconcile_errors = Family::<ControllerLabels, Counter>::default();
+        registry.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            reconcile_errors.clone(),
+        );
         let reconcile_time: HistogramFamily =
             Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.005, 2.0, 14)));
         registry.register(
@@ -61,9 +72,11 @@ impl Default for Metrics {
             "Length of time per reconciliation per controller",
             reconcile_time.clone(),
         );
+        registry.register_collector(Box::new(ProcessCollector));
         Self {
             registry,
             reconcile_total,
+            reconcile_errors,
             reconcile_time,
         }
     }
@@ -79,6 +92,13 @@ impl Metrics {
                 result: result.to_owned(),
             })
             .inc();
+        if result == "error" {
+            self.reconcile_errors
+                .get_or_create(&ControllerLabels {
+                    controller: controller.to_owned(),
+                })
+                .inc();
+        }
         self.reconcile_time
             .get_or_create(&ControllerLabels {
                 controller: controller.to_owned(),
@@ -92,6 +112,157 @@ impl Metrics {
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+}
+
+/// The process metrics, read from `/proc/self` at each scrape, under the names and units of
+/// Prometheus's client libraries (the Go client's process collector, which Grafana dashboards
+/// and kube-prometheus rules expect): `process_cpu_seconds_total`,
+/// `process_resident_memory_bytes`, `process_virtual_memory_bytes`, `process_open_fds`,
+/// `process_max_fds` and `process_start_time_seconds`. A value that cannot be read (not Linux,
+/// `/proc` not mounted) is left out of the scrape rather than reported as 0.
+#[derive(Debug)]
+pub struct ProcessCollector;
+
+/// The kernel reports the times of `/proc/<pid>/stat` in USER_HZ ticks, fixed at 100 by the
+/// kernel's ABI on the architectures Kubernetes runs on (the Go client's procfs assumes the same).
+const USER_HZ: f64 = 100.0;
+
+/// What [`ProcessCollector`] reads: the values of `/proc/self/stat`, `/proc/self/status`,
+/// `/proc/self/limits` and `/proc/stat` that it reports.
+#[derive(Debug, Default, PartialEq)]
+struct ProcessStats {
+    cpu_seconds: Option<f64>,
+    resident_bytes: Option<i64>,
+    virtual_bytes: Option<i64>,
+    start_time_seconds: Option<f64>,
+    open_fds: Option<i64>,
+    max_fds: Option<i64>,
+}
+
+impl ProcessStats {
+    fn read() -> Self {
+        let read = |path: &str| std::fs::read_to_string(path).ok();
+        let mut stats = read("/proc/self/stat")
+            .map(|stat| parse_stat(&stat, read("/proc/stat").as_deref()))
+            .unwrap_or_default();
+        stats.resident_bytes = read("/proc/self/status").and_then(|s| parse_vm_rss(&s));
+        stats.open_fds = std::fs::read_dir("/proc/self/fd")
+            .ok()
+            .map(|dir| dir.count() as i64);
+        stats.max_fds = read("/proc/self/limits").and_then(|s| parse_max_fds(&s));
+        stats
+    }
+}
+
+/// The CPU time, virtual memory size and start time from the text of `/proc/self/stat`
+/// (proc(5): fields 14 `utime`, 15 `stime`, 22 `starttime`, 23 `vsize`, counted after the
+/// parenthesized command name, which may itself hold spaces or parentheses), with the boot time
+/// (`btime`) from `/proc/stat` for the start time.
+fn parse_stat(stat: &str, proc_stat: Option<&str>) -> ProcessStats {
+    let Some(after_comm) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return ProcessStats::default();
+    };
+    // Field 3 (`state`) is the first one after the command name.
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    let cpu_seconds = match (field(14), field(15)) {
+        (Some(user), Some(system)) => Some((user + system) as f64 / USER_HZ),
+        _ => None,
+    };
+    let boot_time = proc_stat.and_then(|text| {
+        text.lines()
+            .find_map(|line| line.strip_prefix("btime "))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    });
+    let start_time_seconds = match (boot_time, field(22)) {
+        (Some(boot), Some(ticks)) => Some(boot as f64 + ticks as f64 / USER_HZ),
+        _ => None,
+    };
+    ProcessStats {
+        cpu_seconds,
+        virtual_bytes: field(23).and_then(|v| i64::try_from(v).ok()),
+        start_time_seconds,
+        ..ProcessStats::default()
+    }
+}
+
+/// The resident set size in bytes from the `VmRSS:` line of `/proc/self/status` (in kB there).
+fn parse_vm_rss(status: &str) -> Option<i64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+    let kb: i64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// The soft limit of `Max open files` in `/proc/self/limits` (`None` when `unlimited`).
+fn parse_max_fds(limits: &str) -> Option<i64> {
+    let line = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))?;
+    line.split_whitespace().next()?.parse().ok()
+}
+
+impl prometheus_client::collector::Collector for ProcessCollector {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeMetric;
+        use prometheus_client::metrics::counter::ConstCounter;
+        use prometheus_client::metrics::gauge::ConstGauge;
+        let stats = ProcessStats::read();
+        if let Some(v) = stats.cpu_seconds {
+            let metric = ConstCounter::new(v);
+            metric.encode(encoder.encode_descriptor(
+                "process_cpu_seconds",
+                "Total user and system CPU time spent in seconds",
+                None,
+                metric.metric_type(),
+            )?)?;
+        }
+        let gauges_i64 = [
+            (
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                stats.resident_bytes,
+            ),
+            (
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes",
+                stats.virtual_bytes,
+            ),
+            (
+                "process_open_fds",
+                "Number of open file descriptors",
+                stats.open_fds,
+            ),
+            (
+                "process_max_fds",
+                "Maximum number of open file descriptors",
+                stats.max_fds,
+            ),
+        ];
+        for (name, help, value) in gauges_i64 {
+            if let Some(v) = value {
+                let metric = ConstGauge::new(v);
+                metric.encode(encoder.encode_descriptor(
+                    name,
+                    help,
+                    None,
+                    metric.metric_type(),
+                )?)?;
+            }
+        }
+        if let Some(v) = stats.start_time_seconds {
+            let metric = ConstGauge::new(v);
+            metric.encode(encoder.encode_descriptor(
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds",
+                None,
+                metric.metric_type(),
+            )?)?;
+        }
+        Ok(())
     }
 }
 
@@ -274,4 +445,89 @@ pub fn health_router() -> Router {
 
 async fn ping() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_are_counted_after_the_command_name() {
+        // A command name with a space and a parenthesis, as a process may name itself.
+        let stat = "4242 (my (odd) manager) S 1 4242 4242 0 -1 4194560 1234 0 0 0 \
+                    250 75 0 0 20 0 8 0 1200 104857600 2560 18446744073709551615";
+        let stats = parse_stat(stat, Some("cpu  1 2 3\nbtime 1700000000\nprocesses 9\n"));
+        assert_eq!(stats.cpu_seconds, Some(3.25));
+        assert_eq!(stats.start_time_seconds, Some(1_700_000_012.0));
+        assert_eq!(stats.virtual_bytes, Some(104_857_600));
+    }
+
+    #[test]
+    fn unreadable_values_are_left_out() {
+        assert_eq!(
+            parse_stat("no parenthesis here", None),
+            ProcessStats::default()
+        );
+        let stats = parse_stat("1 (m) S 1 1 1 0 -1 0 0 0 0 0 10 10", None);
+        assert_eq!(stats.cpu_seconds, Some(0.2));
+        assert_eq!(stats.start_time_seconds, None, "no btime, no start time");
+        assert_eq!(
+            parse_vm_rss("Name:\tm\nVmRSS:\t  2048 kB\n"),
+            Some(2 * 1024 * 1024)
+        );
+        assert_eq!(parse_vm_rss("Name:\tm\n"), None);
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max open files            1024                 524288               files     \n";
+        assert_eq!(parse_max_fds(limits), Some(1024));
+        assert_eq!(
+            parse_max_fds(
+                "Max open files            unlimited            unlimited            files"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn errors_are_counted_per_controller_beside_the_results() {
+        let metrics = Metrics::default();
+        metrics.reconcile("aijob", Duration::from_millis(3), "success");
+        metrics.reconcile("aijob", Duration::from_millis(3), "error");
+        metrics.reconcile("aijob", Duration::from_millis(3), "error");
+        let text = metrics.encode();
+        assert!(
+            text.contains(r#"controller_runtime_reconcile_errors_total{controller="aijob"} 2"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"controller_runtime_reconcile_total{controller="aijob",result="error"} 2"#
+            ),
+            "{text}"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_process_metrics_are_served_on_linux() {
+        let text = Metrics::default().encode();
+        for name in [
+            "# TYPE process_cpu_seconds counter",
+            "process_cpu_seconds_total ",
+            "process_resident_memory_bytes ",
+            "process_virtual_memory_bytes ",
+            "process_open_fds ",
+            "process_start_time_seconds ",
+        ] {
+            assert!(text.contains(name), "{name} missing from:\n{text}");
+        }
+        let rss: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("process_resident_memory_bytes "))
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        assert!(
+            rss > 1024.0 * 1024.0,
+            "a test process holds more than 1 MiB: {rss}"
+        );
+    }
 }

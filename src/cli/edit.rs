@@ -5,7 +5,7 @@ use std::path::Path;
 /// `rsbuilder edit` flags.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n  rsbuilder edit --license mit --owner \"Example Corp.\"   # headers, LICENSE, Cargo.toml\n\n\
+    after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n  rsbuilder edit --license mit --owner \"Example Corp.\"   # headers, LICENSE, Cargo.toml\n  rsbuilder edit --plugins grafana     # Grafana dashboards under grafana/\n\n\
 Besides PROJECT, `edit --namespaced` switches every part of the project that `init` writes \
 differently for the setting (src/main.rs, src/manager.rs, config/manager/manager.yaml, \
 config/rbac/role.yaml, config/rbac/role_binding.yaml, README.md), as long as the part still \
@@ -13,7 +13,7 @@ holds what `init` wrote. If you changed such a part, nothing is written and the 
 the change to make by hand; --force instead replaces the parts you changed with what `init` \
 writes, as long as the lines around them are unchanged (a whole file is never overwritten)."
 )]
-#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["namespaced", "license", "owner"])))]
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["namespaced", "license", "owner", "plugins"])))]
 pub struct EditArgs {
     /// Restrict the manager to one namespace (true) or let it watch all of them (false):
     /// RBAC becomes a Role and RoleBinding instead of a ClusterRole and ClusterRoleBinding.
@@ -27,11 +27,37 @@ pub struct EditArgs {
     /// Change the copyright owner in the license header and LICENSE.
     #[arg(long)]
     pub owner: Option<String>,
+    /// Apply optional plugins, as Kubebuilder's `edit --plugins`: `grafana` (or its Kubebuilder
+    /// key `grafana.kubebuilder.io/v1-alpha`) writes dashboards for the manager's metrics under
+    /// grafana/ and, from grafana/custom-metrics/config.yaml, one for your own metrics; run it
+    /// again after editing that file.
+    #[arg(long, value_delimiter = ',', value_parser = parse_plugin)]
+    pub plugins: Vec<Plugin>,
     /// Replace the namespace-dependent parts you changed with what `init` writes for the
     /// new setting (your changes to them are lost); a part that cannot be found by the lines
     /// around it is refused as without --force. README.md is never overwritten.
     #[arg(long)]
     pub force: bool,
+}
+
+/// An optional plugin of `edit --plugins`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plugin {
+    /// Grafana dashboards ([`crate::scaffold::grafana`]).
+    Grafana,
+}
+
+/// Parses one `--plugins` value: a short name or Kubebuilder's plugin key.
+fn parse_plugin(value: &str) -> Result<Plugin, String> {
+    match value {
+        "grafana" | crate::scaffold::grafana::PLUGIN_KEY | "grafana/v1-alpha" => {
+            Ok(Plugin::Grafana)
+        }
+        other => Err(format!(
+            "unknown plugin `{other}`; rsbuilder has `grafana` ({})",
+            crate::scaffold::grafana::PLUGIN_KEY
+        )),
+    }
 }
 
 /// Runs `edit` in `dir`: changes the license and owner (see
@@ -41,12 +67,26 @@ pub struct EditArgs {
 /// a missing PROJECT or a part the user changed (without `--force`) is an error (exit code 1)
 /// with nothing written.
 pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
-    if args.namespaced.is_none() && args.license.is_none() && args.owner.is_none() {
+    if args.namespaced.is_none()
+        && args.license.is_none()
+        && args.owner.is_none()
+        && args.plugins.is_empty()
+    {
         // clap requires one of them; kept for callers that build EditArgs themselves.
-        eprintln!("error: nothing to edit; pass --namespaced, --license or --owner");
+        eprintln!("error: nothing to edit; pass --namespaced, --license, --owner or --plugins");
         return Ok(super::EXIT_USAGE);
     }
     let _lock = crate::scaffold::engine::lock_project(dir)?;
+    if !args.plugins.is_empty() {
+        // Checked (PROJECT, config.yaml) before any other edit writes.
+        let grafana = crate::scaffold::grafana::plan(dir)?;
+        if args.namespaced.is_none() && args.license.is_none() && args.owner.is_none() {
+            print!("{}", crate::scaffold::report(&grafana.apply()?));
+            return Ok(super::EXIT_OK);
+        }
+        eprintln!("error: pass --plugins on its own, not with --namespaced, --license or --owner");
+        return Ok(super::EXIT_USAGE);
+    }
     if args.license.is_some() || args.owner.is_some() {
         let relicense =
             || crate::scaffold::relicense::plan(dir, args.license.clone(), args.owner.clone());

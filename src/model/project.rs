@@ -10,8 +10,9 @@
 //! domain, project name, repo, each resource's group, version, kind, plural, type path and
 //! webhook paths), refuses duplicate resources, and recognizes a Kubebuilder (Go) project, each
 //! error naming `PROJECT:<line>`. Rewriting ([`Project::render`]) keeps what rsbuilder does not
-//! own byte for byte: unknown top-level fields (Kubebuilder's `plugins:`), comments, and every
-//! resource entry whose value did not change; only changed fields and entries are written anew.
+//! own byte for byte: unknown top-level fields, Kubebuilder's `plugins:` map until a command
+//! adds a plugin to it, comments, and every resource entry whose value did not change; only
+//! changed fields and entries are written anew.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,6 +48,11 @@ pub struct Project {
     /// emitted as Roles instead of ClusterRoles.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub namespaced: bool,
+    /// Kubebuilder's `plugins:` map: the optional plugins applied to the project and their
+    /// settings (`grafana.kubebuilder.io/v1-alpha: {}` after `edit --plugins grafana`). Keys
+    /// rsbuilder does not know are kept as read; an unchanged map keeps its bytes on rewrite.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub plugins: BTreeMap<String, serde_json::Value>,
     /// Project name (DNS-1123 label); prefixes object names in `config/`.
     pub project_name: String,
     /// Repository / module identifier (`example.com/ai-operator`).
@@ -173,6 +179,7 @@ impl Project {
             domain: domain.into(),
             layout: vec![LAYOUT.into()],
             namespaced,
+            plugins: BTreeMap::new(),
             project_name: project_name.into(),
             repo: repo.into(),
             resources: Vec::new(),
@@ -569,11 +576,12 @@ fn check_layout(lines: &Lines, text: &str, at: &str) -> Result<()> {
 }
 
 /// Top-level fields of PROJECT that rsbuilder owns; everything else is kept as written.
-const OWNED: [&str; 8] = [
+const OWNED: [&str; 9] = [
     "cliVersion",
     "domain",
     "layout",
     "namespaced",
+    "plugins",
     "projectName",
     "repo",
     "resources",
@@ -635,6 +643,7 @@ fn render_over(text: &str, orig: &Project, new: &Project, fresh: &str) -> String
         "domain" => orig.domain == new.domain,
         "layout" => orig.layout == new.layout,
         "namespaced" => orig.namespaced == new.namespaced,
+        "plugins" => orig.plugins == new.plugins,
         "projectName" => orig.project_name == new.project_name,
         "repo" => orig.repo == new.repo,
         "resources" => orig.resources == new.resources,

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod edit;
 pub mod engine;
+pub mod grafana;
 pub mod init;
 pub mod marker;
 pub mod relicense;
