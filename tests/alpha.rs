@@ -166,6 +166,19 @@ fn as_if_older(dir: &Path, file: &str) -> usize {
 }
 
 #[test]
+fn alpha_help_shows_examples() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (cmd, example) in [
+        ("update", "rsbuilder alpha update --dry-run"),
+        ("generate", "rsbuilder alpha generate --output-dir"),
+    ] {
+        let out = run_ok(tmp.path(), &["alpha", cmd, "--help"]);
+        assert!(out.contains("Examples:"), "{out}");
+        assert!(out.contains(example), "{out}");
+    }
+}
+
+#[test]
 fn an_untouched_project_has_nothing_to_update() {
     let (_tmp, dir) = project("ai-operator");
     let before = tree(&dir);
