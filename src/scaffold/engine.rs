@@ -1145,6 +1145,37 @@ mod tests {
     }
 
     #[test]
+    fn removals_and_verbatim_writes_are_applied_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/gone.rs"), "fn gone() {}\n").unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.remove("src/gone.rs");
+        plan.remove("src/never-there.rs");
+        // Not valid for rustfmt's taste, kept byte for byte.
+        plan.create_verbatim("src/kept.rs", "fn   kept( ) {}\n");
+        let done = plan.apply().unwrap();
+        let actions: Vec<(&Path, Action)> =
+            done.iter().map(|r| (r.path.as_path(), r.action)).collect();
+        assert_eq!(
+            actions,
+            [
+                (Path::new("src/gone.rs"), Action::Removed),
+                (Path::new("src/kept.rs"), Action::Created)
+            ]
+        );
+        assert!(!dir.path().join("src/gone.rs").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("src/kept.rs")).unwrap(),
+            "fn   kept( ) {}\n"
+        );
+        assert_eq!(
+            super::super::report(&done),
+            "remove  src/gone.rs\ncreate  src/kept.rs\n"
+        );
+    }
+
+    #[test]
     fn file_in_place_of_directory() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("config"), "").unwrap();
