@@ -265,6 +265,13 @@ fn overlapping_edits_are_left_with_markers_listed_and_exit_1() {
     write(&dir, &file, &ours);
     let users_before = users_files(&tree(&dir));
 
+    // --dry-run: the same verdict, nothing written.
+    let unmerged = tree(&dir);
+    let dry = rsbuilder(&dir, &["alpha", "update", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&dry.stdout).contains(&format!("conflict {file}")));
+    assert_eq!(differing(&unmerged, &tree(&dir)), Vec::<String>::new());
+
     let out = rsbuilder(&dir, &["alpha", "update"]);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
@@ -457,6 +464,43 @@ fn alpha_generate_into_an_output_dir_reproduces_the_project() {
         ],
     );
     assert_eq!(differing(&before, &tree(&out_dir)), Vec::<String>::new());
+}
+
+/// A relative `--output-dir` inside the project: the new project holds the old one's files
+/// but not itself; a file that is not UTF-8 text is named, not copied.
+#[test]
+fn alpha_generate_into_a_directory_inside_the_project() {
+    let (_tmp, dir) = project("ai-operator");
+    std::fs::write(dir.join("logo.bin"), [0xff, 0xfe, 0x00]).unwrap();
+    write(&dir, "scripts/release.sh", "#!/bin/sh\necho release\n");
+    let mut before = tree(&dir);
+    let out = rsbuilder(
+        &dir.join("src"),
+        &["alpha", "generate", "--output-dir", "../regen"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("note: logo.bin is not UTF-8 text: not carried over"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let regen = tree(&dir.join("regen"));
+    before.remove("logo.bin");
+    assert_eq!(differing(&before, &regen), Vec::<String>::new());
+    // Again, over it: the new project is still not copied into itself.
+    run_ok(
+        &dir.join("src"),
+        &["alpha", "generate", "--force", "--output-dir", "../regen"],
+    );
+    assert_eq!(
+        differing(&before, &tree(&dir.join("regen"))),
+        Vec::<String>::new()
+    );
 }
 
 #[test]

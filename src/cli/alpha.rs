@@ -131,7 +131,7 @@ fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> 
     let output_dir = args
         .output_dir
         .as_ref()
-        .map(|d| cwd.join(d))
+        .map(|d| lexical(&cwd.join(d)))
         .filter(|d| !same(d, &input));
     if let Some(out) = &output_dir
         && out.exists()
@@ -187,4 +187,20 @@ fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> 
         target.display()
     );
     Ok(super::EXIT_OK)
+}
+
+/// `path` with `.` and `..` applied to its text (`/p/src/../out` is `/p/out`), so it can be
+/// compared with the project root before the directory exists.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
