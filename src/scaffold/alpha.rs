@@ -478,9 +478,10 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
             text.clone_from(theirs);
         }
     }
+    // As for `alpha update`: only in the area this version's tool-owned files live in.
     let dropped: BTreeSet<PathBuf> = old_owned
         .keys()
-        .filter(|p| !new_owned.contains(*p) && !new.contains_key(*p))
+        .filter(|p| in_tool_owned_area(p) && !new_owned.contains(*p) && !new.contains_key(*p))
         .cloned()
         .collect();
 
