@@ -1,7 +1,8 @@
 //! The engine's write guarantees through the built binary, under the conditions that broke
 //! them before (issue 11): commands running at the same time in one project (the project
-//! lock), commands killed at every write step (the journal), and a symbolic link swapped in
-//! while a command writes (the handle rooted at the project). docs/safety.md describes each.
+//! lock), commands killed at every write step (the journal; `alpha update` included), and a
+//! symbolic link swapped in while a command writes (the handle rooted at the project).
+//! docs/safety.md describes each.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -332,6 +333,89 @@ fn edit_and_manifests_killed_at_every_write_step_are_rolled_forward_or_back() {
     run_ok(&base, &AIJOB);
     killed_at_every_step(&base, &["edit", "--namespaced=true"]);
     killed_at_every_step(&base, &["manifests"]);
+}
+
+/// The project at `dir` as an older rsbuilder would have left it (see tests/alpha.rs): two
+/// runtime files had another line a quarter of the way in (on disk and in their records under
+/// `.rsbuilder/`), the second of them also has a line of the user's three quarters in, and a
+/// recorded runtime file this version does not have. `alpha update` then replaces the first,
+/// merges the second and removes the third.
+#[cfg(unix)]
+fn as_if_older(dir: &Path) {
+    use sha2::Digest as _;
+    let manifest = dir.join(".rsbuilder/tool-owned.sha256");
+    let mut entries: BTreeMap<String, String> = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (h, p) = l.split_once("  ").unwrap();
+            (p.to_owned(), h.to_owned())
+        })
+        .collect();
+    let mut by_size: Vec<(usize, String)> = entries
+        .keys()
+        .map(|p| {
+            let n = std::fs::read_to_string(dir.join(p))
+                .unwrap()
+                .lines()
+                .count();
+            (n, p.clone())
+        })
+        .collect();
+    by_size.sort();
+    let hex = |t: &str| -> String {
+        sha2::Sha256::digest(t.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let mut record = |rel: &str, on_disk: &str, base: &str| {
+        let base_file = dir.join(".rsbuilder/base").join(rel);
+        std::fs::create_dir_all(base_file.parent().unwrap()).unwrap();
+        std::fs::write(&base_file, base).unwrap();
+        std::fs::write(dir.join(rel), on_disk).unwrap();
+        entries.insert(rel.to_owned(), hex(base));
+    };
+    for (i, (n, rel)) in by_size.iter().rev().take(2).enumerate() {
+        let mut lines: Vec<String> = std::fs::read_to_string(dir.join(rel))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines[n / 4] = "// a line of the older version".into();
+        let old = lines.join("\n") + "\n";
+        if i == 1 {
+            lines[n * 3 / 4] = "// the user's line".into();
+        }
+        record(rel, &(lines.join("\n") + "\n"), &old);
+    }
+    let legacy = "// an older runtime's file\n";
+    record("rsbuilder-runtime/src/legacy.rs", legacy, legacy);
+    let text: String = entries.iter().map(|(p, h)| format!("{h}  {p}\n")).collect();
+    std::fs::write(manifest, text).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn alpha_update_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    as_if_older(&base);
+    let out = run_ok(&tree_dir_copy(&base).1, &["alpha", "update"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    for word in ["replace ", "merge ", "remove "] {
+        assert!(said.contains(word), "{word:?} not in\n{said}");
+    }
+    killed_at_every_step(&base, &["alpha", "update"]);
+}
+
+/// A copy of the project at `base`, under a fresh temporary directory.
+#[cfg(unix)]
+fn tree_dir_copy(base: &Path) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ai-operator");
+    copy_tree(base, &dir);
+    (tmp, dir)
 }
 
 /// A thread swaps `src/api` between the real directory and a symbolic link to a directory

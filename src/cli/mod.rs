@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod alpha;
 pub mod create;
 pub mod edit;
 pub mod init;
@@ -47,6 +48,9 @@ pub enum Command {
     Manifests(manifests::ManifestsArgs),
     /// Update the project configuration (PROJECT) and the files that depend on it.
     Edit(EditArgs),
+    /// Bring a project to this rsbuilder's version (`alpha update`, `alpha generate`).
+    #[command(subcommand)]
+    Alpha(alpha::AlphaCommand),
     /// Print rsbuilder's version and the kube / k8s-openapi versions it scaffolds.
     #[command(after_help = "Example:\n  rsbuilder version")]
     Version,
@@ -87,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Create(cmd) => create::run(&root(), cmd),
         Command::Manifests(args) => manifests::run(&cwd, args),
         Command::Edit(args) => edit::run(&root(), args),
+        Command::Alpha(cmd) => alpha::run(&cwd, &root(), cmd),
         Command::Version => {
             println!(
                 "rsbuilder {}\nscaffolds: kube {}, k8s-openapi {} (feature {}), schemars {}",

@@ -64,6 +64,12 @@ pub enum FileOp {
         /// The line to add.
         line: String,
     },
+    /// Remove the file at `path` if it exists (`alpha update` for a tool-owned file this
+    /// version no longer has, `alpha generate` in place). A directory it leaves empty stays.
+    Remove {
+        /// Relative path.
+        path: PathBuf,
+    },
 }
 
 /// Why a plan cannot be applied. Nothing has been written when one of these is returned.
@@ -158,6 +164,8 @@ pub enum Action {
     Updated,
     /// Existing file left alone (policy Skip, or contents identical).
     Unchanged,
+    /// Existing file removed ([`FileOp::Remove`]).
+    Removed,
 }
 
 impl fmt::Display for Action {
@@ -166,6 +174,7 @@ impl fmt::Display for Action {
             Action::Created => "create",
             Action::Updated => "update",
             Action::Unchanged => "unchanged",
+            Action::Removed => "remove",
         })
     }
 }
@@ -177,7 +186,7 @@ pub struct Resolved {
     pub path: PathBuf,
     /// Created / updated / unchanged.
     pub action: Action,
-    /// Final contents (equal to the current contents when unchanged).
+    /// Final contents (equal to the current contents when unchanged; empty when removed).
     pub contents: String,
 }
 
@@ -187,8 +196,13 @@ pub struct Plan {
     root: PathBuf,
     force: bool,
     ops: Vec<FileOp>,
-    /// Files written as tool-owned ([`Plan::create_tool_owned`]).
-    tool_owned: std::collections::BTreeSet<PathBuf>,
+    /// Files written as tool-owned ([`Plan::create_tool_owned`]), with the merge base to
+    /// record when it is not the text written ([`Plan::create_tool_owned_with_base`]).
+    tool_owned: BTreeMap<PathBuf, Option<String>>,
+    /// Files written byte for byte, not reformatted ([`Plan::create_verbatim`]).
+    verbatim: std::collections::BTreeSet<PathBuf>,
+    /// Tool-owned files whose records are dropped ([`Plan::untrack_tool_owned`]).
+    untracked: std::collections::BTreeSet<PathBuf>,
 }
 
 /// The full marker comment for a marker name in a file, chosen by the file's extension:
@@ -206,6 +220,8 @@ impl Plan {
             force,
             ops: Vec::new(),
             tool_owned: Default::default(),
+            verbatim: Default::default(),
+            untracked: Default::default(),
         }
     }
 
@@ -260,8 +276,49 @@ impl Plan {
         if_exists: IfExists,
     ) {
         let path = path.into();
-        self.tool_owned.insert(path.clone());
+        self.untracked.remove(&path);
+        self.tool_owned.insert(path.clone(), None);
         self.create(path, contents, if_exists);
+    }
+
+    /// [`Plan::create_tool_owned`], recording `base` as the merge base and hash instead of the
+    /// text written: what `alpha update` records for a file it merged (the user's changes
+    /// stay changes against the new base, so the next update merges them again rather than
+    /// replacing the file) or left with conflict markers.
+    pub fn create_tool_owned_with_base(
+        &mut self,
+        path: impl Into<PathBuf>,
+        contents: impl Into<String>,
+        base: impl Into<String>,
+    ) {
+        let path = path.into();
+        self.untracked.remove(&path);
+        self.tool_owned.insert(path.clone(), Some(base.into()));
+        self.create(path, contents, IfExists::Overwrite);
+    }
+
+    /// Adds a whole-file write (policy [`IfExists::Overwrite`]) of text that is written byte
+    /// for byte: a Rust file is not reformatted, as it is for [`Plan::create`]. For text that
+    /// is already a project's file (`alpha generate` carrying files over).
+    pub fn create_verbatim(&mut self, path: impl Into<PathBuf>, contents: impl Into<String>) {
+        let path = path.into();
+        self.verbatim.insert(path.clone());
+        self.create(path, contents, IfExists::Overwrite);
+    }
+
+    /// Adds the removal of the file `path` ([`FileOp::Remove`]); nothing happens when it does
+    /// not exist.
+    pub fn remove(&mut self, path: impl Into<PathBuf>) {
+        self.ops.push(FileOp::Remove { path: path.into() });
+    }
+
+    /// Drops the records of the tool-owned file `path` (its line in
+    /// `.rsbuilder/tool-owned.sha256` and its merge base under `.rsbuilder/base/`): the file
+    /// is no longer rsbuilder's, because this version no longer has it.
+    pub fn untrack_tool_owned(&mut self, path: impl Into<PathBuf>) {
+        let path = path.into();
+        self.tool_owned.remove(&path);
+        self.untracked.insert(path);
     }
 
     /// Adds a fragment insertion before the scaffold marker `marker` in `path`.
@@ -359,6 +416,69 @@ impl Plan {
         Ok(out)
     }
 
+    /// Every regular file under the project directory `rel`, hidden ones included, as paths
+    /// relative to the project root, sorted; and, apart, every symbolic link found (not
+    /// followed). Directories named in `skip` (`.git`, `target`) are not entered, at any depth.
+    /// Listed through the rooted handle; a missing directory holds nothing.
+    ///
+    /// Errors: [`Plan::read`]'s path checks for `rel`; [`ScaffoldError::Io`] for a directory
+    /// that cannot be listed.
+    pub fn list_files(
+        &self,
+        rel: impl AsRef<Path>,
+        skip: &[&str],
+    ) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ScaffoldError> {
+        let rel = rel.as_ref();
+        if !rel.as_os_str().is_empty() {
+            check_path(&self.root, rel)?;
+        }
+        let Ok(root) = Dir::open_ambient_dir(&self.root, ambient_authority()) else {
+            return Ok(Default::default());
+        };
+        let io = |path: &Path| {
+            let path = self.root.join(path);
+            move |source| ScaffoldError::Io {
+                action: "listing",
+                path,
+                source,
+            }
+        };
+        let (mut files, mut links) = (Vec::new(), Vec::new());
+        let mut pending = vec![rel.to_path_buf()];
+        while let Some(dir_rel) = pending.pop() {
+            let listed = if dir_rel.as_os_str().is_empty() {
+                root.entries()
+            } else {
+                root.read_dir(&dir_rel)
+            };
+            let entries = match listed {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir_rel == rel => {
+                    return Ok(Default::default());
+                }
+                Err(e) => return Err(io(&dir_rel)(e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(io(&dir_rel))?;
+                let name = entry.file_name();
+                let path = dir_rel.join(&name);
+                let kind = entry.file_type().map_err(io(&path))?;
+                if kind.is_symlink() {
+                    links.push(path);
+                } else if kind.is_dir() {
+                    if !skip.iter().any(|s| name == *s) {
+                        pending.push(path);
+                    }
+                } else if kind.is_file() {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        links.sort();
+        Ok((files, links))
+    }
+
     /// Checks every precondition and computes every final file, reading the tree but writing
     /// nothing. Results are sorted by path.
     pub fn resolve(&self) -> Result<Vec<Resolved>, ScaffoldError> {
@@ -381,7 +501,8 @@ impl Plan {
             let rel = match op {
                 FileOp::Create { path, .. }
                 | FileOp::Insert { path, .. }
-                | FileOp::InsertSorted { path, .. } => path,
+                | FileOp::InsertSorted { path, .. }
+                | FileOp::Remove { path } => path,
             };
             check_path(&self.root, rel)?;
             if !files.contains_key(rel) {
@@ -410,7 +531,9 @@ impl Plan {
                     let exists_on_disk = entry.0.is_some();
                     let mut write = |entry: &mut (Option<String>, Option<String>)| {
                         entry.1 = Some(contents.clone());
-                        if is_rust(rel) && !self.tool_owned.contains(rel) {
+                        let as_is =
+                            self.tool_owned.contains_key(rel) || self.verbatim.contains(rel);
+                        if is_rust(rel) && !as_is {
                             format_rust.insert(rel.clone());
                         }
                     };
@@ -464,6 +587,10 @@ impl Plan {
                     };
                     *current = insert_sorted(&self.root.join(rel), current, marker, line)?;
                 }
+                FileOp::Remove { .. } => {
+                    entry.1 = None;
+                    format_rust.remove(rel);
+                }
             }
         }
         // One rustfmt process for every Rust file of the plan (see `super::rustfmt`).
@@ -477,22 +604,28 @@ impl Plan {
             .zip(super::rustfmt::format_all(&to_format, &edition, &self.root))
             .filter_map(|((path, _), text)| Some((path.to_path_buf(), text?)))
             .collect();
-        let mut finals: BTreeMap<PathBuf, (Option<String>, String)> = files
+        // `None`: the file is removed (or was never there).
+        let mut finals: BTreeMap<PathBuf, (Option<String>, Option<String>)> = files
             .into_iter()
             .map(|(path, (original, planned))| {
-                let contents = formatted
-                    .remove(&path)
-                    .unwrap_or_else(|| planned.unwrap_or_default());
+                let contents = formatted.remove(&path).or(planned);
                 (path, (original, contents))
             })
             .collect();
-        // What rsbuilder wrote of each tool-owned file: its text and hash under .rsbuilder/.
+        // What rsbuilder wrote of each tool-owned file (or the base it was given): its text
+        // and hash under .rsbuilder/.
         let written: Vec<(PathBuf, String)> = self
             .tool_owned
             .iter()
-            .filter_map(|p| Some((p.clone(), finals.get(p)?.1.clone())))
+            .filter_map(|(p, base)| {
+                let text = match base {
+                    Some(base) => base.clone(),
+                    None => finals.get(p)?.1.clone()?,
+                };
+                Some((p.clone(), text))
+            })
             .collect();
-        if !written.is_empty() {
+        if !written.is_empty() || !self.untracked.is_empty() {
             let read = |rel: &Path| -> Result<Option<String>, ScaffoldError> {
                 match dir.as_ref().map(|d| d.read_to_string(rel)) {
                     None => Ok(None),
@@ -507,7 +640,8 @@ impl Plan {
             };
             let manifest = Path::new(owned::MANIFEST);
             let old_manifest = read(manifest)?;
-            let records = owned::records(old_manifest.as_deref(), &written);
+            let untracked: Vec<PathBuf> = self.untracked.iter().cloned().collect();
+            let records = owned::records(old_manifest.as_deref(), &written, &untracked);
             for (rel, text) in records {
                 check_path(&self.root, &rel)?;
                 let original = read(&rel)?;
@@ -516,22 +650,25 @@ impl Plan {
         }
         Ok(finals
             .into_iter()
-            .map(|(path, (original, contents))| {
-                let action = match &original {
-                    None => Action::Created,
-                    Some(o) if *o == contents => Action::Unchanged,
-                    Some(_) => Action::Updated,
+            .filter_map(|(path, (original, contents))| {
+                let (action, contents) = match (&original, contents) {
+                    (None, None) => return None,
+                    (Some(_), None) => (Action::Removed, String::new()),
+                    (None, Some(c)) => (Action::Created, c),
+                    (Some(o), Some(c)) if *o == c => (Action::Unchanged, c),
+                    (Some(_), Some(c)) => (Action::Updated, c),
                 };
-                Resolved {
+                Some(Resolved {
                     path,
                     action,
                     contents,
-                }
+                })
             })
             .collect())
     }
 
-    /// Resolves the plan, then writes every created or updated file, all or nothing, through
+    /// Resolves the plan, then writes every created or updated file and removes every removed
+    /// one, all or nothing, through
     /// the journal of [`txn`]: each new file is staged (and fsynced) under `.rsbuilder/txn`,
     /// the journal is committed, then the staged files are renamed into place. A write that
     /// fails before the commit discards the staged files; a rename that fails after it puts
@@ -560,6 +697,7 @@ impl Plan {
                 path,
                 contents: r.contents.as_bytes(),
                 replaces: r.action == Action::Updated,
+                removes: r.action == Action::Removed,
             })
             .collect();
         if changes.is_empty() {
@@ -1004,6 +1142,37 @@ mod tests {
             plan.exists("src/out/secret.rs"),
             Err(ScaffoldError::SymlinkEscape { .. })
         ));
+    }
+
+    #[test]
+    fn removals_and_verbatim_writes_are_applied_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/gone.rs"), "fn gone() {}\n").unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.remove("src/gone.rs");
+        plan.remove("src/never-there.rs");
+        // Not valid for rustfmt's taste, kept byte for byte.
+        plan.create_verbatim("src/kept.rs", "fn   kept( ) {}\n");
+        let done = plan.apply().unwrap();
+        let actions: Vec<(&Path, Action)> =
+            done.iter().map(|r| (r.path.as_path(), r.action)).collect();
+        assert_eq!(
+            actions,
+            [
+                (Path::new("src/gone.rs"), Action::Removed),
+                (Path::new("src/kept.rs"), Action::Created)
+            ]
+        );
+        assert!(!dir.path().join("src/gone.rs").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("src/kept.rs")).unwrap(),
+            "fn   kept( ) {}\n"
+        );
+        assert_eq!(
+            super::super::report(&done),
+            "remove  src/gone.rs\ncreate  src/kept.rs\n"
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Scaffolding: the engine that plans and applies file changes ([`engine`]), and the commands
-//! that fill a plan from templates (`init`, `create api`, `create webhook`).
+//! that fill a plan from templates (`init`, `create api`, `create webhook`) or bring a project
+//! to this version (`alpha update`, `alpha generate`).
 
+pub mod alpha;
 pub mod api;
 pub mod edit;
 pub mod engine;
@@ -36,6 +38,7 @@ mod tests {
     /// The command modules and the PROJECT model, with their paths for messages. They read
     /// the project through [`Plan`] (or [`engine::read`]) and write it only by applying a plan.
     const COMMANDS: &[(&str, &str)] = &[
+        ("src/scaffold/alpha.rs", include_str!("alpha.rs")),
         ("src/scaffold/api.rs", include_str!("api.rs")),
         ("src/scaffold/edit.rs", include_str!("edit.rs")),
         ("src/scaffold/init.rs", include_str!("init.rs")),

@@ -32,8 +32,11 @@ fn copyright_of(header: &str) -> Option<(i32, String)> {
     Some((year.parse().ok()?, owner.trim_end_matches('.').to_owned()))
 }
 
-/// Which of the licenses `init` writes produced `header`, with its year and owner.
-fn recognize(header: &str) -> (License, i32, String) {
+/// Which of the licenses `init` writes produced `header` (the leading comment block of
+/// `src/lib.rs`, [`super::api::rust_header`]), with its year and owner: a known license when
+/// `init` would write exactly that header for the year and owner its first line names, else
+/// the header itself. No header: [`License::None`] and the current year.
+pub fn recognize(header: &str) -> (License, i32, String) {
     if header.is_empty() {
         return (License::None, init::current_year(), String::new());
     }

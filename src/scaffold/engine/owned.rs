@@ -25,34 +25,48 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// The files that record `written` (tool-owned path, contents written), as (project-relative
-/// path, contents): the manifest (the lines of `old_manifest` for other files kept, these
-/// files' lines replaced; lines that do not parse are dropped) and one base file per entry.
+/// The files that record `written` (tool-owned path, contents written) and forget `dropped`
+/// (tool-owned paths no longer rsbuilder's), as (project-relative path, contents, `None` to
+/// remove the file): the manifest (the lines of `old_manifest` for other files kept, the lines
+/// of `written` replaced, those of `dropped` removed; lines that do not parse are dropped),
+/// one base file per written entry, and the removal of each dropped entry's base file.
 pub fn records(
     old_manifest: Option<&str>,
     written: &[(PathBuf, String)],
-) -> Vec<(PathBuf, String)> {
-    let mut entries: std::collections::BTreeMap<String, String> = old_manifest
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| {
-            let (hash, path) = line.split_once("  ")?;
-            let valid = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
-            valid.then(|| (path.to_owned(), hash.to_owned()))
-        })
-        .collect();
+    dropped: &[PathBuf],
+) -> Vec<(PathBuf, Option<String>)> {
+    let mut entries: std::collections::BTreeMap<String, String> =
+        parse_manifest(old_manifest.unwrap_or_default())
+            .into_iter()
+            .collect();
     let mut out = Vec::new();
+    for path in dropped {
+        entries.remove(&slash_path(path));
+        out.push((Path::new(BASE_DIR).join(path), None));
+    }
     for (path, text) in written {
         let rel = slash_path(path);
         entries.insert(rel.clone(), sha256_hex(text));
-        out.push((Path::new(BASE_DIR).join(path), text.clone()));
+        out.push((Path::new(BASE_DIR).join(path), Some(text.clone())));
     }
     let manifest: String = entries
         .iter()
         .map(|(path, hash)| format!("{hash}  {path}\n"))
         .collect();
-    out.push((PathBuf::from(MANIFEST), manifest));
+    out.push((PathBuf::from(MANIFEST), Some(manifest)));
     out
+}
+
+/// The entries of a manifest's text: (path with `/` separators, sha256 hex), in file order.
+/// Lines that do not parse are left out, as [`records`] leaves them out.
+pub fn parse_manifest(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let (hash, path) = line.split_once("  ")?;
+            let valid = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+            valid.then(|| (path.to_owned(), hash.to_owned()))
+        })
+        .collect()
 }
 
 /// `path` with `/` separators, as the manifest writes it on every platform.
@@ -76,12 +90,12 @@ mod tests {
             ),
             (PathBuf::from("rsbuilder-runtime/Cargo.toml"), "".to_owned()),
         ];
-        let out = records(None, &written);
+        let out = records(None, &written, &[]);
         assert_eq!(
             out[0],
             (
                 PathBuf::from(".rsbuilder/base/rsbuilder-runtime/src/lib.rs"),
-                "abc".to_owned()
+                Some("abc".to_owned())
             )
         );
         // sha256("abc") and sha256("") are the published test vectors.
@@ -89,9 +103,11 @@ mod tests {
             out[2],
             (
                 PathBuf::from(MANIFEST),
-                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  rsbuilder-runtime/Cargo.toml\n\
-                 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  rsbuilder-runtime/src/lib.rs\n"
-                    .to_owned()
+                Some(
+                    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  rsbuilder-runtime/Cargo.toml\n\
+                     ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  rsbuilder-runtime/src/lib.rs\n"
+                        .to_owned()
+                )
             )
         );
     }
@@ -103,14 +119,41 @@ mod tests {
             "0".repeat(64),
             "1".repeat(64)
         );
-        let out = records(Some(&old), &[(PathBuf::from("b.rs"), "abc".to_owned())]);
-        let manifest = &out.last().unwrap().1;
+        let out = records(
+            Some(&old),
+            &[(PathBuf::from("b.rs"), "abc".to_owned())],
+            &[],
+        );
+        let manifest = out.last().unwrap().1.as_deref().unwrap();
         assert_eq!(
             manifest,
-            &format!(
+            format!(
                 "{}  a.rs\nba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  b.rs\n",
                 "0".repeat(64)
             )
+        );
+    }
+
+    #[test]
+    fn dropped_files_lose_their_line_and_their_base() {
+        let old = format!("{}  a.rs\n{}  b.rs\n", "0".repeat(64), "1".repeat(64));
+        let out = records(Some(&old), &[], &[PathBuf::from("a.rs")]);
+        assert_eq!(
+            out,
+            [
+                (PathBuf::from(".rsbuilder/base/a.rs"), None),
+                (
+                    PathBuf::from(MANIFEST),
+                    Some(format!("{}  b.rs\n", "1".repeat(64)))
+                ),
+            ]
+        );
+        assert_eq!(
+            parse_manifest(&old),
+            [
+                ("a.rs".to_owned(), "0".repeat(64)),
+                ("b.rs".to_owned(), "1".repeat(64))
+            ]
         );
     }
 }

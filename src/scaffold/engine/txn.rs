@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! .rsbuilder/txn/<i>.new   the new contents, written and fsynced before the journal
-//! .rsbuilder/txn/<i>.old   a hard link to the file being replaced (its copy where links fail)
+//! .rsbuilder/txn/<i>.old   a hard link to the file being replaced or removed (its copy where
+//!                          links fail)
 //! .rsbuilder/txn/journal   JSON: the command, the directories to create, the files
 //! .rsbuilder/txn/back      present once a rename failed and the apply is being undone
 //! ```
@@ -52,13 +53,19 @@ struct Entry {
     path: PathBuf,
     /// The file existed (and `<i>.old` holds it).
     replaces: bool,
+    /// The file is removed, not written (no `<i>.new`); absent in journals of versions
+    /// without removals.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    removes: bool,
 }
 
-/// One file to write: its path relative to the root and its new contents.
+/// One file to write: its path relative to the root and its new contents; or, with
+/// `removes`, an existing file to remove.
 pub(super) struct Change<'a> {
     pub path: &'a Path,
     pub contents: &'a [u8],
     pub replaces: bool,
+    pub removes: bool,
 }
 
 /// What the next command found and did about an interrupted apply.
@@ -176,6 +183,23 @@ fn prepare(root: &Path, dir: &Dir, changes: &[Change<'_>]) -> Result<Journal, Sc
     let mut files = Vec::with_capacity(changes.len());
     let mut staged: Vec<(cap_std::fs::File, &Path)> = Vec::with_capacity(changes.len());
     for (i, c) in changes.iter().enumerate() {
+        if c.removes {
+            // Only the old file is kept, for a rollback.
+            let old = stage_old(i);
+            step();
+            if dir.hard_link(c.path, dir, &old).is_err() {
+                dir.copy(c.path, dir, &old)
+                    .map_err(io_err(root, "reading", c.path))?;
+                let copy = dir.open(&old).map_err(io_err(root, "reading", c.path))?;
+                staged.push((copy, c.path));
+            }
+            files.push(Entry {
+                path: c.path.to_path_buf(),
+                replaces: true,
+                removes: true,
+            });
+            continue;
+        }
         let mut need: Vec<PathBuf> = c
             .path
             .ancestors()
@@ -218,6 +242,7 @@ fn prepare(root: &Path, dir: &Dir, changes: &[Change<'_>]) -> Result<Journal, Sc
         files.push(Entry {
             path: c.path.to_path_buf(),
             replaces: c.replaces,
+            removes: false,
         });
     }
     sync_all(root, staged)?;
@@ -316,6 +341,17 @@ fn forward(root: &Path, dir: &Dir, journal: Journal) -> Result<(), ScaffoldError
     }
     if result.is_ok() {
         for (i, e) in journal.files.iter().enumerate() {
+            if e.removes {
+                if missing(dir, &e.path) {
+                    continue; // removed before the interruption
+                }
+                step();
+                if let Err(err) = dir.remove_file(&e.path) {
+                    result = Err(io_err(root, "removing", &e.path)(err));
+                    break;
+                }
+                continue;
+            }
             let new = stage_new(i);
             if missing(dir, &new) {
                 continue; // renamed before the interruption
@@ -349,6 +385,17 @@ fn forward(root: &Path, dir: &Dir, journal: Journal) -> Result<(), ScaffoldError
 fn back(dir: &Dir, journal: &Journal) -> std::io::Result<()> {
     let mut first_err = None;
     for (i, e) in journal.files.iter().enumerate().rev() {
+        if e.removes {
+            let old = stage_old(i);
+            if !missing(dir, &e.path) || missing(dir, &old) {
+                continue; // never removed, or already put back
+            }
+            step();
+            if let Err(err) = dir.rename(&old, dir, &e.path) {
+                first_err.get_or_insert(err);
+            }
+            continue;
+        }
         if !missing(dir, &stage_new(i)) {
             continue; // never renamed into place
         }
@@ -532,11 +579,13 @@ mod tests {
                 path: Path::new("new/a.txt"),
                 contents: b"a",
                 replaces: false,
+                removes: false,
             },
             Change {
                 path: Path::new("old.txt"),
                 contents: b"new",
                 replaces: true,
+                removes: false,
             },
         ]
     }
@@ -649,5 +698,45 @@ mod tests {
             "new"
         );
         assert_eq!(names(tmp.path()), ["new", "new/a.txt", "old.txt"]);
+    }
+
+    /// A removal next to a write: rolled forward it is gone, rolled back it is there again
+    /// with its bytes.
+    #[test]
+    fn a_removal_is_rolled_forward_or_back_with_the_rest() {
+        let with_removal = |dir: &Dir| {
+            dir.write("gone.txt", "bye").unwrap();
+            let mut c = changes();
+            c.push(Change {
+                path: Path::new("gone.txt"),
+                contents: b"",
+                replaces: true,
+                removes: true,
+            });
+            c
+        };
+        let (tmp, dir) = project();
+        prepare(tmp.path(), &dir, &with_removal(&dir)).unwrap();
+        assert!(tmp.path().join("gone.txt").is_file());
+        recover(tmp.path(), &dir).unwrap().unwrap();
+        assert_eq!(names(tmp.path()), ["new", "new/a.txt", "old.txt"]);
+
+        let (tmp, dir) = project();
+        prepare(tmp.path(), &dir, &with_removal(&dir)).unwrap();
+        // The removal and the first write happened, then a rename failed.
+        dir.remove_file("gone.txt").unwrap();
+        dir.create_dir("new").unwrap();
+        dir.rename(stage_new(0), &dir, "new/a.txt").unwrap();
+        dir.create(BACK).unwrap();
+        let done = recover(tmp.path(), &dir).unwrap().unwrap();
+        assert!(
+            matches!(&done, Recovery::RolledBack { files: 3, .. }),
+            "{done:?}"
+        );
+        assert_eq!(names(tmp.path()), ["gone.txt", "old.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("gone.txt")).unwrap(),
+            "bye"
+        );
     }
 }

@@ -1,0 +1,206 @@
+//! `rsbuilder alpha update` and `rsbuilder alpha generate`: flags, output, exit codes, and the
+//! calls into [`crate::scaffold::alpha`].
+
+use std::path::{Path, PathBuf};
+
+/// `rsbuilder alpha` subcommands (Kubebuilder's `alpha` group: commands whose behaviour may
+/// still change).
+#[derive(Debug, clap::Subcommand)]
+pub enum AlphaCommand {
+    /// Bring the tool-owned files (the runtime under rsbuilder-runtime/) to this rsbuilder's
+    /// version: untouched files are replaced, files you changed are merged three-way; user-owned
+    /// files are never touched. Exit code 1 when a merge leaves conflicts.
+    #[command(
+        after_help = "Examples:\n  rsbuilder alpha update --dry-run   # list what would change\n  rsbuilder alpha update\n\n\
+Conflicts are written as `<<<<<<< ours` / `||||||| original` / `=======` / `>>>>>>> theirs` \
+blocks (ours: your file; original: what rsbuilder wrote before; theirs: this version's text)."
+    )]
+    Update(UpdateArgs),
+    /// Scaffold the project again from its PROJECT with this rsbuilder's templates, carrying
+    /// your code (types, controllers, webhooks, samples, generated manifests, files rsbuilder
+    /// does not write) over; prints what changed.
+    #[command(
+        after_help = "Examples:\n  rsbuilder alpha generate --output-dir ../ai-operator-new   # a new copy to compare\n  rsbuilder alpha generate                                    # in place: commit first\n\n\
+In place, every file the scaffold writes (Cargo.toml, src/main.rs, Makefile, config/...) is \
+replaced by this version's; `git diff` then shows your changes to port back. To keep your \
+edits in tool-owned files, use `rsbuilder alpha update` instead."
+    )]
+    Generate(GenerateArgs),
+}
+
+/// `rsbuilder alpha update` flags.
+#[derive(Debug, clap::Args)]
+pub struct UpdateArgs {
+    /// Print what would change (and the conflicts a merge would leave) without writing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `rsbuilder alpha generate` flags (Kubebuilder's names).
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// The project to re-scaffold: the directory holding its PROJECT (default: the project
+    /// the current directory is in).
+    #[arg(long)]
+    pub input_dir: Option<PathBuf>,
+    /// Where to write the new project (created when missing; must be empty unless --force).
+    /// Without it, the project is re-scaffolded in place.
+    #[arg(long)]
+    pub output_dir: Option<PathBuf>,
+    /// Write into an output directory that is not empty.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs an `alpha` subcommand: `cwd` is the current directory, `root` the project found from
+/// it.
+pub fn run(cwd: &Path, root: &Path, cmd: AlphaCommand) -> anyhow::Result<i32> {
+    match cmd {
+        AlphaCommand::Update(args) => update(root, args),
+        AlphaCommand::Generate(args) => generate(cwd, root, args),
+    }
+}
+
+/// `alpha update`: prints one line per tool-owned file that changes (`replace`, `create`,
+/// `merge`, `conflict`, `remove`, `kept`, `record`), or that nothing is to do; exit code 1
+/// with the list of conflicts when any remain.
+fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
+    use crate::scaffold::alpha;
+    let _lock = crate::scaffold::engine::lock_project(root)?;
+    let update = alpha::plan_update(root)?;
+    if args.dry_run {
+        update.plan.resolve()?;
+    } else {
+        update.plan.apply()?;
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    let verb = if args.dry_run { "would " } else { "" };
+    for (path, outcome) in &update.files {
+        println!("{:<8} {}", outcome.label(), path.display());
+    }
+    if update.files.is_empty() {
+        println!(
+            "The {} tool-owned files are those of rsbuilder {version}; nothing to do.",
+            update.tool_owned
+        );
+        return Ok(super::EXIT_OK);
+    }
+    let conflicts = update.conflicts();
+    if conflicts.is_empty() {
+        println!(
+            "\nThe tool-owned files {verb}now match rsbuilder {version}. Next: cargo build && cargo test"
+        );
+        return Ok(super::EXIT_OK);
+    }
+    eprintln!(
+        "error: {} tool-owned file(s) {verb}need your attention:",
+        conflicts.len()
+    );
+    for (path, outcome) in update.files.iter().filter(|(_, o)| o.is_conflict()) {
+        let why = match outcome {
+            alpha::Outcome::KeptDropped => {
+                "rsbuilder no longer has this file, and you changed it: kept as yours; delete it if you do not need it"
+            }
+            alpha::Outcome::StillConflicted => {
+                "still holds the conflict markers of an earlier update: resolve them first"
+            }
+            _ => "your change and this version's overlap: resolve the conflict blocks",
+        };
+        eprintln!("  {}: {why}", path.display());
+    }
+    eprintln!(
+        "  help: a conflict block is `<<<<<<< ours` (your text), `||||||| original` (what rsbuilder \
+         wrote before), `=======`, then this version's text up to `>>>>>>> theirs`; keep what you \
+         need, delete the markers, then run `rsbuilder alpha update` again"
+    );
+    Ok(super::EXIT_FAILURE)
+}
+
+/// `alpha generate`: prints `add` / `change` / `remove` per path, the notes, and the next
+/// steps.
+fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> {
+    use crate::scaffold::alpha;
+    let input = match &args.input_dir {
+        Some(dir) => cwd.join(dir),
+        None => root.to_path_buf(),
+    };
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let output_dir = args
+        .output_dir
+        .as_ref()
+        .map(|d| lexical(&cwd.join(d)))
+        .filter(|d| !same(d, &input));
+    if let Some(out) = &output_dir
+        && out.exists()
+        && !out.is_dir()
+    {
+        anyhow::bail!(
+            "invalid value {} for --output-dir: it exists and is not a directory",
+            out.display()
+        );
+    }
+    let _lock = crate::scaffold::engine::lock_project(&input)?;
+    let _out_lock = match &output_dir {
+        Some(out) if out.is_dir() => Some(crate::scaffold::engine::lock_project(out)?),
+        _ => None,
+    };
+    let opts = alpha::GenerateOptions {
+        output_dir: output_dir.clone(),
+        force: args.force,
+    };
+    let generated = alpha::plan_generate(&input, &opts)?;
+    generated.plan.apply()?;
+    print!("{}", alpha::generate_report(&generated));
+    for note in &generated.notes {
+        eprintln!("note: {note}");
+    }
+    let target = output_dir.as_deref().unwrap_or(&input);
+    let (added, changed, removed) = (
+        generated.added.len(),
+        generated.changed.len(),
+        generated.removed.len(),
+    );
+    if output_dir.is_some() {
+        println!(
+            "\nWrote the project again into {}: {added} added, {changed} changed, {removed} removed \
+             against {}, {} carried over unchanged.",
+            target.display(),
+            input.display(),
+            generated.kept
+        );
+    } else if added + changed + removed == 0 {
+        println!(
+            "\nThe project is already what rsbuilder {} scaffolds from its PROJECT; nothing changed.",
+            env!("CARGO_PKG_VERSION")
+        );
+    } else {
+        println!(
+            "\nRe-scaffolded in place: {added} added, {changed} changed, {removed} removed; \
+             `git diff` shows what to port back."
+        );
+    }
+    println!(
+        "Next: cd {} && rsbuilder manifests && cargo build && cargo test",
+        target.display()
+    );
+    Ok(super::EXIT_OK)
+}
+
+/// `path` with `.` and `..` applied to its text (`/p/src/../out` is `/p/out`), so it can be
+/// compared with the project root before the directory exists.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -1,0 +1,606 @@
+//! `rsbuilder alpha update` and `rsbuilder alpha generate`: bring a project to this
+//! rsbuilder's version.
+//!
+//! - [`plan_update`] (Kubebuilder has no equivalent; the model is `git merge-file`): every
+//!   tool-owned file is brought to the text this version writes. A file still as rsbuilder
+//!   recorded it (its SHA-256 in `.rsbuilder/tool-owned.sha256`, see [`engine::owned`]) is
+//!   replaced; a file the user changed gets a three-way merge (diffy) of the recorded base,
+//!   the file on disk and the new text; a merge that conflicts is written with conflict
+//!   markers. User-owned files are never read for writing.
+//! - [`plan_generate`] (Kubebuilder's `alpha generate`): the project is scaffolded again from
+//!   its PROJECT in a scratch directory (`init`, then `create api` for each resource, then
+//!   `create webhook` for each recorded webhook), the user's code is carried over, and the
+//!   result goes into `--output-dir` or, in place, into the project.
+//!
+//! Both write through one [`Plan`], so the lock, the journal and the fault points apply as to
+//! every other command. docs/alpha.md describes both for users.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+
+use super::engine::{self, owned};
+use super::{IfExists, Plan, ScaffoldError};
+use crate::model::Project;
+use crate::model::layout;
+use crate::model::project::{self, ProjectResource};
+
+/// The tool-owned files this version writes, as (path in a project, text), sorted by path: the
+/// runtime crate under [`super::runtime::DIR`]. A command that writes other tool-owned files
+/// adds them here, so `alpha update` refreshes them too.
+pub fn tool_owned_files() -> BTreeMap<PathBuf, &'static str> {
+    super::runtime::project_files()
+        .map(|(path, text)| (PathBuf::from(path), text))
+        .collect()
+}
+
+/// Whether `path` is in the part of the project this version's tool-owned files live in
+/// ([`super::runtime::DIR`]): a recorded tool-owned file there that this version no longer
+/// has was dropped by it. A recorded file elsewhere (written by another version's command
+/// this one does not know) is left alone.
+fn in_tool_owned_area(path: &Path) -> bool {
+    path.starts_with(super::runtime::DIR)
+}
+
+/// What `alpha update` does (or, with `--dry-run`, would do) to one tool-owned file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// The file was as rsbuilder wrote it: replaced by the new text.
+    Replaced,
+    /// The file is new in this version, or was missing: written.
+    Created,
+    /// The user changed the file and the new text merged without conflict.
+    Merged,
+    /// The user changed the file where the new text changes it too: written with conflict
+    /// markers (`<<<<<<< ours`, `||||||| original`, `=======`, `>>>>>>> theirs`).
+    Conflict,
+    /// The file still holds the conflict markers of an earlier update: left alone.
+    StillConflicted,
+    /// This version no longer has the file, and it was as rsbuilder wrote it: removed.
+    Removed,
+    /// This version no longer has the file, but the user changed it: kept as it is, and no
+    /// longer recorded as tool-owned (it is the user's now); counted as a conflict.
+    KeptDropped,
+    /// The file holds the new text already; only its record under `.rsbuilder/` is written.
+    Recorded,
+}
+
+impl Outcome {
+    /// The word printed before the path.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Replaced => "replace",
+            Outcome::Created => "create",
+            Outcome::Merged => "merge",
+            Outcome::Conflict => "conflict",
+            Outcome::StillConflicted => "conflict",
+            Outcome::Removed => "remove",
+            Outcome::KeptDropped => "kept",
+            Outcome::Recorded => "record",
+        }
+    }
+
+    /// Whether the outcome leaves work for the user (exit code 1).
+    pub fn is_conflict(self) -> bool {
+        matches!(
+            self,
+            Outcome::Conflict | Outcome::StillConflicted | Outcome::KeptDropped
+        )
+    }
+}
+
+/// The planned `alpha update`: the writes, and what happens to each tool-owned file that
+/// changes (files already up to date are not listed).
+#[derive(Debug)]
+pub struct Update {
+    /// The writes; nothing is written until it is applied.
+    pub plan: Plan,
+    /// (path, outcome), sorted by path.
+    pub files: Vec<(PathBuf, Outcome)>,
+    /// How many tool-owned files this version has.
+    pub tool_owned: usize,
+}
+
+impl Update {
+    /// The files left with conflicts (exit code 1).
+    pub fn conflicts(&self) -> Vec<&Path> {
+        self.files
+            .iter()
+            .filter(|(_, o)| o.is_conflict())
+            .map(|(p, _)| p.as_path())
+            .collect()
+    }
+}
+
+/// Whether `text` holds a conflict block as [`merge`] writes it: a `<<<<<<< ours` line
+/// followed later by a `>>>>>>> theirs` line.
+pub fn has_conflict_markers(text: &str) -> bool {
+    let mut open = false;
+    for line in text.lines() {
+        if line == "<<<<<<< ours" {
+            open = true;
+        } else if open && line == ">>>>>>> theirs" {
+            return true;
+        }
+    }
+    false
+}
+
+/// The three-way merge of `ours` (the file on disk) and `theirs` (the new text) against
+/// `base` (what rsbuilder wrote before), by diffy with `git merge-file`'s diff3 conflict
+/// style. `Ok`: merged cleanly; `Err`: the text with conflict blocks.
+pub fn merge(base: &str, ours: &str, theirs: &str) -> Result<String, String> {
+    let mut opts = diffy::MergeOptions::new();
+    opts.set_conflict_style(diffy::ConflictStyle::Diff3)
+        .set_incomplete_hunk_style(diffy::IncompleteHunkStyle::Git);
+    opts.merge(base, ours, theirs)
+}
+
+/// The recorded tool-owned files of the project planned by `plan`: path to SHA-256 hex.
+fn recorded(plan: &Plan) -> Result<BTreeMap<PathBuf, String>, ScaffoldError> {
+    Ok(plan
+        .read(owned::MANIFEST)?
+        .map(|text| {
+            owned::parse_manifest(&text)
+                .into_iter()
+                .map(|(path, hash)| (PathBuf::from(path), hash))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Loads PROJECT through `plan` and checks that it is an rsbuilder project, with the advice
+/// to run `init` when there is none.
+fn load_project(plan: &Plan, command: &str) -> Result<Project> {
+    let dir = plan.root();
+    if !plan.exists(project::FILE_NAME)? {
+        bail!(
+            "no PROJECT file in {}; `rsbuilder {command}` works on a project made with \
+             `rsbuilder init` (run it from the project directory)",
+            dir.display()
+        );
+    }
+    Project::load_in(plan)
+}
+
+/// Plans `alpha update` in the project at `dir` (see the module documentation): for every
+/// tool-owned file of this version ([`tool_owned_files`]) and every recorded one this
+/// version dropped. Records afterwards: the hash and base of every file written (replaced,
+/// created, merged, or with conflict markers) are those of the new text, as git takes the
+/// new upstream as the base once a merge is done; so after a conflict is resolved by hand,
+/// the next update merges the user's resolution against this version's text.
+///
+/// Errors (nothing written): no PROJECT, or one that does not parse (a Kubebuilder Go
+/// project is explained); unreadable files; a path that leads out of the project.
+pub fn plan_update(dir: &Path) -> Result<Update> {
+    let mut plan = Plan::new(dir, false);
+    load_project(&plan, "alpha update")?;
+    let recorded = recorded(&plan)?;
+    let new = tool_owned_files();
+    let mut paths: BTreeSet<PathBuf> = new.keys().cloned().collect();
+    paths.extend(recorded.keys().filter(|p| in_tool_owned_area(p)).cloned());
+    let mut files = Vec::new();
+    for path in paths {
+        let disk = plan.read(&path)?;
+        let record = recorded.get(&path);
+        let untouched = |text: &str| record.is_some_and(|h| *h == owned::sha256_hex(text));
+        let outcome = match (new.get(&path), disk) {
+            (Some(theirs), None) => {
+                plan.create_tool_owned(&path, *theirs, IfExists::Overwrite);
+                Outcome::Created
+            }
+            (Some(theirs), Some(ours)) if ours == *theirs => {
+                let base = plan.read(Path::new(owned::BASE_DIR).join(&path))?;
+                if untouched(theirs) && base.as_deref() == Some(*theirs) {
+                    continue;
+                }
+                plan.create_tool_owned(&path, *theirs, IfExists::Overwrite);
+                Outcome::Recorded
+            }
+            (Some(_), Some(ours)) if has_conflict_markers(&ours) => Outcome::StillConflicted,
+            (Some(theirs), Some(ours)) if untouched(&ours) => {
+                plan.create_tool_owned(&path, *theirs, IfExists::Overwrite);
+                Outcome::Replaced
+            }
+            (Some(theirs), Some(ours)) => {
+                // Changed by the user. Without a base (a record lost, or a file this version
+                // adds where the user already has one) every difference is a conflict.
+                let base = plan
+                    .read(Path::new(owned::BASE_DIR).join(&path))?
+                    .unwrap_or_default();
+                match merge(&base, &ours, theirs) {
+                    Ok(merged) if merged == ours && base == *theirs => continue,
+                    Ok(merged) => {
+                        plan.create_tool_owned_with_base(&path, merged, *theirs);
+                        Outcome::Merged
+                    }
+                    Err(marked) => {
+                        plan.create_tool_owned_with_base(&path, marked, *theirs);
+                        Outcome::Conflict
+                    }
+                }
+            }
+            (None, None) => {
+                plan.untrack_tool_owned(&path);
+                Outcome::Removed
+            }
+            (None, Some(ours)) if untouched(&ours) => {
+                plan.remove(&path);
+                plan.untrack_tool_owned(&path);
+                Outcome::Removed
+            }
+            (None, Some(_)) => {
+                plan.untrack_tool_owned(&path);
+                Outcome::KeptDropped
+            }
+        };
+        files.push((path, outcome));
+    }
+    Ok(Update {
+        plan,
+        files,
+        tool_owned: new.len(),
+    })
+}
+
+/// What `alpha generate` was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenerateOptions {
+    /// `--output-dir`: where the new project goes (absolute, not the project itself); `None`
+    /// for in place.
+    pub output_dir: Option<PathBuf>,
+    /// `--force`: write into an output directory that is not empty.
+    pub force: bool,
+}
+
+/// The planned `alpha generate`: the writes and what they change, against the old project.
+#[derive(Debug)]
+pub struct Generated {
+    /// The writes, into the output directory or the project; nothing is written until it is
+    /// applied.
+    pub plan: Plan,
+    /// Files the old project does not have.
+    pub added: Vec<PathBuf>,
+    /// Files whose text differs from the old project's.
+    pub changed: Vec<PathBuf>,
+    /// Files of the old project the new one does not have (tool-owned files this version
+    /// dropped).
+    pub removed: Vec<PathBuf>,
+    /// Files of the old project carried over as they are (`--output-dir`), or left as they
+    /// are (in place).
+    pub kept: usize,
+    /// What could not be carried over, and why.
+    pub notes: Vec<String>,
+}
+
+/// Directories never carried over nor listed as the project's files: git's, cargo's, and
+/// rsbuilder's own state (the records are written anew).
+const NOT_CARRIED: &[&str] = &[".git", "target", engine::STATE_DIR];
+
+/// The files of an rsbuilder project the user writes code in, which `alpha generate` takes
+/// from the old project when it has them rather than from the templates: for every resource
+/// its types, controller, webhook and conversion files, the samples, and what `manifests`
+/// writes from the code (CRDs, the manager's role, the webhook configurations).
+fn users_code(path: &Path, project: &Project) -> bool {
+    let per_kind = project.resources.iter().any(|r: &ProjectResource| {
+        let mut files = Vec::new();
+        if r.api.is_some() {
+            files.push(layout::types_file(&r.version, &r.kind));
+        }
+        if r.controller {
+            files.push(layout::controller_file(&r.kind));
+        }
+        if r.webhooks.is_some() {
+            files.push(layout::webhook_file(&r.version, &r.kind));
+            files.push(layout::conversion_file(&r.version, &r.kind));
+        }
+        files.iter().any(|f| f == path)
+    });
+    let config = Path::new(layout::CONFIG_DIR);
+    per_kind
+        || (path.starts_with(config.join("samples"))
+            && path != Path::new(layout::SAMPLES_KUSTOMIZATION))
+        || path.starts_with(config.join(layout::generated::CRD_BASES))
+        || path == config.join(layout::generated::RBAC_ROLE)
+        || path == Path::new(layout::WEBHOOK_MANIFESTS)
+}
+
+/// Scaffolds the project `project` describes into the empty directory `scratch` with this
+/// version's commands: `init` with its domain, repo, project name, namespaced setting and the
+/// license, owner and year `header` (the old `src/lib.rs` header) names; `create api` for
+/// each resource in PROJECT order (its type with `namespaced` and `plural` as recorded, and
+/// its controller); then `create webhook` for each resource with webhooks.
+fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
+    use super::{api, init, webhook};
+    let (license, year, owner) = super::relicense::recognize(header);
+    let opts = init::InitOptions {
+        domain: project.domain.clone(),
+        repo: project.repo.clone(),
+        project_name: project.project_name.clone(),
+        owner,
+        license,
+        namespaced: project.namespaced,
+        year,
+    };
+    init::plan(scratch, &opts)
+        .context("re-scaffolding from PROJECT: `init`")?
+        .apply()?;
+    let gvk = |r: &ProjectResource| format!("{}/{} {}", r.group, r.version, r.kind);
+    for r in &project.resources {
+        if r.api.is_none() && !r.controller {
+            continue;
+        }
+        let opts = api::ApiOptions {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            resource: r.api.is_some(),
+            controller: r.controller,
+            namespaced: r.api.as_ref().is_none_or(|a| a.namespaced),
+            plural: r.plural.clone(),
+            force: false,
+        };
+        api::run(scratch, &opts)
+            .with_context(|| format!("re-scaffolding from PROJECT: `create api` for {}", gvk(r)))?;
+    }
+    for r in &project.resources {
+        let Some(w) = &r.webhooks else { continue };
+        if !(w.defaulting || w.validation || w.conversion) {
+            continue;
+        }
+        let opts = webhook::WebhookOptions {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            defaulting: w.defaulting,
+            validation: w.validation,
+            conversion: w.conversion,
+            spoke: w.spoke.clone(),
+            defaulting_path: w.defaulting_path.clone(),
+            validation_path: w.validation_path.clone(),
+            force: false,
+        };
+        webhook::check_flags(&opts).map_err(|usage| {
+            anyhow::anyhow!(
+                "re-scaffolding from PROJECT: `create webhook` for {}: {usage}",
+                gvk(r)
+            )
+        })?;
+        webhook::run(scratch, &opts).with_context(|| {
+            format!(
+                "re-scaffolding from PROJECT: `create webhook` for {}",
+                gvk(r)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Reads every file of `plan`'s root (but [`NOT_CARRIED`]) as text. Files that are not UTF-8
+/// text and symbolic links are left out, each with a note.
+fn read_all(plan: &Plan, notes: &mut Vec<String>) -> Result<BTreeMap<PathBuf, String>> {
+    let (files, links) = plan.list_files("", NOT_CARRIED)?;
+    for link in links {
+        notes.push(format!(
+            "{} is a symbolic link: not carried over; make it again in the new project",
+            link.display()
+        ));
+    }
+    let mut out = BTreeMap::new();
+    for path in files {
+        match plan.read(&path) {
+            Ok(Some(text)) => {
+                out.insert(path, text);
+            }
+            Ok(None) => {}
+            Err(ScaffoldError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::InvalidData =>
+            {
+                notes.push(format!(
+                    "{} is not UTF-8 text: not carried over; copy it yourself",
+                    path.display()
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Plans `alpha generate` for the project at `dir` (see the module documentation).
+///
+/// The new project is this version's scaffold of PROJECT, where the user's code
+/// ([`users_code`]: types, controllers, webhooks, samples, generated manifests) is the old
+/// project's, PROJECT is the old one (its unknown fields kept, `cliVersion` this version's),
+/// and, with `--output-dir`, every other file of the old project that the scaffold does not
+/// write is copied (all but `.git/`, `target/`, `.rsbuilder/`, and tool-owned files this
+/// version dropped). In place, the files the scaffold writes replace the project's, the
+/// dropped tool-owned files are removed, and every other file stays as it is.
+///
+/// Errors (nothing written): no PROJECT, or one that does not parse (a Kubebuilder Go
+/// project is explained); an output directory that is not empty, without `--force`; a
+/// resource or webhook of PROJECT that this version's `create api` / `create webhook`
+/// refuses.
+pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
+    let old_plan = Plan::new(dir, false);
+    let mut project = load_project(&old_plan, "alpha generate")?;
+    let out_dir = opts.output_dir.clone().unwrap_or_else(|| dir.to_path_buf());
+    let in_place = opts.output_dir.is_none();
+    if !in_place {
+        let (files, links) = Plan::new(&out_dir, false).list_files("", &[])?;
+        if (!files.is_empty() || !links.is_empty()) && !opts.force {
+            bail!(
+                "the output directory {} is not empty; choose an empty or new directory, or \
+                 pass --force to write into it (its files the new project also has are \
+                 overwritten, the others stay)",
+                out_dir.display()
+            );
+        }
+    }
+    let mut notes = Vec::new();
+    let mut old = read_all(&old_plan, &mut notes)?;
+    // An output directory inside the project is not part of it.
+    if let Ok(inside) = out_dir.strip_prefix(dir)
+        && !in_place
+    {
+        old.retain(|p, _| !p.starts_with(inside));
+        notes.retain(|n| !Path::new(n).starts_with(inside));
+    }
+    let header = super::api::rust_header(&old_plan)?;
+    let old_owned = recorded(&old_plan)?;
+
+    let scratch_root = tempfile::Builder::new()
+        .prefix("rsbuilder-generate-")
+        .tempdir()
+        .context("creating a scratch directory for the new scaffold")?;
+    let scratch = scratch_root.path().join(&project.project_name);
+    // The project's rustfmt settings shape the Rust files the commands format, as they did
+    // when the old project was scaffolded.
+    let mut settings = Plan::new(&scratch, false);
+    for name in ["rustfmt.toml", ".rustfmt.toml"] {
+        if let Some(text) = old.get(Path::new(name)) {
+            settings.create_verbatim(name, text.clone());
+        }
+    }
+    settings.apply()?;
+    scaffold(&scratch, &project, &header)?;
+    let scratch_plan = Plan::new(&scratch, false);
+    let mut scratch_notes = Vec::new();
+    let mut new = read_all(&scratch_plan, &mut scratch_notes)?;
+    let new_owned: BTreeSet<PathBuf> = recorded(&scratch_plan)?.into_keys().collect();
+    project.cli_version = Some(env!("CARGO_PKG_VERSION").into());
+    new.insert(PathBuf::from(project::FILE_NAME), project.render());
+    for (path, text) in new.iter_mut() {
+        if users_code(path, &project)
+            && let Some(theirs) = old.get(path)
+        {
+            text.clone_from(theirs);
+        }
+    }
+    // As for `alpha update`: only in the area this version's tool-owned files live in.
+    let dropped: BTreeSet<PathBuf> = old_owned
+        .keys()
+        .filter(|p| in_tool_owned_area(p) && !new_owned.contains(*p) && !new.contains_key(*p))
+        .cloned()
+        .collect();
+
+    let mut plan = Plan::new(&out_dir, opts.force);
+    let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut kept = 0;
+    for (path, text) in &new {
+        match old.get(path) {
+            None => added.push(path.clone()),
+            Some(o) if o != text => changed.push(path.clone()),
+            Some(_) if in_place => continue,
+            Some(_) => {}
+        }
+        if new_owned.contains(path) {
+            plan.create_tool_owned(path, text.clone(), IfExists::Overwrite);
+        } else {
+            plan.create_verbatim(path, text.clone());
+        }
+    }
+    for (path, text) in &old {
+        if new.contains_key(path) {
+            continue;
+        }
+        if dropped.contains(path) {
+            removed.push(path.clone());
+            if in_place {
+                plan.remove(path);
+            }
+            continue;
+        }
+        kept += 1;
+        if !in_place {
+            plan.create_verbatim(path, text.clone());
+        }
+    }
+    if in_place {
+        for path in &dropped {
+            plan.untrack_tool_owned(path);
+        }
+    }
+    Ok(Generated {
+        plan,
+        added,
+        changed,
+        removed,
+        kept,
+        notes,
+    })
+}
+
+/// Formats what `alpha generate` changed: one line per path (`add`, `change`, `remove`),
+/// sorted by path.
+pub fn generate_report(g: &Generated) -> String {
+    let mut lines: Vec<(&Path, &str)> = g
+        .added
+        .iter()
+        .map(|p| (p.as_path(), "add"))
+        .chain(g.changed.iter().map(|p| (p.as_path(), "change")))
+        .chain(g.removed.iter().map(|p| (p.as_path(), "remove")))
+        .collect();
+    lines.sort();
+    lines
+        .into_iter()
+        .map(|(p, what)| format!("{what:<7} {}\n", p.display()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_merge_takes_both_sides_when_they_do_not_overlap() {
+        let base = "a\nb\nc\nd\ne\n";
+        let ours = "a\nB\nc\nd\ne\n";
+        let theirs = "a\nb\nc\nd\nE\n";
+        assert_eq!(merge(base, ours, theirs).unwrap(), "a\nB\nc\nd\nE\n");
+    }
+
+    #[test]
+    fn an_overlapping_merge_is_written_with_diff3_markers() {
+        let marked = merge("a\nb\nc\n", "a\nours\nc\n", "a\ntheirs\nc\n").unwrap_err();
+        assert_eq!(
+            marked,
+            "a\n<<<<<<< ours\nours\n||||||| original\nb\n=======\ntheirs\n>>>>>>> theirs\nc\n"
+        );
+        assert!(has_conflict_markers(&marked));
+        assert!(!has_conflict_markers("a\n<<<<<<< ours\nb\n"));
+        assert!(!has_conflict_markers("let s = \"<<<<<<< ours\";\n"));
+    }
+
+    #[test]
+    fn the_users_code_is_the_kinds_files_samples_and_generated_manifests() {
+        let mut project = Project::new("example.com", "example.com/x", "x", false);
+        project.resources.push(ProjectResource {
+            api: Some(Default::default()),
+            controller: true,
+            group: "ai".into(),
+            kind: "AIJob".into(),
+            version: "v1".into(),
+            ..Default::default()
+        });
+        for yes in [
+            "src/api/v1/aijob_types.rs",
+            "src/controller/aijob_controller.rs",
+            "config/samples/ai_v1_aijob.yaml",
+            "config/crd/bases/ai.example.com_aijobs.yaml",
+            "config/rbac/role.yaml",
+        ] {
+            assert!(users_code(Path::new(yes), &project), "{yes}");
+        }
+        for no in [
+            "src/main.rs",
+            "src/api/v1/mod.rs",
+            "config/samples/kustomization.yaml",
+            "src/webhook/v1/aijob_webhook.rs",
+            "Cargo.toml",
+        ] {
+            assert!(!users_code(Path::new(no), &project), "{no}");
+        }
+    }
+}

@@ -1,0 +1,577 @@
+//! `rsbuilder alpha update` and `rsbuilder alpha generate` through the built binary.
+//!
+//! An "older version" of a project is made by hand: a tool-owned file is given another text,
+//! on disk and in its records (`.rsbuilder/tool-owned.sha256`, `.rsbuilder/base/`), exactly as
+//! an rsbuilder whose runtime differed would have left it, and a recorded file this version
+//! does not have is added. The e2e test at the end builds and tests a re-generated project
+//! (with CI=true or RSBUILDER_E2E=1; skipped otherwise, as it takes minutes).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sha2::Digest as _;
+
+/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
+const EPOCH_2026: &str = "1780272000";
+const MANIFEST: &str = ".rsbuilder/tool-owned.sha256";
+const DROPPED: &str = "rsbuilder-runtime/src/legacy.rs";
+
+fn rsbuilder(dir: &Path, args: &[&str]) -> Output {
+    Command::new(assert_cmd::cargo::cargo_bin("rsbuilder"))
+        .current_dir(dir)
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", EPOCH_2026)
+        .env_remove("RSBUILDER_FAULT_AT")
+        .output()
+        .unwrap()
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = rsbuilder(dir, args);
+    assert!(
+        out.status.success(),
+        "rsbuilder {args:?}: {}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every file under `dir` (relative path, bytes), `target/` left out.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != "target")
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// The files that are not tool-owned nor rsbuilder's records: the user's.
+fn users_files(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    tree.iter()
+        .filter(|(p, _)| !p.starts_with("rsbuilder-runtime/") && !p.starts_with(".rsbuilder/"))
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect()
+}
+
+fn differing(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let mut out: Vec<String> = a
+        .iter()
+        .filter(|(p, v)| b.get(*p) != Some(v))
+        .map(|(p, _)| p.clone())
+        .chain(b.keys().filter(|p| !a.contains_key(*p)).cloned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn sha256_hex(text: &str) -> String {
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap()
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A project named `name` after `init`, `create api` for AIJob and its defaulting and
+/// validating webhook, under a fresh temporary directory.
+fn project(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    std::fs::create_dir(&dir).unwrap();
+    run_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            &format!("example.com/{name}"),
+            "--owner",
+            "Example Corp",
+        ],
+    );
+    let aijob = ["--group", "ai", "--version", "v1", "--kind", "AIJob"];
+    run_ok(&dir, &[&["create", "api"][..], &aijob].concat());
+    run_ok(
+        &dir,
+        &[
+            &["create", "webhook"][..],
+            &aijob,
+            &["--defaulting", "--programmatic-validation"],
+        ]
+        .concat(),
+    );
+    (tmp, dir)
+}
+
+/// The tool-owned file with the most lines (the runtime's largest source), so edits can be
+/// made far apart in it.
+fn largest_tool_owned(dir: &Path) -> String {
+    read(dir, MANIFEST)
+        .lines()
+        .map(|l| l.split_once("  ").unwrap().1.to_owned())
+        .max_by_key(|p| read(dir, p).lines().count())
+        .unwrap()
+}
+
+/// `text` with line `at` (0-based) replaced by `line`.
+fn with_line(text: &str, at: usize, line: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[at] = line;
+    lines.join("\n") + "\n"
+}
+
+/// Rewrites the project as an older rsbuilder would have left it: `file` (tool-owned) had
+/// another line a quarter of the way in, on disk and in its records; and the recorded file
+/// [`DROPPED`], which this version does not have. Returns the line index changed.
+fn as_if_older(dir: &Path, file: &str) -> usize {
+    let now = read(dir, file);
+    let at = now.lines().count() / 4;
+    let old = with_line(&now, at, "// a line of the older version");
+    write(dir, file, &old);
+    write(dir, &format!(".rsbuilder/base/{file}"), &old);
+    let legacy = "// Tool-owned: an older runtime's file.\npub fn legacy() {}\n";
+    write(dir, DROPPED, legacy);
+    write(dir, &format!(".rsbuilder/base/{DROPPED}"), legacy);
+    let mut entries: BTreeMap<String, String> = read(dir, MANIFEST)
+        .lines()
+        .map(|l| {
+            let (h, p) = l.split_once("  ").unwrap();
+            (p.to_owned(), h.to_owned())
+        })
+        .collect();
+    entries.insert(file.to_owned(), sha256_hex(&old));
+    entries.insert(DROPPED.to_owned(), sha256_hex(legacy));
+    let manifest: String = entries.iter().map(|(p, h)| format!("{h}  {p}\n")).collect();
+    write(dir, MANIFEST, &manifest);
+    at
+}
+
+#[test]
+fn alpha_help_shows_examples() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (cmd, example) in [
+        ("update", "rsbuilder alpha update --dry-run"),
+        ("generate", "rsbuilder alpha generate --output-dir"),
+    ] {
+        let out = run_ok(tmp.path(), &["alpha", cmd, "--help"]);
+        assert!(out.contains("Examples:"), "{out}");
+        assert!(out.contains(example), "{out}");
+    }
+}
+
+#[test]
+fn an_untouched_project_has_nothing_to_update() {
+    let (_tmp, dir) = project("ai-operator");
+    let before = tree(&dir);
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert!(
+        out.contains("tool-owned files are those of rsbuilder"),
+        "{out}"
+    );
+    assert!(out.contains("nothing to do"), "{out}");
+    assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+}
+
+#[test]
+fn untouched_files_of_an_older_version_are_replaced_and_dropped_ones_removed() {
+    let (_tmp, dir) = project("ai-operator");
+    let fresh = tree(&dir);
+    let file = largest_tool_owned(&dir);
+    as_if_older(&dir, &file);
+    let older = tree(&dir);
+
+    // --dry-run lists the same work and writes nothing.
+    let dry = run_ok(&dir, &["alpha", "update", "--dry-run"]);
+    assert_eq!(differing(&older, &tree(&dir)), Vec::<String>::new());
+
+    let out = run_ok(&dir, &["alpha", "update"]);
+    // One line per file, sorted by path.
+    let mut expected = [
+        (file.clone(), format!("replace  {file}")),
+        (DROPPED.to_owned(), format!("remove   {DROPPED}")),
+    ];
+    expected.sort();
+    let expected: Vec<&str> = expected.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(out.lines().take(2).collect::<Vec<_>>(), expected, "{out}");
+    assert_eq!(
+        dry.lines().take(2).collect::<Vec<_>>(),
+        out.lines().take(2).collect::<Vec<_>>()
+    );
+    // Exactly the project this version's init wrote: files and records.
+    assert_eq!(differing(&fresh, &tree(&dir)), Vec::<String>::new());
+    let again = run_ok(&dir, &["alpha", "update"]);
+    assert!(again.contains("nothing to do"), "{again}");
+}
+
+#[test]
+fn a_users_edit_that_does_not_overlap_is_merged() {
+    let (_tmp, dir) = project("ai-operator");
+    let file = largest_tool_owned(&dir);
+    let new = read(&dir, &file);
+    let lines = new.lines().count();
+    as_if_older(&dir, &file);
+    let ours = with_line(&read(&dir, &file), lines * 3 / 4, "// my own line");
+    write(&dir, &file, &ours);
+    let users_before = users_files(&tree(&dir));
+
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert!(out.contains(&format!("merge    {file}")), "{out}");
+    let merged = with_line(&new, lines * 3 / 4, "// my own line");
+    assert_eq!(read(&dir, &file), merged);
+    // The record is this version's text: the user's line stays a change against it.
+    assert_eq!(read(&dir, &format!(".rsbuilder/base/{file}")), new);
+    assert!(
+        read(&dir, MANIFEST).contains(&format!("{}  {file}\n", sha256_hex(&new))),
+        "{}",
+        read(&dir, MANIFEST)
+    );
+    assert_eq!(
+        differing(&users_before, &users_files(&tree(&dir))),
+        Vec::<String>::new()
+    );
+    // A second update keeps the user's line and has nothing to do.
+    let again = run_ok(&dir, &["alpha", "update"]);
+    assert!(again.contains("nothing to do"), "{again}");
+    assert_eq!(read(&dir, &file), merged);
+}
+
+#[test]
+fn overlapping_edits_are_left_with_markers_listed_and_exit_1() {
+    let (_tmp, dir) = project("ai-operator");
+    let file = largest_tool_owned(&dir);
+    let new = read(&dir, &file);
+    let at = as_if_older(&dir, &file);
+    let original_line = new.lines().nth(at).unwrap().to_owned();
+    let ours = with_line(&read(&dir, &file), at, "// my edit of the same line");
+    write(&dir, &file, &ours);
+    let users_before = users_files(&tree(&dir));
+
+    // --dry-run: the same verdict, nothing written.
+    let unmerged = tree(&dir);
+    let dry = rsbuilder(&dir, &["alpha", "update", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&dry.stdout).contains(&format!("conflict {file}")));
+    assert_eq!(differing(&unmerged, &tree(&dir)), Vec::<String>::new());
+
+    let out = rsbuilder(&dir, &["alpha", "update"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("conflict {file}")), "{stdout}");
+    assert!(
+        stderr.contains(&format!("  {file}: your change and this version's overlap")),
+        "{stderr}"
+    );
+    let marked = read(&dir, &file);
+    let block = format!(
+        "<<<<<<< ours\n// my edit of the same line\n||||||| original\n// a line of the older version\n=======\n{original_line}\n>>>>>>> theirs\n"
+    );
+    assert!(marked.contains(&block), "{marked}");
+    // The rest of the file is this version's.
+    assert_eq!(marked.replace(&block, &format!("{original_line}\n")), new);
+    assert_eq!(read(&dir, &format!(".rsbuilder/base/{file}")), new);
+    assert_eq!(
+        differing(&users_before, &users_files(&tree(&dir))),
+        Vec::<String>::new()
+    );
+
+    // Unresolved, a second update leaves the file alone and fails again.
+    let again = rsbuilder(&dir, &["alpha", "update"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("still holds the conflict markers"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(read(&dir, &file), marked);
+
+    // Resolved by keeping the user's line: nothing more to do.
+    write(
+        &dir,
+        &file,
+        &with_line(&new, at, "// my edit of the same line"),
+    );
+    let done = run_ok(&dir, &["alpha", "update"]);
+    assert!(done.contains("nothing to do"), "{done}");
+}
+
+#[test]
+fn a_dropped_file_the_user_changed_is_kept_as_theirs() {
+    let (_tmp, dir) = project("ai-operator");
+    let file = largest_tool_owned(&dir);
+    as_if_older(&dir, &file);
+    write(&dir, DROPPED, "pub fn legacy() { /* mine */ }\n");
+    let out = rsbuilder(&dir, &["alpha", "update"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rsbuilder no longer has this file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(&dir, DROPPED), "pub fn legacy() { /* mine */ }\n");
+    assert!(!read(&dir, MANIFEST).contains(DROPPED));
+    assert!(!dir.join(".rsbuilder/base").join(DROPPED).exists());
+    // No longer rsbuilder's: the next update leaves it alone.
+    let again = run_ok(&dir, &["alpha", "update"]);
+    assert!(again.contains("nothing to do"), "{again}");
+}
+
+#[test]
+fn alpha_commands_refuse_a_directory_without_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [&["alpha", "update"][..], &["alpha", "generate"][..]] {
+        let out = rsbuilder(tmp.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("no PROJECT file in"), "{stderr}");
+    }
+    assert_eq!(tree(tmp.path()), BTreeMap::new());
+}
+
+#[test]
+fn alpha_generate_refuses_a_go_kubebuilder_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "PROJECT",
+        "domain: my.domain\nlayout:\n- go.kubebuilder.io/v4\nprojectName: guestbook\nrepo: my.domain/guestbook\nversion: \"3\"\n",
+    );
+    let before = tree(tmp.path());
+    let out = rsbuilder(tmp.path(), &["alpha", "generate", "--output-dir", "out"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("belongs to a Kubebuilder project written in Go"),
+        "{stderr}"
+    );
+    assert_eq!(tree(tmp.path()), before);
+}
+
+/// A project with two kinds (one cluster-scoped with its own plural), webhooks, a controller
+/// for a built-in type, generated manifests, and the user's own code and files.
+fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = project(name);
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ml",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Inference",
+            "--namespaced=false",
+            "--plural",
+            "inferencez",
+        ],
+    );
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--resource=false",
+        ],
+    );
+    run_ok(&dir, &["manifests"]);
+    let controller = "src/controller/aijob_controller.rs";
+    let text = read(&dir, controller);
+    write(&dir, controller, &format!("{text}\n// The user's note.\n"));
+    let types = "src/api/v1/aijob_types.rs";
+    let text = read(&dir, types).replacen(
+        "pub struct AIJobSpec {",
+        "pub struct AIJobSpec {\n    /// The user's field.\n    pub model: Option<String>,",
+        1,
+    );
+    write(&dir, types, &text);
+    write(&dir, "docs/notes.md", "# Our notes\n");
+    (tmp, dir)
+}
+
+#[test]
+fn alpha_generate_into_an_output_dir_reproduces_the_project() {
+    let (tmp, dir) = rich_project("ai-operator");
+    let before = tree(&dir);
+    let out_dir = tmp.path().join("regenerated");
+    let out = run_ok(
+        &dir,
+        &[
+            "alpha",
+            "generate",
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert!(out.contains("0 added, 0 changed, 0 removed"), "{out}");
+    // Every file, generated or carried over, and the records, as in the original project.
+    assert_eq!(differing(&before, &tree(&out_dir)), Vec::<String>::new());
+    assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+
+    // Not empty any more: refused without --force, and nothing is written.
+    std::fs::remove_file(out_dir.join("Makefile")).unwrap();
+    let written = tree(&out_dir);
+    let again = rsbuilder(
+        &dir,
+        &[
+            "alpha",
+            "generate",
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("is not empty"), "{stderr}");
+    assert!(stderr.contains("--force"), "{stderr}");
+    assert_eq!(tree(&out_dir), written);
+    run_ok(
+        &dir,
+        &[
+            "alpha",
+            "generate",
+            "--force",
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(differing(&before, &tree(&out_dir)), Vec::<String>::new());
+}
+
+/// A relative `--output-dir` inside the project: the new project holds the old one's files
+/// but not itself; a file that is not UTF-8 text is named, not copied.
+#[test]
+fn alpha_generate_into_a_directory_inside_the_project() {
+    let (_tmp, dir) = project("ai-operator");
+    std::fs::write(dir.join("logo.bin"), [0xff, 0xfe, 0x00]).unwrap();
+    write(&dir, "scripts/release.sh", "#!/bin/sh\necho release\n");
+    let mut before = tree(&dir);
+    let out = rsbuilder(
+        &dir.join("src"),
+        &["alpha", "generate", "--output-dir", "../regen"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("note: logo.bin is not UTF-8 text: not carried over"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let regen = tree(&dir.join("regen"));
+    before.remove("logo.bin");
+    assert_eq!(differing(&before, &regen), Vec::<String>::new());
+    // Again, over it: the new project is still not copied into itself.
+    run_ok(
+        &dir.join("src"),
+        &["alpha", "generate", "--force", "--output-dir", "../regen"],
+    );
+    assert_eq!(
+        differing(&before, &tree(&dir.join("regen"))),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn alpha_generate_in_place_renews_the_scaffold_and_keeps_the_users_code() {
+    let (_tmp, dir) = rich_project("ai-operator");
+    let before = tree(&dir);
+    // A change to a scaffolded file, a missing one, and a tool-owned file the user changed.
+    write(&dir, "Makefile", "all:\n\techo mine\n");
+    std::fs::remove_file(dir.join("Dockerfile")).unwrap();
+    // A tool-owned file of an older version, which the user changed too, and one this
+    // version dropped.
+    let file = largest_tool_owned(&dir);
+    as_if_older(&dir, &file);
+    write(&dir, &file, &format!("{}// mine\n", read(&dir, &file)));
+    let out = run_ok(&dir, &["alpha", "generate"]);
+    let listed: Vec<&str> = out.lines().take_while(|l| !l.is_empty()).collect();
+    let mut expected = [
+        "add     Dockerfile".to_owned(),
+        "change  Makefile".to_owned(),
+        format!("change  {file}"),
+        format!("remove  {DROPPED}"),
+    ];
+    expected.sort_by_key(|l| l[8..].to_owned());
+    assert_eq!(listed, expected, "{out}");
+    // The scaffold is this version's again; the user's types, controller, notes and
+    // manifests are as they were.
+    assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+}
+
+/// The re-generated project of [`rich_project`] builds and passes its own tests. Runs with
+/// CI=true or RSBUILDER_E2E=1 (minutes of compiling); RSBUILDER_SKIP_E2E=1 skips it. Builds in
+/// the shared `RSBUILDER_E2E_TARGET_DIR` under a package name no other test uses.
+#[test]
+fn a_generated_project_builds_and_passes_its_tests() {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    if std::env::var_os("RSBUILDER_SKIP_E2E").is_some()
+        || (!ci && std::env::var_os("RSBUILDER_E2E").is_none())
+    {
+        eprintln!("skipped: builds a generated project; set RSBUILDER_E2E=1 (CI runs it)");
+        return;
+    }
+    let (tmp, dir) = rich_project("regen-operator");
+    let out_dir = tmp.path().join("regen-operator-new");
+    run_ok(
+        &dir,
+        &[
+            "alpha",
+            "generate",
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let target = std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"));
+    for args in [&["build"][..], &["test"][..]] {
+        let out = Command::new(env!("CARGO"))
+            .args(args)
+            .current_dir(&out_dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("CARGO_INCREMENTAL", "0")
+            .env("CARGO_PROFILE_DEV_DEBUG", "0")
+            .env_remove("RUSTFLAGS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "cargo {args:?} in {}:\n{}\n{}",
+            out_dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
