@@ -251,13 +251,13 @@ fn second_webhook_type_merges_into_the_file_and_keeps_user_code() {
         ],
     );
     let after = tree(&dir);
-    let changed = snapshot_changes("merge", &before, &after, &[KIND_FILE, "src/webhook/mod.rs"]);
-    assert_eq!(changed, ["PROJECT", "src/webhook/mod.rs", KIND_FILE]);
+    let changed = snapshot_changes("merge", &before, &after, &[KIND_FILE]);
+    assert_eq!(changed, ["PROJECT", "src/main.rs", KIND_FILE]);
     let merged = text(&after[KIND_FILE]);
     assert!(merged.contains("Some(\"user-chosen\".to_string())"));
     assert!(merged.contains("pub fn user_helper() -> u8 {\n    7\n}\n"));
-    assert!(merged.contains("pub fn validate_create("));
-    assert!(merged.contains("use crate::webhook::{Denied, Validation, Validator};\n"));
+    assert!(merged.contains("async fn validate_create("));
+    assert!(merged.contains("impl Validator<AIJob> for AIJobWebhook {\n"));
     // Every line of the edited file is still there, in order.
     let mut rest = merged.as_str();
     for line in edited.lines() {
@@ -813,10 +813,12 @@ fn a_spec_without_foo_gets_field_free_webhooks_and_valid_test_objects() {
     assert!(!kind_file.contains("foo"), "{kind_file}");
     let minimal = r#"json!({"gpuCount": 0, "location": {"region": ""}, "modelName": "", "tags": [], "tier": "Gold"})"#;
     assert_eq!(kind_file.matches(minimal).count(), 2, "{kind_file}");
-    assert!(kind_file.contains("use crate::webhook::{Validation, Validator};\n"));
-    assert!(kind_file.contains("pub fn default(_ai_job: &mut AIJob) {\n    // TODO:"));
+    assert!(kind_file.contains("impl Validator<AIJob> for AIJobWebhook {\n"));
+    assert!(kind_file.contains(
+        "async fn default(&self, _ai_job: &mut AIJob) -> Result<(), Denied> {\n        // TODO(user):"
+    ));
     assert!(
-        kind_file.contains("pub fn validate_spec(_ai_job: &AIJob) -> Validation {\n    // TODO:")
+        kind_file.contains("fn validate_spec(_ai_job: &AIJob) -> Validation {\n    // TODO(user):")
     );
     insta::assert_snapshot!("no_foo_required_fields__aijob_webhook_rs", kind_file);
 
@@ -877,7 +879,7 @@ fn a_spec_that_cannot_be_derived_keeps_an_empty_spec_with_a_note() {
     assert!(stderr.contains("may need a valid spec"), "{stderr}");
     let kind_file = text(&std::fs::read(dir.join(KIND_FILE)).unwrap());
     assert!(!kind_file.contains("foo"), "{kind_file}");
-    assert!(kind_file.contains("object(json!({}))"), "{kind_file}");
+    assert!(kind_file.contains("object(serde_json::json!({}))"), "{kind_file}");
 }
 
 #[test]
@@ -894,12 +896,11 @@ fn a_kept_foo_next_to_required_fields_keeps_the_demo_with_valid_objects() {
     );
     let kind_file = text(&std::fs::read(dir.join(KIND_FILE)).unwrap());
     for want in [
-        "use crate::webhook::{Denied, Validation, Validator};\n",
+        "impl Validator<AIJob> for AIJobWebhook {\n",
         "ai_job.spec.foo = Some(\"default\".to_string());",
-        r#"object(json!({"hostname": "", "foo": "mine"}))"#,
-        r#"object(json!({"hostname": ""}))"#,
-        r#"object(json!({"hostname": "", "foo": ""}))"#,
-        r#"object(json!({"hostname": "", "foo": value}))"#,
+        r#"object(serde_json::json!({"hostname": "", "foo": "mine"}))"#,
+        r#"object(serde_json::json!({"hostname": ""}))"#,
+        r#"object(serde_json::json!({"hostname": "", "foo": ""}))"#,
     ] {
         assert!(
             kind_file.contains(want),
