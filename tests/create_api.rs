@@ -389,7 +389,11 @@ fn kinds_share_version_modules_and_kustomizations() {
         "{crd}"
     );
     let main = read("src/main.rs");
-    assert_eq!(main.matches("aijob_controller::AIJobReconciler").count(), 1, "{main}");
+    assert_eq!(
+        main.matches("aijob_controller::AIJobReconciler").count(),
+        1,
+        "{main}"
+    );
     // One stored version per CRD: the first one; the later version says so.
     assert!(!read("src/api/v1/aijob_types.rs").contains("storage"));
     let v2 = read("src/api/v2/aijob_types.rs");

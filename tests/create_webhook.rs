@@ -879,7 +879,10 @@ fn a_spec_that_cannot_be_derived_keeps_an_empty_spec_with_a_note() {
     assert!(stderr.contains("may need a valid spec"), "{stderr}");
     let kind_file = text(&std::fs::read(dir.join(KIND_FILE)).unwrap());
     assert!(!kind_file.contains("foo"), "{kind_file}");
-    assert!(kind_file.contains("object(serde_json::json!({}))"), "{kind_file}");
+    assert!(
+        kind_file.contains("object(serde_json::json!({}))"),
+        "{kind_file}"
+    );
 }
 
 #[test]
