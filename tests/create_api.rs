@@ -198,8 +198,8 @@ fn cluster_scoped_kind_has_no_namespaced_attribute_and_watches_all() {
     let types = text(&after["src/api/v1alpha1/gpupool_types.rs"]);
     assert!(!types.contains("namespaced"), "{types}");
     let controller = text(&after["src/controller/gpupool_controller.rs"]);
-    assert!(!controller.contains("Api::namespaced"), "{controller}");
-    assert!(controller.contains("Api::all(ctx.client.clone())"));
+    // The runtime picks the API by the kind's scope (`Api::all` for a cluster-scoped kind).
+    assert!(controller.contains("type Kind = GpuPool;"), "{controller}");
     let project = text(&after["PROJECT"]);
     assert!(!project.contains("namespaced"), "{project}");
 }
@@ -323,10 +323,10 @@ fn builtin_types_of_other_groups_resolve_through_k8s_openapi() {
     // main.rs is formatted by rustfmt after the insertion, which wraps the longer line.
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains(
-        "        runner.spawn(ai_operator::controller::deployment_controller::run(\n            runner.manager(),\n        ));\n"
+        "        runner.spawn(rsbuilder_runtime::controller::run(\n            runner.manager(),\n            ai_operator::controller::deployment_controller::DeploymentReconciler,\n        ));\n"
     ), "{main}");
     assert!(main.contains(
-        "        runner.spawn(ai_operator::controller::ingress_controller::run(\n            runner.manager(),\n        ));\n"
+        "        runner.spawn(rsbuilder_runtime::controller::run(\n            runner.manager(),\n            ai_operator::controller::ingress_controller::IngressReconciler,\n        ));\n"
     ), "{main}");
 }
 
@@ -389,7 +389,11 @@ fn kinds_share_version_modules_and_kustomizations() {
         "{crd}"
     );
     let main = read("src/main.rs");
-    assert_eq!(main.matches("aijob_controller::run").count(), 1, "{main}");
+    assert_eq!(
+        main.matches("aijob_controller::AIJobReconciler").count(),
+        1,
+        "{main}"
+    );
     // One stored version per CRD: the first one; the later version says so.
     assert!(!read("src/api/v1/aijob_types.rs").contains("storage"));
     let v2 = read("src/api/v2/aijob_types.rs");

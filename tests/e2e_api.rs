@@ -263,22 +263,23 @@ fn create_api_projects_build_and_pass_their_tests() {
     }
 
     cargo(&dir, &["build"]);
-    let out = cargo(&dir, &["test"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    for test in [
-        "controller::aijob_controller::tests::reconcile_applies_ready_status_and_publishes_an_event ... ok",
-        "controller::aijob_controller::tests::deletion_runs_the_cleanup_once_and_removes_the_finalizer ... ok",
-        "controller::aijob_controller::tests::a_conflict_on_the_status_patch_is_retried_soon_and_the_retry_succeeds ... ok",
-        "controller::aijob_controller::tests::an_object_deleted_before_its_status_patch_ends_the_reconcile_quietly ... ok",
-        "controller::aijob_controller::tests::api_errors_back_off_per_object_and_a_success_resets_it ... ok",
-        "controller::inference_controller::tests::reconcile_adds_the_finalizer_first ... ok",
-        "controller::inference_controller::tests::deletion_runs_the_cleanup_once_and_removes_the_finalizer ... ok",
-        "controller::pod_controller::tests::reconcile_succeeds_and_resets_the_backoff ... ok",
-        "controller::pod_controller::tests::a_conflict_is_retried_soon_without_growing_the_backoff ... ok",
-        "controller::pod_controller::tests::an_object_gone_from_the_api_server_ends_the_reconcile_quietly ... ok",
-        "controller::pod_controller::tests::api_errors_back_off_per_object_and_a_success_resets_it ... ok",
+    // The project's own tests pass as scaffolded. The controllers' machinery (finalizer,
+    // 409 / 404 / backoff, cleanup once, Ready and events) is the runtime's, tested against a
+    // mocked API server in rsbuilder's runtime/src/controller.rs; the generated files are
+    // the thin implementations of its `Reconciler`.
+    cargo(&dir, &["test"]);
+    for (file, reconciler) in [
+        (
+            "src/controller/aijob_controller.rs",
+            "impl Reconciler for AIJobReconciler {",
+        ),
+        (
+            "src/controller/pod_controller.rs",
+            "impl Reconciler for PodReconciler {",
+        ),
     ] {
-        assert!(stdout.contains(test), "missing `{test}` in:\n{stdout}");
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(text.contains(reconciler), "{file}:\n{text}");
     }
     cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
     render_config(&dir);

@@ -231,7 +231,7 @@ fn force_replaces_the_changed_part_and_keeps_the_rest_of_the_file() {
         .stdout(predicate::str::contains("overwrote").not());
     assert_same_tree(&dir, &fresh);
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
-    assert!(main.contains("aijob_controller::run("), "{main}");
+    assert!(main.contains("aijob_controller::AIJobReconciler"), "{main}");
 }
 
 /// When the lines around the changed part changed too, `--force` overwrites the whole file.

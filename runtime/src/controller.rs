@@ -320,14 +320,14 @@ pub async fn reconcile<R: Reconciler>(
     let key = object_key(obj.as_ref());
     let name = obj.name_any();
     let Some(finalizer_name) = R::FINALIZER else {
-        return match reconciler.apply(obj, ctx).await.map_err(Error) {
-            Err(err) if err.is_gone::<R::Kind>(&name) => Ok(Action::await_change()),
-            Ok(action) => {
-                ctx.reset_failures(&key);
-                Ok(action)
-            }
-            Err(err) => Err(err),
+        // A success, or the object gone (its failures end with it), resets the failures.
+        let action = match reconciler.apply(obj, ctx).await.map_err(Error) {
+            Ok(action) => action,
+            Err(err) if err.is_gone::<R::Kind>(&name) => Action::await_change(),
+            Err(err) => return Err(err),
         };
+        ctx.reset_failures(&key);
+        return Ok(action);
     };
     // Kubernetes lets no finalizer be added to an object that is being deleted, so once this
     // controller removed its finalizer, a copy that still shows it is stale.
@@ -534,5 +534,563 @@ mod tests {
         let flipped = ready_condition(Some(&first), Some(2), "False", "Failed", "no");
         assert_eq!(flipped.status, "False");
         assert_eq!(flipped.reason, "Failed");
+    }
+
+    /// Reconciling against a mocked API server: a custom kind with a finalizer, and Pods
+    /// without one, through [`reconcile`] and [`error_policy`] as [`run`] calls them.
+    mod against_the_api_server {
+        use super::super::*;
+        use super::refused;
+        use http::{Request, Response};
+        use k8s_openapi::api::core::v1::Pod;
+        use kube::client::Body;
+        use serde::Deserialize;
+        use serde_json::{Value, json};
+        use tokio::time::timeout;
+        use tower_test::mock;
+
+        /// A kind as `create api` scaffolds it: a spec, and a status with the conditions.
+        #[derive(
+            kube::CustomResource,
+            Serialize,
+            Deserialize,
+            Clone,
+            Debug,
+            Default,
+            schemars::JsonSchema,
+        )]
+        #[kube(
+            group = "example.com",
+            version = "v1",
+            kind = "Widget",
+            namespaced,
+            status = "WidgetStatus"
+        )]
+        pub struct WidgetSpec {
+            #[serde(default)]
+            size: Option<u32>,
+        }
+
+        #[derive(Serialize, Deserialize, Clone, Debug, Default, schemars::JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub struct WidgetStatus {
+            #[serde(default)]
+            conditions: Vec<Condition>,
+            #[serde(default)]
+            observed_generation: Option<i64>,
+        }
+
+        const RESYNC: Duration = Duration::from_secs(300);
+        const FINALIZER: &str = "example.com/finalizer";
+        const WAIT: Duration = Duration::from_secs(5);
+
+        /// What the scaffolded controller does: Ready on apply, an event on cleanup.
+        struct WidgetReconciler;
+
+        impl Reconciler for WidgetReconciler {
+            type Kind = Widget;
+            const NAME: &'static str = "widget-controller";
+            const FINALIZER: Option<&'static str> = Some(FINALIZER);
+
+            async fn apply(&self, obj: Arc<Widget>, ctx: &Context) -> anyhow::Result<Action> {
+                let ready = obj
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"));
+                ctx.set_ready(obj.as_ref(), ready, true, "Reconciled", "ready")
+                    .await?;
+                Ok(Action::requeue(RESYNC))
+            }
+
+            async fn cleanup(&self, obj: Arc<Widget>, ctx: &Context) -> anyhow::Result<Action> {
+                ctx.publish(
+                    obj.as_ref(),
+                    EventType::Normal,
+                    "Deleting",
+                    "Cleanup",
+                    "bye".into(),
+                )
+                .await;
+                Ok(Action::await_change())
+            }
+        }
+
+        /// A controller of a kind the project does not own: its `apply` fails with the
+        /// API server's refusal `code` about the Pod `name`, or succeeds (`None`).
+        struct PodReconciler(Option<(u16, &'static str)>);
+
+        impl Reconciler for PodReconciler {
+            type Kind = Pod;
+            const NAME: &'static str = "pod-controller";
+            const FINALIZER: Option<&'static str> = None;
+
+            async fn apply(&self, _obj: Arc<Pod>, _ctx: &Context) -> anyhow::Result<Action> {
+                match self.0 {
+                    Some((code, name)) => Err(refused(code, "pods", name)),
+                    None => Ok(Action::await_change()),
+                }
+            }
+        }
+
+        type Handle = mock::Handle<Request<Body>, Response<Body>>;
+
+        fn mocked(name: &'static str) -> (Context, Handle) {
+            let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+            (
+                Context::new(kube::Client::new(service, "default"), name),
+                handle,
+            )
+        }
+
+        /// `test` in `default`, at generation 3, already carrying the finalizer.
+        fn object() -> Widget {
+            let mut obj = Widget::new("test", WidgetSpec::default());
+            obj.metadata.namespace = Some("default".into());
+            obj.metadata.uid = Some("6e9bd3a4-4a3c-4f0e-9d8e-0c1f2b3a4d5e".into());
+            obj.metadata.generation = Some(3);
+            obj.metadata.finalizers = Some(vec![FINALIZER.into()]);
+            obj
+        }
+
+        fn deleted_object() -> Widget {
+            let mut obj = object();
+            obj.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
+            obj
+        }
+
+        fn object_path(suffix: &str) -> String {
+            format!("/apis/example.com/v1/namespaces/default/widgets/test{suffix}")
+        }
+
+        fn pod(name: &str) -> Pod {
+            let mut pod = Pod::default();
+            pod.metadata.name = Some(name.into());
+            pod.metadata.namespace = Some("default".into());
+            pod
+        }
+
+        fn transport_error() -> Error {
+            Error(anyhow::Error::new(kube::Error::Service(
+                "connection refused".into(),
+            )))
+        }
+
+        #[derive(Debug)]
+        struct Seen {
+            method: String,
+            path: String,
+            query: String,
+            body: Value,
+        }
+
+        /// How the mocked API server answers one request.
+        enum Reply {
+            /// 200 with this body.
+            Ok(Value),
+            /// 200 with the request's own body (what the API server does for a create).
+            Echo,
+            /// An error `Status` about the test object, as the API server writes it.
+            Refuse(u16, &'static str),
+            /// An error whose body is not a `Status` (an API that is not installed).
+            Plain(u16, &'static str),
+            /// No answer: the connection fails.
+            Broken,
+        }
+
+        async fn serve(handle: &mut Handle, reply: Reply) -> Seen {
+            let (request, respond) = timeout(WAIT, handle.next_request())
+                .await
+                .expect("the reconciler sent no further request")
+                .expect("the client was dropped");
+            let method = request.method().to_string();
+            let path = request.uri().path().to_string();
+            let query = request.uri().query().unwrap_or_default().to_string();
+            let bytes = request.into_body().collect_bytes().await.unwrap();
+            let body: Value = if bytes.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(&bytes).unwrap()
+            };
+            let seen = Seen {
+                method,
+                path,
+                query,
+                body,
+            };
+            let (code, answer) = match reply {
+                Reply::Ok(answer) => (200, serde_json::to_vec(&answer).unwrap()),
+                Reply::Echo => (200, serde_json::to_vec(&seen.body).unwrap()),
+                Reply::Refuse(code, reason) => {
+                    let status = json!({
+                        "apiVersion": "v1", "kind": "Status", "metadata": {},
+                        "status": "Failure", "message": reason, "reason": reason,
+                        "details": {"name": "test", "group": "example.com", "kind": "widgets"},
+                        "code": code,
+                    });
+                    (code, serde_json::to_vec(&status).unwrap())
+                }
+                Reply::Plain(code, text) => (code, text.as_bytes().to_vec()),
+                Reply::Broken => {
+                    respond.send_error("connection reset by peer");
+                    return seen;
+                }
+            };
+            respond.send_response(
+                Response::builder()
+                    .status(code)
+                    .body(Body::from(answer))
+                    .unwrap(),
+            );
+            seen
+        }
+
+        /// Runs [`reconcile`] on `obj` while the mocked API server answers with `replies`
+        /// in order; fails when it sends fewer requests, or waits for more.
+        async fn reconcile_with(
+            ctx: &Context,
+            handle: &mut Handle,
+            obj: Widget,
+            replies: Vec<Reply>,
+        ) -> (Result<Action, Error>, Vec<Seen>) {
+            let server = async {
+                let mut seen = Vec::new();
+                for reply in replies {
+                    seen.push(serve(handle, reply).await);
+                }
+                seen
+            };
+            let reconciling = reconcile(Arc::new(obj), &WidgetReconciler, ctx);
+            let (result, seen) = tokio::join!(timeout(WAIT, reconciling), server);
+            (
+                result.expect("reconcile sent a request the test did not answer"),
+                seen,
+            )
+        }
+
+        async fn assert_no_more_requests(ctx: Context, mut handle: Handle) {
+            drop(ctx);
+            let next = timeout(WAIT, handle.next_request()).await;
+            assert!(
+                matches!(next, Ok(None)),
+                "an unexpected API request was sent"
+            );
+        }
+
+        #[tokio::test]
+        async fn reconcile_applies_ready_status_and_publishes_an_event() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let reply = serde_json::to_value(object()).unwrap();
+            let replies = vec![Reply::Ok(reply), Reply::Echo];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, object(), replies).await;
+            assert_no_more_requests(ctx, handle).await;
+
+            assert_eq!(result.expect("reconcile failed"), Action::requeue(RESYNC));
+            let [status, event] = <[Seen; 2]>::try_from(seen).unwrap();
+            assert_eq!(status.method, "PATCH");
+            assert_eq!(status.path, object_path("/status"));
+            assert!(
+                status.query.contains("fieldManager=widget-controller")
+                    && status.query.contains("force=true"),
+                "{}",
+                status.query
+            );
+            assert_eq!(status.body["apiVersion"], "example.com/v1");
+            assert_eq!(status.body["kind"], "Widget");
+            assert_eq!(status.body["status"]["observedGeneration"], 3);
+            let ready = &status.body["status"]["conditions"][0];
+            assert_eq!(ready["type"], "Ready");
+            assert_eq!(ready["status"], "True");
+            assert_eq!(ready["reason"], "Reconciled");
+            assert_eq!(ready["observedGeneration"], 3);
+            assert!(ready["lastTransitionTime"].is_string(), "{ready}");
+
+            assert_eq!(event.method, "POST");
+            assert_eq!(
+                event.path,
+                "/apis/events.k8s.io/v1/namespaces/default/events"
+            );
+            assert_eq!(event.body["reason"], "Reconciled");
+            assert_eq!(event.body["regarding"]["kind"], "Widget");
+            assert_eq!(event.body["regarding"]["name"], "test");
+        }
+
+        #[tokio::test]
+        async fn an_unchanged_ready_condition_publishes_no_event() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let mut obj = object();
+            let ready = ready_condition(None, Some(2), "True", "Reconciled", "ready");
+            obj.status = Some(WidgetStatus {
+                conditions: vec![ready.clone()],
+                observed_generation: Some(2),
+            });
+            let reply = serde_json::to_value(&obj).unwrap();
+            let (result, seen) =
+                reconcile_with(&ctx, &mut handle, obj, vec![Reply::Ok(reply)]).await;
+            assert_no_more_requests(ctx, handle).await;
+            assert_eq!(result.expect("reconcile failed"), Action::requeue(RESYNC));
+            let condition = &seen[0].body["status"]["conditions"][0];
+            assert_eq!(condition["observedGeneration"], 3);
+            assert_eq!(
+                condition["lastTransitionTime"],
+                serde_json::to_value(&ready.last_transition_time).unwrap()
+            );
+        }
+
+        #[tokio::test]
+        async fn reconcile_adds_the_finalizer_first() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let mut obj = object();
+            obj.metadata.finalizers = None;
+            let reply = serde_json::to_value(&obj).unwrap();
+            let (result, seen) =
+                reconcile_with(&ctx, &mut handle, obj, vec![Reply::Ok(reply)]).await;
+            assert_no_more_requests(ctx, handle).await;
+
+            assert_eq!(result.expect("reconcile failed"), Action::await_change());
+            assert_eq!(seen[0].method, "PATCH");
+            assert_eq!(seen[0].path, object_path(""));
+            assert_eq!(
+                seen[0].body[1],
+                json!({"op": "add", "path": "/metadata/finalizers", "value": [FINALIZER]})
+            );
+        }
+
+        #[tokio::test]
+        async fn a_conflict_on_the_status_patch_is_retried_soon_and_the_retry_succeeds() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let replies = vec![Reply::Refuse(409, "Conflict")];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, object(), replies).await;
+            assert_eq!(seen[0].path, object_path("/status"));
+            let err = result.expect_err("a conflict must fail the reconciliation");
+            assert!(
+                err.is_conflict() && !err.is_gone::<Widget>("test"),
+                "{err:?}"
+            );
+            assert_eq!(
+                error_policy(&object(), &err, &ctx),
+                Action::requeue(CONFLICT_RETRY)
+            );
+
+            let reply = serde_json::to_value(object()).unwrap();
+            let replies = vec![Reply::Ok(reply), Reply::Echo];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, object(), replies).await;
+            assert_eq!(result.expect("the retry failed"), Action::requeue(RESYNC));
+            assert_eq!(seen[1].body["reason"], "Reconciled");
+            // The conflict did not count as a failure: the next one waits the first step.
+            assert_eq!(
+                error_policy(&object(), &transport_error(), &ctx),
+                Action::requeue(backoff(1))
+            );
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn a_conflict_on_the_finalizer_patch_is_retried_soon() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let mut obj = object();
+            obj.metadata.finalizers = None;
+            let replies = vec![Reply::Refuse(409, "Conflict")];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, obj.clone(), replies).await;
+            assert_eq!(seen[0].path, object_path(""));
+            let err = result.expect_err("a conflict must fail the reconciliation");
+            assert!(err.is_conflict(), "{err:?}");
+            assert_eq!(
+                error_policy(&obj, &err, &ctx),
+                Action::requeue(CONFLICT_RETRY)
+            );
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn an_object_deleted_before_its_status_patch_ends_the_reconcile_quietly() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            // An earlier failure, which the end of the object clears.
+            error_policy(&object(), &transport_error(), &ctx);
+            let replies = vec![Reply::Refuse(404, "NotFound")];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, object(), replies).await;
+            assert_eq!(seen[0].path, object_path("/status"));
+            assert_eq!(
+                result.expect("a deleted object is no error"),
+                Action::await_change()
+            );
+            assert_eq!(
+                error_policy(&object(), &transport_error(), &ctx),
+                Action::requeue(backoff(1))
+            );
+            // No event about the object that is gone.
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn an_object_deleted_before_its_finalizer_is_added_ends_the_reconcile_quietly() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let mut obj = object();
+            obj.metadata.finalizers = None;
+            let replies = vec![Reply::Refuse(404, "NotFound")];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, obj, replies).await;
+            assert_eq!(seen[0].method, "PATCH");
+            assert_eq!(
+                result.expect("a deleted object is no error"),
+                Action::await_change()
+            );
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn a_404_for_anything_but_the_object_is_an_error() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let replies = vec![Reply::Plain(404, "404 page not found")];
+            let (result, _) = reconcile_with(&ctx, &mut handle, object(), replies).await;
+            let err = result.expect_err("a missing API is an error");
+            assert!(
+                !err.is_gone::<Widget>("test") && !err.is_conflict(),
+                "{err:?}"
+            );
+            assert_eq!(
+                error_policy(&object(), &err, &ctx),
+                Action::requeue(backoff(1))
+            );
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn api_errors_back_off_per_object_and_a_success_resets_it() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let mut retries = Vec::new();
+            for reply in [
+                Reply::Refuse(500, "InternalError"),
+                Reply::Broken,
+                Reply::Refuse(503, "ServiceUnavailable"),
+            ] {
+                let (result, _) = reconcile_with(&ctx, &mut handle, object(), vec![reply]).await;
+                let err = result.expect_err("the status patch failed");
+                assert!(
+                    !err.is_conflict() && !err.is_gone::<Widget>("test"),
+                    "{err:?}"
+                );
+                retries.push(error_policy(&object(), &err, &ctx));
+            }
+            assert_eq!(
+                retries,
+                [5, 10, 20].map(|secs| Action::requeue(Duration::from_secs(secs)))
+            );
+            // Another object's failures are its own.
+            let mut other = object();
+            other.metadata.name = Some("other".into());
+            assert_eq!(
+                error_policy(&other, &transport_error(), &ctx),
+                Action::requeue(backoff(1))
+            );
+            // A success resets the count.
+            let reply = serde_json::to_value(object()).unwrap();
+            let replies = vec![Reply::Ok(reply), Reply::Echo];
+            let (result, _) = reconcile_with(&ctx, &mut handle, object(), replies).await;
+            assert_eq!(result.expect("reconcile failed"), Action::requeue(RESYNC));
+            assert_eq!(
+                error_policy(&object(), &transport_error(), &ctx),
+                Action::requeue(backoff(1))
+            );
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn deletion_runs_the_cleanup_once_and_removes_the_finalizer() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let mut finalized = deleted_object();
+            finalized.metadata.finalizers = None;
+            let reply = serde_json::to_value(&finalized).unwrap();
+            let replies = vec![Reply::Echo, Reply::Ok(reply)];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, deleted_object(), replies).await;
+            assert_eq!(result.expect("reconcile failed"), Action::await_change());
+            let [event, patch] = <[Seen; 2]>::try_from(seen).unwrap();
+            assert_eq!(event.method, "POST");
+            assert_eq!(event.body["reason"], "Deleting");
+            assert_eq!(patch.method, "PATCH");
+            assert_eq!(patch.path, object_path(""));
+            assert_eq!(
+                patch.body[1],
+                json!({"op": "remove", "path": "/metadata/finalizers/0"})
+            );
+
+            // The same deletion again, from a cache that still shows the finalizer: no
+            // second cleanup, no request.
+            let (result, seen) = reconcile_with(&ctx, &mut handle, deleted_object(), vec![]).await;
+            assert_eq!(result.expect("reconcile failed"), Action::await_change());
+            assert!(seen.is_empty());
+            // The object as the API server now has it, without the finalizer: nothing to do.
+            let (result, seen) = reconcile_with(&ctx, &mut handle, finalized, vec![]).await;
+            assert_eq!(result.expect("reconcile failed"), Action::await_change());
+            assert!(seen.is_empty());
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn a_deleted_object_gone_before_its_finalizer_is_removed_ends_quietly() {
+            let (ctx, mut handle) = mocked("widget-controller");
+            let replies = vec![Reply::Echo, Reply::Refuse(404, "NotFound")];
+            let (result, seen) = reconcile_with(&ctx, &mut handle, deleted_object(), replies).await;
+            assert_eq!(
+                result.expect("a deleted object is no error"),
+                Action::await_change()
+            );
+            assert_eq!(seen[0].body["reason"], "Deleting");
+            assert_eq!(seen[1].method, "PATCH");
+            // Its cleanup ran: another delivery of the deletion does not run it again.
+            let (result, seen) = reconcile_with(&ctx, &mut handle, deleted_object(), vec![]).await;
+            assert_eq!(result.expect("reconcile failed"), Action::await_change());
+            assert!(seen.is_empty());
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn without_a_finalizer_a_success_resets_the_backoff_and_sends_nothing() {
+            let (ctx, handle) = mocked("pod-controller");
+            let failure = transport_error();
+            assert_eq!(
+                error_policy(&pod("test"), &failure, &ctx),
+                Action::requeue(backoff(1))
+            );
+            assert_eq!(
+                error_policy(&pod("test"), &failure, &ctx),
+                Action::requeue(backoff(2))
+            );
+            let action = reconcile(Arc::new(pod("test")), &PodReconciler(None), &ctx).await;
+            assert_eq!(action.expect("reconcile failed"), Action::await_change());
+            assert_eq!(
+                error_policy(&pod("test"), &failure, &ctx),
+                Action::requeue(backoff(1))
+            );
+            assert_no_more_requests(ctx, handle).await;
+        }
+
+        #[tokio::test]
+        async fn without_a_finalizer_only_a_404_for_the_object_itself_ends_quietly() {
+            let (ctx, _handle) = mocked("pod-controller");
+            error_policy(&pod("test"), &transport_error(), &ctx);
+            let gone = PodReconciler(Some((404, "test")));
+            let action = reconcile(Arc::new(pod("test")), &gone, &ctx).await;
+            assert_eq!(
+                action.expect("a deleted Pod is no error"),
+                Action::await_change()
+            );
+            // The end of the object cleared its failures.
+            assert_eq!(
+                error_policy(&pod("test"), &transport_error(), &ctx),
+                Action::requeue(backoff(1))
+            );
+            let other = PodReconciler(Some((404, "other")));
+            let err = reconcile(Arc::new(pod("test")), &other, &ctx)
+                .await
+                .unwrap_err();
+            assert!(err.is_gone::<Pod>("other"), "{err:?}");
+            let conflict = PodReconciler(Some((409, "test")));
+            let err = reconcile(Arc::new(pod("test")), &conflict, &ctx)
+                .await
+                .unwrap_err();
+            assert_eq!(
+                error_policy(&pod("test"), &err, &ctx),
+                Action::requeue(CONFLICT_RETRY)
+            );
+        }
     }
 }

@@ -68,12 +68,9 @@ pub const TESTS_DIR: &str = "tests";
 pub const API_MOD: &str = "src/api/mod.rs";
 /// `src/controller/mod.rs`: one `pub mod <kind>_controller;` per controller.
 pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
-/// `src/webhook/mod.rs`: the webhook server and its routes.
+/// `src/webhook/mod.rs`: the module tree of the webhooks, one module per version (the server
+/// is the runtime's).
 pub const WEBHOOK_MOD: &str = "src/webhook/mod.rs";
-/// `src/webhook/testing.rs`: helpers of the webhook tests.
-pub const WEBHOOK_TESTING: &str = "src/webhook/testing.rs";
-/// `src/webhook/conversion.rs`: the `/convert` handler.
-pub const WEBHOOK_CONVERSION: &str = "src/webhook/conversion.rs";
 /// `LICENSE`.
 pub const LICENSE: &str = "LICENSE";
 /// `README.md`.

@@ -7,8 +7,9 @@
 //!   and its status), module wiring in `src/api/`, a sample in `config/samples/`, the CRD base
 //!   entry in `config/crd/kustomization.yaml`, admin/editor/viewer roles in `config/rbac/`, and
 //!   the PROJECT entry;
-//! - with `--controller`: `src/controller/<kind>_controller.rs` (reconcile with a finalizer,
-//!   status by server-side apply, events, backoff; a mocked-API-server unit test) and its start
+//! - with `--controller`: `src/controller/<kind>_controller.rs` (the kind's implementation of
+//!   the runtime's `Reconciler`: RBAC markers, `apply`, `cleanup`, watches; the finalizer,
+//!   retries, events and status machinery are `rsbuilder_runtime::controller`'s) and its start
 //!   in `src/main.rs`;
 //! - `--resource=false` on a built-in type (`core/v1 Pod`, `apps/v1 Deployment`, any type
 //!   k8s-openapi knows) or on a kind already in PROJECT: only the controller.
@@ -64,7 +65,6 @@ struct Names {
     plural_overridden: bool,
     namespaced: bool,
     crd_file: String,
-    crd_name: String,
     project_name: String,
     controller_name: String,
     /// Rust path of the kind's type (`crate::api::v1::AIJob`,
@@ -92,7 +92,6 @@ impl Names {
             plural_overridden: r.plural_overridden,
             namespaced: r.namespaced,
             crd_file: r.crd_file_name(),
-            crd_name: r.crd_name(),
             project_name: project.project_name.clone(),
             controller_name: format!("{module}-controller"),
             type_path,
@@ -272,6 +271,7 @@ const RESERVED_KINDS: &[&str] = &[
     "Mutex",
     "Patch",
     "PatchParams",
+    "Reconciler",
     "Recorder",
     "Reporter",
     "Resource",
@@ -528,8 +528,9 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             layout::MAIN_RS,
             "controllers",
             format!(
-                "runner.spawn({krate}::controller::{}::run(runner.manager()));",
-                files.controller_module()
+                "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::controller::{}::{}Reconciler,\n));",
+                files.controller_module(),
+                n.kind
             ),
         );
     }

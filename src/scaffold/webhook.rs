@@ -159,13 +159,15 @@ impl Names {
 
 /// Names the webhook files import or define; a kind of the same name would clash there.
 const RESERVED_KINDS: &[&str] = &[
-    "Bytes",
+    "Conversion",
+    "Convert",
+    "Defaulter",
     "Denied",
     "Hub",
-    "ReviewResponse",
     "Validation",
     "Validator",
-    "Value",
+    "Warnings",
+    "Webhooks",
 ];
 
 /// Rust keywords that cannot name a variable.
@@ -177,13 +179,10 @@ const KEYWORDS: &[&str] = &[
     "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
+/// `src/webhook/mod.rs`: the module tree of the webhooks (the server is the runtime's).
 #[derive(Template)]
-#[template(path = "webhook/server.rs", escape = "none")]
-struct ServerFile;
-
-#[derive(Template)]
-#[template(path = "webhook/testing.rs", escape = "none")]
-struct TestingFile;
+#[template(path = "webhook/webhook_mod.rs", escape = "none")]
+struct WebhookModFile;
 
 #[derive(Template)]
 #[template(path = "webhook/version_mod.rs", escape = "none")]
@@ -239,10 +238,6 @@ struct Spoke {
 }
 
 #[derive(Template)]
-#[template(path = "webhook/conversion_server.rs", escape = "none")]
-struct ConversionServer;
-
-#[derive(Template)]
 #[template(path = "webhook/kind_conversion.rs", escape = "none")]
 struct KindConversion<'a> {
     n: &'a Names,
@@ -266,8 +261,7 @@ struct CrdConversionReplacements<'a> {
 
 #[derive(Template)]
 #[template(path = "webhook/main_webhooks.rs", escape = "none")]
-struct MainWebhooks<'a> {
-    crate_name: &'a str,
+struct MainWebhooks {
     /// `main.rs` has the `certificates` marker, where [`MainWebhookCerts`] loads the
     /// certificate before connecting; without it (a project from an earlier rsbuilder) the
     /// server start loads it itself.
@@ -311,59 +305,6 @@ fn render(t: &impl Template) -> Result<String> {
         s.push('\n');
     }
     Ok(s)
-}
-
-/// Dependencies the webhook server needs (`[dependencies]`), as `(name, line)`; `init`
-/// already writes all but hyper and json-patch.
-const DEPENDENCIES: &[(&str, &str)] = &[
-    (
-        "hyper",
-        r#"hyper = { version = "1", features = ["server", "http1", "http2"] }"#,
-    ),
-    (
-        "hyper-util",
-        r#"hyper-util = { version = "0.1", features = ["server", "server-auto", "server-graceful", "service", "tokio", "http1", "http2"] }"#,
-    ),
-    ("json-patch", r#"json-patch = "4""#),
-    (
-        "tokio-rustls",
-        r#"tokio-rustls = { version = "0.26", default-features = false, features = ["ring", "logging", "tls12"] }"#,
-    ),
-];
-
-/// Dependencies of the webhook tests (`[dev-dependencies]`): certificates made in the test
-/// (rcgen, on ring) and an HTTPS client.
-const DEV_DEPENDENCIES: &[(&str, &str)] = &[
-    ("http-body-util", r#"http-body-util = "0.1""#),
-    (
-        "hyper",
-        r#"hyper = { version = "1", features = ["client", "http1"] }"#,
-    ),
-    (
-        "rcgen",
-        r#"rcgen = { version = "0.14", default-features = false, features = ["crypto", "pem", "ring"] }"#,
-    ),
-    ("tempfile", r#"tempfile = "3""#),
-];
-
-/// `true` when the `[section]` table of a Cargo.toml text already has the key `name`.
-fn has_dependency(cargo_toml: &str, section: &str, name: &str) -> bool {
-    let header = format!("[{section}]");
-    let mut inside = false;
-    for line in cargo_toml.lines() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            inside = t == header;
-            continue;
-        }
-        if inside {
-            let key = t.split('=').next().unwrap_or("").trim().trim_matches('"');
-            if key == name {
-                return true;
-            }
-        }
-    }
-    false
 }
 
 /// Resolves the kind: a built-in Kubernetes type, or an API of this project that PROJECT
@@ -520,7 +461,7 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     let validation = opts.validation || (opts.force && existing.validation);
 
     let header = crate::scaffold::api::rust_header(&plan)?;
-    add_server(&mut plan, &project, &header)?;
+    add_server(&mut plan, &header)?;
     add_version_mod(&mut plan, &names, &files, &header)?;
     if defaulting || validation {
         add_kind(&mut plan, &names, &files, defaulting, validation, &header)?;
@@ -530,8 +471,8 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
         let spokes = spokes(&project, &resource, opts, &specs)?;
         for s in spokes.iter().filter(|s| s.differs) {
             notes.push(format!(
-                "the required fields of {} {} and {} differ: the round-trip tests in {} are ignored until {}_to_hub and hub_to_{} convert them (then remove their #[ignore])",
-                resource.kind, s.version, resource.version, files.conversion().path.display(), s.ident, s.ident
+                "the required fields of {} {} and {} differ: the round-trip test in {} is ignored until the Convert of {} converts them (then remove its #[ignore])",
+                resource.kind, s.version, resource.version, files.conversion().path.display(), s.version
             ));
         }
         add_conversion(&mut plan, &names, &resource, &files, &spokes, &header)?;
@@ -624,36 +565,31 @@ fn spec_facts(
     })
 }
 
-/// The webhook server module, its wiring into lib.rs and main.rs, and its dependencies.
-fn add_server(plan: &mut Plan, project: &Project, header: &str) -> Result<()> {
-    let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
-    // The webhook server serves through the runtime's `tls` (rsbuilder-runtime/, which
-    // `init` writes). A project from an earlier rsbuilder, with its own src/tls.rs and no
-    // runtime, would get a server that does not build: refuse it, writing nothing, until
-    // `alpha update` can bring the runtime in (issue #12).
+/// The webhook module tree and its wiring into lib.rs, and the start of the runtime's webhook
+/// server in main.rs, with the `webhook-registrations` marker where each kind's webhooks are
+/// registered.
+fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
+    // The webhook server is the runtime's (rsbuilder-runtime/, which `init` writes). A
+    // project from an earlier rsbuilder, with no runtime, would get webhooks that do not
+    // build: refuse it, writing nothing, until `alpha update` can bring the runtime in
+    // (issue #12).
     let runtime_manifest = format!("{}/Cargo.toml", crate::scaffold::runtime::DIR);
     if !plan.exists(&runtime_manifest)? {
         bail!(
             "this project has no {dir}/ (it was made by an rsbuilder from before the runtime \
-             crate): the webhook server is built on the runtime's TLS serving, so nothing was \
-             written; re-create the project with `rsbuilder init` and copy your types and \
+             crate): the webhooks are served by the runtime, so nothing was written; \
+             re-create the project with `rsbuilder init` and copy your types and \
              controllers over",
             dir = crate::scaffold::runtime::DIR
         );
     }
     plan.create_file(
         layout::shared(layout::WEBHOOK_MOD),
-        format!("{header}{}", render(&ServerFile)?),
-    );
-    plan.create_file(
-        layout::shared(layout::WEBHOOK_TESTING),
-        format!("{header}{}", render(&TestingFile)?),
+        format!("{header}{}", render(&WebhookModFile)?),
     );
     plan.insert(layout::LIB_RS, "modules", "pub mod webhook;");
-    let crate_name = project.project_name.replace('-', "_");
-    // A server start from an earlier rsbuilder (worded differently) counts as present.
     let main = plan.read(layout::MAIN_RS)?.unwrap_or_default();
-    if !main.contains(&format!("{crate_name}::webhook::serve(")) {
+    if !main.contains("rsbuilder_runtime::webhook::serve(") {
         // Found by syntax; a duplicated marker counts as present, so the insertion reports it.
         let early_certs = !matches!(
             crate::scaffold::marker::locate(Path::new(layout::MAIN_RS), &main, "certificates"),
@@ -669,23 +605,28 @@ fn add_server(plan: &mut Plan, project: &Project, header: &str) -> Result<()> {
         plan.insert(
             layout::MAIN_RS,
             "webhooks",
-            render(&MainWebhooks {
-                crate_name: &crate_name,
-                early_certs,
-            })?,
+            render(&MainWebhooks { early_certs })?,
         );
     }
-    for (section, marker, deps) in [
-        ("dependencies", "dependencies", DEPENDENCIES),
-        ("dev-dependencies", "dev-dependencies", DEV_DEPENDENCIES),
-    ] {
-        for (name, line) in deps {
-            if !has_dependency(&cargo, section, name) {
-                plan.insert(layout::CARGO_TOML, marker, *line);
-            }
-        }
-    }
     Ok(())
+}
+
+/// Registers `call` (`defaulting::<K, _>(…)`, `conversion(…)`) with the runtime's webhook
+/// registry in main.rs.
+fn register(plan: &mut Plan, call: String) {
+    plan.insert(
+        layout::MAIN_RS,
+        "webhook-registrations",
+        format!("let webhooks = webhooks.{call};"),
+    );
+}
+
+/// The kind's type as main.rs names it: `crate::` in the library is the crate's name there.
+fn main_path(n: &Names, type_path: &str) -> String {
+    match type_path.strip_prefix("crate::") {
+        Some(rest) => format!("{}::{rest}", n.crate_name),
+        None => type_path.to_string(),
+    }
 }
 
 /// `src/webhook/<version>/mod.rs` and its module line.
@@ -783,20 +724,6 @@ fn add_conversion(
     header: &str,
 ) -> Result<()> {
     plan.create_file(
-        layout::shared(layout::WEBHOOK_CONVERSION),
-        format!("{header}{}", render(&ConversionServer)?),
-    );
-    plan.insert(
-        layout::WEBHOOK_MOD,
-        "webhook-modules",
-        "pub mod conversion;",
-    );
-    plan.insert(
-        layout::WEBHOOK_MOD,
-        "webhook-routes",
-        "let router = router.route(\n    conversion::CONVERSION_PATH,\n    axum::routing::post(conversion::convert),\n);",
-    );
-    plan.create_file(
         files.conversion(),
         format!("{header}{}", render(&KindConversion { n, spokes })?),
     );
@@ -805,12 +732,13 @@ fn add_conversion(
         "webhook-kinds",
         format!("pub mod {};", files.conversion_module()),
     );
-    plan.insert(
-        layout::WEBHOOK_CONVERSION,
-        "conversion-kinds",
+    register(
+        plan,
         format!(
-            "(\"{}\", \"{}\") => {{\n    crate::webhook::{}::{}::convert(object, desired_api_version)\n}}",
-            n.api_group, n.kind, n.version, files.conversion_module()
+            "conversion({}::webhook::{}::{}::conversion())",
+            n.crate_name,
+            n.version,
+            files.conversion_module()
         ),
     );
     let crd_name = resource.crd_name();
@@ -854,33 +782,32 @@ fn add_kind(
     let file = files.webhook();
     let path = file.path.clone();
     plan.create_file(file, format!("{header}{}", render(&KindFile { n })?));
-    let module = format!("{}::{}", n.version, files.webhook_module());
+    let module = format!(
+        "{}::webhook::{}::{}",
+        n.crate_name,
+        n.version,
+        files.webhook_module()
+    );
+    let kind = main_path(n, &n.type_path);
     if defaulting {
         plan.insert(&path, "webhook-handlers", Defaulting { n }.render()?);
         plan.insert(&path, "webhook-tests", DefaultingTests { n }.render()?);
-        plan.insert(
-            layout::WEBHOOK_MOD,
-            "webhook-routes",
+        register(
+            plan,
             format!(
-                "let router = router.route(\n    {module}::DEFAULTING_PATH,\n    axum::routing::post({module}::mutate),\n);"
+                "defaulting::<{kind}, _>({module}::DEFAULTING_PATH, {module}::{}Webhook)",
+                n.kind
             ),
         );
     }
     if validation {
-        // Field-free validators reject nothing yet, so they do not use `Denied`.
-        let imports = if n.builtin || n.example_foo {
-            "use crate::webhook::{Denied, Validation, Validator};"
-        } else {
-            "use crate::webhook::{Validation, Validator};"
-        };
-        plan.insert(&path, "webhook-imports", imports);
         plan.insert(&path, "webhook-handlers", Validation { n }.render()?);
         plan.insert(&path, "webhook-tests", ValidationTests { n }.render()?);
-        plan.insert(
-            layout::WEBHOOK_MOD,
-            "webhook-routes",
+        register(
+            plan,
             format!(
-                "let router = router.route(\n    {module}::VALIDATION_PATH,\n    axum::routing::post({module}::validate),\n);"
+                "validating::<{kind}, _>({module}::VALIDATION_PATH, {module}::{}Webhook)",
+                n.kind
             ),
         );
     }
@@ -1028,16 +955,6 @@ mod tests {
         assert!(check_flags(&o).unwrap_err().contains("--spoke"));
         o.spoke = vec!["v2".into()];
         assert_eq!(check_flags(&o), Ok(()));
-    }
-
-    #[test]
-    fn dependencies_are_found_per_section() {
-        let toml = "[dependencies]\nhyper = \"1\"\n\"json-patch\" = \"4\"\n\n[dev-dependencies]\nrcgen = \"0.14\"\n";
-        assert!(has_dependency(toml, "dependencies", "hyper"));
-        assert!(has_dependency(toml, "dependencies", "json-patch"));
-        assert!(!has_dependency(toml, "dev-dependencies", "hyper"));
-        assert!(has_dependency(toml, "dev-dependencies", "rcgen"));
-        assert!(!has_dependency(toml, "dependencies", "rcgen"));
     }
 
     #[test]
