@@ -1,7 +1,8 @@
 //! Scaffolding: the engine that plans and applies file changes ([`engine`]), and the commands
-//! that fill a plan from templates (`init`, `create api`, `create webhook`).
+//! that fill a plan from templates (`init`, `create api`, `create apiserver`, `create webhook`).
 
 pub mod api;
+pub mod apiserver;
 pub mod edit;
 pub mod engine;
 pub mod init;
@@ -36,6 +37,7 @@ mod tests {
     /// the project through [`Plan`] (or [`engine::read`]) and write it only by applying a plan.
     const COMMANDS: &[(&str, &str)] = &[
         ("src/scaffold/api.rs", include_str!("api.rs")),
+        ("src/scaffold/apiserver.rs", include_str!("apiserver.rs")),
         ("src/scaffold/edit.rs", include_str!("edit.rs")),
         ("src/scaffold/init.rs", include_str!("init.rs")),
         ("src/scaffold/relicense.rs", include_str!("relicense.rs")),
