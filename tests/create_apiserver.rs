@@ -101,6 +101,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
             "config/apiserver/deployment.yaml",
             "config/apiserver/issuer.yaml",
             "config/apiserver/kustomization.yaml",
+            "config/apiserver/kustomizeconfig.yaml",
             "config/apiserver/service.yaml",
             "config/apiserver/service_account.yaml",
             "config/default/apiserver_replacements.yaml",
@@ -184,7 +185,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
             "missing {want:?} in:\n{apiservice}"
         );
     }
-    assert!(!apiservice.contains("insecureSkipTLSVerify"));
+    assert!(!apiservice.contains("insecureSkipTLSVerify:"));
     assert!(read(&dir, "config/apiserver/kustomization.yaml").contains(
         "- apiservice_db_example_com_v1.yaml\n# +kubebuilder:scaffold:apiserver-resources"
     ));
@@ -495,5 +496,8 @@ fn config_default_renders_the_apiservice_its_service_certificate_and_auth_rbac()
     let report =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{report}");
-    assert!(report.contains("APIService"), "{report}");
+    assert!(
+        report.contains("passed for resource apiservice/v1.db.example.com against version 1.37"),
+        "{report}"
+    );
 }

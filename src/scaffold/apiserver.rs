@@ -130,6 +130,10 @@ fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
     Ok(vec![
         ("kustomization.yaml", render(&ConfigKustomization)?),
         (
+            "kustomizeconfig.yaml",
+            include_str!("../../templates/apiserver/config/kustomizeconfig.yaml").to_owned(),
+        ),
+        (
             "service_account.yaml",
             tpl!(ServiceAccount, "apiserver/config/service_account.yaml"),
         ),
