@@ -501,3 +501,29 @@ fn config_default_renders_the_apiservice_its_service_certificate_and_auth_rbac()
         "{report}"
     );
 }
+
+#[test]
+fn create_api_refuses_a_group_version_the_api_server_serves() {
+    let (_tmp, dir) = project();
+    create_apiserver(&dir, DATABASE);
+    let before = tree(&dir);
+    let out = rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Backup",
+        ])
+        .assert()
+        .failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("db/v1 is served by the project's aggregated API server (the kind Database"),
+        "{err}"
+    );
+    assert_eq!(before, tree(&dir));
+}

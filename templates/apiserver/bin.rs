@@ -88,6 +88,8 @@ async fn signals(shutdown: CancellationToken) {
     shutdown.cancel();
 }
 
+// `kinds` is filled one push per kind, each added above the marker by rsbuilder.
+#[allow(clippy::vec_init_then_push)]
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let flags = flags(std::env::args().skip(1))?;
