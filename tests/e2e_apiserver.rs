@@ -1,4 +1,5 @@
-//! End to end, seed 004 §4: `rsbuilder init`, `create apiserver` for Database, the seed's spec
+//! End to end, seed 004 §4: `rsbuilder init`, `create apiserver` for Database (the scaffold is
+//! rustfmt-clean and passes clippy), the seed's spec
 //! (engine enum, version pattern, replicas 1..10, status) and printer columns written into the
 //! types; then the generated project's `apiserver` binary is built and run on a redb store in a
 //! temporary directory, and kubectl (a client nobody here wrote) talks to it with `--server`
@@ -215,16 +216,28 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
             .current_dir(&dir),
         "rsbuilder create apiserver",
     );
+    // The scaffold as written is rustfmt-clean and passes clippy.
+    let cargo = |args: &[&str], what: &str| {
+        run_ok(
+            Command::new(env!("CARGO"))
+                .args(args)
+                .current_dir(&dir)
+                .env("CARGO_TARGET_DIR", target_dir())
+                .env("CARGO_INCREMENTAL", "0")
+                .env("CARGO_PROFILE_DEV_DEBUG", "0")
+                .env_remove("RUSTFLAGS"),
+            what,
+        )
+    };
+    cargo(&["fmt", "--check"], "cargo fmt --check");
+    cargo(
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+        "cargo clippy",
+    );
     std::fs::write(dir.join("src/apiserver/v1/database_types.rs"), SEED_TYPES).unwrap();
     std::fs::write(dir.join("config/samples/db_v1_database.yaml"), SEED_SAMPLE).unwrap();
-    run_ok(
-        Command::new(env!("CARGO"))
-            .args(["build", "--bin", "apiserver"])
-            .current_dir(&dir)
-            .env("CARGO_TARGET_DIR", target_dir())
-            .env("CARGO_INCREMENTAL", "0")
-            .env("CARGO_PROFILE_DEV_DEBUG", "0")
-            .env_remove("RUSTFLAGS"),
+    cargo(
+        &["build", "--bin", "apiserver"],
         "cargo build --bin apiserver",
     );
     let bin = target_dir().join("debug/apiserver");
