@@ -1,4 +1,4 @@
-//! `rsbuilder create api` and `rsbuilder create webhook`: flags, and the calls into
+//! `rsbuilder create api`, `create webhook` and `create apiserver`: flags, and the calls into
 //! [`crate::scaffold`].
 
 use std::path::Path;
@@ -10,6 +10,34 @@ pub enum CreateCommand {
     Api(ApiArgs),
     /// Scaffold defaulting, validating or conversion webhooks for a kind.
     Webhook(WebhookArgs),
+    /// Scaffold a kind served by the project's own aggregated API server (not a CRD).
+    Apiserver(ApiServerArgs),
+}
+
+/// `rsbuilder create apiserver` flags (those of `create api` that apply to a served kind).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  rsbuilder create apiserver --group db --version v1 --kind Database"
+)]
+pub struct ApiServerArgs {
+    /// API group (`db`; the served group is `<group>.<domain>`).
+    #[arg(long)]
+    pub group: String,
+    /// API version (`v1`, `v1beta1`).
+    #[arg(long)]
+    pub version: String,
+    /// Kind, CamelCase (`Database`).
+    #[arg(long)]
+    pub kind: String,
+    /// Namespaced (true) or cluster-scoped (false) kind.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = true, action = clap::ArgAction::Set)]
+    pub namespaced: bool,
+    /// Plural resource name, when kube-derive's rule gives the wrong one (`people`).
+    #[arg(long)]
+    pub plural: Option<String>,
+    /// Overwrite the kind's types and sample files if they exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `rsbuilder create api` flags (Kubebuilder's names).
@@ -111,6 +139,20 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
             let done = crate::scaffold::api::run(dir, &opts)?;
             print!("{}", crate::scaffold::report(&done));
             print!("{}", crate::scaffold::api::next_steps(&opts));
+            Ok(super::EXIT_OK)
+        }
+        CreateCommand::Apiserver(args) => {
+            let opts = crate::scaffold::apiserver::ApiServerOptions {
+                group: args.group,
+                version: args.version,
+                kind: args.kind,
+                namespaced: args.namespaced,
+                plural: args.plural,
+                force: args.force,
+            };
+            let done = crate::scaffold::apiserver::run(dir, &opts)?;
+            print!("{}", crate::scaffold::report(&done));
+            print!("{}", crate::scaffold::apiserver::next_steps(&opts));
             Ok(super::EXIT_OK)
         }
         CreateCommand::Webhook(args) => {

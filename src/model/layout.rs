@@ -335,6 +335,54 @@ impl KindLayout {
     }
 }
 
+/// The files of `create apiserver`: kinds served by the project's aggregated API server
+/// (`rsbuilder-runtime`'s `apiserver` module) rather than installed as CRDs. Their types live
+/// apart from `src/api/` so that a served kind and a CRD kind never share a module.
+pub mod apiserver {
+    use super::{FileSpec, IfExists};
+
+    /// `src/apiserver/mod.rs`: one `pub mod <version>;` per version of served kinds.
+    pub const MOD: &str = "src/apiserver/mod.rs";
+    /// The server binary (cargo finds `src/bin/*.rs` by itself): one server for every served kind.
+    pub const BIN: &str = "src/bin/apiserver.rs";
+    /// The kustomize directory of the server's Deployment, Service, APIServices and RBAC.
+    pub const CONFIG_DIR: &str = "config/apiserver";
+    /// `config/apiserver/kustomization.yaml`.
+    pub const KUSTOMIZATION: &str = "config/apiserver/kustomization.yaml";
+    /// The runtime file whose presence says the project's runtime can serve an API.
+    pub const RUNTIME_MODULE: &str = "rsbuilder-runtime/src/apiserver/mod.rs";
+
+    /// The served kind's types, `src/apiserver/<version>/<kind>_types.rs` (the user edits them).
+    pub fn types(version: &str, module: &str) -> FileSpec {
+        FileSpec::new(
+            format!("src/apiserver/{version}/{module}_types.rs"),
+            IfExists::Error,
+        )
+    }
+
+    /// `src/apiserver/<version>/mod.rs`, shared by the version's kinds.
+    pub fn version_mod(version: &str) -> FileSpec {
+        FileSpec::new(format!("src/apiserver/{version}/mod.rs"), IfExists::Skip)
+    }
+
+    /// The APIService of one group-version, `config/apiserver/apiservice_<group>_<version>.yaml`
+    /// (shared by the kinds of that group-version).
+    pub fn apiservice(qualified_group: &str, version: &str) -> FileSpec {
+        FileSpec::new(
+            format!("{CONFIG_DIR}/{}", apiservice_file(qualified_group, version)),
+            IfExists::Skip,
+        )
+    }
+
+    /// The file name of [`apiservice`], as `config/apiserver/kustomization.yaml` lists it.
+    pub fn apiservice_file(qualified_group: &str, version: &str) -> String {
+        format!(
+            "apiservice_{}_{version}.yaml",
+            qualified_group.replace('.', "_")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -302,6 +302,18 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
         .position(|r| r.group == opts.group && r.version == opts.version && r.kind == opts.kind);
     let entry = existing.map(|i| &project.resources[i]);
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
+    if let Some(served) = project.resources.iter().find(|r| {
+        crate::scaffold::apiserver::is_served(r)
+            && r.group == opts.group
+            && r.version == opts.version
+    }) {
+        bail!(
+            "{}/{} is served by the project's aggregated API server (the kind {}, rsbuilder create apiserver): a CRD in that group-version would clash with its APIService; choose another group or version",
+            opts.group,
+            opts.version,
+            served.kind
+        );
+    }
 
     let resource = if let Some(e) = entry.filter(|e| e.api.is_some()) {
         // A kind this project already defines: its names come from PROJECT, so a controller

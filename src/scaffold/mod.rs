@@ -1,9 +1,10 @@
 //! Scaffolding: the engine that plans and applies file changes ([`engine`]), and the commands
-//! that fill a plan from templates (`init`, `create api`, `create webhook`) or bring a project
-//! to this version (`alpha update`, `alpha generate`).
+//! that fill a plan from templates (`init`, `create api`, `create apiserver`, `create webhook`)
+//! or bring a project to this version (`alpha update`, `alpha generate`).
 
 pub mod alpha;
 pub mod api;
+pub mod apiserver;
 pub mod edit;
 pub mod engine;
 pub mod grafana;
@@ -40,6 +41,7 @@ mod tests {
     const COMMANDS: &[(&str, &str)] = &[
         ("src/scaffold/alpha.rs", include_str!("alpha.rs")),
         ("src/scaffold/api.rs", include_str!("api.rs")),
+        ("src/scaffold/apiserver.rs", include_str!("apiserver.rs")),
         ("src/scaffold/edit.rs", include_str!("edit.rs")),
         ("src/scaffold/init.rs", include_str!("init.rs")),
         ("src/scaffold/relicense.rs", include_str!("relicense.rs")),

@@ -1,0 +1,611 @@
+//! `rsbuilder create apiserver`: a kind served by the project's own aggregated (extension)
+//! API server, built on `rsbuilder-runtime`'s `apiserver` module, instead of a CRD.
+//!
+//! Kubebuilder has no such command; the shape follows `create api` (same flags and name rules,
+//! the same PROJECT entry plus an `apiServer` field that Kubebuilder's PROJECT model keeps as
+//! an unknown field) and `create webhook` (a server, its Service, certificate and wiring into
+//! `config/default`). What one run plans:
+//!
+//! - `src/apiserver/<version>/<kind>_types.rs`: the kind as kube-rs types (the server takes
+//!   names, columns and schema from its `crd()`), and the module wiring in `src/apiserver/`;
+//! - `src/bin/apiserver.rs`: the server, with the kind added above its `apiserver-kinds`
+//!   marker (a second kind or version joins the same server);
+//! - `features = ["apiserver"]` on the project's `rsbuilder-runtime` dependency;
+//! - `config/apiserver/`: one APIService per group-version, the Deployment, Service,
+//!   ServiceAccount, cert-manager Issuer and Certificate, and the delegated-auth RBAC; listed
+//!   in `config/default` with the replacement that keeps the auth-reader RoleBinding in
+//!   kube-system;
+//! - a sample in `config/samples/`, and the PROJECT entry.
+//!
+//! Everything is planned first and applied all-or-nothing by [`Plan`]; a failed command writes
+//! nothing.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use askama::Template;
+
+use crate::model::layout::{self, KindLayout, apiserver as files};
+use crate::model::project::{self, ProjectResource};
+use crate::model::{NameError, Project, Resource};
+use crate::scaffold::api::{crate_name, rust_header};
+use crate::scaffold::{Plan, Resolved};
+
+/// The PROJECT field that marks a resource as served by the aggregated API server (a map
+/// with `namespaced`), kept by Kubebuilder's PROJECT model as an unknown field.
+pub const PROJECT_FIELD: &str = "apiServer";
+
+/// What `create apiserver` was asked to do (the command-line flags, without clap).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiServerOptions {
+    /// `--group`: short group (`db`); the served group is `<group>.<domain>`.
+    pub group: String,
+    /// `--version` (`v1`).
+    pub version: String,
+    /// `--kind` (`Database`).
+    pub kind: String,
+    /// `--namespaced`: namespaced (`true`) or cluster-scoped kind.
+    pub namespaced: bool,
+    /// `--plural`, when kube-derive's rule gets it wrong.
+    pub plural: Option<String>,
+    /// `--force`: re-render the kind's types and sample over existing ones.
+    pub force: bool,
+}
+
+/// Names the templates use.
+#[derive(Debug, Clone)]
+struct Names {
+    kind: String,
+    module: String,
+    /// The served API group (`db.example.com`).
+    group: String,
+    version: String,
+    api_version: String,
+    plural: String,
+    plural_overridden: bool,
+    namespaced: bool,
+    project_name: String,
+    /// config/default's `namespace:` (the objects' namespace once rendered).
+    namespace: String,
+    /// config/default's `namePrefix:`.
+    prefix: String,
+}
+
+#[derive(Template)]
+#[template(path = "apiserver/types.rs", escape = "none", whitespace = "preserve")]
+struct TypesRs<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "apiserver/mod.rs", escape = "none", whitespace = "preserve")]
+struct ModRs;
+
+#[derive(Template)]
+#[template(
+    path = "apiserver/version_mod.rs",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct VersionModRs<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(path = "apiserver/bin.rs", escape = "none", whitespace = "preserve")]
+struct BinRs;
+
+#[derive(Template)]
+#[template(
+    path = "apiserver/sample.yaml",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct SampleYaml<'a> {
+    n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(
+    path = "apiserver/config/apiservice.yaml",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct ApiServiceYaml<'a> {
+    n: &'a Names,
+}
+
+/// The files of `config/apiserver/` every served kind shares: (file name, rendered text).
+fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
+    macro_rules! tpl {
+        ($name:ident, $path:literal) => {{
+            #[derive(Template)]
+            #[template(path = $path, escape = "none", whitespace = "preserve")]
+            struct $name<'a> {
+                n: &'a Names,
+            }
+            render(&$name { n })?
+        }};
+    }
+    Ok(vec![
+        ("kustomization.yaml", render(&ConfigKustomization)?),
+        (
+            "kustomizeconfig.yaml",
+            include_str!("../../templates/apiserver/config/kustomizeconfig.yaml").to_owned(),
+        ),
+        (
+            "service_account.yaml",
+            tpl!(ServiceAccount, "apiserver/config/service_account.yaml"),
+        ),
+        (
+            "auth_delegator.yaml",
+            tpl!(AuthDelegator, "apiserver/config/auth_delegator.yaml"),
+        ),
+        (
+            "auth_reader.yaml",
+            tpl!(AuthReader, "apiserver/config/auth_reader.yaml"),
+        ),
+        ("issuer.yaml", tpl!(Issuer, "apiserver/config/issuer.yaml")),
+        (
+            "certificate.yaml",
+            tpl!(Certificate, "apiserver/config/certificate.yaml"),
+        ),
+        (
+            "service.yaml",
+            tpl!(Service, "apiserver/config/service.yaml"),
+        ),
+        (
+            "deployment.yaml",
+            tpl!(Deployment, "apiserver/config/deployment.yaml"),
+        ),
+    ])
+}
+
+#[derive(Template)]
+#[template(
+    path = "apiserver/config/kustomization.yaml",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct ConfigKustomization;
+
+/// `config/default/apiserver_replacements.yaml`: kustomize reads replacement files only from
+/// the kustomization's own directory or below.
+const DEFAULT_REPLACEMENTS: &str = "config/default/apiserver_replacements.yaml";
+/// Its entry under `replacements:` in config/default.
+const REPLACEMENTS_ENTRY: &str = "- path: apiserver_replacements.yaml";
+
+/// Renders a template; askama drops the template file's final newline, so it is put back.
+fn render(t: &impl Template) -> Result<String> {
+    let mut text = t
+        .render()
+        .map_err(|e| anyhow::anyhow!("rendering a template: {e}"))?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// Names the generated types module imports; a kind of that name would not compile there.
+const RESERVED_KINDS: &[&str] = &["CustomResource", "Deserialize", "JsonSchema", "Serialize"];
+
+/// The `namespace:` and `namePrefix:` of `config/default/kustomization.yaml` (init writes
+/// `<project>-system` and `<project>-`), which the APIService's CA annotation and the
+/// certificate's DNS names must name. Errors: the file is missing or not YAML.
+fn default_namespace_and_prefix(plan: &Plan, project: &Project) -> Result<(String, String)> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Default {
+        namespace: Option<String>,
+        name_prefix: Option<String>,
+    }
+    let Some(text) = plan.read(layout::DEFAULT_KUSTOMIZATION)? else {
+        bail!(
+            "{} does not exist; `rsbuilder create apiserver` lists config/apiserver there. Restore it (rsbuilder init writes it), then re-run",
+            layout::DEFAULT_KUSTOMIZATION
+        );
+    };
+    let parsed: Default = serde_saphyr::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not a kustomization: {e}",
+            layout::DEFAULT_KUSTOMIZATION
+        )
+    })?;
+    Ok((
+        parsed
+            .namespace
+            .unwrap_or_else(|| format!("{}-system", project.project_name)),
+        parsed.name_prefix.unwrap_or_default(),
+    ))
+}
+
+/// The new text of `Cargo.toml` with the `apiserver` feature on the `rsbuilder-runtime`
+/// dependency, or `None` when it has it (or `etcd`, which implies it). Only the line `init`
+/// writes is rewritten; any other spelling is an error that says what to add by hand.
+fn cargo_with_feature(text: &str) -> Result<Option<String>> {
+    const INIT_LINE: &str = r#"rsbuilder-runtime = { path = "rsbuilder-runtime" }"#;
+    const NEW_LINE: &str =
+        r#"rsbuilder-runtime = { path = "rsbuilder-runtime", features = ["apiserver"] }"#;
+    let table: toml::Table = toml::from_str(text)
+        .map_err(|e| anyhow::anyhow!("{}: not valid TOML: {e}", layout::CARGO_TOML))?;
+    let dep = table
+        .get("dependencies")
+        .and_then(|d| d.get("rsbuilder-runtime"));
+    let Some(dep) = dep else {
+        bail!(
+            "{} has no rsbuilder-runtime dependency; the API server is built on it. Add `{INIT_LINE}` under [dependencies] (and the rsbuilder-runtime/ directory `rsbuilder init` writes), then re-run",
+            layout::CARGO_TOML
+        );
+    };
+    let has = dep
+        .get("features")
+        .and_then(|f| f.as_array())
+        .is_some_and(|f| {
+            f.iter()
+                .any(|v| matches!(v.as_str(), Some("apiserver" | "etcd")))
+        });
+    if has {
+        return Ok(None);
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| l.trim() == INIT_LINE).collect();
+    if lines.len() != 1 {
+        bail!(
+            "{}: the rsbuilder-runtime dependency is not written as `rsbuilder init` writes it, so rsbuilder does not edit it; add `features = [\"apiserver\"]` to it by hand, then re-run",
+            layout::CARGO_TOML
+        );
+    }
+    Ok(Some(text.replacen(INIT_LINE, NEW_LINE, 1)))
+}
+
+/// The fragment that lists [`DEFAULT_REPLACEMENTS`] in config/default (inserted at its
+/// `default-sections` marker): a `replacements:` key with the entry, or only the entry when
+/// the file's last top-level key before the marker is already `replacements:` (the webhook's
+/// block), or `None` when the entry is there. Errors: a `replacements:` key the entry cannot
+/// be appended to.
+fn replacements_fragment(text: &str) -> Result<Option<String>> {
+    if text.lines().any(|l| l.trim() == REPLACEMENTS_ENTRY) {
+        return Ok(None);
+    }
+    let marker = "+kubebuilder:scaffold:default-sections";
+    let before: Vec<&str> = text.lines().take_while(|l| !l.contains(marker)).collect();
+    let top_keys: Vec<&str> = before
+        .iter()
+        .copied()
+        .filter(|l| !l.is_empty() && !l.starts_with([' ', '-', '#', '\t']))
+        .collect();
+    if !top_keys.iter().any(|l| l.starts_with("replacements:")) {
+        return Ok(Some(format!("replacements:\n{REPLACEMENTS_ENTRY}")));
+    }
+    if top_keys
+        .last()
+        .is_some_and(|l| l.trim_end() == "replacements:")
+    {
+        return Ok(Some(REPLACEMENTS_ENTRY.to_owned()));
+    }
+    bail!(
+        "{} has a `replacements:` list that is not the last section before its `# {marker}` marker, so rsbuilder cannot add to it; add `{REPLACEMENTS_ENTRY}` to that list by hand, then re-run",
+        layout::DEFAULT_KUSTOMIZATION
+    )
+}
+
+/// Decides the resource, refusing what would clash with PROJECT: a CRD kind of the same
+/// group-version (the APIService would hide it), the same kind already served (without
+/// `--force`), a built-in or controller-only entry of that GVK, a `--plural` other than the
+/// one a served version of the kind records. Errors name the flag.
+fn resolve(project: &Project, opts: &ApiServerOptions) -> Result<(Resource, Option<usize>)> {
+    let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
+    if RESERVED_KINDS.contains(&opts.kind.as_str()) {
+        return Err(NameError {
+            flag: "--kind".into(),
+            value: opts.kind.clone(),
+            reason: format!(
+                "the generated types module already uses the name `{}`; choose another kind",
+                opts.kind
+            ),
+        }
+        .into());
+    }
+    if let Some(crd) = project
+        .resources
+        .iter()
+        .find(|r| r.group == opts.group && r.version == opts.version && r.api.is_some())
+    {
+        bail!(
+            "{}/{} has the CRD kind {} (rsbuilder create api): its APIService would take the whole group-version from the cluster's CRDs. Serve the kind in another group or version",
+            opts.group,
+            opts.version,
+            crd.kind
+        );
+    }
+    let existing = project
+        .resources
+        .iter()
+        .position(|r| r.group == opts.group && r.version == opts.version && r.kind == opts.kind);
+    if let Some(e) = existing.map(|i| &project.resources[i]) {
+        if !is_served(e) {
+            bail!(
+                "{gvk} is in PROJECT already (a controller or a built-in type), not as a served kind; choose another kind"
+            );
+        }
+        if !opts.force {
+            bail!(
+                "the kind {gvk} is already served by the API server (PROJECT); re-run with --force to re-render its types and sample files"
+            );
+        }
+    }
+    let sibling = project
+        .resources
+        .iter()
+        .find(|r| r.group == opts.group && r.kind == opts.kind && is_served(r));
+    let plural = match (sibling, opts.plural.as_deref()) {
+        (Some(s), Some(p)) if p != s.plural_or_default() => {
+            return Err(NameError {
+                flag: "--plural".into(),
+                value: p.into(),
+                reason: format!(
+                    "version {} of {} is served with the plural {:?}; every version of a kind shares it; drop --plural",
+                    s.version,
+                    s.kind,
+                    s.plural_or_default()
+                ),
+            }
+            .into());
+        }
+        (Some(s), _) => s.plural.clone(),
+        (None, p) => p.map(str::to_owned),
+    };
+    let resource = Resource::custom(
+        &opts.group,
+        &project.domain,
+        &opts.version,
+        &opts.kind,
+        plural.as_deref(),
+        opts.namespaced,
+    )?;
+    Ok((resource, existing))
+}
+
+/// Whether PROJECT records `r` as served by the aggregated API server.
+pub fn is_served(r: &ProjectResource) -> bool {
+    r.unknown.contains_key(PROJECT_FIELD)
+}
+
+/// Builds the plan for `create apiserver` in the project at `dir`, writing nothing.
+///
+/// Errors: no PROJECT or another layout; invalid names (with the flag); the clashes of
+/// `resolve`; a project without the runtime's `apiserver` module; a Cargo.toml or
+/// config/default rsbuilder cannot edit (the message says what to add by hand). Missing
+/// scaffold markers are reported by [`Plan::resolve`] / [`Plan::apply`].
+pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
+    let mut plan = Plan::new(dir, opts.force);
+    let mut project = Project::load_in(&plan).map_err(|e| {
+        if !plan.exists(project::FILE_NAME).unwrap_or(false) {
+            anyhow::anyhow!(
+                "no PROJECT file here ({}); run `rsbuilder init` first",
+                dir.display()
+            )
+        } else {
+            e
+        }
+    })?;
+    if !project.layout.iter().any(|l| l == project::LAYOUT) {
+        bail!(
+            "PROJECT in {} has layout {:?}; rsbuilder scaffolds into {} projects only",
+            dir.display(),
+            project.layout,
+            project::LAYOUT
+        );
+    }
+    let (resource, existing) = resolve(&project, opts)?;
+    if !plan.exists(files::RUNTIME_MODULE)? {
+        bail!(
+            "{} is missing: this project's rsbuilder-runtime/ has no API server. Refresh the runtime with `rsbuilder alpha update`, then re-run",
+            files::RUNTIME_MODULE
+        );
+    }
+    let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
+    let cargo = cargo_with_feature(&cargo)?;
+    let default_text = plan
+        .read(layout::DEFAULT_KUSTOMIZATION)?
+        .unwrap_or_default();
+    let (namespace, prefix) = default_namespace_and_prefix(&plan, &project)?;
+    let replacements = replacements_fragment(&default_text)?;
+
+    let module = resource.module();
+    let n = Names {
+        kind: resource.kind.clone(),
+        module: module.clone(),
+        group: resource.qualified_group(),
+        version: resource.version.clone(),
+        api_version: resource.api_version(),
+        plural: resource.plural.clone(),
+        plural_overridden: resource.plural_overridden,
+        namespaced: resource.namespaced,
+        project_name: project.project_name.clone(),
+        namespace,
+        prefix,
+    };
+    let header = rust_header(&plan)?;
+    let krate = crate_name(&project);
+    let kind_layout = KindLayout::of(&resource);
+
+    // The kind's own files, which the user edits.
+    plan.create_file(
+        files::types(&n.version, &module),
+        format!("{header}{}", render(&TypesRs { n: &n })?),
+    );
+    plan.create_file(kind_layout.sample(), render(&SampleYaml { n: &n })?);
+
+    // Module wiring.
+    plan.create_file(
+        layout::shared(files::MOD),
+        format!("{header}{}", render(&ModRs)?),
+    );
+    plan.insert_sorted(layout::LIB_RS, "modules", "pub mod apiserver;");
+    plan.insert_sorted(
+        files::MOD,
+        "apiserver-versions",
+        format!("pub mod {};", n.version),
+    );
+    let version_mod = files::version_mod(&n.version);
+    let version_mod_path = version_mod.path.clone();
+    plan.create_file(
+        version_mod,
+        format!("{header}{}", render(&VersionModRs { n: &n })?),
+    );
+    plan.insert(
+        &version_mod_path,
+        "apiserver-kinds",
+        format!("pub mod {module}_types;\npub use {module}_types::*;"),
+    );
+
+    // The server binary and the runtime feature it needs.
+    plan.create_file(
+        layout::shared(files::BIN),
+        format!("{header}{}", render(&BinRs)?),
+    );
+    plan.insert(
+        files::BIN,
+        "apiserver-kinds",
+        format!(
+            "kinds.push(ApiKind::of::<{krate}::apiserver::{}::{}>().map_err(anyhow::Error::msg)?);",
+            n.version, n.kind
+        ),
+    );
+    if let Some(cargo) = cargo {
+        plan.create_file(layout::owned(layout::CARGO_TOML), cargo);
+    }
+
+    // Manifests.
+    for (name, text) in config_files(&n)? {
+        plan.create_file(
+            layout::shared(&format!("{}/{name}", files::CONFIG_DIR)),
+            text,
+        );
+    }
+    plan.create_file(
+        files::apiservice(&n.group, &n.version),
+        render(&ApiServiceYaml { n: &n })?,
+    );
+    plan.insert(
+        files::KUSTOMIZATION,
+        "apiserver-resources",
+        format!("- {}", files::apiservice_file(&n.group, &n.version)),
+    );
+    plan.create_file(
+        layout::shared(DEFAULT_REPLACEMENTS),
+        include_str!("../../templates/apiserver/config/default_replacements.yaml"),
+    );
+    plan.insert(
+        layout::DEFAULT_KUSTOMIZATION,
+        "default-resources",
+        "- ../apiserver",
+    );
+    if let Some(fragment) = replacements {
+        plan.insert(layout::DEFAULT_KUSTOMIZATION, "default-sections", fragment);
+    }
+    plan.create_file(
+        layout::shared(layout::SAMPLES_KUSTOMIZATION),
+        include_str!("../../templates/api/samples_kustomization.yaml"),
+    );
+    plan.insert(
+        layout::SAMPLES_KUSTOMIZATION,
+        "manifestskustomizesamples",
+        kind_layout.sample_entry(),
+    );
+
+    // PROJECT.
+    if existing.is_none() {
+        let mut entry = ProjectResource {
+            group: resource.group.clone(),
+            kind: resource.kind.clone(),
+            version: resource.version.clone(),
+            domain: Some(resource.domain.clone()),
+            path: Some(format!(
+                "crate::apiserver::{}::{}",
+                resource.version, resource.kind
+            )),
+            plural: resource.plural_overridden.then(|| resource.plural.clone()),
+            ..Default::default()
+        };
+        entry.unknown.insert(
+            PROJECT_FIELD.into(),
+            serde_json::json!({ "namespaced": resource.namespaced }),
+        );
+        project.resources.push(entry);
+        plan.create_file(layout::owned(layout::PROJECT), project.render());
+    }
+    Ok(plan)
+}
+
+/// Runs `create apiserver` in `dir`: plans, then applies all-or-nothing. Errors: those of
+/// [`plan`] and the engine's; nothing is written when an error is returned.
+pub fn run(dir: &Path, opts: &ApiServerOptions) -> Result<Vec<Resolved>> {
+    Ok(plan(dir, opts)?.apply()?)
+}
+
+/// What to do next, printed after the files.
+pub fn next_steps(opts: &ApiServerOptions) -> String {
+    format!(
+        "Next: edit src/apiserver/{v}/{m}_types.rs, then run the server locally:\n  cargo run --bin apiserver -- --bind-address 127.0.0.1:8443 --store-path ./apiserver.redb\n  kubectl --server https://127.0.0.1:8443 --insecure-skip-tls-verify get {m}s\nIn a cluster, config/apiserver (listed in config/default) registers it through an APIService; it needs cert-manager, and an image that contains /apiserver.\n",
+        v = opts.version,
+        m = opts.kind.to_lowercase()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INIT_CARGO: &str = "[package]\nname = \"x\"\n\n[dependencies]\nanyhow = \"1\"\nrsbuilder-runtime = { path = \"rsbuilder-runtime\" }\n";
+
+    #[test]
+    fn the_runtime_dependency_gets_the_apiserver_feature_once() {
+        let once = cargo_with_feature(INIT_CARGO).unwrap().unwrap();
+        assert!(once.contains(
+            "rsbuilder-runtime = { path = \"rsbuilder-runtime\", features = [\"apiserver\"] }"
+        ));
+        assert_eq!(cargo_with_feature(&once).unwrap(), None);
+    }
+
+    #[test]
+    fn a_runtime_dependency_written_otherwise_is_left_to_the_user() {
+        let text = INIT_CARGO.replace(
+            "{ path = \"rsbuilder-runtime\" }",
+            "{ path = \"rsbuilder-runtime\", features = [\"x\"] }",
+        );
+        let err = cargo_with_feature(&text).unwrap_err().to_string();
+        assert!(err.contains("add `features = [\"apiserver\"]`"), "{err}");
+        let err = cargo_with_feature("[dependencies]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("has no rsbuilder-runtime dependency"), "{err}");
+    }
+
+    #[test]
+    fn the_replacement_joins_a_replacements_list_that_ends_the_file() {
+        let m = "# +kubebuilder:scaffold:default-sections\n";
+        assert_eq!(
+            replacements_fragment(&format!("patches:\n{m}"))
+                .unwrap()
+                .unwrap(),
+            "replacements:\n- path: apiserver_replacements.yaml"
+        );
+        assert_eq!(
+            replacements_fragment(&format!("replacements:\n- source:\n    kind: Service\n{m}"))
+                .unwrap()
+                .unwrap(),
+            "- path: apiserver_replacements.yaml"
+        );
+        assert_eq!(
+            replacements_fragment(&format!(
+                "replacements:\n- path: apiserver_replacements.yaml\n{m}"
+            ))
+            .unwrap(),
+            None
+        );
+        assert!(
+            replacements_fragment(&format!("replacements:\n- a: 1\nimages:\n- b\n{m}")).is_err()
+        );
+    }
+}

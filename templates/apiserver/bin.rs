@@ -1,0 +1,122 @@
+//! The aggregated API server of this project: serves the kinds of `src/apiserver/` under
+//! `/apis/<group>/<version>`, as kube-apiserver serves a CRD, from `rsbuilder-runtime`'s
+//! `apiserver` module (discovery, OpenAPI, every verb, watch, Table output, status).
+//! In a cluster, kube-apiserver reaches it through the APIServices of `config/apiserver/`.
+//!
+//! Flags:
+//!   --bind-address <addr>   HTTPS address (default `[::]:8443`)
+//!   --store-path <file>     the redb file that holds the objects (default
+//!                           `/var/lib/apiserver/store.redb`; created when missing)
+//!   --cert-dir <dir>        `tls.crt` and `tls.key` to serve, reloaded on change (default: a
+//!                           self-signed certificate, for local runs)
+//!
+//! Not done here (docs: rsbuilder's apiserver.md): authentication and authorization of
+//! callers. Every request is answered: keep the port unreachable except from kube-apiserver.
+//!
+//! `rsbuilder create apiserver` adds each new kind above the `apiserver-kinds` marker.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use rsbuilder_runtime::apiserver::kind::ApiKind;
+use rsbuilder_runtime::apiserver::server::{ApiServer, Config};
+use rsbuilder_runtime::apiserver::storage::RedbStore;
+use rsbuilder_runtime::manager::{LogFormat, init_tracing};
+use rsbuilder_runtime::tls;
+use tokio_util::sync::CancellationToken;
+
+/// The command-line flags (see the module documentation).
+struct Flags {
+    bind_address: SocketAddr,
+    store_path: PathBuf,
+    cert_dir: Option<PathBuf>,
+}
+
+/// Reads `--name value` and `--name=value` flags. Errors: an unknown flag, a flag without its
+/// value, an address that does not parse.
+fn flags(args: impl Iterator<Item = String>) -> anyhow::Result<Flags> {
+    let mut flags = Flags {
+        bind_address: "[::]:8443".parse().context("the default address")?,
+        store_path: PathBuf::from("/var/lib/apiserver/store.redb"),
+        cert_dir: None,
+    };
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
+            None => (arg.clone(), None),
+        };
+        if name == "--help" || name == "-h" {
+            println!("usage: apiserver [--bind-address ADDR] [--store-path FILE] [--cert-dir DIR]");
+            std::process::exit(0);
+        }
+        let value = match inline.or_else(|| args.next()) {
+            Some(v) => v,
+            None => bail!("{name} needs a value"),
+        };
+        match name.as_str() {
+            "--bind-address" => {
+                flags.bind_address = value
+                    .parse()
+                    .with_context(|| format!("--bind-address {value:?}: not an address such as [::]:8443"))?
+            }
+            "--store-path" => flags.store_path = PathBuf::from(value),
+            "--cert-dir" => flags.cert_dir = Some(PathBuf::from(value)),
+            other => bail!("unknown flag {other}; see --help"),
+        }
+    }
+    Ok(flags)
+}
+
+/// Ends `shutdown` on SIGTERM (what the kubelet sends) or Ctrl-C.
+async fn signals(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            shutdown.cancel();
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    shutdown.cancel();
+}
+
+// `kinds` is filled one push per kind, each added above the marker by rsbuilder.
+#[allow(clippy::vec_init_then_push)]
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let flags = flags(std::env::args().skip(1))?;
+    init_tracing(LogFormat::Text);
+
+    let mut kinds: Vec<ApiKind> = Vec::new();
+    // +kubebuilder:scaffold:apiserver-kinds
+
+    if let Some(parent) = flags.store_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let store = RedbStore::open(&flags.store_path)
+        .map_err(|e| anyhow::anyhow!("opening the store {}: {e}", flags.store_path.display()))?;
+    let certs = match &flags.cert_dir {
+        Some(dir) => tls::Certificates::from_dir(dir)?,
+        None => tls::Certificates::self_signed(&["localhost", "127.0.0.1"])?,
+    };
+    let shutdown = CancellationToken::new();
+    tokio::spawn(signals(shutdown.clone()));
+    let listener = tls::bind(flags.bind_address)
+        .await
+        .with_context(|| format!("binding {}", flags.bind_address))?;
+    tracing::info!(address = %listener.local_addr()?, "serving the API");
+    let server = ApiServer::new(Config::new(kinds), store, shutdown);
+    // Routes of your own (not a fallback) can be merged here, beside the API's.
+    server
+        .serve(listener, Arc::new(certs), axum::Router::new())
+        .await
+}
