@@ -88,7 +88,7 @@ step "Webhook logic for the new fields (src/webhook/v1/aijob_webhook.rs)"
 # doc comments show the seed's rules; examples/ai-operator has them written out (replicas
 # default 1, at most 100, with tests), so take that file.
 cp "$repo/examples/ai-operator/src/webhook/v1/aijob_webhook.rs" src/webhook/v1/aijob_webhook.rs
-grep -n 'pub fn default\|pub fn validate_spec\|MAX_REPLICAS: i32' src/webhook/v1/aijob_webhook.rs
+grep -n 'impl Defaulter\|impl Validator\|async fn default\|MAX_REPLICAS: i32' src/webhook/v1/aijob_webhook.rs
 
 step "rsbuilder manifests"
 "$rsbuilder" manifests

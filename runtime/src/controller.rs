@@ -80,6 +80,16 @@ pub trait Reconciler: Send + Sync + Sized + 'static {
         async { Ok(Action::await_change()) }
     }
 
+    /// Builds the controller of the kind from `api` (the kind in the manager's namespace, or
+    /// everywhere), before [`Reconciler::watches`] adds to it. Override it to choose which
+    /// changes start a reconciliation (controller-runtime's `WithEventFilter`: e.g.
+    /// `Controller::for_stream` over a watch filtered with kube's `predicate_filter`, which
+    /// needs kube's `unstable-runtime` feature) or to watch with a label or field selector.
+    /// Default: every change of every object, `Controller::new(api, Default::default())`.
+    fn controller(&self, api: Api<Self::Kind>) -> Controller<Self::Kind> {
+        Controller::new(api, watcher::Config::default())
+    }
+
     /// Adds watches to the controller, such as `controller.owns(mgr.api::<Deployment>(),
     /// Default::default())` (Kubebuilder's `Owns()`). Default: the kind alone.
     fn watches(&self, controller: Controller<Self::Kind>, mgr: &Manager) -> Controller<Self::Kind> {
@@ -394,7 +404,7 @@ pub async fn run<R: Reconciler>(mgr: Manager, reconciler: R) -> anyhow::Result<(
     }
     let state = Arc::new((reconciler, Context::new(mgr.client.clone(), R::NAME)));
     let metrics = mgr.metrics.clone();
-    let controller = Controller::new(api, watcher::Config::default());
+    let controller = state.0.controller(api);
     let controller = state.0.watches(controller, &mgr);
     controller
         .graceful_shutdown_on(mgr.shutdown.clone().cancelled_owned())
@@ -454,6 +464,69 @@ mod tests {
         let delays: Vec<u64> = (0..=9).map(|n| backoff(n).as_secs()).collect();
         assert_eq!(delays, [5, 5, 10, 20, 40, 80, 160, 300, 300, 300]);
         assert_eq!(backoff(u32::MAX), Duration::from_secs(300));
+    }
+
+    /// A Pod controller that watches only the Pods labelled `app=web`.
+    struct LabelledPods;
+
+    impl Reconciler for LabelledPods {
+        type Kind = Pod;
+        const NAME: &'static str = "labelled-pods";
+        const FINALIZER: Option<&'static str> = None;
+
+        async fn apply(&self, _obj: Arc<Pod>, _ctx: &Context) -> anyhow::Result<Action> {
+            Ok(Action::await_change())
+        }
+
+        fn controller(&self, api: Api<Pod>) -> Controller<Pod> {
+            Controller::new(api, watcher::Config::default().labels("app=web"))
+        }
+    }
+
+    #[tokio::test]
+    async fn run_watches_through_the_reconcilers_controller() {
+        use tokio::time::timeout;
+        let (service, mut handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        let mgr = Manager::for_tests(kube::Client::new(service, "default"));
+        let shutdown = mgr.shutdown.clone();
+        let running = tokio::spawn(run(mgr, LabelledPods));
+        let wait = Duration::from_secs(5);
+        // The check that the kind can be listed, unfiltered.
+        let (request, respond) = timeout(wait, handle.next_request())
+            .await
+            .expect("run listed nothing")
+            .expect("the client was dropped");
+        assert_eq!(request.uri().path(), "/api/v1/pods");
+        assert!(
+            !request
+                .uri()
+                .query()
+                .unwrap_or("")
+                .contains("labelSelector")
+        );
+        let empty = serde_json::json!({
+            "apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": [],
+        });
+        respond.send_response(
+            http::Response::builder()
+                .body(kube::client::Body::from(
+                    serde_json::to_vec(&empty).unwrap(),
+                ))
+                .unwrap(),
+        );
+        // The controller's watch carries the selector of `LabelledPods::controller`.
+        let (request, _respond) = timeout(wait, handle.next_request())
+            .await
+            .expect("the controller did not watch")
+            .expect("the client was dropped");
+        assert_eq!(request.uri().path(), "/api/v1/pods");
+        let query = request.uri().query().unwrap_or("");
+        assert!(query.contains("labelSelector=app%3Dweb"), "{query}");
+        shutdown.cancel();
+        running.abort();
     }
 
     #[test]

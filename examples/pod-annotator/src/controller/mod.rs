@@ -12,10 +12,10 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! Controllers, one module per watched kind, each with `reconcile`, `error_policy` and `run`.
+//! Controllers, one module per watched kind, each implementing the runtime's `Reconciler`.
 //!
 //! `rsbuilder create api` adds the modules of new controllers above the marker below; the
-//! manager starts each `run` from `src/main.rs`.
+//! manager starts each one from `src/main.rs`.
 
 pub mod pod_controller;
 // +kubebuilder:scaffold:controller-modules
