@@ -527,3 +527,114 @@ fn create_api_refuses_a_group_version_the_api_server_serves() {
     );
     assert_eq!(before, tree(&dir));
 }
+
+#[test]
+fn manifests_writes_no_crd_for_a_served_kind() {
+    let (_tmp, dir) = project();
+    create_apiserver(
+        &dir,
+        &["--group", "db", "--version", "v1", "--kind", "Database"],
+    );
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ops",
+            "--version",
+            "v1",
+            "--kind",
+            "Backup",
+        ])
+        .assert()
+        .success();
+    let out = rsbuilder(&dir).arg("manifests").assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(
+            "Database.db.example.com: served by the aggregated API server (PROJECT `apiServer`), no CRD"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let bases: Vec<String> = std::fs::read_dir(dir.join("config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(bases, ["ops.example.com_backups.yaml"]);
+    rsbuilder(&dir)
+        .args(["manifests", "--check"])
+        .assert()
+        .success();
+}
+
+/// Both orders of `create apiserver` and `create webhook` leave config/default with one
+/// `replacements:` list (kustomize refuses a second key) that holds both commands' entries.
+#[test]
+fn apiserver_and_webhook_share_one_replacements_list_in_either_order() {
+    for apiserver_first in [true, false] {
+        let (_tmp, dir) = project();
+        let api = || {
+            rsbuilder(&dir)
+                .args([
+                    "create",
+                    "api",
+                    "--group",
+                    "ops",
+                    "--version",
+                    "v1",
+                    "--kind",
+                    "Backup",
+                ])
+                .assert()
+                .success();
+        };
+        let webhook = || {
+            rsbuilder(&dir)
+                .args([
+                    "create",
+                    "webhook",
+                    "--group",
+                    "ops",
+                    "--version",
+                    "v1",
+                    "--kind",
+                    "Backup",
+                    "--defaulting",
+                ])
+                .assert()
+                .success();
+        };
+        api();
+        if apiserver_first {
+            create_apiserver(&dir, DATABASE);
+            webhook();
+        } else {
+            webhook();
+            create_apiserver(&dir, DATABASE);
+        }
+        let text = read(&dir, "config/default/kustomization.yaml");
+        let keys = text
+            .lines()
+            .filter(|l| l.starts_with("replacements:"))
+            .count();
+        assert_eq!(keys, 1, "apiserver first: {apiserver_first}\n{text}");
+        assert!(
+            text.contains("- path: apiserver_replacements.yaml"),
+            "{text}"
+        );
+        assert!(text.contains("name: webhook-service"), "{text}");
+        rsbuilder(&dir).arg("manifests").assert().success();
+        let Some(yaml) = render_default(&dir) else {
+            return;
+        };
+        let objs = objects(&yaml);
+        // The webhook's Certificate got its DNS names from the replacements.
+        let cert = find(&objs, "Certificate", "db-operator-serving-cert");
+        assert_eq!(
+            cert["spec"]["dnsNames"][0], "db-operator-webhook-service.db-operator-system.svc",
+            "apiserver first: {apiserver_first}"
+        );
+        find(&objs, "APIService", "v1.db.example.com");
+    }
+}

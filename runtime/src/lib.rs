@@ -23,3 +23,11 @@ pub mod tls;
 pub mod webhook;
 
 pub use manager::{Args, Manager, Options, Runner};
+
+/// The HTTP framework the runtime serves with, re-exported so a project's own routes (an extra
+/// endpoint beside the aggregated API, `ApiServer::serve`'s router) use the same version without
+/// a dependency of their own.
+pub use axum;
+/// Re-exported for `tokio_util::sync::CancellationToken`, the shutdown signal the runtime's
+/// servers take.
+pub use tokio_util;

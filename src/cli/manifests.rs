@@ -136,11 +136,12 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     } else {
         Some(crate::scaffold::engine::lock_project(&dir)?)
     };
-    let namespaced = if dir.join(crate::model::project::FILE_NAME).is_file() {
-        crate::model::Project::load(&dir)?.namespaced
+    let project = if dir.join(crate::model::project::FILE_NAME).is_file() {
+        Some(crate::model::Project::load(&dir)?)
     } else {
-        false
+        None
     };
+    let namespaced = project.as_ref().is_some_and(|p| p.namespaced);
     let paths: Vec<PathBuf> = if args.paths.is_empty() {
         vec![if dir == Path::new(".") {
             PathBuf::from("src")
@@ -216,6 +217,19 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
                 eprintln!("error: {e}");
                 return Ok(super::EXIT_USAGE);
             }
+        }
+    }
+    for r in project.iter().flat_map(|p| &p.resources) {
+        if crate::scaffold::apiserver::is_served(r) {
+            let domain = r
+                .domain
+                .as_deref()
+                .or(project.as_ref().map(|p| p.domain.as_str()));
+            let group = match domain {
+                Some(d) if !d.is_empty() => format!("{}.{d}", r.group),
+                _ => r.group.clone(),
+            };
+            settings.served.insert((group, r.kind.clone()));
         }
     }
     if let Ok(text) = std::fs::read_to_string(dir.join("build.rs")) {

@@ -272,6 +272,19 @@ fn assemble_output(
     mut kinds: Vec<KindOutcome<(String, String)>>,
 ) -> Output {
     let mut out = Output::default();
+    kinds.retain(|k| {
+        let served = opts
+            .settings
+            .served
+            .contains(&(k.group.clone(), k.kind.clone()));
+        if served {
+            out.notes.push(format!(
+                "{}: served by the aggregated API server (PROJECT `apiServer`), no CRD",
+                k.name()
+            ));
+        }
+        !served
+    });
     let verify_failures = compile_kinds(opts, sources, &mut kinds, &mut out);
     let bases = opts.output_dir.join(layout::CRD_BASES);
     for k in &kinds {

@@ -258,34 +258,18 @@ fn cargo_with_feature(text: &str) -> Result<Option<String>> {
 }
 
 /// The fragment that lists [`DEFAULT_REPLACEMENTS`] in config/default (inserted at its
-/// `default-sections` marker): a `replacements:` key with the entry, or only the entry when
-/// the file's last top-level key before the marker is already `replacements:` (the webhook's
-/// block), or `None` when the entry is there. Errors: a `replacements:` key the entry cannot
-/// be appended to.
+/// `default-sections` marker; see [`super::default_replacements_fragment`]), or `None` when
+/// the entry is there.
 fn replacements_fragment(text: &str) -> Result<Option<String>> {
     if text.lines().any(|l| l.trim() == REPLACEMENTS_ENTRY) {
         return Ok(None);
     }
-    let marker = "+kubebuilder:scaffold:default-sections";
-    let before: Vec<&str> = text.lines().take_while(|l| !l.contains(marker)).collect();
-    let top_keys: Vec<&str> = before
-        .iter()
-        .copied()
-        .filter(|l| !l.is_empty() && !l.starts_with([' ', '-', '#', '\t']))
-        .collect();
-    if !top_keys.iter().any(|l| l.starts_with("replacements:")) {
-        return Ok(Some(format!("replacements:\n{REPLACEMENTS_ENTRY}")));
-    }
-    if top_keys
-        .last()
-        .is_some_and(|l| l.trim_end() == "replacements:")
-    {
-        return Ok(Some(REPLACEMENTS_ENTRY.to_owned()));
-    }
-    bail!(
-        "{} has a `replacements:` list that is not the last section before its `# {marker}` marker, so rsbuilder cannot add to it; add `{REPLACEMENTS_ENTRY}` to that list by hand, then re-run",
-        layout::DEFAULT_KUSTOMIZATION
+    super::default_replacements_fragment(
+        text,
+        &format!("replacements:\n{REPLACEMENTS_ENTRY}"),
+        REPLACEMENTS_ENTRY,
     )
+    .map(Some)
 }
 
 /// Decides the resource, refusing what would clash with PROJECT: a CRD kind of the same

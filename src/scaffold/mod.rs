@@ -17,6 +17,38 @@ pub mod webhook;
 
 pub use engine::{Action, FileOp, IfExists, Plan, Resolved, ScaffoldError};
 
+/// What `create webhook` and `create apiserver` insert at config/default's `default-sections`
+/// marker to add replacements, given the file's `text`: `block` (a `replacements:` key with its
+/// items) when the file has no `replacements:` key yet, or `items` alone when its last
+/// top-level key before the marker is `replacements:` (the other command's list), since
+/// kustomize refuses a second `replacements:` key. Errors: a `replacements:` list that is not
+/// the last section before the marker (the message says to add the items by hand).
+pub(crate) fn default_replacements_fragment(
+    text: &str,
+    block: &str,
+    items: &str,
+) -> anyhow::Result<String> {
+    let marker = "+kubebuilder:scaffold:default-sections";
+    let top_keys: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.contains(marker))
+        .filter(|l| !l.is_empty() && !l.starts_with([' ', '-', '#', '\t']))
+        .collect();
+    if !top_keys.iter().any(|l| l.starts_with("replacements:")) {
+        return Ok(block.to_owned());
+    }
+    if top_keys
+        .last()
+        .is_some_and(|l| l.trim_end() == "replacements:")
+    {
+        return Ok(items.to_owned());
+    }
+    anyhow::bail!(
+        "{} has a `replacements:` list that is not the last section before its `# {marker}` marker, so rsbuilder cannot add to it; add these entries to that list by hand, then re-run:\n{items}",
+        crate::model::layout::DEFAULT_KUSTOMIZATION
+    )
+}
+
 /// Prints what a plan did, one line per file, in Kubebuilder's style (`create  config/...`).
 /// Unchanged files are not listed, nor rsbuilder's own records under `.rsbuilder/`.
 pub fn report(resolved: &[Resolved]) -> String {

@@ -880,11 +880,22 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
         "default-patches",
         "- path: manager_webhook_patch.yaml",
     );
-    plan.insert(
-        default,
-        "default-sections",
-        include_str!("../../templates/webhook/config/default_replacements.yaml"),
-    );
+    let block = include_str!("../../templates/webhook/config/default_replacements.yaml");
+    // After `create apiserver`, config/default already has a `replacements:` list: the
+    // webhook's entries join it (its comment lines stay above them).
+    let items: String = block
+        .lines()
+        .filter(|l| l.trim_end() != "replacements:")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let text = plan.read(default)?.unwrap_or_default();
+    if !text.contains("name: webhook-service") {
+        plan.insert(
+            default,
+            "default-sections",
+            super::default_replacements_fragment(&text, block, &items)?,
+        );
+    }
     Ok(())
 }
 

@@ -25,7 +25,7 @@ use rsbuilder_runtime::apiserver::server::{ApiServer, Config};
 use rsbuilder_runtime::apiserver::storage::RedbStore;
 use rsbuilder_runtime::manager::{LogFormat, init_tracing};
 use rsbuilder_runtime::tls;
-use tokio_util::sync::CancellationToken;
+use rsbuilder_runtime::tokio_util::sync::CancellationToken;
 
 /// The command-line flags (see the module documentation).
 struct Flags {
@@ -117,6 +117,6 @@ async fn main() -> anyhow::Result<()> {
     let server = ApiServer::new(Config::new(kinds), store, shutdown);
     // Routes of your own (not a fallback) can be merged here, beside the API's.
     server
-        .serve(listener, Arc::new(certs), axum::Router::new())
+        .serve(listener, Arc::new(certs), rsbuilder_runtime::axum::Router::new())
         .await
 }

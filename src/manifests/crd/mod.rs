@@ -144,6 +144,10 @@ pub struct Settings {
     /// Sources searched for `merge_crds(…, "vN")` calls besides the ones derived from
     /// (`build.rs`): `(path, text)`.
     pub extra_sources: Vec<(PathBuf, String)>,
+    /// Kinds served by the project's aggregated API server (PROJECT's `apiServer` entries of
+    /// `rsbuilder create apiserver`), by `(group, kind)`: their `#[derive(CustomResource)]`
+    /// only describes the kind to the server, so they get no CRD file.
+    pub served: std::collections::BTreeSet<(String, String)>,
 }
 
 /// Finds every `#[derive(CustomResource)]` in `sources` and builds each kind's CRD, every
