@@ -232,7 +232,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             settings.served.insert((group, r.kind.clone()));
         }
     }
-    if let Ok(text) = std::fs::read_to_string(dir.join("build.rs")) {
+    if let Ok(Some(text)) = crate::scaffold::engine::read(&dir, Path::new("build.rs")) {
         settings.extra_sources.push((dir.join("build.rs"), text));
     }
     let crate_dir = dir.join("Cargo.toml").is_file().then(|| dir.clone());
@@ -304,7 +304,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         for r in resolved.iter().filter(|r| r.action != Action::Unchanged) {
             drift = true;
             let shown = plan_root.join(&r.path);
-            let old = std::fs::read_to_string(&shown).unwrap_or_default();
+            let old = plan.read(&r.path)?.unwrap_or_default();
             let diff = similar::TextDiff::from_lines(&old, &r.contents);
             let label = shown.display().to_string();
             print!(
@@ -433,15 +433,15 @@ fn stale_crd_files(
     generated: &[(PathBuf, String)],
 ) -> Vec<PathBuf> {
     let bases = output_dir.join(layout::CRD_BASES);
-    let Ok(entries) = std::fs::read_dir(plan_root.join(&bases)) else {
+    let Ok(Some(entries)) = crate::scaffold::engine::list(plan_root, &bases) else {
         return Vec::new();
     };
     let generated: std::collections::HashSet<PathBuf> =
         generated.iter().map(|(p, _)| plan_root.join(p)).collect();
     let mut stale: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-        .map(|e| plan_root.join(&bases).join(e.file_name()))
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| plan_root.join(&bases).join(e.name))
         .filter(|p| {
             p.extension().is_some_and(|x| x == "yaml")
                 && !p
@@ -483,7 +483,7 @@ fn no_manifest_note(cfg: &crate::manifests::cfg::Cfg, dir: &Path) -> Option<Stri
 /// rsbuilder links (`v1_37`), embedded k8s-openapi types (ResourceRequirements, Condition, …)
 /// are inlined by `crd()` as of that other version; say so.
 fn k8s_version_warning(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let text = crate::scaffold::engine::read(dir, Path::new("Cargo.toml")).ok()??;
     let ours = super::versions::K8S_FEATURE;
     let line = text.lines().find(|l| {
         l.trim_start().starts_with("k8s-openapi") || l.contains("package = \"k8s-openapi\"")

@@ -11,6 +11,7 @@
 //! comment (`// +kubebuilder:scaffold:<name>` in Rust, `# +kubebuilder:scaffold:<name>` in
 //! YAML, TOML and Makefiles), skipped when already present so re-running is safe.
 
+pub mod cargo_dep;
 mod fault;
 pub mod lock;
 pub mod owned;
@@ -69,6 +70,22 @@ pub enum FileOp {
     Remove {
         /// Relative path.
         path: PathBuf,
+    },
+    /// Make the dependency `name` present in the `[table]` of the Cargo.toml at `path`, edited
+    /// with `toml_edit` so the user's formatting and comments stay: appended when absent, kept
+    /// (with missing `features` added) when its version is compatible, an error naming the file
+    /// and line when it is not. The rules are in [`cargo_dep`].
+    EnsureDependency {
+        /// Relative path of the Cargo.toml.
+        path: PathBuf,
+        /// `dependencies`, `dev-dependencies` or `build-dependencies`.
+        table: String,
+        /// The package name (the key).
+        name: String,
+        /// A TOML value: `"0.26"` or `{ version = "0.26", default-features = false }`.
+        spec: String,
+        /// Features the project needs enabled.
+        features: Vec<String>,
     },
 }
 
@@ -141,6 +158,13 @@ pub enum ScaffoldError {
         path: PathBuf,
         /// Why it cannot be read.
         reason: String,
+    },
+    /// A [`FileOp::EnsureDependency`] cannot be applied: the Cargo.toml does not parse, or
+    /// lists the dependency with an incompatible version (see [`cargo_dep`]).
+    #[error("{message}")]
+    Dependency {
+        /// `path:line: reason`.
+        message: String,
     },
     /// Reading or writing failed; the operating system's error is the cause (printed on the
     /// `caused by:` line of the error chain).
@@ -319,6 +343,25 @@ impl Plan {
         let path = path.into();
         self.tool_owned.remove(&path);
         self.untracked.insert(path);
+    }
+
+    /// Adds a [`FileOp::EnsureDependency`]: `name = spec` (plus `features`) made present in
+    /// the `[table]` of the Cargo.toml at `path`. Its errors come at [`Plan::resolve`].
+    pub fn ensure_dependency(
+        &mut self,
+        path: impl Into<PathBuf>,
+        table: &str,
+        name: &str,
+        spec: &str,
+        features: &[&str],
+    ) {
+        self.ops.push(FileOp::EnsureDependency {
+            path: path.into(),
+            table: table.to_string(),
+            name: name.to_string(),
+            spec: spec.to_string(),
+            features: features.iter().map(|f| f.to_string()).collect(),
+        });
     }
 
     /// Adds a fragment insertion before the scaffold marker `marker` in `path`.
@@ -502,7 +545,8 @@ impl Plan {
                 FileOp::Create { path, .. }
                 | FileOp::Insert { path, .. }
                 | FileOp::InsertSorted { path, .. }
-                | FileOp::Remove { path } => path,
+                | FileOp::Remove { path }
+                | FileOp::EnsureDependency { path, .. } => path,
             };
             check_path(&self.root, rel)?;
             if !files.contains_key(rel) {
@@ -590,6 +634,29 @@ impl Plan {
                 FileOp::Remove { .. } => {
                     entry.1 = None;
                     format_rust.remove(rel);
+                }
+                FileOp::EnsureDependency {
+                    table,
+                    name,
+                    spec,
+                    features,
+                    ..
+                } => {
+                    let path = self.root.join(rel);
+                    let Some(current) = entry.1.as_mut() else {
+                        return Err(ScaffoldError::Dependency {
+                            message: format!(
+                                "{}: does not exist, so the dependency `{name}` cannot be added to it; restore the project's Cargo.toml, then re-run",
+                                path.display()
+                            ),
+                        });
+                    };
+                    *current =
+                        cargo_dep::ensure(current, table, name, spec, features).map_err(|e| {
+                            ScaffoldError::Dependency {
+                                message: cargo_dep::describe(&path, &e),
+                            }
+                        })?;
                 }
             }
         }
@@ -734,6 +801,51 @@ pub fn read(root: &Path, rel: &Path) -> Result<Option<String>, ScaffoldError> {
             source,
         }),
     }
+}
+
+/// One entry of a project directory as [`list`] returns it: its name, and whether it is a
+/// directory (a link counts as what it is, never as its target).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The entry's file name, without the directory.
+    pub name: std::ffi::OsString,
+    /// `true` for a directory; `false` for a file, a link or anything else.
+    pub is_dir: bool,
+}
+
+/// The entries of the project directory `rel` of the project at `root`, sorted by name, listed
+/// through a handle rooted at the project after the path is checked as [`read`] checks it, so
+/// a link swapped in for `rel` cannot make the listing show a directory outside the project.
+/// `Ok(None)` when the directory (or the root) does not exist.
+///
+/// Errors: [`read`]'s path errors; [`ScaffoldError::Io`] when `rel` exists but cannot be
+/// listed (it is a file, or unreadable).
+pub fn list(root: &Path, rel: &Path) -> Result<Option<Vec<Entry>>, ScaffoldError> {
+    check_path(root, rel)?;
+    let Ok(dir) = Dir::open_ambient_dir(root, ambient_authority()) else {
+        return Ok(None);
+    };
+    let io = |source| ScaffoldError::Io {
+        action: "listing",
+        path: root.join(rel),
+        source,
+    };
+    let entries = match dir.read_dir(rel) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io)?;
+        let is_dir = entry.file_type().map_err(io)?.is_dir();
+        out.push(Entry {
+            name: entry.file_name(),
+            is_dir,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Some(out))
 }
 
 /// The nearest of `start` and its ancestors that holds a file named `marker` (`PROJECT`), as
@@ -888,6 +1000,35 @@ pub fn lock_project(root: &Path) -> Result<ProjectLock, ScaffoldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ensure_dependency_edits_cargo_toml_or_refuses_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let cargo = "[package]\nname = \"p\"\n\n[dependencies]\nkube = \"5\" # keep\n";
+        std::fs::write(dir.path().join("Cargo.toml"), cargo).unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.ensure_dependency("Cargo.toml", "dependencies", "kube", "\"5\"", &["runtime"]);
+        plan.ensure_dependency("Cargo.toml", "dev-dependencies", "tempfile", "\"3\"", &[]);
+        plan.apply().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap(),
+            "[package]\nname = \"p\"\n\n[dependencies]\nkube = { version = \"5\", features = [\"runtime\"] } # keep\n\n[dev-dependencies]\ntempfile = \"3\"\n"
+        );
+        let before = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create("new.txt", "x", IfExists::Error);
+        plan.ensure_dependency("Cargo.toml", "dependencies", "kube", "\"4\"", &[]);
+        let err = plan.apply().unwrap_err().to_string();
+        assert!(
+            err.ends_with("Cargo.toml:5: `kube` in [dependencies] asks for \"5\", and rsbuilder needs a version compatible with \"4\"; change that line to a compatible version, then re-run"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap(),
+            before
+        );
+        assert!(!dir.path().join("new.txt").exists());
+    }
 
     #[test]
     fn plan_is_all_or_nothing() {
