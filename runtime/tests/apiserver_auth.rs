@@ -5,6 +5,9 @@
 //! SubjectAccessReview, and a client that sends requests as kube-apiserver's front proxy,
 //! as a certificate user and as a token user.
 
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -51,6 +54,18 @@ fn ca(name: &str) -> (String, Issuer) {
     (pem, rcgen::Issuer::new(params, key))
 }
 
+/// A client certificate (client-auth usage) and its key, as PEM.
+fn client_pem(issuer: &Issuer, cn: &str) -> (String, String) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let cert = params.signed_by(&key, issuer).unwrap().pem();
+    (cert, key.serialize_pem())
+}
+
 /// A client certificate (client-auth usage) and its key.
 fn client_cert(
     issuer: &Issuer,
@@ -76,27 +91,32 @@ fn client_cert(
     (vec![cert], key)
 }
 
-/// What the fake cluster saw: every SubjectAccessReview spec.
+/// What the fake cluster saw (every SubjectAccessReview spec), and the ConfigMap data it
+/// serves (a test may rotate it).
 #[derive(Default)]
 struct Seen {
     reviews: Mutex<Vec<Value>>,
+    data: Mutex<BTreeMap<String, String>>,
 }
 
 /// The fake cluster API on loopback: the ConfigMap, TokenReview (`good-token` is carol in
 /// `system:authenticated`), SubjectAccessReview (everyone but mallory is allowed).
-async fn fake_cluster(data: BTreeMap<String, String>, seen: Arc<Seen>) -> SocketAddr {
-    let configmap = json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "extension-apiserver-authentication", "namespace": "kube-system"},
-        "data": data,
-    });
+async fn fake_cluster(seen: Arc<Seen>) -> SocketAddr {
+    let served = seen.clone();
     let app = axum::Router::new()
         .route(
             "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication",
             get(move || {
-                let configmap = configmap.clone();
-                async move { axum::Json(configmap) }
+                let data = served.data.lock().unwrap().clone();
+                async move {
+                    axum::Json(json!({
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {"name": "extension-apiserver-authentication",
+                                     "namespace": "kube-system"},
+                        "data": data,
+                    }))
+                }
             }),
         )
         .route(
@@ -144,6 +164,7 @@ struct Fixture {
     front_proxy: Issuer,
     client_ca: Issuer,
     seen: Arc<Seen>,
+    auth: Arc<Delegated>,
     _dir: tempfile::TempDir,
     shutdown: CancellationToken,
 }
@@ -171,8 +192,11 @@ async fn start() -> Fixture {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))
     .collect();
-    let seen = Arc::new(Seen::default());
-    let cluster = fake_cluster(data, seen.clone()).await;
+    let seen = Arc::new(Seen {
+        data: Mutex::new(data),
+        ..Default::default()
+    });
+    let cluster = fake_cluster(seen.clone()).await;
     let client = kube::Client::try_from(kube::Config::new(
         format!("http://{cluster}").parse().unwrap(),
     ))
@@ -180,7 +204,7 @@ async fn start() -> Fixture {
     let auth = Delegated::from_cluster(client).await.unwrap();
 
     let mut config = Config::new(vec![ApiKind::of::<Widget>().unwrap()]);
-    config.auth = Some(auth);
+    config.auth = Some(auth.clone());
     let dir = tempfile::tempdir().unwrap();
     let store = RedbStore::open(&dir.path().join("store.redb")).unwrap();
     let shutdown = CancellationToken::new();
@@ -196,6 +220,7 @@ async fn start() -> Fixture {
         front_proxy,
         client_ca,
         seen,
+        auth,
         _dir: dir,
         shutdown,
     }
@@ -384,4 +409,107 @@ async fn a_denied_request_is_403_with_the_reason() {
         "widgets.example.com \"main\" is forbidden: User \"mallory\" cannot get resource \
          \"widgets\" in API group \"example.com\" in the namespace \"default\": mallory may not"
     );
+}
+
+#[tokio::test]
+async fn a_rotated_client_ca_applies_after_a_refresh() {
+    let f = start().await;
+    let (new_pem, new_ca) = ca("rotated-client-ca");
+    let (code, _) = f
+        .get(LIST, Some(client_cert(&new_ca, "erin", &[])), &[])
+        .await;
+    assert_eq!(code, 401, "not trusted before the rotation");
+    f.seen
+        .data
+        .lock()
+        .unwrap()
+        .insert("client-ca-file".into(), new_pem);
+    f.auth.refresh().await.unwrap();
+    let (code, body) = f
+        .get(LIST, Some(client_cert(&new_ca, "erin", &[])), &[])
+        .await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(f.last_review()["user"], "erin");
+    let (code, _) = f
+        .get(LIST, Some(client_cert(&f.client_ca, "dave", &[])), &[])
+        .await;
+    assert_eq!(code, 401, "the replaced CA is no longer trusted");
+
+    f.seen
+        .data
+        .lock()
+        .unwrap()
+        .insert("requestheader-allowed-names".into(), "not json".into());
+    let err = f.auth.refresh().await.unwrap_err().to_string();
+    assert!(err.contains("requestheader-allowed-names"), "{err}");
+    let (code, _) = f
+        .get(LIST, Some(client_cert(&new_ca, "erin", &[])), &[])
+        .await;
+    assert_eq!(
+        code, 200,
+        "a ConfigMap that does not parse keeps the previous settings"
+    );
+}
+
+/// Runs `kubectl get --raw path` as the holder of a client certificate for `cn`; its exit
+/// status and output (stdout, then stderr).
+async fn kubectl_as(f: &Fixture, issuer: &Issuer, cn: &str, path: &'static str) -> (bool, String) {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let (cert, key) = client_pem(issuer, cn);
+    let kubeconfig = f._dir.path().join(format!("kubeconfig-{cn}"));
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n    server: https://{}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\ncontexts:\n- name: c\n  context: {{cluster: s, user: u}}\ncurrent-context: c\n",
+            f.addr,
+            b64(&cert),
+            b64(&key)
+        ),
+    )
+    .unwrap();
+    // kubectl runs on the blocking pool while this runtime serves its requests.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["get", "--raw", path])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[tokio::test]
+async fn kubectl_authenticates_with_a_client_certificate() {
+    if std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_err()
+    {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    let f = start().await;
+    let (ok, out) = kubectl_as(&f, &f.client_ca, "dave", LIST).await;
+    assert!(ok, "{out}");
+    let list: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(list["kind"], "WidgetList");
+    assert_eq!(f.last_review()["user"], "dave");
+
+    let (ok, out) = kubectl_as(&f, &f.client_ca, "mallory", LIST).await;
+    assert!(!ok, "{out}");
+    assert!(out.contains("Error from server (Forbidden)"), "{out}");
+
+    let (_, stranger) = ca("stranger-ca");
+    let (ok, out) = kubectl_as(&f, &stranger, "dave", LIST).await;
+    assert!(!ok, "{out}");
+    assert!(out.contains("Unauthorized"), "{out}");
 }
