@@ -451,6 +451,15 @@ fn config_default_renders_the_apiservice_its_service_certificate_and_auth_rbac()
         pod["containers"][0]["command"],
         serde_json::json!(["/apiserver"])
     );
+    // In the cluster, callers are authenticated and authorized through the cluster.
+    assert!(
+        pod["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("--delegated-auth")),
+        "{}",
+        pod["containers"][0]["args"]
+    );
     assert_eq!(
         pod["volumes"][0]["secret"]["secretName"],
         "apiserver-serving-cert"

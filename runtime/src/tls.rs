@@ -200,6 +200,92 @@ pub async fn serve_plain(
     serve_with(listener, None, router, shutdown, what, HEADER_READ_TIMEOUT).await
 }
 
+/// Like [`serve`], but the TLS handshake asks the client for a certificate (optional: a
+/// client without one is served too). Any certificate chain is taken at this layer (the
+/// handshake still proves the client holds the leaf's key); its DER chain reaches every
+/// request of the connection as a [`PeerCertificates`] extension, for the handler to verify
+/// against the CA it trusts (the aggregated API server's `apiserver::auth`, whose CAs can
+/// change at run time). Requests without a client certificate carry no extension. Errors:
+/// as [`serve`].
+pub async fn serve_with_client_certs(
+    listener: TcpListener,
+    certs: Arc<Certificates>,
+    router: Router,
+    shutdown: CancellationToken,
+    what: &'static str,
+) -> anyhow::Result<()> {
+    serve_inner(
+        listener,
+        Some(certs),
+        router,
+        shutdown,
+        what,
+        HEADER_READ_TIMEOUT,
+        true,
+    )
+    .await
+}
+
+/// The client certificate chain (DER, leaf first) a TLS client presented in the handshake,
+/// as [`serve_with_client_certs`] puts it in each request's extensions. Not yet verified
+/// against any CA: only the possession of the leaf's private key was proven.
+#[derive(Debug, Clone)]
+pub struct PeerCertificates(pub Arc<Vec<CertificateDer<'static>>>);
+
+/// A client certificate verifier that asks for a certificate, does not require one, and
+/// accepts any chain: verification against a CA is left to the request handler (see
+/// [`serve_with_client_certs`]). The handshake signature is still checked, with the crypto
+/// provider's algorithms, so a client cannot present a certificate whose key it lacks.
+#[derive(Debug)]
+struct DeferredClientVerifier {
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl rustls::server::danger::ClientCertVerifier for DeferredClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
 /// Serves `router` on an already bound listener, over TLS with `certs` or over plain HTTP
 /// without, until `shutdown` is cancelled; then open connections get 10 seconds to finish.
 ///
@@ -218,14 +304,40 @@ pub async fn serve_with(
     what: &'static str,
     header_read_timeout: Duration,
 ) -> anyhow::Result<()> {
+    serve_inner(
+        listener,
+        certs,
+        router,
+        shutdown,
+        what,
+        header_read_timeout,
+        false,
+    )
+    .await
+}
+
+/// [`serve_with`], asking TLS clients for a certificate when `client_certs` is set.
+async fn serve_inner(
+    listener: TcpListener,
+    certs: Option<Arc<Certificates>>,
+    router: Router,
+    shutdown: CancellationToken,
+    what: &'static str,
+    header_read_timeout: Duration,
+    client_certs: bool,
+) -> anyhow::Result<()> {
     let acceptor = match &certs {
         Some(certs) => {
-            let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()?
-            .with_no_client_auth()
-            .with_cert_resolver(certs.clone());
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let algorithms = provider.signature_verification_algorithms;
+            let builder = rustls::ServerConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()?;
+            let builder = if client_certs {
+                builder.with_client_cert_verifier(Arc::new(DeferredClientVerifier { algorithms }))
+            } else {
+                builder.with_no_client_auth()
+            };
+            let mut config = builder.with_cert_resolver(certs.clone());
             config.alpn_protocols = vec![b"http/1.1".to_vec()];
             Some(TlsAcceptor::from(Arc::new(config)))
         }
@@ -240,7 +352,7 @@ pub async fn serve_with(
 
     let reload = certs.map(|certs| tokio::spawn(reload_loop(certs, shutdown.clone())));
     let graceful = GracefulShutdown::new();
-    let service = TowerToHyperService::new(router);
+    let service = TowerToHyperService::new(router.clone());
     let scheme = if acceptor.is_some() { "HTTPS" } else { "HTTP" };
     tracing::info!(address = %listener.local_addr()?, "{what} listening ({scheme})");
     loop {
@@ -258,6 +370,7 @@ pub async fn serve_with(
         let acceptor = acceptor.clone();
         let builder = builder.clone();
         let service = service.clone();
+        let router = router.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
             let result = match acceptor {
@@ -278,6 +391,13 @@ pub async fn serve_with(
                                 return;
                             }
                         };
+                    let service = match tls.get_ref().1.peer_certificates() {
+                        Some(chain) if client_certs && !chain.is_empty() => {
+                            let chain = PeerCertificates(Arc::new(chain.to_vec()));
+                            TowerToHyperService::new(router.layer(axum::Extension(chain)))
+                        }
+                        _ => service,
+                    };
                     let conn = builder.serve_connection(TokioIo::new(tls), service);
                     watcher.watch(conn.into_owned()).await
                 }

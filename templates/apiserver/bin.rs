@@ -9,9 +9,13 @@
 //!                           `/var/lib/apiserver/store.redb`; created when missing)
 //!   --cert-dir <dir>        `tls.crt` and `tls.key` to serve, reloaded on change (default: a
 //!                           self-signed certificate, for local runs)
-//!
-//! Not done here (docs: rsbuilder's apiserver.md): authentication and authorization of
-//! callers. Every request is answered: keep the port unreachable except from kube-apiserver.
+//!   --delegated-auth        authenticate every caller as k8s.io/apiserver's delegated
+//!                           authentication does (kube-apiserver's front-proxy certificate,
+//!                           client certificates, bearer tokens through TokenReview, from the
+//!                           cluster's kube-system/extension-apiserver-authentication) and ask
+//!                           the cluster through a SubjectAccessReview whether it may; needs a
+//!                           cluster (config/apiserver's Deployment passes it). Without it every
+//!                           request is answered: for local runs only.
 //!
 //! `rsbuilder create apiserver` adds each new kind above the `apiserver-kinds` marker.
 
@@ -20,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
+use rsbuilder_runtime::apiserver::auth::Delegated;
 use rsbuilder_runtime::apiserver::kind::ApiKind;
 use rsbuilder_runtime::apiserver::server::{ApiServer, Config};
 use rsbuilder_runtime::apiserver::storage::RedbStore;
@@ -32,6 +37,7 @@ struct Flags {
     bind_address: SocketAddr,
     store_path: PathBuf,
     cert_dir: Option<PathBuf>,
+    delegated_auth: bool,
 }
 
 /// Reads `--name value` and `--name=value` flags. Errors: an unknown flag, a flag without its
@@ -41,6 +47,7 @@ fn flags(args: impl Iterator<Item = String>) -> anyhow::Result<Flags> {
         bind_address: "[::]:8443".parse().context("the default address")?,
         store_path: PathBuf::from("/var/lib/apiserver/store.redb"),
         cert_dir: None,
+        delegated_auth: false,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -49,8 +56,14 @@ fn flags(args: impl Iterator<Item = String>) -> anyhow::Result<Flags> {
             None => (arg.clone(), None),
         };
         if name == "--help" || name == "-h" {
-            println!("usage: apiserver [--bind-address ADDR] [--store-path FILE] [--cert-dir DIR]");
+            println!(
+                "usage: apiserver [--bind-address ADDR] [--store-path FILE] [--cert-dir DIR] [--delegated-auth]"
+            );
             std::process::exit(0);
+        }
+        if name == "--delegated-auth" && inline.is_none() {
+            flags.delegated_auth = true;
+            continue;
         }
         let value = match inline.or_else(|| args.next()) {
             Some(v) => v,
@@ -114,7 +127,19 @@ async fn main() -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {}", flags.bind_address))?;
     tracing::info!(address = %listener.local_addr()?, "serving the API");
-    let server = ApiServer::new(Config::new(kinds), store, shutdown);
+    let mut config = Config::new(kinds);
+    if flags.delegated_auth {
+        let client = kube::Client::try_default()
+            .await
+            .context("--delegated-auth: connecting to the cluster")?;
+        let auth = Delegated::from_cluster(client)
+            .await
+            .context("--delegated-auth: reading kube-system/extension-apiserver-authentication")?;
+        // Picks up a rotation of the cluster's client and front-proxy CAs.
+        auth.spawn_refresh(std::time::Duration::from_secs(60), shutdown.clone());
+        config.auth = Some(auth);
+    }
+    let server = ApiServer::new(config, store, shutdown);
     // Routes of your own (not a fallback) can be merged here, beside the API's.
     server
         .serve(listener, Arc::new(certs), rsbuilder_runtime::axum::Router::new())

@@ -2,6 +2,8 @@
 //! An aggregated (extension) Kubernetes API server for kinds defined as Rust types, following
 //! k8s.io/apiserver's behaviour (docs/apiserver.md).
 //!
+//! - [`auth`]: delegated authentication and authorization (front proxy, client
+//!   certificates, TokenReview, SubjectAccessReview);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
 //! - [`registry`]: the metadata rules between the HTTP layer and the store;
@@ -10,6 +12,7 @@
 //! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
 //!   [`table`] and [`openapi`].
 
+pub mod auth;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod kind;

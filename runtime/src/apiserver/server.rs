@@ -46,6 +46,10 @@ pub struct Config {
     pub max_watch: Duration,
     /// The `/version` answer's `gitVersion` (`v1.2.3`); major and minor are read from it.
     pub version: String,
+    /// Delegated authentication and authorization ([`super::auth`]); `None` (the default)
+    /// serves every request unchecked, for local runs and tests. With it, [`ApiServer::serve`]
+    /// asks TLS clients for a certificate.
+    pub auth: Option<Arc<super::auth::Delegated>>,
 }
 
 impl Config {
@@ -58,6 +62,7 @@ impl Config {
             bookmark_interval: Duration::from_secs(60),
             max_watch: Duration::from_secs(30 * 60),
             version: format!("v{}", env!("CARGO_PKG_VERSION")),
+            auth: None,
         }
     }
 }
@@ -81,27 +86,51 @@ impl<S: Storage> ApiServer<S> {
     }
 
     /// The router of every endpoint, to serve with [`crate::tls::serve`] (after merging any
-    /// routes of your own).
+    /// routes of your own), behind [`Self::guard`].
     pub fn router(self: &Arc<Self>) -> Router {
+        self.guard(self.routes())
+    }
+
+    fn routes(self: &Arc<Self>) -> Router {
         Router::new().fallback(handle::<S>).with_state(self.clone())
     }
 
-    /// Serves the router on `listener` over TLS until `shutdown` is cancelled, then lets
-    /// requests finish (watches end at once). Errors: as [`crate::tls::serve`].
+    /// Puts `Config::auth`'s authentication and authorization in front of every route of
+    /// `router` (unchanged when it is `None`). Client certificates reach it only when served
+    /// by [`crate::tls::serve_with_client_certs`], as [`Self::serve`] does.
+    pub fn guard(&self, router: Router) -> Router {
+        match &self.config.auth {
+            Some(auth) => router.layer(axum::middleware::from_fn_with_state(
+                auth.clone(),
+                super::auth::middleware,
+            )),
+            None => router,
+        }
+    }
+
+    /// Serves the router, with `extra` routes merged in (and guarded as the rest), on
+    /// `listener` over TLS until `shutdown` is cancelled, then lets requests finish (watches
+    /// end at once). With `Config::auth` set, TLS clients are asked for a certificate.
+    /// Errors: as [`crate::tls::serve`].
     pub async fn serve(
         self: &Arc<Self>,
         listener: tokio::net::TcpListener,
         certs: Arc<crate::tls::Certificates>,
         extra: Router,
     ) -> anyhow::Result<()> {
-        crate::tls::serve(
-            listener,
-            certs,
-            extra.merge(self.router()),
-            self.shutdown.clone(),
-            "API server",
-        )
-        .await
+        let app = self.guard(extra.merge(self.routes()));
+        if self.config.auth.is_some() {
+            crate::tls::serve_with_client_certs(
+                listener,
+                certs,
+                app,
+                self.shutdown.clone(),
+                "API server",
+            )
+            .await
+        } else {
+            crate::tls::serve(listener, certs, app, self.shutdown.clone(), "API server").await
+        }
     }
 
     fn find(&self, group: &str, version: &str, plural: &str) -> Option<&ApiKind> {
