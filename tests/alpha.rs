@@ -402,6 +402,28 @@ fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
             "--resource=false",
         ],
     );
+    // A kind served by the project's aggregated API server, with the user's field.
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "apiserver",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Database",
+        ],
+    );
+    let served = "src/apiserver/v1/database_types.rs";
+    let text = read(&dir, served).replacen(
+        "pub struct DatabaseSpec {",
+        "pub struct DatabaseSpec {\n    /// The user's field.\n    pub engine: Option<String>,",
+        1,
+    );
+    assert!(text.contains("pub engine"), "{text}");
+    write(&dir, served, &text);
     run_ok(&dir, &["manifests"]);
     let controller = "src/controller/aijob_controller.rs";
     let text = read(&dir, controller);

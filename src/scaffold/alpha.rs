@@ -288,6 +288,9 @@ fn users_code(path: &Path, project: &Project) -> bool {
         if r.api.is_some() {
             files.push(layout::types_file(&r.version, &r.kind));
         }
+        if super::apiserver::is_served(r) {
+            files.push(layout::apiserver::types(&r.version, &r.kind.to_lowercase()).path);
+        }
         if r.controller {
             files.push(layout::controller_file(&r.kind));
         }
@@ -328,6 +331,9 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
         .apply()?;
     let gvk = |r: &ProjectResource| format!("{}/{} {}", r.group, r.version, r.kind);
     for r in &project.resources {
+        if super::apiserver::is_served(r) {
+            continue;
+        }
         if r.api.is_none() && !r.controller {
             continue;
         }
@@ -370,6 +376,34 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
         webhook::run(scratch, &opts).with_context(|| {
             format!(
                 "re-scaffolding from PROJECT: `create webhook` for {}",
+                gvk(r)
+            )
+        })?;
+    }
+    // Served kinds last: `create apiserver` joins the `replacements:` list that `create
+    // webhook` starts in config/default (PROJECT does not record the order they ran in).
+    for r in project
+        .resources
+        .iter()
+        .filter(|r| super::apiserver::is_served(r))
+    {
+        let namespaced = r
+            .unknown
+            .get(super::apiserver::PROJECT_FIELD)
+            .and_then(|v| v.get("namespaced"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(true);
+        let opts = super::apiserver::ApiServerOptions {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            namespaced,
+            plural: r.plural.clone(),
+            force: false,
+        };
+        super::apiserver::run(scratch, &opts).with_context(|| {
+            format!(
+                "re-scaffolding from PROJECT: `create apiserver` for {}",
                 gvk(r)
             )
         })?;
