@@ -172,8 +172,7 @@ fn serve(bin: &Path, port: u16, store: &Path, k: &Kubectl) -> Served {
 
 #[test]
 fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
-    if std::env::var_os("RSBUILDER_SKIP_E2E").is_some() {
-        eprintln!("skipping the end-to-end build: RSBUILDER_SKIP_E2E is set");
+    if common::e2e_opted_out() {
         return;
     }
     if Command::new("kubectl")

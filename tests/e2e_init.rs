@@ -25,11 +25,7 @@ fn target_dir() -> PathBuf {
 }
 
 fn skip() -> bool {
-    if std::env::var_os("RSBUILDER_SKIP_E2E").is_some() {
-        eprintln!("skipping the end-to-end build: RSBUILDER_SKIP_E2E is set");
-        return true;
-    }
-    false
+    common::e2e_opted_out()
 }
 
 fn cargo(dir: &Path, args: &[&str]) -> Output {

@@ -11,6 +11,8 @@
 //! The test harness is libtest-mimic (`harness = false` in `Cargo.toml`), which makes one test
 //! per discovered example: `cargo test --test examples -- ai-operator` runs one of them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -110,7 +112,7 @@ fn check_example(dir: &Path) -> Result<(), Failed> {
         "`rsbuilder manifests --check` (config/ drifted from the sources; run `rsbuilder manifests` there)",
     )?;
 
-    if std::env::var_os("RSBUILDER_SKIP_E2E").is_some() {
+    if common::e2e_opted_out() {
         eprintln!(
             "{}: skipping cargo build and cargo test: RSBUILDER_SKIP_E2E is set",
             dir.display()

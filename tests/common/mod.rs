@@ -9,3 +9,15 @@ pub fn missing(what: &str) {
     }
     eprintln!("skipped: {what}");
 }
+
+/// Whether the user opted out of the end-to-end builds (`RSBUILDER_SKIP_E2E` set): `true` with
+/// a message locally, so the caller returns; a failure under `CI=true`, where every check must
+/// run.
+#[allow(dead_code)]
+pub fn e2e_opted_out() -> bool {
+    if std::env::var_os("RSBUILDER_SKIP_E2E").is_none() {
+        return false;
+    }
+    missing("RSBUILDER_SKIP_E2E is set: the end-to-end build is skipped");
+    true
+}
