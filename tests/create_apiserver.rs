@@ -5,39 +5,11 @@
 //! installed).
 
 mod common;
+use common::{read, rsbuilder, tree};
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
 const DATABASE: &[&str] = &["--group", "db", "--version", "v1", "--kind", "Database"];
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", "1780272000");
-    cmd
-}
-
-/// Every file under `dir` (relative path → bytes).
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            (
-                rel.to_string_lossy().replace('\\', "/"),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn read(dir: &Path, rel: &str) -> String {
-    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
 
 /// `init` for `db-operator` (domain example.com) in a fresh temp dir.
 fn project() -> (tempfile::TempDir, PathBuf) {
@@ -646,4 +618,65 @@ fn apiserver_and_webhook_share_one_replacements_list_in_either_order() {
         );
         find(&objs, "APIService", "v1.db.example.com");
     }
+}
+
+/// Every kind name the generated Rust already uses is refused by `create apiserver` too,
+/// with the reason `create api` gives.
+#[test]
+fn every_reserved_kind_is_refused_with_its_reason() {
+    let (_tmp, dir) = project();
+    for name in rsbuilder::model::reserved::names() {
+        let stderr = refused(&dir, &["--group", "db", "--version", "v1", "--kind", name]);
+        let why = rsbuilder::model::reserved::reason(name).unwrap();
+        assert!(
+            stderr.contains("--kind") && stderr.contains(&why),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains("choose another kind"), "{stderr}");
+    }
+}
+
+/// `create webhook` for a kind the aggregated API server serves says why it cannot: webhooks
+/// are for CRD kinds, and names the kind and where its admission lives.
+#[test]
+fn a_webhook_for_a_served_kind_is_refused_naming_the_api_server() {
+    let (_tmp, dir) = project();
+    create_apiserver(&dir, DATABASE);
+    let before = tree(&dir);
+    let out = rsbuilder(&dir)
+        .args(["create", "webhook"])
+        .args(DATABASE)
+        .arg("--defaulting")
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    for want in [
+        "db/v1 Database is served by this project's aggregated API server",
+        "for CRD kinds only",
+        "admission lives in the API server",
+    ] {
+        assert!(stderr.contains(want), "{want:?} not in:\n{stderr}");
+    }
+    assert!(!stderr.contains("create it first"), "{stderr}");
+    assert_eq!(before, tree(&dir), "a refused command wrote files");
+}
+
+/// `rsbuilder create --help` (and the command list of `rsbuilder --help`) name `apiserver`
+/// in the summary of `create`.
+#[test]
+fn create_help_mentions_apiserver() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let out = rsbuilder(tmp.path()).args(args).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let create = help(&["create", "--help"]);
+    let summary = &create[..create.find("Usage:").unwrap()];
+    assert!(summary.contains("apiserver"), "{create}");
+    let top = help(&["--help"]);
+    let line = top
+        .lines()
+        .find(|l| l.trim_start().starts_with("create "))
+        .unwrap_or_else(|| panic!("{top}"));
+    assert!(line.contains("(apiserver)"), "{top}");
 }

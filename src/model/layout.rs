@@ -58,8 +58,6 @@ pub const CARGO_TOML: &str = "Cargo.toml";
 pub const LIB_RS: &str = "src/lib.rs";
 /// `src/main.rs` (controller and webhook start markers).
 pub const MAIN_RS: &str = "src/main.rs";
-/// `src/tls.rs`, the serving certificate the webhook server loads.
-pub const TLS_RS: &str = "src/tls.rs";
 /// The project's Rust sources, read for CRDs, RBAC markers and license headers.
 pub const SRC_DIR: &str = "src";
 /// The project's integration tests.

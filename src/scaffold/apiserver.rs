@@ -26,7 +26,7 @@ use anyhow::{Result, bail};
 use askama::Template;
 
 use crate::model::layout::{self, KindLayout, apiserver as files};
-use crate::model::project::{self, ProjectResource};
+use crate::model::project::ProjectResource;
 use crate::model::{NameError, Project, Resource};
 use crate::scaffold::api::{crate_name, rust_header};
 use crate::scaffold::{Plan, Resolved};
@@ -50,6 +50,28 @@ pub struct ApiServerOptions {
     pub plural: Option<String>,
     /// `--force`: re-render the kind's types and sample over existing ones.
     pub force: bool,
+}
+
+impl ApiServerOptions {
+    /// The flags that recreate PROJECT entry `r`, a served kind (`alpha generate`): its GVK,
+    /// plural, and the scope its [`PROJECT_FIELD`] field records (namespaced when absent, as
+    /// the flag's default); never `--force`.
+    pub fn from_project_resource(r: &ProjectResource) -> Self {
+        let namespaced = r
+            .unknown
+            .get(PROJECT_FIELD)
+            .and_then(|v| v.get("namespaced"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(true);
+        Self {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            namespaced,
+            plural: r.plural.clone(),
+            force: false,
+        }
+    }
 }
 
 /// Names the templates use.
@@ -186,9 +208,6 @@ fn render(t: &impl Template) -> Result<String> {
     Ok(text)
 }
 
-/// Names the generated types module imports; a kind of that name would not compile there.
-const RESERVED_KINDS: &[&str] = &["CustomResource", "Deserialize", "JsonSchema", "Serialize"];
-
 /// The `namespace:` and `namePrefix:` of `config/default/kustomization.yaml` (init writes
 /// `<project>-system` and `<project>-`), which the APIService's CA annotation and the
 /// certificate's DNS names must name. Errors: the file is missing or not YAML.
@@ -278,17 +297,7 @@ fn replacements_fragment(text: &str) -> Result<Option<String>> {
 /// one a served version of the kind records. Errors name the flag.
 fn resolve(project: &Project, opts: &ApiServerOptions) -> Result<(Resource, Option<usize>)> {
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
-    if RESERVED_KINDS.contains(&opts.kind.as_str()) {
-        return Err(NameError {
-            flag: "--kind".into(),
-            value: opts.kind.clone(),
-            reason: format!(
-                "the generated types module already uses the name `{}`; choose another kind",
-                opts.kind
-            ),
-        }
-        .into());
-    }
+    crate::model::reserved::check_kind(&opts.kind)?;
     if let Some(crd) = project
         .resources
         .iter()
@@ -362,24 +371,7 @@ pub fn is_served(r: &ProjectResource) -> bool {
 /// scaffold markers are reported by [`Plan::resolve`] / [`Plan::apply`].
 pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
-    let mut project = Project::load_in(&plan).map_err(|e| {
-        if !plan.exists(project::FILE_NAME).unwrap_or(false) {
-            anyhow::anyhow!(
-                "no PROJECT file here ({}); run `rsbuilder init` first",
-                dir.display()
-            )
-        } else {
-            e
-        }
-    })?;
-    if !project.layout.iter().any(|l| l == project::LAYOUT) {
-        bail!(
-            "PROJECT in {} has layout {:?}; rsbuilder scaffolds into {} projects only",
-            dir.display(),
-            project.layout,
-            project::LAYOUT
-        );
-    }
+    let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, existing) = resolve(&project, opts)?;
     if !plan.exists(files::RUNTIME_MODULE)? {
         bail!(
