@@ -3,17 +3,12 @@
 //! every metric a query names checked against what the runtime's `/metrics` serves
 //! (`rsbuilder_runtime::metrics::Metrics::encode`, the body of `GET /metrics`).
 
+mod common;
+use common::rsbuilder;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
-
-use assert_cmd::Command;
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir);
-    cmd
-}
 
 fn init(dir: &Path) {
     rsbuilder(dir)
