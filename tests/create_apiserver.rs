@@ -77,6 +77,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
             "config/apiserver/service.yaml",
             "config/apiserver/service_account.yaml",
             "config/default/apiserver_replacements.yaml",
+            "config/network-policy/allow-apiserver-traffic.yaml",
             "config/samples/db_v1_database.yaml",
             "config/samples/kustomization.yaml",
             "src/apiserver/mod.rs",
@@ -97,6 +98,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
             "Cargo.toml",
             "PROJECT",
             "config/default/kustomization.yaml",
+            "config/network-policy/kustomization.yaml",
             "src/lib.rs"
         ]
     );

@@ -138,6 +138,17 @@ struct ApiServiceYaml<'a> {
 }
 
 /// The files of `config/apiserver/` every served kind shares: (file name, rendered text).
+/// `config/network-policy/allow-apiserver-traffic.yaml`: the server's HTTPS port only.
+#[derive(Template)]
+#[template(
+    path = "apiserver/config/allow-apiserver-traffic.yaml",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct NetworkPolicyYaml<'a> {
+    n: &'a Names,
+}
+
 fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
     macro_rules! tpl {
         ($name:ident, $path:literal) => {{
@@ -459,6 +470,16 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
             text,
         );
     }
+    // Opt-in with config/network-policy, as the manager's and the webhook's policies are.
+    plan.create_file(
+        layout::shared("config/network-policy/allow-apiserver-traffic.yaml"),
+        render(&NetworkPolicyYaml { n: &n })?,
+    );
+    plan.insert(
+        layout::NETWORK_POLICY_KUSTOMIZATION,
+        "network-policy-resources",
+        "- allow-apiserver-traffic.yaml",
+    );
     plan.create_file(
         files::apiservice(&n.group, &n.version),
         render(&ApiServiceYaml { n: &n })?,
