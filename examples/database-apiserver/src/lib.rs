@@ -20,4 +20,5 @@
 //! `rsbuilder create webhook` adds `webhook`.
 
 pub mod apiserver;
+pub mod custom;
 // +kubebuilder:scaffold:modules

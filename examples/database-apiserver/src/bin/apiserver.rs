@@ -161,12 +161,13 @@ async fn main() -> anyhow::Result<()> {
         config.auth = Some(auth);
     }
     let server = ApiServer::new(config, store, shutdown);
-    // Routes of your own (not a fallback) can be merged here, beside the API's.
+    // Routes of your own (not a fallback), served beside the API's and behind the same
+    // checks: the seed's `/custom` (src/custom.rs).
     server
         .serve(
             listener,
             Arc::new(certs),
-            rsbuilder_runtime::axum::Router::new(),
+            database_apiserver::custom::routes(),
         )
         .await
 }

@@ -25,34 +25,69 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The `spec` of `Database` objects.
-//
-// Add your fields here. As for a CRD kind: a field's doc comment becomes its description;
-// `Option<T>` and `#[serde(default)]` fields are optional, the others required; schemars
-// attributes add validation that the server enforces (`#[schemars(range(min = 1, max = 10))]`,
-// `#[schemars(length(max = 63))]`, `#[schemars(regex(pattern = r"^[a-z]+$"))]`). Printer columns,
-// short names and categories go into `#[kube(...)]`: `printcolumn(name = "Foo", type_ = "string",
-// json_path = ".spec.foo")`, `shortname = "..."`, `category = "all"`.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+/// The `spec` of `Database` objects: seed 004's database, an engine, its version and how many
+/// replicas to run.
+// One printcolumn(...) per column is kube-derive's syntax.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
 #[kube(
     group = "db.example.com",
     version = "v1",
     kind = "Database",
     namespaced,
-    status = "DatabaseStatus"
+    status = "DatabaseStatus",
+    shortname = "db",
+    category = "all",
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.replicas"
+    ),
+    printcolumn(name = "Engine", type_ = "string", json_path = ".spec.engine"),
+    printcolumn(name = "Version", type_ = "string", json_path = ".spec.version"),
+    printcolumn(name = "Replicas", type_ = "integer", json_path = ".spec.replicas"),
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct DatabaseSpec {
-    /// An example field: replace it with your own. Being an `Option`, it is not required.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub foo: Option<String>,
+    /// The database engine.
+    pub engine: Engine,
+    /// The engine's version, as three numbers (`8.0.26`).
+    #[schemars(regex(pattern = r"^[0-9]+\.[0-9]+\.[0-9]+$"))]
+    pub version: String,
+    /// How many replicas to run, 1 to 10.
+    #[schemars(range(min = 1, max = 10))]
+    pub replicas: i32,
 }
 
-/// The `status` of `Database` objects, written through the `/status` subresource.
+/// The engines the seed offers.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// MySQL.
+    Mysql,
+    /// PostgreSQL.
+    Postgresql,
+    /// MongoDB.
+    Mongodb,
+}
+
+/// The `status` of `Database` objects, written through the `/status` subresource (by whatever
+/// runs the databases: this server only stores it).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DatabaseStatus {
-    /// An example field: replace it with your own.
+    /// Where the database is in its life (`Creating`, `Running`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
+    /// The names of the database's pods.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+    /// How many replicas run (the scale subresource's `status.replicas`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
 }
