@@ -96,6 +96,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         updated,
         [
             "Cargo.toml",
+            "Dockerfile",
             "PROJECT",
             "config/default/kustomization.yaml",
             "config/network-policy/kustomization.yaml",
@@ -139,6 +140,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         ),
         "{cargo}"
     );
+    assert_image_runs_the_apiserver(&dir);
     let project = read(&dir, "PROJECT");
     assert!(
         project.contains("- domain: example.com\n  group: db\n  kind: Database\n  path: crate::apiserver::v1::Database\n  version: v1\n  apiServer:\n    namespaced: true\n"),
@@ -177,6 +179,71 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         read(&dir, "config/samples/db_v1_database.yaml")
             .contains("apiVersion: db.example.com/v1\nkind: Database\n")
     );
+}
+
+/// The image `make docker-build` builds holds /apiserver, and config/apiserver's Deployment
+/// runs it from the manager's image (the Makefile's `deploy` and `build-installer` set every
+/// `image: controller:latest` to IMG). Checked on the text: no test builds the image.
+fn assert_image_runs_the_apiserver(dir: &Path) {
+    let docker = read(dir, "Dockerfile");
+    let build = "# The aggregated API server (src/bin/apiserver.rs), which config/apiserver's Deployment runs.\nRUN cargo build --release --bin apiserver \\\n    && cp target/release/apiserver /apiserver\n# +kubebuilder:scaffold:dockerfile-builds\n";
+    let copy = "COPY --from=builder /manager /manager\nCOPY --from=builder /apiserver /apiserver\n# +kubebuilder:scaffold:dockerfile-binaries\n";
+    let build_at = docker.find(build).unwrap_or_else(|| panic!("{docker}"));
+    let copy_at = docker.find(copy).unwrap_or_else(|| panic!("{docker}"));
+    // Built in the builder stage, after the project's sources and the manager; copied into
+    // the final stage.
+    let final_stage = docker.find("\nFROM gcr.io/distroless/").unwrap();
+    assert!(
+        docker.find("COPY src/ src/").unwrap() < build_at,
+        "{docker}"
+    );
+    assert!(build_at < final_stage && final_stage < copy_at, "{docker}");
+    assert_eq!(docker.matches("--bin apiserver").count(), 1, "{docker}");
+    assert_eq!(
+        docker.matches("COPY --from=builder /apiserver").count(),
+        1,
+        "{docker}"
+    );
+    let deployment = read(dir, "config/apiserver/deployment.yaml");
+    assert!(
+        deployment
+            .contains("        image: controller:latest\n        command:\n        - /apiserver\n"),
+        "{deployment}"
+    );
+    assert!(
+        read(dir, "Makefile").contains("sed -e 's|image: controller:latest|image: ${IMG}|'"),
+        "the Makefile no longer sets the image of every Deployment"
+    );
+}
+
+#[test]
+fn a_changed_dockerfile_is_refused_with_what_to_add_by_hand() {
+    let (_tmp, dir) = project();
+    let path = dir.join("Dockerfile");
+    let docker = read(&dir, "Dockerfile");
+    let marker = "# +kubebuilder:scaffold:dockerfile-builds\n";
+    assert!(docker.contains(marker), "{docker}");
+    std::fs::write(&path, docker.replacen(marker, "", 1)).unwrap();
+    let err = refused(&dir, DATABASE);
+    for want in [
+        "Dockerfile has no `# +kubebuilder:scaffold:dockerfile-builds` marker",
+        "Nothing was written",
+        "cargo build --release --bin apiserver",
+        "COPY --from=builder /apiserver /apiserver",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+    std::fs::remove_file(&path).unwrap();
+    let err = refused(&dir, DATABASE);
+    assert!(err.contains("Dockerfile: missing"), "{err}");
+    // A Dockerfile that builds /apiserver already (added by hand) is left alone.
+    let by_hand = format!(
+        "{}\nRUN cargo build --release --bin apiserver && cp target/release/apiserver /apiserver\nCOPY --from=builder /apiserver /apiserver\n",
+        docker.replacen(marker, "", 1)
+    );
+    std::fs::write(&path, &by_hand).unwrap();
+    create_apiserver(&dir, DATABASE);
+    assert_eq!(read(&dir, "Dockerfile"), by_hand);
 }
 
 #[test]
@@ -232,6 +299,8 @@ fn a_second_kind_and_a_second_version_join_the_same_server() {
         &dir,
         &["--group", "db", "--version", "v2", "--kind", "Database"],
     );
+    // One build of /apiserver for every kind.
+    assert_image_runs_the_apiserver(&dir);
     let bin = read(&dir, "src/bin/apiserver.rs");
     for want in [
         "kinds.push(ApiKind::of::<db_operator::apiserver::v1::Database>()",

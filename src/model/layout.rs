@@ -69,6 +69,8 @@ pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
 /// `src/webhook/mod.rs`: the module tree of the webhooks, one module per version (the server
 /// is the runtime's).
 pub const WEBHOOK_MOD: &str = "src/webhook/mod.rs";
+/// `Dockerfile`: the image's build (binary build and copy markers).
+pub const DOCKERFILE: &str = "Dockerfile";
 /// `LICENSE`.
 pub const LICENSE: &str = "LICENSE";
 /// `README.md`.

@@ -287,6 +287,43 @@ fn cargo_with_feature(text: &str) -> Result<Option<String>> {
     Ok(Some(text.replacen(INIT_LINE, NEW_LINE, 1)))
 }
 
+/// The Dockerfile's build of `/apiserver`, inserted at its `dockerfile-builds` marker: the
+/// binary `src/bin/apiserver.rs` (its runtime feature is on the dependency, so the first stage
+/// has already built it).
+const DOCKERFILE_BUILD: &str =
+    "# The aggregated API server (src/bin/apiserver.rs), which config/apiserver's Deployment runs.
+RUN cargo build --release --bin apiserver \\
+    && cp target/release/apiserver /apiserver";
+
+/// The Dockerfile's copy of `/apiserver` into the image, inserted at its `dockerfile-binaries`
+/// marker.
+const DOCKERFILE_COPY: &str = "COPY --from=builder /apiserver /apiserver";
+
+/// Whether the Dockerfile needs [`DOCKERFILE_BUILD`] and [`DOCKERFILE_COPY`]: `false` when it
+/// already builds `/apiserver` (a second served kind, a re-run). Errors, before anything is
+/// written: no Dockerfile, or one without the markers `init` writes (changed by the user, or
+/// from an earlier rsbuilder); the message says what to add by hand.
+fn dockerfile_needs_apiserver(text: Option<&str>) -> Result<bool> {
+    let path = Path::new(layout::DOCKERFILE);
+    let Some(text) = text else {
+        bail!(
+            "{}: missing; `rsbuilder create apiserver` adds the build of /apiserver to it. Restore it (rsbuilder init writes it), then re-run",
+            layout::DOCKERFILE
+        );
+    };
+    if text.contains("--bin apiserver") && text.contains(DOCKERFILE_COPY) {
+        return Ok(false);
+    }
+    for marker in ["dockerfile-builds", "dockerfile-binaries"] {
+        if let Err(e) = crate::scaffold::marker::locate(path, text, marker) {
+            bail!(
+                "{e}. Nothing was written: the image needs /apiserver, which config/apiserver's Deployment runs. `rsbuilder init` puts `# +kubebuilder:scaffold:dockerfile-builds` after the builder stage's `cargo build` of the manager and `# +kubebuilder:scaffold:dockerfile-binaries` after `COPY --from=builder /manager /manager`; or build it by hand (`cargo build --release --bin apiserver`, `cp target/release/apiserver /apiserver`, `{DOCKERFILE_COPY}`)"
+            );
+        }
+    }
+    Ok(true)
+}
+
 /// The fragment that lists [`DEFAULT_REPLACEMENTS`] in config/default (inserted at its
 /// `default-sections` marker; see [`super::default_replacements_fragment`]), or `None` when
 /// the entry is there.
@@ -392,6 +429,7 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     }
     let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
     let cargo = cargo_with_feature(&cargo)?;
+    let dockerfile = dockerfile_needs_apiserver(plan.read(layout::DOCKERFILE)?.as_deref())?;
     let default_text = plan
         .read(layout::DEFAULT_KUSTOMIZATION)?
         .unwrap_or_default();
@@ -461,6 +499,11 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     );
     if let Some(cargo) = cargo {
         plan.create_file(layout::owned(layout::CARGO_TOML), cargo);
+    }
+    // The image holds the binary that config/apiserver's Deployment runs.
+    if dockerfile {
+        plan.insert(layout::DOCKERFILE, "dockerfile-builds", DOCKERFILE_BUILD);
+        plan.insert(layout::DOCKERFILE, "dockerfile-binaries", DOCKERFILE_COPY);
     }
 
     // Manifests.

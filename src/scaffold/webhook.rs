@@ -275,7 +275,7 @@ struct CrdConversionReplacements<'a> {
 struct MainWebhooks {
     /// `main.rs` has the `certificates` marker, where [`MainWebhookCerts`] loads the
     /// certificate before connecting; without it (a project from an earlier rsbuilder) the
-    /// server start loads it itself.
+    /// server start loads it itself, after connecting.
     early_certs: bool,
 }
 
@@ -607,7 +607,8 @@ fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
     );
     plan.insert(layout::LIB_RS, "modules", "pub mod webhook;");
     let main = plan.read(layout::MAIN_RS)?.unwrap_or_default();
-    if !main.contains("rsbuilder_runtime::webhook::serve(") {
+    // A server start of an earlier rsbuilder called `webhook::serve(` itself.
+    if !main.contains(".serve_webhooks(") && !main.contains("rsbuilder_runtime::webhook::serve(") {
         // Found by syntax; a duplicated marker counts as present, so the insertion reports it.
         let early_certs = !matches!(
             crate::scaffold::marker::locate(Path::new(layout::MAIN_RS), &main, "certificates"),
@@ -615,10 +616,6 @@ fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
         );
         if early_certs {
             plan.insert(layout::MAIN_RS, "certificates", render(&MainWebhookCerts)?);
-        }
-        // Both server starts name the certificate error with `anyhow::Context`.
-        if !main.contains("use anyhow::Context;") {
-            plan.insert(layout::MAIN_RS, "imports", "use anyhow::Context;");
         }
         plan.insert(
             layout::MAIN_RS,
