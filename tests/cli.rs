@@ -102,12 +102,10 @@ fn run_with_closed_pipe(
     args: &[&str],
     close_stderr: bool,
 ) -> (std::process::ExitStatus, String) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    // std::io::pipe needs Rust 1.87; the crate's MSRV is 1.85.
-    let mut fds = [0; 2];
-    // SAFETY: pipe() fills both descriptors on success; each is owned exactly once below.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // std::io::pipe opens both ends close-on-exec: a child that another test thread spawns
+    // meanwhile cannot inherit the read end and keep the pipe open (which made the write succeed,
+    // so no SIGPIPE, now and then under a parallel run).
+    let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rsbuilder"));
     cmd.current_dir(dir).args(args);
