@@ -379,6 +379,26 @@ fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
             "--resource=false",
         ],
     );
+    // A further, named controller of AIJob, with the user's edit.
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--resource=false",
+            "--controller-name",
+            "aijob-backup",
+        ],
+    );
+    let backup = "src/controller/aijob_backup_controller.rs";
+    let text = read(&dir, backup);
+    write(&dir, backup, &format!("{text}\n// The backup note.\n"));
     // A kind served by the project's aggregated API server, with the user's field.
     run_ok(
         &dir,
@@ -605,6 +625,7 @@ fn options_from_project_entries_are_the_options_that_made_them() {
         namespaced: false,
         plural: Some("people".into()),
         force: false,
+        controller_name: None,
     };
     api::run(&dir, &crd).unwrap();
     let v2 = api::ApiOptions {
@@ -622,6 +643,7 @@ fn options_from_project_entries_are_the_options_that_made_them() {
         namespaced: true,
         plural: None,
         force: false,
+        controller_name: None,
     };
     api::run(&dir, &builtin).unwrap();
     let hooks = webhook::WebhookOptions {

@@ -602,7 +602,210 @@ fn case_d_same_api_twice() {
             "--resource=false",
         ],
         1,
-        &["controller for core/v1 Pod already exists", "--force"],
+        &[
+            "controller for core/v1 Pod already exists",
+            "--force",
+            "--controller-name <name>",
+        ],
+    );
+}
+
+/// Reads a file of the project as text.
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap()
+}
+
+#[test]
+fn a_named_controller_has_its_own_file_type_finalizer_start_and_project_entry() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    let named = [
+        "--group",
+        "ai",
+        "--version",
+        "v1",
+        "--kind",
+        "AIJob",
+        "--resource=false",
+        "--controller-name",
+        "aijob-backup",
+    ];
+    let before = tree(&dir);
+    create_api(&dir, &named);
+    let after = tree(&dir);
+    let changed: Vec<&str> = after
+        .iter()
+        .filter(|(p, t)| before.get(*p) != Some(t))
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "PROJECT",
+            "src/controller/aijob_backup_controller.rs",
+            "src/controller/mod.rs",
+            "src/main.rs",
+        ]
+    );
+    let own = read(&dir, "src/controller/aijob_controller.rs");
+    let backup = read(&dir, "src/controller/aijob_backup_controller.rs");
+    assert!(
+        backup.contains("pub struct AijobBackupReconciler;\n"),
+        "{backup}"
+    );
+    assert!(backup.contains("impl Reconciler for AijobBackupReconciler {\n"));
+    assert!(backup.contains("const NAME: &'static str = \"aijob-backup\";\n"));
+    assert!(
+        backup.contains("Some(\"ai.ai.example.com/aijob-backup\")"),
+        "{backup}"
+    );
+    // The kind's own controller keeps its names.
+    assert!(own.contains("const NAME: &'static str = \"aijob-controller\";\n"));
+    assert!(own.contains("Some(\"ai.ai.example.com/finalizer\")"));
+    let modules = read(&dir, "src/controller/mod.rs");
+    assert!(
+        modules.contains("pub mod aijob_backup_controller;\npub mod aijob_controller;\n"),
+        "{modules}"
+    );
+    let main = read(&dir, "src/main.rs");
+    for reconciler in [
+        "ai_operator::controller::aijob_controller::AIJobReconciler,",
+        "ai_operator::controller::aijob_backup_controller::AijobBackupReconciler,",
+    ] {
+        assert_eq!(
+            main.matches(reconciler).count(),
+            1,
+            "{reconciler} in:\n{main}"
+        );
+    }
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains(
+            "plugins:\n  controllers.rsbuilder.io/v1-alpha:\n    resources:\n    - controllerName: aijob-backup\n      group: ai\n      kind: AIJob\n      version: v1\n"
+        ),
+        "{project}"
+    );
+    // RBAC from both controllers' markers merges into one rule set.
+    rsbuilder(&dir).arg("manifests").assert().success();
+    let role = read(&dir, "config/rbac/role.yaml");
+    assert_eq!(role.matches("  - aijobs\n").count(), 1, "{role}");
+
+    // The same name again: refused, naming the flag; --force re-renders its file only.
+    assert_refused(
+        &dir,
+        &named,
+        1,
+        &[
+            "--controller-name",
+            "aijob-backup",
+            "already has a controller of that name",
+        ],
+    );
+    std::fs::write(
+        dir.join("src/controller/aijob_backup_controller.rs"),
+        "// mine\n",
+    )
+    .unwrap();
+    let before = tree(&dir);
+    create_api(&dir, &[&named[..], &["--force"]].concat());
+    let after = tree(&dir);
+    assert_eq!(
+        after["src/controller/aijob_backup_controller.rs"],
+        backup.as_bytes()
+    );
+    for file in ["PROJECT", "src/main.rs", "src/controller/mod.rs"] {
+        assert!(before[file] == after[file], "{file} changed");
+    }
+}
+
+#[test]
+fn named_controllers_for_a_builtin_type_and_their_refusals() {
+    let (_tmp, dir) = init_ai_operator();
+    let pod = |name: &'static str| {
+        [
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--resource=false",
+            "--controller-name",
+            name,
+        ]
+    };
+    create_api(&dir, &pod("pod-auditor"));
+    let auditor = read(&dir, "src/controller/pod_auditor_controller.rs");
+    assert!(auditor.contains("impl Reconciler for PodAuditorReconciler {"));
+    assert!(auditor.contains("const FINALIZER: Option<&'static str> = None;"));
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--resource=false",
+        ],
+    );
+    // The kind's own controller name or file is taken.
+    assert_refused(
+        &dir,
+        &pod("pod-controller"),
+        1,
+        &["the kind Pod's own controller"],
+    );
+    assert_refused(&dir, &pod("pod"), 1, &["src/controller/pod_controller.rs"]);
+    assert_refused(
+        &dir,
+        &pod("2nd"),
+        1,
+        &["--controller-name", "start with a letter"],
+    );
+    assert_refused(&dir, &pod("Auditor"), 1, &["--controller-name", "DNS-1123"]);
+    // A new kind, or no controller: the flag does not apply.
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--controller-name",
+            "x",
+        ],
+        1,
+        &["--resource=false"],
+    );
+    assert_refused(
+        &dir,
+        &[&pod("x")[..], &["--controller=false"]].concat(),
+        1,
+        &["--controller=false asks for none"],
+    );
+    // A kind the project does not have.
+    assert_refused(
+        &dir,
+        &[
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+            "--resource=false",
+            "--controller-name",
+            "x",
+        ],
+        1,
+        &["Create the API first"],
     );
 }
 

@@ -211,6 +211,30 @@ fn create_api_projects_build_and_pass_their_tests() {
         ],
     );
 
+    // Further, named controllers for a kind of the project and for a built-in type
+    // (`--controller-name`): each its own module and reconciler, started beside the others.
+    for (group, kind, name) in [
+        ("ai", "AIJob", "aijob-backup"),
+        ("core", "Pod", "pod-auditor"),
+    ] {
+        rsbuilder_ok(
+            &dir,
+            &[
+                "create",
+                "api",
+                "--group",
+                group,
+                "--version",
+                "v1",
+                "--kind",
+                kind,
+                "--resource=false",
+                "--controller-name",
+                name,
+            ],
+        );
+    }
+
     // A second version of AIJob, without a controller: one CRD with two versions, v1 stored.
     rsbuilder_ok(
         &dir,

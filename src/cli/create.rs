@@ -71,6 +71,11 @@ pub struct ApiArgs {
     /// Overwrite the kind's types, controller and sample files if they exist.
     #[arg(long)]
     pub force: bool,
+    /// Add a further controller for a kind that already exists (in PROJECT, or a built-in type),
+    /// under this name (a DNS-1123 label starting with a letter): its own file, reconciler type,
+    /// finalizer and start in src/main.rs. Use with --resource=false.
+    #[arg(long, value_name = "NAME")]
+    pub controller_name: Option<String>,
 }
 
 /// `rsbuilder create webhook` flags (Kubebuilder's names).
@@ -125,6 +130,7 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
                 namespaced: args.namespaced,
                 plural: args.plural,
                 force: args.force,
+                controller_name: args.controller_name,
             };
             if let Ok(project) = crate::model::Project::load(dir) {
                 if let Some(warning) =

@@ -156,6 +156,20 @@ pub fn controller_file(kind: &str) -> PathBuf {
     ))
 }
 
+/// The module of a named controller (`create api --controller-name aijob-backup`):
+/// `aijob_backup_controller`, under `crate::controller`.
+pub fn named_controller_module(name: &str) -> String {
+    format!("{}_controller", name.replace('-', "_"))
+}
+
+/// `src/controller/<name>_controller.rs` for a named controller (`-` as `_`).
+pub fn named_controller_file(name: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "src/controller/{}.rs",
+        named_controller_module(name)
+    ))
+}
+
 /// `src/webhook/<version>/<kind>_webhook.rs` for a kind (lower-cased) of `version`.
 pub fn webhook_file(version: &str, kind: &str) -> PathBuf {
     PathBuf::from(format!(

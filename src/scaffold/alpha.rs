@@ -300,8 +300,12 @@ fn users_code(path: &Path, project: &Project) -> bool {
         }
         files.iter().any(|f| f == path)
     });
+    let named = super::api::named::recorded(project)
+        .iter()
+        .any(|c| layout::named_controller_file(&c.name) == path);
     let config = Path::new(layout::CONFIG_DIR);
     per_kind
+        || named
         || (path.starts_with(config.join("samples"))
             && path != Path::new(layout::SAMPLES_KUSTOMIZATION))
         || path.starts_with(config.join(layout::generated::CRD_BASES))
@@ -313,7 +317,8 @@ fn users_code(path: &Path, project: &Project) -> bool {
 /// version's commands: `init` with its domain, repo, project name, namespaced setting and the
 /// license, owner and year `header` (the old `src/lib.rs` header) names; `create api` for
 /// each resource in PROJECT order (its type with `namespaced` and `plural` as recorded, and
-/// its controller); then `create webhook` for each resource with webhooks.
+/// its controller); the named controllers PROJECT's plugins record (`create api
+/// --controller-name`); then `create webhook` for each resource with webhooks.
 fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
     use super::{api, init, webhook};
     let (license, year, owner) = super::relicense::recognize(header);
@@ -340,6 +345,14 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
         let opts = api::ApiOptions::from_project_resource(r);
         api::run(scratch, &opts)
             .with_context(|| format!("re-scaffolding from PROJECT: `create api` for {}", gvk(r)))?;
+    }
+    for c in api::named::recorded(project) {
+        api::run(scratch, &api::named::options(&c)).with_context(|| {
+            format!(
+                "re-scaffolding from PROJECT: `create api --controller-name {}` for {}/{} {}",
+                c.name, c.group, c.version, c.kind
+            )
+        })?;
     }
     for r in &project.resources {
         let Some(opts) = webhook::WebhookOptions::from_project_resource(r) else {

@@ -27,6 +27,8 @@ use crate::model::project::{ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
 use crate::scaffold::{Plan, Resolved, ScaffoldError};
 
+pub mod named;
+
 /// What `create api` was asked to do (the command-line flags, without clap).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiOptions {
@@ -47,6 +49,9 @@ pub struct ApiOptions {
     pub plural: Option<String>,
     /// `--force`: re-render the kind's types, controller and sample files over existing ones.
     pub force: bool,
+    /// `--controller-name`: a further, named controller for a kind that PROJECT already
+    /// records or a built-in type (see [`named`]); `None` for the kind's own controller.
+    pub controller_name: Option<String>,
 }
 
 impl ApiOptions {
@@ -63,6 +68,7 @@ impl ApiOptions {
             namespaced: r.api.as_ref().is_none_or(|a| a.namespaced),
             plural: r.plural.clone(),
             force: false,
+            controller_name: None,
         }
     }
 }
@@ -85,6 +91,12 @@ struct Names {
     crd_file: String,
     project_name: String,
     controller_name: String,
+    /// The controller's type (`AIJobReconciler`; for a named controller, the name in
+    /// UpperCamelCase: `AijobBackupReconciler`).
+    reconciler: String,
+    /// The finalizer of a controller of the project's own kind (`ai.ai.example.com/finalizer`;
+    /// `<group>/<controller name>` for a named controller, so two never share one).
+    finalizer: String,
     /// Rust path of the kind's type (`crate::api::v1::AIJob`,
     /// `k8s_openapi::api::core::v1::Pod`).
     type_path: String,
@@ -112,6 +124,8 @@ impl Names {
             crd_file: r.crd_file_name(),
             project_name: project.project_name.clone(),
             controller_name: format!("{module}-controller"),
+            reconciler: format!("{}Reconciler", r.kind),
+            finalizer: format!("{}/finalizer", r.qualified_group()),
             type_path,
             module,
             stored_elsewhere: project
@@ -404,6 +418,9 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
 /// scaffolded without `--force`, and the cases of `resolve_resource`. Missing scaffold
 /// markers and files are reported later, by [`Plan::resolve`] / [`Plan::apply`].
 pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
+    if let Some(name) = &opts.controller_name {
+        return named::plan(dir, opts, name);
+    }
     let mut plan = Plan::new(dir, opts.force);
     let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, existing) = resolve_resource(&project, opts)?;
@@ -429,7 +446,12 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         if opts.controller && has_controller {
             bail!(
                 "the controller for {gvk} already exists in PROJECT; re-run with --force to \
-                 re-render its files"
+                 re-render its files, or add a further controller under a name of its own:\n  \
+                 rsbuilder create api --group {} --version {} --kind {} --resource=false \
+                 --controller-name <name>",
+                opts.group,
+                opts.version,
+                opts.kind
             );
         }
     }
@@ -493,9 +515,9 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             layout::MAIN_RS,
             "controllers",
             format!(
-                "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::controller::{}::{}Reconciler,\n));",
+                "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::controller::{}::{},\n));",
                 files.controller_module(),
-                n.kind
+                n.reconciler
             ),
         );
     }
@@ -813,6 +835,7 @@ mod tests {
             namespaced: true,
             plural: None,
             force: false,
+            controller_name: None,
         };
         let plan = plan(dir.path(), &opts).unwrap();
         let types = plan

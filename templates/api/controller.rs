@@ -26,12 +26,12 @@ use {{ n.type_path }};
 const RESYNC: Duration = Duration::from_secs(5 * 60);
 
 /// Reconciles `{{ n.kind }}` objects.
-pub struct {{ n.kind }}Reconciler;
+pub struct {{ n.reconciler }};
 
-impl Reconciler for {{ n.kind }}Reconciler {
+impl Reconciler for {{ n.reconciler }} {
     type Kind = {{ n.kind }};
     const NAME: &'static str = "{{ n.controller_name }}";
-    const FINALIZER: Option<&'static str> = Some("{{ n.group }}/finalizer");
+    const FINALIZER: Option<&'static str> = Some("{{ n.finalizer }}");
 
     /// Brings the world in line with `obj.spec`. An error is retried with backoff.
     async fn apply(&self, obj: Arc<{{ n.kind }}>, ctx: &Context) -> anyhow::Result<Action> {

@@ -19,9 +19,9 @@ use {{ n.type_path }};
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 /// Reconciles `{{ n.kind }}` objects.
-pub struct {{ n.kind }}Reconciler;
+pub struct {{ n.reconciler }};
 
-impl Reconciler for {{ n.kind }}Reconciler {
+impl Reconciler for {{ n.reconciler }} {
     type Kind = {{ n.kind }};
     const NAME: &'static str = "{{ n.controller_name }}";
     // Not this project's kind: no finalizer, no cleanup.
