@@ -379,6 +379,24 @@ fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
             "--resource=false",
         ],
     );
+    // A kind of the deploy-image shape (`--image`): PROJECT's plugin entry brings it back.
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6",
+            "--image-container-port",
+            "11211",
+        ],
+    );
     // A further, named controller of AIJob, with the user's edit.
     run_ok(
         &dir,
@@ -626,6 +644,7 @@ fn options_from_project_entries_are_the_options_that_made_them() {
         plural: Some("people".into()),
         force: false,
         controller_name: None,
+        image: None,
     };
     api::run(&dir, &crd).unwrap();
     let v2 = api::ApiOptions {
@@ -644,6 +663,7 @@ fn options_from_project_entries_are_the_options_that_made_them() {
         plural: None,
         force: false,
         controller_name: None,
+        image: None,
     };
     api::run(&dir, &builtin).unwrap();
     let hooks = webhook::WebhookOptions {

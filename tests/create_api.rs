@@ -1568,3 +1568,129 @@ fn a_builtin_group_name_with_a_resource_is_the_projects_own_group() {
         .success();
     assert!(!text(&out.get_output().stderr).contains("note:"));
 }
+
+#[test]
+fn image_scaffolds_a_deploy_image_kind_with_its_manager_env_and_plugin_entry() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine3.19",
+            "--image-container-command",
+            "memcached,--memory-limit=64,-o,modern,-v",
+            "--image-container-port",
+            "11211",
+            "--run-as-user",
+            "1001",
+        ],
+    );
+    let types = read(&dir, "src/api/v1alpha1/memcached_types.rs");
+    assert!(
+        types.contains("    #[schemars(range(min = 1, max = 3))]\n    pub size: i32,\n"),
+        "{types}"
+    );
+    assert!(types.contains("fn default_container_port() -> i32 {\n    11211\n}\n"));
+    assert!(!types.contains("pub foo"), "{types}");
+    let controller = read(&dir, "src/controller/memcached_controller.rs");
+    for want in [
+        "pub const IMAGE_ENV: &str = \"MEMCACHED_IMAGE\";",
+        "pub const DEFAULT_IMAGE: &str = \"memcached:1.6.26-alpine3.19\";",
+        "\"memcached\".into(),",
+        "\"--memory-limit=64\".into(),",
+        "container_port: obj.spec.container_port,",
+        "run_as_user: Some(1001),",
+        "allow_privilege_escalation: Some(false),",
+        "controller.owns(mgr.api::<Deployment>(), Default::default())",
+        "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete",
+    ] {
+        assert!(controller.contains(want), "{want:?} not in:\n{controller}");
+    }
+    let manager = read(&dir, "config/manager/manager.yaml");
+    assert!(
+        manager.contains(
+            "        - name: MEMCACHED_IMAGE\n          value: \"memcached:1.6.26-alpine3.19\"\n        # +kubebuilder:scaffold:env\n"
+        ),
+        "{manager}"
+    );
+    let sample = read(&dir, "config/samples/cache_v1alpha1_memcached.yaml");
+    assert!(
+        sample.ends_with("  size: 1\n  containerPort: 11211\n"),
+        "{sample}"
+    );
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains(
+            "  deploy-image.go.kubebuilder.io/v1-alpha:\n    resources:\n    - domain: ai.example.com\n      group: cache\n      kind: Memcached\n      options:\n        containerCommand: memcached,--memory-limit=64,-o,modern,-v\n        containerPort: \"11211\"\n        image: memcached:1.6.26-alpine3.19\n        runAsUser: \"1001\"\n      version: v1alpha1\n"
+        ),
+        "{project}"
+    );
+    // The CRD: size required within 1..3, the port defaulted.
+    rsbuilder(&dir).arg("manifests").assert().success();
+    let crd = read(
+        &dir,
+        "config/crd/bases/cache.ai.example.com_memcacheds.yaml",
+    );
+    assert!(crd.contains("                default: 11211\n"), "{crd}");
+    assert!(crd.contains("                maximum: 3.0\n                minimum: 1.0\n"));
+    assert!(
+        crd.contains("            required:\n            - size\n"),
+        "{crd}"
+    );
+}
+
+#[test]
+fn image_refusals_name_the_flag_and_write_nothing() {
+    let (_tmp, dir) = init_ai_operator();
+    let base = ["--group", "cache", "--version", "v1", "--kind", "Memcached"];
+    let with = |extra: &[&'static str]| [&base[..], extra].concat();
+    assert_refused(
+        &dir,
+        &with(&["--image", "memcached:1.6", "--image-container-port", "0"]),
+        1,
+        &["--image-container-port", "1 to 65535"],
+    );
+    assert_refused(
+        &dir,
+        &with(&["--image", "memcached:1.6", "--run-as-user=root"]),
+        1,
+        &["--run-as-user"],
+    );
+    assert_refused(
+        &dir,
+        &with(&[
+            "--image",
+            "memcached:1.6",
+            "--image-container-command",
+            "a,,b",
+        ]),
+        1,
+        &["--image-container-command", "none empty"],
+    );
+    assert_refused(
+        &dir,
+        &with(&["--image", "two words"]),
+        1,
+        &["--image", "whitespace"],
+    );
+    assert_refused(
+        &dir,
+        &with(&["--image", "memcached:1.6", "--namespaced=false"]),
+        1,
+        &["namespaced kind"],
+    );
+    assert_refused(
+        &dir,
+        &with(&["--image", "memcached:1.6", "--controller=false"]),
+        1,
+        &["--resource and --controller"],
+    );
+    // The options need --image (clap's usage error).
+    assert_refused(&dir, &with(&["--run-as-user", "1001"]), 2, &["--image"]);
+}

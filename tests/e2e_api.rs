@@ -235,6 +235,30 @@ fn create_api_projects_build_and_pass_their_tests() {
         );
     }
 
+    // A kind whose controller runs an image as an owned Deployment (`--image`, Kubebuilder's
+    // deploy-image plugin); its tests check the Deployment it builds.
+    rsbuilder_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine3.19",
+            "--image-container-command",
+            "memcached,--memory-limit=64,-o,modern,-v",
+            "--image-container-port",
+            "11211",
+            "--run-as-user",
+            "1001",
+        ],
+    );
+
     // A second version of AIJob, without a controller: one CRD with two versions, v1 stored.
     rsbuilder_ok(
         &dir,

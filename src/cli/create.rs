@@ -76,6 +76,19 @@ pub struct ApiArgs {
     /// finalizer and start in src/main.rs. Use with --resource=false.
     #[arg(long, value_name = "NAME")]
     pub controller_name: Option<String>,
+    /// Scaffold a controller that runs this container image as a Deployment each object owns,
+    /// sized by `spec.size` (Kubebuilder's deploy-image plugin).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// With --image: the container's command, comma-separated (`memcached,-m=64,-v`).
+    #[arg(long, value_name = "COMMAND", requires = "image")]
+    pub image_container_command: Option<String>,
+    /// With --image: the port the container listens on (`spec.containerPort`'s default).
+    #[arg(long, value_name = "PORT", requires = "image")]
+    pub image_container_port: Option<String>,
+    /// With --image: the user id the container runs as.
+    #[arg(long, value_name = "UID", requires = "image")]
+    pub run_as_user: Option<String>,
 }
 
 /// `rsbuilder create webhook` flags (Kubebuilder's names).
@@ -131,6 +144,14 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
                 plural: args.plural,
                 force: args.force,
                 controller_name: args.controller_name,
+                image: args
+                    .image
+                    .map(|image| crate::scaffold::api::deploy_image::DeployImage {
+                        image,
+                        command: args.image_container_command,
+                        port: args.image_container_port,
+                        run_as_user: args.run_as_user,
+                    }),
             };
             if let Ok(project) = crate::model::Project::load(dir) {
                 if let Some(warning) =

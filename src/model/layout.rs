@@ -58,6 +58,8 @@ pub const CARGO_TOML: &str = "Cargo.toml";
 pub const LIB_RS: &str = "src/lib.rs";
 /// `src/main.rs` (controller and webhook start markers).
 pub const MAIN_RS: &str = "src/main.rs";
+/// The manager's Deployment, where `create api --image` adds the operand's image variable.
+pub const MANAGER_YAML: &str = "config/manager/manager.yaml";
 /// The project's Rust sources, read for CRDs, RBAC markers and license headers.
 pub const SRC_DIR: &str = "src";
 /// The project's integration tests.

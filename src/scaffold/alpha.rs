@@ -342,7 +342,8 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
         if r.api.is_none() && !r.controller {
             continue;
         }
-        let opts = api::ApiOptions::from_project_resource(r);
+        let mut opts = api::ApiOptions::from_project_resource(r);
+        opts.image = api::deploy_image::recorded(project, &r.group, &r.version, &r.kind);
         api::run(scratch, &opts)
             .with_context(|| format!("re-scaffolding from PROJECT: `create api` for {}", gvk(r)))?;
     }

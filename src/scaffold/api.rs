@@ -27,6 +27,7 @@ use crate::model::project::{ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
 use crate::scaffold::{Plan, Resolved, ScaffoldError};
 
+pub mod deploy_image;
 pub mod named;
 
 /// What `create api` was asked to do (the command-line flags, without clap).
@@ -52,6 +53,9 @@ pub struct ApiOptions {
     /// `--controller-name`: a further, named controller for a kind that PROJECT already
     /// records or a built-in type (see [`named`]); `None` for the kind's own controller.
     pub controller_name: Option<String>,
+    /// `--image` and its options: a controller that runs this image as an owned Deployment
+    /// (see [`deploy_image`]); `None` for the usual skeleton.
+    pub image: Option<deploy_image::DeployImage>,
 }
 
 impl ApiOptions {
@@ -69,6 +73,7 @@ impl ApiOptions {
             plural: r.plural.clone(),
             force: false,
             controller_name: None,
+            image: None,
         }
     }
 }
@@ -97,6 +102,8 @@ struct Names {
     /// The finalizer of a controller of the project's own kind (`ai.ai.example.com/finalizer`;
     /// `<group>/<controller name>` for a named controller, so two never share one).
     finalizer: String,
+    /// `create api --image`: what the deploy-image templates fill in.
+    deploy: Option<deploy_image::DeployNames>,
     /// Rust path of the kind's type (`crate::api::v1::AIJob`,
     /// `k8s_openapi::api::core::v1::Pod`).
     type_path: String,
@@ -126,6 +133,7 @@ impl Names {
             controller_name: format!("{module}-controller"),
             reconciler: format!("{}Reconciler", r.kind),
             finalizer: format!("{}/finalizer", r.qualified_group()),
+            deploy: None,
             type_path,
             module,
             stored_elsewhere: project
@@ -163,6 +171,17 @@ struct ControllerRs<'a> {
 )]
 struct BuiltinControllerRs<'a> {
     n: &'a Names,
+}
+
+#[derive(Template)]
+#[template(
+    path = "api/controller_deploy_image.rs",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct DeployImageControllerRs<'a> {
+    n: &'a Names,
+    d: &'a deploy_image::DeployNames,
 }
 
 #[derive(Template)]
@@ -424,7 +443,10 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
     let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, existing) = resolve_resource(&project, opts)?;
-    let n = Names::new(&resource, &project);
+    let mut n = Names::new(&resource, &project);
+    if let Some(image) = &opts.image {
+        n.deploy = Some(deploy_image::check(&project, opts, &resource, image)?);
+    }
     let files = KindLayout::of(&resource);
     check_file_names_free(&project, opts, &files)?;
     check_crd_name_free(&project, opts, &resource)?;
@@ -490,7 +512,9 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         plan.create_file(files.sample(), render(&SampleYaml { n: &n })?);
     }
     if opts.controller {
-        let text = if resource.builtin.is_some() {
+        let text = if let Some(d) = &n.deploy {
+            render(&DeployImageControllerRs { n: &n, d })?
+        } else if resource.builtin.is_some() {
             render(&BuiltinControllerRs { n: &n })?
         } else {
             render(&ControllerRs { n: &n })?
@@ -536,6 +560,14 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             new_api,
             new_controller,
         );
+        if let (Some(image), Some(d)) = (&opts.image, &n.deploy) {
+            deploy_image::record(&mut project, &resource, opts, image)?;
+            plan.insert(
+                layout::MANAGER_YAML,
+                "env",
+                format!("- name: {}\n  value: {}", d.env, d.image_yaml),
+            );
+        }
         plan.create_file(layout::owned(layout::PROJECT), project.render());
     }
     Ok(plan)
@@ -836,6 +868,7 @@ mod tests {
             plural: None,
             force: false,
             controller_name: None,
+            image: None,
         };
         let plan = plan(dir.path(), &opts).unwrap();
         let types = plan

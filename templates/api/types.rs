@@ -48,10 +48,31 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct {{ n.kind }}Spec {
+{%- if let Some(d) = n.deploy %}
+    /// How many Pods of the operand to run. The range is Kubebuilder's deploy-image default:
+    /// widen it as far as your operand scales.
+    #[schemars(range(min = 1, max = 3))]
+    pub size: i32,
+{%- if let Some(port) = d.port %}
+    /// The port the operand's container listens on.
+    #[serde(default = "default_container_port")]
+    pub container_port: i32,
+{%- endif %}
+{%- else %}
     /// An example field: replace it with your own. Being an `Option`, it is not required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub foo: Option<String>,
+{%- endif %}
 }
+{%- if let Some(d) = n.deploy %}
+{%- if let Some(port) = d.port %}
+
+/// `spec.containerPort` when the object does not set it (`create api --image-container-port`).
+fn default_container_port() -> i32 {
+    {{ port }}
+}
+{%- endif %}
+{%- endif %}
 
 /// The `status` of `{{ n.kind }}` objects: their observed state, written by the controller
 /// through the status subresource.

@@ -72,6 +72,7 @@ pub fn options(c: &NamedController) -> ApiOptions {
         plural: None,
         force: false,
         controller_name: Some(c.name.clone()),
+        image: None,
     }
 }
 
