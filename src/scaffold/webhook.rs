@@ -327,7 +327,12 @@ fn resolve_resource(project: &Project, opts: &WebhookOptions) -> Result<(Resourc
         .resources
         .iter()
         .position(|r| r.group == opts.group && r.version == opts.version && r.kind == opts.kind);
-    if let Some(builtin) = Resource::builtin(&opts.group, &opts.version, &opts.kind)? {
+    // A kind PROJECT lists with an API is the project's own, also in a group named like a
+    // built-in one (`batch` CronJob of the Kubebuilder tutorial), as `create api` made it.
+    let own = index.filter(|&i| project.resources[i].api.is_some());
+    if own.is_none()
+        && let Some(builtin) = Resource::builtin(&opts.group, &opts.version, &opts.kind)?
+    {
         return Ok((builtin, index));
     }
     if index.is_some_and(|i| super::apiserver::is_served(&project.resources[i])) {
@@ -341,7 +346,7 @@ fn resolve_resource(project: &Project, opts: &WebhookOptions) -> Result<(Resourc
             opts.version
         );
     }
-    let Some(i) = index.filter(|&i| project.resources[i].api.is_some()) else {
+    let Some(i) = own else {
         bail!(
             "the API {}/{} {} is not in PROJECT; create it first with `rsbuilder create api --group {} --version {} --kind {}` (webhooks need the kind's type)",
             opts.group,
