@@ -16,7 +16,8 @@ features=apiserver
 if command -v etcd >/dev/null 2>&1 && command -v protoc >/dev/null 2>&1; then
   features=etcd
 else
-  echo "bench-apiserver: no etcd or protoc in PATH: redb only" >&2
+  echo "bench-apiserver: no etcd or protoc in PATH: redb only" \
+    "(install them as .ci/run does: apt-get install etcd-server protobuf-compiler)" >&2
 fi
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $(nproc) CPUs; $(uname -sr)"
 echo "rustc: $(rustc --version)"
