@@ -541,9 +541,11 @@ async fn watch(
     Ok(vec![patch.row(store), delivered.row(store)])
 }
 
-/// Phase 6: time from reopening the store to a full list of every object.
+/// Phase 6: time from reopening the store (`open`, described by `how`) to a full list of
+/// every object.
 async fn recovery<S: Storage, F: Future<Output = anyhow::Result<S>>>(
     store: &str,
+    how: &str,
     n: usize,
     open: F,
 ) -> anyhow::Result<String> {
@@ -561,7 +563,7 @@ async fn recovery<S: Storage, F: Future<Output = anyhow::Result<S>>>(
     drop(send);
     server.stop().await?;
     Ok(format!(
-        "| {store} | recovery: reopen the store, serve, first full list of {n} | 1 | {:.3} s (open: {:.3} s) | | | |",
+        "| {store} | recovery: {how}, serve, first full list of {n} | 1 | {:.3} s (open: {:.3} s) | | | |",
         total.as_secs_f64(),
         opened.as_secs_f64()
     ))
@@ -573,7 +575,8 @@ async fn redb(sizes: Sizes) -> anyhow::Result<Vec<String>> {
     let server = start(RedbStore::open(&path)?).await?;
     let mut rows = measure("redb", &server, sizes, None, dir.path()).await?;
     server.stop().await?;
-    rows.push(recovery("redb", sizes.objects, async { Ok(RedbStore::open(&path)?) }).await?);
+    let reopen = async { Ok(RedbStore::open(&path)?) };
+    rows.push(recovery("redb", "reopen the store", sizes.objects, reopen).await?);
     Ok(rows)
 }
 
@@ -677,12 +680,11 @@ mod on_etcd {
         let mut rows = measure("etcd", &server, sizes, Some(etcd.pid()), &data).await?;
         server.stop().await?;
         etcd.stop()?;
-        let row = recovery("etcd", sizes.objects, async {
+        let restart = async {
             etcd.restart()?;
             etcd.connect().await
-        })
-        .await?;
-        rows.push(row.replace("reopen the store", "restart etcd, connect"));
+        };
+        rows.push(recovery("etcd", "restart etcd, connect", sizes.objects, restart).await?);
         Ok(rows)
     }
 }
