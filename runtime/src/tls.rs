@@ -11,8 +11,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -343,9 +343,8 @@ async fn serve_inner(
         }
         None => None,
     };
-    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+    let mut builder = http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout);
     let builder = Arc::new(builder);
@@ -376,7 +375,7 @@ async fn serve_inner(
             let result = match acceptor {
                 None => {
                     let conn = builder.serve_connection(TokioIo::new(tcp), service);
-                    watcher.watch(conn.into_owned()).await
+                    watcher.watch(conn).await
                 }
                 Some(acceptor) => {
                     let tls =
@@ -399,7 +398,7 @@ async fn serve_inner(
                         _ => service,
                     };
                     let conn = builder.serve_connection(TokioIo::new(tls), service);
-                    watcher.watch(conn.into_owned()).await
+                    watcher.watch(conn).await
                 }
             };
             if let Err(e) = result {
