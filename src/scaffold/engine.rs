@@ -225,6 +225,8 @@ pub struct Plan {
     tool_owned: BTreeMap<PathBuf, Option<String>>,
     /// Files written byte for byte, not reformatted ([`Plan::create_verbatim`]).
     verbatim: std::collections::BTreeSet<PathBuf>,
+    /// Rust files whose text is already rustfmt's output ([`Plan::create_file_preformatted`]).
+    preformatted: std::collections::BTreeSet<PathBuf>,
     /// Tool-owned files whose records are dropped ([`Plan::untrack_tool_owned`]).
     untracked: std::collections::BTreeSet<PathBuf>,
 }
@@ -245,6 +247,7 @@ impl Plan {
             ops: Vec::new(),
             tool_owned: Default::default(),
             verbatim: Default::default(),
+            preformatted: Default::default(),
             untracked: Default::default(),
         }
     }
@@ -272,6 +275,17 @@ impl Plan {
     /// [`crate::model::layout`]).
     pub fn create_file(&mut self, file: FileSpec, contents: impl Into<String>) {
         self.create(file.path, contents, file.if_exists);
+    }
+
+    /// [`Plan::create_file`] for a Rust file whose `contents` are already what rustfmt (default
+    /// configuration, edition 2024) makes of them, as `init`'s templates render for every valid
+    /// input (tests/init_rustfmt.rs checks it). rustfmt is then not run on it, which is most of
+    /// the time of `init`; it still is when a `rustfmt.toml` or `.rustfmt.toml` applies in the
+    /// project root, when the project's edition is not 2024, or when another operation of the
+    /// plan inserts into the file.
+    pub fn create_file_preformatted(&mut self, file: FileSpec, contents: impl Into<String>) {
+        self.preformatted.insert(file.path.clone());
+        self.create_file(file, contents);
     }
 
     /// Adds the line `line` to the sorted `pub mod` run above the marker `marker` in `path`
@@ -535,6 +549,9 @@ impl Plan {
         let dir = Dir::open_ambient_dir(&self.root, ambient_authority()).ok();
         let edition = rust_edition(dir.as_ref());
         let mut checker = PathCheck::new(&self.root);
+        // Whether text rendered already formatted for the default configuration is what
+        // rustfmt would make of it here.
+        let default_format = edition == "2024" && super::rustfmt::config_file(&self.root).is_none();
         for op in &self.ops {
             let is_rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
             if let FileOp::Insert { path, .. } | FileOp::InsertSorted { path, .. } = op
@@ -576,8 +593,9 @@ impl Plan {
                     let exists_on_disk = entry.0.is_some();
                     let mut write = |entry: &mut (Option<String>, Option<String>)| {
                         entry.1 = Some(contents.clone());
-                        let as_is =
-                            self.tool_owned.contains_key(rel) || self.verbatim.contains(rel);
+                        let as_is = self.tool_owned.contains_key(rel)
+                            || self.verbatim.contains(rel)
+                            || (default_format && self.preformatted.contains(rel));
                         if is_rust(rel) && !as_is {
                             format_rust.insert(rel.clone());
                         }
