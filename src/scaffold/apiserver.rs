@@ -29,7 +29,6 @@ use crate::model::layout::{self, KindLayout, apiserver as files};
 use crate::model::project::ProjectResource;
 use crate::model::{NameError, Project, Resource};
 use crate::scaffold::api::{crate_name, rust_header};
-use crate::scaffold::engine::cargo_dep;
 use crate::scaffold::{Plan, Resolved};
 
 /// The PROJECT field that marks a resource as served by the aggregated API server (a map
@@ -251,14 +250,12 @@ fn default_namespace_and_prefix(plan: &Plan, project: &Project) -> Result<(Strin
 }
 
 /// The new text of `Cargo.toml` with the `apiserver` feature on the `rsbuilder-runtime`
-/// dependency, or `None` when it has it (or `etcd`, which implies it). The edit is the engine's
-/// Cargo.toml edit ([`cargo_dep::ensure`], toml_edit), so however the user wrote the entry (an
-/// inline table, a `[dependencies.rsbuilder-runtime]` table, other features) and whatever
-/// comments and spacing the file has, only the feature is added. Errors, naming Cargo.toml:
-/// not valid TOML, no rsbuilder-runtime dependency (the API server is built on it), an entry
-/// that is neither a version nor a table.
+/// dependency, or `None` when it has it (or `etcd`, which implies it). Only the line `init`
+/// writes is rewritten; any other spelling is an error that says what to add by hand.
 fn cargo_with_feature(text: &str) -> Result<Option<String>> {
     const INIT_LINE: &str = r#"rsbuilder-runtime = { path = "rsbuilder-runtime" }"#;
+    const NEW_LINE: &str =
+        r#"rsbuilder-runtime = { path = "rsbuilder-runtime", features = ["apiserver"] }"#;
     let table: toml::Table = toml::from_str(text)
         .map_err(|e| anyhow::anyhow!("{}: not valid TOML: {e}", layout::CARGO_TOML))?;
     let dep = table
@@ -280,17 +277,14 @@ fn cargo_with_feature(text: &str) -> Result<Option<String>> {
     if has {
         return Ok(None);
     }
-    // No version in the spec: the entry's own source (`path`, a version, `git`) is kept as
-    // the user wrote it.
-    let edited = cargo_dep::ensure(
-        text,
-        "dependencies",
-        "rsbuilder-runtime",
-        r#"{ path = "rsbuilder-runtime" }"#,
-        &["apiserver".to_string()],
-    )
-    .map_err(|e| anyhow::anyhow!(cargo_dep::describe(Path::new(layout::CARGO_TOML), &e)))?;
-    Ok((edited != text).then_some(edited))
+    let lines: Vec<&str> = text.lines().filter(|l| l.trim() == INIT_LINE).collect();
+    if lines.len() != 1 {
+        bail!(
+            "{}: the rsbuilder-runtime dependency is not written as `rsbuilder init` writes it, so rsbuilder does not edit it; add `features = [\"apiserver\"]` to it by hand, then re-run",
+            layout::CARGO_TOML
+        );
+    }
+    Ok(Some(text.replacen(INIT_LINE, NEW_LINE, 1)))
 }
 
 /// The Dockerfile's build of `/apiserver`, inserted at its `dockerfile-builds` marker: the
@@ -615,49 +609,17 @@ mod tests {
     }
 
     #[test]
-    fn a_runtime_dependency_with_other_features_gets_the_apiserver_feature_added() {
+    fn a_runtime_dependency_written_otherwise_is_left_to_the_user() {
         let text = INIT_CARGO.replace(
             "{ path = \"rsbuilder-runtime\" }",
             "{ path = \"rsbuilder-runtime\", features = [\"x\"] }",
         );
-        let out = cargo_with_feature(&text).unwrap().unwrap();
-        assert_eq!(
-            out,
-            INIT_CARGO.replace(
-                "{ path = \"rsbuilder-runtime\" }",
-                "{ path = \"rsbuilder-runtime\", features = [\"x\", \"apiserver\"] }",
-            )
-        );
+        let err = cargo_with_feature(&text).unwrap_err().to_string();
+        assert!(err.contains("add `features = [\"apiserver\"]`"), "{err}");
         let err = cargo_with_feature("[dependencies]\n")
             .unwrap_err()
             .to_string();
         assert!(err.contains("has no rsbuilder-runtime dependency"), "{err}");
-    }
-
-    /// A Cargo.toml the user has reworked: comments, odd spacing, the dependency as its own
-    /// table. Only the feature is added; every other byte stays.
-    #[test]
-    fn a_users_cargo_toml_keeps_its_comments_and_formatting() {
-        let text = "[package]\nname    = \"x\"   # ours\n\n# runtime first\n[dependencies.rsbuilder-runtime]\npath='rsbuilder-runtime'   # vendored\ndefault-features=false\n\n[dependencies]\nanyhow=\"1\"  # errors\n";
-        let out = cargo_with_feature(text).unwrap().unwrap();
-        assert_eq!(
-            out,
-            text.replace(
-                "default-features=false\n",
-                "default-features=false\nfeatures = [\"apiserver\"]\n"
-            )
-        );
-        assert_eq!(cargo_with_feature(&out).unwrap(), None);
-        let inline = "[dependencies]\n# the runtime\nrsbuilder-runtime   =   {path=\"rsbuilder-runtime\"}   # keep\n";
-        let out = cargo_with_feature(inline).unwrap().unwrap();
-        assert!(
-            out.starts_with(
-                "[dependencies]\n# the runtime\nrsbuilder-runtime   =   {path=\"rsbuilder-runtime\""
-            ),
-            "{out}"
-        );
-        assert!(out.ends_with("}   # keep\n"), "{out}");
-        assert!(out.contains("\"apiserver\""), "{out}");
     }
 
     #[test]
