@@ -225,6 +225,8 @@ pub struct Plan {
     tool_owned: BTreeMap<PathBuf, Option<String>>,
     /// Files written byte for byte, not reformatted ([`Plan::create_verbatim`]).
     verbatim: std::collections::BTreeSet<PathBuf>,
+    /// Rust files whose text is already rustfmt's output ([`Plan::create_file_preformatted`]).
+    preformatted: std::collections::BTreeSet<PathBuf>,
     /// Tool-owned files whose records are dropped ([`Plan::untrack_tool_owned`]).
     untracked: std::collections::BTreeSet<PathBuf>,
 }
@@ -245,6 +247,7 @@ impl Plan {
             ops: Vec::new(),
             tool_owned: Default::default(),
             verbatim: Default::default(),
+            preformatted: Default::default(),
             untracked: Default::default(),
         }
     }
@@ -272,6 +275,17 @@ impl Plan {
     /// [`crate::model::layout`]).
     pub fn create_file(&mut self, file: FileSpec, contents: impl Into<String>) {
         self.create(file.path, contents, file.if_exists);
+    }
+
+    /// [`Plan::create_file`] for a Rust file whose `contents` are already what rustfmt (default
+    /// configuration, edition 2024) makes of them, as `init`'s templates render for every valid
+    /// input (tests/init_rustfmt.rs checks it). rustfmt is then not run on it, which is most of
+    /// the time of `init`; it still is when a `rustfmt.toml` or `.rustfmt.toml` applies in the
+    /// project root, when the project's edition is not 2024, or when another operation of the
+    /// plan inserts into the file.
+    pub fn create_file_preformatted(&mut self, file: FileSpec, contents: impl Into<String>) {
+        self.preformatted.insert(file.path.clone());
+        self.create_file(file, contents);
     }
 
     /// Adds the line `line` to the sorted `pub mod` run above the marker `marker` in `path`
@@ -534,6 +548,10 @@ impl Plan {
         // A root that does not exist yet (`manifests --output-dir /new/dir`) holds no file.
         let dir = Dir::open_ambient_dir(&self.root, ambient_authority()).ok();
         let edition = rust_edition(dir.as_ref());
+        let mut checker = PathCheck::new(&self.root);
+        // Whether text rendered already formatted for the default configuration is what
+        // rustfmt would make of it here.
+        let default_format = edition == "2024" && super::rustfmt::config_file(&self.root).is_none();
         for op in &self.ops {
             let is_rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
             if let FileOp::Insert { path, .. } | FileOp::InsertSorted { path, .. } = op
@@ -548,7 +566,7 @@ impl Plan {
                 | FileOp::Remove { path }
                 | FileOp::EnsureDependency { path, .. } => path,
             };
-            check_path(&self.root, rel)?;
+            checker.check(rel)?;
             if !files.contains_key(rel) {
                 let read = dir.as_ref().map(|d| d.read_to_string(rel));
                 let original = match read {
@@ -575,8 +593,9 @@ impl Plan {
                     let exists_on_disk = entry.0.is_some();
                     let mut write = |entry: &mut (Option<String>, Option<String>)| {
                         entry.1 = Some(contents.clone());
-                        let as_is =
-                            self.tool_owned.contains_key(rel) || self.verbatim.contains(rel);
+                        let as_is = self.tool_owned.contains_key(rel)
+                            || self.verbatim.contains(rel)
+                            || (default_format && self.preformatted.contains(rel));
                         if is_rust(rel) && !as_is {
                             format_rust.insert(rel.clone());
                         }
@@ -710,7 +729,7 @@ impl Plan {
             let untracked: Vec<PathBuf> = self.untracked.iter().cloned().collect();
             let records = owned::records(old_manifest.as_deref(), &written, &untracked);
             for (rel, text) in records {
-                check_path(&self.root, &rel)?;
+                checker.check(&rel)?;
                 let original = read(&rel)?;
                 finals.insert(rel, (original, text));
             }
@@ -736,8 +755,9 @@ impl Plan {
 
     /// Resolves the plan, then writes every created or updated file and removes every removed
     /// one, all or nothing, through
-    /// the journal of [`txn`]: each new file is staged (and fsynced) under `.rsbuilder/txn`,
-    /// the journal is committed, then the staged files are renamed into place. A write that
+    /// the journal of [`txn`]: each new file is staged under `.rsbuilder/txn`, made durable
+    /// (one `syncfs` of the file system, or an fsync per file where that is unavailable)
+    /// and the journal is committed, then the staged files are renamed into place. A write that
     /// fails before the commit discards the staged files; a rename that fails after it puts
     /// every file back (created files and directories removed, replaced files restored from a
     /// hard link). An apply a killed command left behind in this root is finished first.
@@ -889,49 +909,88 @@ fn insert_sorted(
 /// Rejects absolute paths, `..`, symlinks leading outside the root, and files standing
 /// where a directory is needed.
 fn check_path(root_path: &Path, rel: &Path) -> Result<(), ScaffoldError> {
-    let outside = || ScaffoldError::OutsideProject {
-        path: rel.to_path_buf(),
-    };
-    if rel.as_os_str().is_empty() {
-        return Err(outside());
+    PathCheck::new(root_path).check(rel)
+}
+
+/// [`check_path`] for the many paths of one plan: the root is canonicalized once, and a
+/// directory found to be a real directory inside the project is not examined again (a
+/// `manifests` run checks some 2,000 files below the same `config/crd/bases`, which cost a
+/// dozen system calls each). A plan-time check: the writes themselves go through the rooted
+/// handle, which refuses a link swapped in later.
+struct PathCheck<'r> {
+    root_path: &'r Path,
+    root: Option<PathBuf>,
+    dirs: std::collections::HashSet<PathBuf>,
+}
+
+impl<'r> PathCheck<'r> {
+    fn new(root_path: &'r Path) -> Self {
+        Self {
+            root_path,
+            root: None,
+            dirs: Default::default(),
+        }
     }
-    for c in rel.components() {
-        if !matches!(c, Component::Normal(_)) {
+
+    fn check(&mut self, rel: &Path) -> Result<(), ScaffoldError> {
+        let outside = || ScaffoldError::OutsideProject {
+            path: rel.to_path_buf(),
+        };
+        if rel.as_os_str().is_empty() {
             return Err(outside());
         }
-    }
-    let root = root_path
-        .canonicalize()
-        .unwrap_or_else(|_| root_path.to_path_buf());
-    let mut cur = root_path.to_path_buf();
-    let comps: Vec<_> = rel.components().collect();
-    for (i, c) in comps.iter().enumerate() {
-        cur.push(c);
-        let Ok(meta) = std::fs::symlink_metadata(&cur) else {
-            break; // does not exist yet: nothing further down exists either
-        };
-        if meta.file_type().is_symlink() {
-            let inside = match cur.canonicalize() {
-                Ok(target) => target.starts_with(&root),
-                // A dangling link: judge it by where its text points.
-                Err(_) => dangling_link_inside(&cur, &root),
-            };
-            if !inside {
-                return Err(ScaffoldError::SymlinkEscape {
-                    path: rel.to_path_buf(),
-                    link: cur.clone(),
-                });
+        for c in rel.components() {
+            if !matches!(c, Component::Normal(_)) {
+                return Err(outside());
             }
         }
-        let is_last = i + 1 == comps.len();
-        if !is_last && !cur.is_dir() {
-            return Err(ScaffoldError::NotADirectory {
-                path: rel.to_path_buf(),
-                parent: cur.clone(),
-            });
+        let root_path = self.root_path;
+        let root = self
+            .root
+            .get_or_insert_with(|| {
+                root_path
+                    .canonicalize()
+                    .unwrap_or_else(|_| root_path.to_path_buf())
+            })
+            .clone();
+        let mut cur = root_path.to_path_buf();
+        let mut below = PathBuf::new();
+        let comps: Vec<_> = rel.components().collect();
+        for (i, c) in comps.iter().enumerate() {
+            cur.push(c);
+            below.push(c);
+            let is_last = i + 1 == comps.len();
+            if !is_last && self.dirs.contains(&below) {
+                continue; // checked for an earlier path of this plan
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&cur) else {
+                break; // does not exist yet: nothing further down exists either
+            };
+            if meta.file_type().is_symlink() {
+                let inside = match cur.canonicalize() {
+                    Ok(target) => target.starts_with(&root),
+                    // A dangling link: judge it by where its text points.
+                    Err(_) => dangling_link_inside(&cur, &root),
+                };
+                if !inside {
+                    return Err(ScaffoldError::SymlinkEscape {
+                        path: rel.to_path_buf(),
+                        link: cur.clone(),
+                    });
+                }
+            }
+            if !is_last {
+                if !cur.is_dir() {
+                    return Err(ScaffoldError::NotADirectory {
+                        path: rel.to_path_buf(),
+                        parent: cur.clone(),
+                    });
+                }
+                self.dirs.insert(below.clone());
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Whether the dangling symbolic link `link` points inside `root` (canonical), judged from the

@@ -504,7 +504,15 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
             plan.create_tool_owned(path, contents, layout::IfExists::Error);
             continue;
         }
-        plan.create_file(layout::init_file(path), contents);
+        if path.ends_with(".rs") {
+            // Every init template renders rustfmt-clean: user input reaches Rust files only
+            // in comments (never rewrapped) and string literals whose lines stay within
+            // rustfmt's width for every valid name, except the Lease name, a struct field
+            // rustfmt leaves as it is however long (tests/init_rustfmt.rs).
+            plan.create_file_preformatted(layout::init_file(path), contents);
+        } else {
+            plan.create_file(layout::init_file(path), contents);
+        }
     }
     Ok(plan)
 }

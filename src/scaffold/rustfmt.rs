@@ -35,7 +35,7 @@ pub fn format_all(files: &[(&Path, &str)], edition: &str, root: &Path) -> Vec<Op
 }
 
 /// The rustfmt configuration file that rustfmt would use for a file in `root`.
-fn config_file(root: &Path) -> Option<PathBuf> {
+pub(crate) fn config_file(root: &Path) -> Option<PathBuf> {
     root.ancestors()
         .flat_map(|dir| [dir.join("rustfmt.toml"), dir.join(".rustfmt.toml")])
         .find(|p| p.is_file())

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::GeneratedCrd;
 use super::apiserver_rules;
 use super::derive::{Deriver, Member, run_transforms};
-use super::kube_attrs::{self, KubeAttrs, SchemaMode};
+use super::kube_attrs::{KubeAttrs, SchemaMode};
 use super::resolve::ModId;
 use super::storage::StorageChoice;
 
@@ -27,14 +27,16 @@ pub struct Found {
     pub crd: apiext::CustomResourceDefinition,
 }
 
-/// Builds the CRD of the spec type `ident` (module `m`); diagnostics go to the deriver.
+/// Builds the CRD of the spec type `ident` (module `m`), whose `#[kube]` attributes gave
+/// `parsed` ([`super::kube_attrs::parse`], called once by the caller); diagnostics go to the
+/// deriver, the attributes' errors among them.
 pub fn one_version(
     d: &mut Deriver<'_, '_>,
     m: ModId,
     ident: &syn::Ident,
-    attrs: &[syn::Attribute],
+    parsed: syn::Result<KubeAttrs>,
 ) -> Option<Found> {
-    let k = match kube_attrs::parse(ident, attrs) {
+    let k = match parsed {
         Ok(k) => k,
         Err(e) => {
             for one in e {

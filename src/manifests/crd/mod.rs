@@ -536,8 +536,13 @@ struct Version {
 
 /// A custom resource of a share, before or after its derivation.
 enum Pending<'k> {
-    /// To derive when its kind's turn comes: `(module, ident, attributes)`.
-    Derive(resolve::ModId, &'k syn::Ident, &'k [syn::Attribute]),
+    /// To derive when its kind's turn comes: `(module, ident, attributes, what they say)`.
+    Derive(
+        resolve::ModId,
+        &'k syn::Ident,
+        &'k [syn::Attribute],
+        Box<kube_attrs::KubeAttrs>,
+    ),
     /// Derived already (its kind was known only from the outcome), or failed without a
     /// derivation (behind an undecided `cfg`).
     Done(Box<Version>),
@@ -553,16 +558,23 @@ fn fallback_key(ident: &syn::Ident, attrs_: &[syn::Attribute]) -> (String, Strin
     )
 }
 
-/// Derives one custom resource: its `(group, kind)` and its [`Version`].
+/// Derives one custom resource: its `(group, kind)` and its [`Version`]. `parsed` is what
+/// [`kube_attrs::parse`] made of `attrs_`, read once by the caller (darling's parse clones
+/// every attribute of the item; a large crate has thousands of custom resources).
 fn derive_version(
     krate: &resolve::Crate<'_>,
     deriver: &mut derive::Deriver<'_, '_>,
     m: resolve::ModId,
     ident: &syn::Ident,
     attrs_: &[syn::Attribute],
+    parsed: syn::Result<kube_attrs::KubeAttrs>,
 ) -> ((String, String), Version) {
+    let file_name = parsed.as_ref().ok().map(|k| {
+        let (_, plural) = k.names();
+        format!("{}_{plural}.yaml", k.group)
+    });
     let start = deriver.diags.len();
-    let found = assemble::one_version(deriver, m, ident, attrs_);
+    let found = assemble::one_version(deriver, m, ident, parsed);
     let diags = deriver.diags.split_off(start);
     let (group, kind, version, root) = match &found {
         Some(f) => (
@@ -583,10 +595,6 @@ fn derive_version(
         }
     };
     let site = version_site(krate, m, ident, version, root);
-    let file_name = kube_attrs::parse(ident, attrs_).ok().map(|k| {
-        let (_, plural) = k.names();
-        format!("{}_{plural}.yaml", k.group)
-    });
     (
         (group, kind),
         Version {
@@ -627,12 +635,12 @@ fn derive_share<T>(
                 kinds
                     .entry(key)
                     .or_default()
-                    .push(Pending::Derive(m, ident, attrs_));
+                    .push(Pending::Derive(m, ident, attrs_, Box::new(k)));
             }
             // Unreadable attributes (no derivation happens), or a kind the attributes spell
             // in a way the token scan reads differently: filed by the outcome.
-            _ => {
-                let (key, v) = derive_version(&krate, &mut deriver, m, ident, attrs_);
+            parsed => {
+                let (key, v) = derive_version(&krate, &mut deriver, m, ident, attrs_, parsed);
                 kinds
                     .entry(key)
                     .or_default()
@@ -669,8 +677,8 @@ fn derive_share<T>(
         let versions: Vec<Version> = pending
             .into_iter()
             .map(|p| match p {
-                Pending::Derive(m, ident, attrs_) => {
-                    derive_version(&krate, &mut deriver, m, ident, attrs_).1
+                Pending::Derive(m, ident, attrs_, k) => {
+                    derive_version(&krate, &mut deriver, m, ident, attrs_, Ok(*k)).1
                 }
                 Pending::Done(v) => *v,
             })

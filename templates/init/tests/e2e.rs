@@ -31,7 +31,9 @@ fn kubectl(args: &[&str], stdin: Option<&str>) -> String {
         .unwrap_or_else(|e| panic!("cannot run kubectl (is it installed?): {e}"));
     let mut input = child.stdin.take().expect("stdin is piped");
     if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).expect("writing to kubectl");
+        input
+            .write_all(text.as_bytes())
+            .expect("writing to kubectl");
     }
     drop(input);
     let out = child.wait_with_output().expect("waiting for kubectl");
@@ -60,7 +62,14 @@ fn deploy() {
     kubectl(&["apply", "-f", "-"], Some(&rendered));
     let deployment = format!("deployment/{PREFIX}controller-manager");
     kubectl(
-        &["rollout", "status", &deployment, "-n", NAMESPACE, "--timeout=180s"],
+        &[
+            "rollout",
+            "status",
+            &deployment,
+            "-n",
+            NAMESPACE,
+            "--timeout=180s",
+        ],
         None,
     );
 }
@@ -93,14 +102,29 @@ fn metrics() -> String {
     kubectl(&["apply", "-f", "-"], Some(&binding));
     // Reachable also when config/network-policy is deployed.
     kubectl(
-        &["label", "--overwrite", "namespace", NAMESPACE, "metrics=enabled"],
+        &[
+            "label",
+            "--overwrite",
+            "namespace",
+            NAMESPACE,
+            "metrics=enabled",
+        ],
         None,
     );
     let token = kubectl(&["create", "token", &account, "-n", NAMESPACE], None);
-    let url = format!("https://{PREFIX}controller-manager-metrics-service.{NAMESPACE}.svc:8443/metrics");
+    let url =
+        format!("https://{PREFIX}controller-manager-metrics-service.{NAMESPACE}.svc:8443/metrics");
     let pod = "e2e-curl-metrics";
     kubectl(
-        &["delete", "pod", pod, "-n", NAMESPACE, "--ignore-not-found", "--wait"],
+        &[
+            "delete",
+            "pod",
+            pod,
+            "-n",
+            NAMESPACE,
+            "--ignore-not-found",
+            "--wait",
+        ],
         None,
     );
     let auth = format!("Authorization: Bearer {}", token.trim());
@@ -125,7 +149,15 @@ fn metrics() -> String {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let phase = kubectl(
-            &["get", "pod", pod, "-n", NAMESPACE, "-o", "jsonpath={.status.phase}"],
+            &[
+                "get",
+                "pod",
+                pod,
+                "-n",
+                NAMESPACE,
+                "-o",
+                "jsonpath={.status.phase}",
+            ],
             None,
         );
         match phase.trim() {
@@ -134,12 +166,17 @@ fn metrics() -> String {
                 "reading the metrics failed:\n{}",
                 kubectl(&["logs", pod, "-n", NAMESPACE], None)
             ),
-            _ if Instant::now() > deadline => panic!("the metrics pod is still {phase:?} after 120 s"),
+            _ if Instant::now() > deadline => {
+                panic!("the metrics pod is still {phase:?} after 120 s")
+            }
             _ => std::thread::sleep(Duration::from_secs(2)),
         }
     }
     let body = kubectl(&["logs", pod, "-n", NAMESPACE], None);
-    kubectl(&["delete", "pod", pod, "-n", NAMESPACE, "--ignore-not-found"], None);
+    kubectl(
+        &["delete", "pod", pod, "-n", NAMESPACE, "--ignore-not-found"],
+        None,
+    );
     body
 }
 
