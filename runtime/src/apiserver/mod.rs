@@ -2,6 +2,7 @@
 //! An aggregated (extension) Kubernetes API server for kinds defined as Rust types, following
 //! k8s.io/apiserver's behaviour (docs/apiserver.md).
 //!
+//! - [`admission`]: defaulting and validation written in Rust, per kind;
 //! - [`auth`]: delegated authentication and authorization (front proxy, client
 //!   certificates, TokenReview, SubjectAccessReview);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
@@ -12,6 +13,7 @@
 //! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
 //!   [`table`] and [`openapi`].
 
+pub mod admission;
 pub mod auth;
 #[cfg(feature = "etcd")]
 pub mod etcd;
