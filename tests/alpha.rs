@@ -7,6 +7,7 @@
 //! (with CI=true or RSBUILDER_E2E=1; skipped otherwise, as it takes minutes).
 
 mod common;
+use common::{read, tree};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,19 +15,11 @@ use std::process::{Command, Output};
 
 use sha2::Digest as _;
 
-/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
-const EPOCH_2026: &str = "1780272000";
 const MANIFEST: &str = ".rsbuilder/tool-owned.sha256";
 const DROPPED: &str = "rsbuilder-runtime/src/legacy.rs";
 
 fn rsbuilder(dir: &Path, args: &[&str]) -> Output {
-    Command::new(assert_cmd::cargo::cargo_bin("rsbuilder"))
-        .current_dir(dir)
-        .args(args)
-        .env("SOURCE_DATE_EPOCH", EPOCH_2026)
-        .env_remove("RSBUILDER_FAULT_AT")
-        .output()
-        .unwrap()
+    common::rsbuilder(dir).args(args).output().unwrap()
 }
 
 fn run_ok(dir: &Path, args: &[&str]) -> String {
@@ -39,20 +32,6 @@ fn run_ok(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// Every file under `dir` (relative path, bytes), `target/` left out.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_entry(|e| e.file_name() != "target")
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
-            (rel, std::fs::read(e.path()).unwrap())
-        })
-        .collect()
 }
 
 /// The files that are not tool-owned nor rsbuilder's records: the user's.
@@ -80,10 +59,6 @@ fn sha256_hex(text: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-fn read(dir: &Path, rel: &str) -> String {
-    std::fs::read_to_string(dir.join(rel)).unwrap()
 }
 
 fn write(dir: &Path, rel: &str, text: &str) {
@@ -600,4 +575,105 @@ fn a_generated_project_builds_and_passes_its_tests() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// What `alpha generate` re-runs for a PROJECT entry (each options type's
+/// `from_project_resource`) is what the command was asked for: the options of `create api`,
+/// `create webhook` and `create apiserver` come back from the entries they recorded.
+#[test]
+fn options_from_project_entries_are_the_options_that_made_them() {
+    use rsbuilder::scaffold::{api, apiserver, webhook};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("round-trip");
+    std::fs::create_dir(&dir).unwrap();
+    run_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "example.com/round-trip",
+        ],
+    );
+    let crd = api::ApiOptions {
+        group: "ai".into(),
+        version: "v1".into(),
+        kind: "Person".into(),
+        resource: true,
+        controller: true,
+        namespaced: false,
+        plural: Some("people".into()),
+        force: false,
+    };
+    api::run(&dir, &crd).unwrap();
+    let v2 = api::ApiOptions {
+        version: "v2".into(),
+        controller: false,
+        ..crd.clone()
+    };
+    api::run(&dir, &v2).unwrap();
+    let builtin = api::ApiOptions {
+        group: "apps".into(),
+        version: "v1".into(),
+        kind: "Deployment".into(),
+        resource: false,
+        controller: true,
+        namespaced: true,
+        plural: None,
+        force: false,
+    };
+    api::run(&dir, &builtin).unwrap();
+    let hooks = webhook::WebhookOptions {
+        group: "ai".into(),
+        version: "v1".into(),
+        kind: "Person".into(),
+        defaulting: true,
+        validation: true,
+        conversion: true,
+        spoke: vec!["v2".into()],
+        defaulting_path: Some("/default-person".into()),
+        validation_path: None,
+        force: false,
+    };
+    webhook::run(&dir, &hooks).unwrap();
+    let served = apiserver::ApiServerOptions {
+        group: "db".into(),
+        version: "v1".into(),
+        kind: "Database".into(),
+        namespaced: false,
+        plural: None,
+        force: false,
+    };
+    apiserver::run(&dir, &served).unwrap();
+
+    let project = rsbuilder::model::Project::load(&dir).unwrap();
+    let entry = |group: &str, version: &str, kind: &str| {
+        project
+            .resources
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .unwrap_or_else(|| panic!("{group}/{version} {kind} in PROJECT"))
+    };
+    let person = entry("ai", "v1", "Person");
+    assert_eq!(api::ApiOptions::from_project_resource(person), crd);
+    assert_eq!(
+        api::ApiOptions::from_project_resource(entry("ai", "v2", "Person")),
+        v2
+    );
+    let deployment = entry("apps", "v1", "Deployment");
+    assert_eq!(api::ApiOptions::from_project_resource(deployment), builtin);
+    assert_eq!(
+        webhook::WebhookOptions::from_project_resource(person),
+        Some(hooks)
+    );
+    assert_eq!(
+        webhook::WebhookOptions::from_project_resource(deployment),
+        None
+    );
+    let database = entry("db", "v1", "Database");
+    assert_eq!(
+        apiserver::ApiServerOptions::from_project_resource(database),
+        served
+    );
 }

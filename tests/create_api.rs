@@ -3,37 +3,12 @@
 //! case D (message, exit code, and the tree byte for byte unchanged).
 
 mod common;
+use common::{rsbuilder, tree};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-
-/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
-const EPOCH_2026: &str = "1780272000";
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
-    cmd
-}
-
-/// Every file under `dir` (relative path → bytes), to compare trees byte for byte.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            (
-                rel.to_string_lossy().replace('\\', "/"),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
 
 /// `rsbuilder init` for `ai-operator` (domain `ai.example.com`) in a fresh temp dir.
 fn init_ai_operator() -> (tempfile::TempDir, PathBuf) {
@@ -927,6 +902,26 @@ fn kinds_that_clash_with_generated_names_are_refused() {
         1,
         &["--kind", "`Context`", "choose another kind"],
     );
+}
+
+/// Every kind name the generated Rust already uses (rsbuilder::model::reserved) is refused
+/// with the reason, before anything is written.
+#[test]
+fn every_reserved_kind_is_refused_with_its_reason() {
+    let (_tmp, dir) = init_ai_operator();
+    let names: Vec<&str> = rsbuilder::model::reserved::names().collect();
+    assert!(
+        names.contains(&"Option") && names.contains(&"Reconciler") && names.contains(&"Denied")
+    );
+    for name in names {
+        let why = rsbuilder::model::reserved::reason(name).unwrap();
+        assert_refused(
+            &dir,
+            &["--group", "ai", "--version", "v1", "--kind", name],
+            1,
+            &["--kind", &why, "choose another kind"],
+        );
+    }
 }
 
 #[test]

@@ -5,39 +5,11 @@
 //! installed).
 
 mod common;
+use common::{read, rsbuilder, tree};
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
 const DATABASE: &[&str] = &["--group", "db", "--version", "v1", "--kind", "Database"];
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", "1780272000");
-    cmd
-}
-
-/// Every file under `dir` (relative path → bytes).
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            (
-                rel.to_string_lossy().replace('\\', "/"),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn read(dir: &Path, rel: &str) -> String {
-    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
 
 /// `init` for `db-operator` (domain example.com) in a fresh temp dir.
 fn project() -> (tempfile::TempDir, PathBuf) {
@@ -105,6 +77,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
             "config/apiserver/service.yaml",
             "config/apiserver/service_account.yaml",
             "config/default/apiserver_replacements.yaml",
+            "config/network-policy/allow-apiserver-traffic.yaml",
             "config/samples/db_v1_database.yaml",
             "config/samples/kustomization.yaml",
             "src/apiserver/mod.rs",
@@ -123,8 +96,10 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         updated,
         [
             "Cargo.toml",
+            "Dockerfile",
             "PROJECT",
             "config/default/kustomization.yaml",
+            "config/network-policy/kustomization.yaml",
             "src/lib.rs"
         ]
     );
@@ -165,6 +140,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         ),
         "{cargo}"
     );
+    assert_image_runs_the_apiserver(&dir);
     let project = read(&dir, "PROJECT");
     assert!(
         project.contains("- domain: example.com\n  group: db\n  kind: Database\n  path: crate::apiserver::v1::Database\n  version: v1\n  apiServer:\n    namespaced: true\n"),
@@ -203,6 +179,71 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         read(&dir, "config/samples/db_v1_database.yaml")
             .contains("apiVersion: db.example.com/v1\nkind: Database\n")
     );
+}
+
+/// The image `make docker-build` builds holds /apiserver, and config/apiserver's Deployment
+/// runs it from the manager's image (the Makefile's `deploy` and `build-installer` set every
+/// `image: controller:latest` to IMG). Checked on the text: no test builds the image.
+fn assert_image_runs_the_apiserver(dir: &Path) {
+    let docker = read(dir, "Dockerfile");
+    let build = "# The aggregated API server (src/bin/apiserver.rs), which config/apiserver's Deployment runs.\nRUN cargo build --release --bin apiserver \\\n    && cp target/release/apiserver /apiserver\n# +kubebuilder:scaffold:dockerfile-builds\n";
+    let copy = "COPY --from=builder /manager /manager\nCOPY --from=builder /apiserver /apiserver\n# +kubebuilder:scaffold:dockerfile-binaries\n";
+    let build_at = docker.find(build).unwrap_or_else(|| panic!("{docker}"));
+    let copy_at = docker.find(copy).unwrap_or_else(|| panic!("{docker}"));
+    // Built in the builder stage, after the project's sources and the manager; copied into
+    // the final stage.
+    let final_stage = docker.find("\nFROM gcr.io/distroless/").unwrap();
+    assert!(
+        docker.find("COPY src/ src/").unwrap() < build_at,
+        "{docker}"
+    );
+    assert!(build_at < final_stage && final_stage < copy_at, "{docker}");
+    assert_eq!(docker.matches("--bin apiserver").count(), 1, "{docker}");
+    assert_eq!(
+        docker.matches("COPY --from=builder /apiserver").count(),
+        1,
+        "{docker}"
+    );
+    let deployment = read(dir, "config/apiserver/deployment.yaml");
+    assert!(
+        deployment
+            .contains("        image: controller:latest\n        command:\n        - /apiserver\n"),
+        "{deployment}"
+    );
+    assert!(
+        read(dir, "Makefile").contains("sed -e 's|image: controller:latest|image: ${IMG}|'"),
+        "the Makefile no longer sets the image of every Deployment"
+    );
+}
+
+#[test]
+fn a_changed_dockerfile_is_refused_with_what_to_add_by_hand() {
+    let (_tmp, dir) = project();
+    let path = dir.join("Dockerfile");
+    let docker = read(&dir, "Dockerfile");
+    let marker = "# +kubebuilder:scaffold:dockerfile-builds\n";
+    assert!(docker.contains(marker), "{docker}");
+    std::fs::write(&path, docker.replacen(marker, "", 1)).unwrap();
+    let err = refused(&dir, DATABASE);
+    for want in [
+        "Dockerfile has no `# +kubebuilder:scaffold:dockerfile-builds` marker",
+        "Nothing was written",
+        "cargo build --release --bin apiserver",
+        "COPY --from=builder /apiserver /apiserver",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+    std::fs::remove_file(&path).unwrap();
+    let err = refused(&dir, DATABASE);
+    assert!(err.contains("Dockerfile: missing"), "{err}");
+    // A Dockerfile that builds /apiserver already (added by hand) is left alone.
+    let by_hand = format!(
+        "{}\nRUN cargo build --release --bin apiserver && cp target/release/apiserver /apiserver\nCOPY --from=builder /apiserver /apiserver\n",
+        docker.replacen(marker, "", 1)
+    );
+    std::fs::write(&path, &by_hand).unwrap();
+    create_apiserver(&dir, DATABASE);
+    assert_eq!(read(&dir, "Dockerfile"), by_hand);
 }
 
 #[test]
@@ -258,6 +299,8 @@ fn a_second_kind_and_a_second_version_join_the_same_server() {
         &dir,
         &["--group", "db", "--version", "v2", "--kind", "Database"],
     );
+    // One build of /apiserver for every kind.
+    assert_image_runs_the_apiserver(&dir);
     let bin = read(&dir, "src/bin/apiserver.rs");
     for want in [
         "kinds.push(ApiKind::of::<db_operator::apiserver::v1::Database>()",
@@ -646,4 +689,65 @@ fn apiserver_and_webhook_share_one_replacements_list_in_either_order() {
         );
         find(&objs, "APIService", "v1.db.example.com");
     }
+}
+
+/// Every kind name the generated Rust already uses is refused by `create apiserver` too,
+/// with the reason `create api` gives.
+#[test]
+fn every_reserved_kind_is_refused_with_its_reason() {
+    let (_tmp, dir) = project();
+    for name in rsbuilder::model::reserved::names() {
+        let stderr = refused(&dir, &["--group", "db", "--version", "v1", "--kind", name]);
+        let why = rsbuilder::model::reserved::reason(name).unwrap();
+        assert!(
+            stderr.contains("--kind") && stderr.contains(&why),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains("choose another kind"), "{stderr}");
+    }
+}
+
+/// `create webhook` for a kind the aggregated API server serves says why it cannot: webhooks
+/// are for CRD kinds, and names the kind and where its admission lives.
+#[test]
+fn a_webhook_for_a_served_kind_is_refused_naming_the_api_server() {
+    let (_tmp, dir) = project();
+    create_apiserver(&dir, DATABASE);
+    let before = tree(&dir);
+    let out = rsbuilder(&dir)
+        .args(["create", "webhook"])
+        .args(DATABASE)
+        .arg("--defaulting")
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    for want in [
+        "db/v1 Database is served by this project's aggregated API server",
+        "for CRD kinds only",
+        "admission lives in the API server",
+    ] {
+        assert!(stderr.contains(want), "{want:?} not in:\n{stderr}");
+    }
+    assert!(!stderr.contains("create it first"), "{stderr}");
+    assert_eq!(before, tree(&dir), "a refused command wrote files");
+}
+
+/// `rsbuilder create --help` (and the command list of `rsbuilder --help`) name `apiserver`
+/// in the summary of `create`.
+#[test]
+fn create_help_mentions_apiserver() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let out = rsbuilder(tmp.path()).args(args).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let create = help(&["create", "--help"]);
+    let summary = &create[..create.find("Usage:").unwrap()];
+    assert!(summary.contains("apiserver"), "{create}");
+    let top = help(&["--help"]);
+    let line = top
+        .lines()
+        .find(|l| l.trim_start().starts_with("create "))
+        .unwrap_or_else(|| panic!("{top}"));
+    assert!(line.contains("(apiserver)"), "{top}");
 }

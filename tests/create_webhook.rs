@@ -3,38 +3,14 @@
 //! without losing user code, `--force`, built-in types, custom paths, and every refusal
 //! (message, exit code, and the tree byte for byte unchanged).
 
+mod common;
+use common::{read, rsbuilder, tree};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
-const EPOCH_2026: &str = "1780272000";
-
 const AIJOB: &[&str] = &["--group", "ai", "--version", "v1", "--kind", "AIJob"];
 const KIND_FILE: &str = "src/webhook/v1/aijob_webhook.rs";
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
-    cmd
-}
-
-/// Every file under `dir` (relative path → bytes).
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            (
-                rel.to_string_lossy().replace('\\', "/"),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).unwrap()
@@ -187,7 +163,9 @@ fn aijob_defaulting_and_validation() {
         "{project}"
     );
     // The server starts before the leader election, so it runs on every replica.
-    let server_at = main.find("rsbuilder_runtime::webhook::serve(").unwrap();
+    let server_at = main
+        .find("runner.serve_webhooks(webhook_certs, webhooks);")
+        .unwrap();
     assert!(
         server_at < main.find("runner.elect_leader()").unwrap(),
         "{main}"
@@ -195,11 +173,16 @@ fn aijob_defaulting_and_validation() {
     // The serving certificate is loaded before connecting to the cluster, so a bad
     // --webhook-cert-dir is reported without one.
     let certs_at = main
-        .find("let webhook_certs = if std::env::var(\"ENABLE_WEBHOOKS\")")
+        .find("let webhook_certs = rsbuilder_runtime::webhook::certificates(&args)?;")
         .unwrap();
     assert!(certs_at < main.find("Runner::start(").unwrap(), "{main}");
+    // The registrations come between the registry and its server.
+    let registry_at = main
+        .find("let webhooks = rsbuilder_runtime::webhook::Webhooks::new();")
+        .unwrap();
+    let registration_at = main.find("webhooks.defaulting::<").unwrap();
     assert!(
-        main.contains("if let Some(certs) = webhook_certs {"),
+        registry_at < registration_at && registration_at < server_at,
         "{main}"
     );
     // The webhook server's dependencies are the runtime's: Cargo.toml is unchanged.
@@ -750,13 +733,12 @@ fn a_main_without_the_certificates_marker_loads_the_certificate_at_the_server_st
     std::fs::write(&main_rs, main.replacen(marker, "", 1)).unwrap();
     create_webhook(&dir, &[AIJOB, &["--defaulting"]].concat());
     let main = std::fs::read_to_string(&main_rs).unwrap();
-    assert!(!main.contains("webhook_certs"), "{main}");
     let load_at = main
-        .find(
-            "let certs = rsbuilder_runtime::tls::Certificates::from_dir(&runner.args().webhook_cert_dir)",
-        )
+        .find("let webhook_certs = rsbuilder_runtime::webhook::certificates(runner.args())?;")
         .unwrap();
-    let serve_at = main.find("rsbuilder_runtime::webhook::serve(").unwrap();
+    let serve_at = main
+        .find("runner.serve_webhooks(webhook_certs, webhooks);")
+        .unwrap();
     assert!(load_at < serve_at, "{main}");
     assert!(main.find("Runner::start(").unwrap() < load_at, "{main}");
 }
@@ -913,7 +895,7 @@ fn a_kept_foo_next_to_required_fields_keeps_the_demo_with_valid_objects() {
 }
 
 #[test]
-fn a_missing_serving_certificate_explains_enable_webhooks() {
+fn a_missing_serving_certificate_is_explained_by_the_runtime_not_main() {
     let (_tmp, dir) = project(true);
     create_webhook(
         &dir,
@@ -927,16 +909,246 @@ fn a_missing_serving_certificate_explains_enable_webhooks() {
             "--defaulting",
         ],
     );
+    // main.rs only calls the runtime; the error text and ENABLE_WEBHOOKS are the runtime's
+    // (unit-tested in runtime/src/webhook/tests.rs), so every project has the same.
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
-    assert!(main.contains("set ENABLE_WEBHOOKS=false"), "{main}");
+    assert!(!main.contains("Certificates::from_dir"), "{main}");
+    assert!(!main.contains("use anyhow::Context;"), "{main}");
+    let runtime =
+        std::fs::read_to_string(dir.join("rsbuilder-runtime/src/webhook/mod.rs")).unwrap();
+    assert!(runtime.contains("pub fn certificates("), "{runtime}");
     assert!(
-        main.contains("(`make run ENABLE_WEBHOOKS=false`)"),
-        "{main}"
+        runtime.contains("(`make run {ENABLE_WEBHOOKS}=false`)"),
+        "{runtime}"
     );
-    assert!(
-        main.contains(
-            "tracing::warn!(\"ENABLE_WEBHOOKS=false: starting without the webhook server\")"
-        ),
-        "{main}"
+}
+
+/// A PROJECT written by hand (or by an older rsbuilder) may list a kind whose name the
+/// webhook files import: `create webhook` refuses it with the reason `create api` gives.
+#[test]
+fn every_reserved_kind_in_project_is_refused_with_its_reason() {
+    let (_tmp, dir) = project(false);
+    let names: Vec<&str> = rsbuilder::model::reserved::names().collect();
+    let mut text = read(&dir, "PROJECT").replace("resources: []\n", "");
+    if !text.contains("resources:") {
+        text = text.replace("version: \"3\"", "resources:\nversion: \"3\"");
+    }
+    let entries: String = names
+        .iter()
+        .map(|k| {
+            format!(
+                "- api:\n    crdVersion: v1\n    namespaced: true\n  domain: ai.example.com\n  group: ai\n  kind: {k}\n  path: crate::api::v1::{k}\n  version: v1\n"
+            )
+        })
+        .collect();
+    let text = text.replacen("resources:\n", &format!("resources:\n{entries}"), 1);
+    std::fs::write(dir.join("PROJECT"), text).unwrap();
+    for name in names {
+        let why = rsbuilder::model::reserved::reason(name).unwrap();
+        refused(
+            &dir,
+            &[
+                "--group",
+                "ai",
+                "--version",
+                "v1",
+                "--kind",
+                name,
+                "--defaulting",
+            ],
+            1,
+            &["--kind", &why, "choose another kind"],
+        );
+    }
+}
+
+/// The names a `use` tree brings into scope (`_` renames bring none). A glob of the
+/// runtime's webhook prelude brings the names that prelude lists; `super::*` (the tests
+/// modules) brings the enclosing module's own, checked there; `<kind>_types::*` the kinds.
+fn imported(tree: &syn::UseTree, prelude: &[String], out: &mut Vec<String>) {
+    fn walk(
+        tree: &syn::UseTree,
+        path: &mut Vec<String>,
+        prelude: &[String],
+        out: &mut Vec<String>,
+    ) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                path.push(p.ident.to_string());
+                walk(&p.tree, path, prelude, out);
+                path.pop();
+            }
+            syn::UseTree::Name(n) if n.ident != "self" => out.push(n.ident.to_string()),
+            syn::UseTree::Name(_) => out.push(path.last().cloned().unwrap_or_default()),
+            syn::UseTree::Rename(r) if r.rename != "_" => out.push(r.rename.to_string()),
+            syn::UseTree::Rename(_) => {}
+            syn::UseTree::Glob(_) => match path.join("::").as_str() {
+                // `super::*` (tests modules), and a version module's `pub use
+                // <kind>_types::*`, which re-exports the kinds themselves.
+                "super" => {}
+                types if types.ends_with("_types") && !types.contains("::") => {}
+                "rsbuilder_runtime::webhook::prelude" => out.extend(prelude.iter().cloned()),
+                other => panic!("a glob import of {other}: teach this test what it brings"),
+            },
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    walk(t, path, prelude, out);
+                }
+            }
+        }
+    }
+    walk(tree, &mut Vec::new(), prelude, out);
+}
+
+/// Each module's imports (nested modules separately), by module path.
+fn imports_by_module(file: &syn::File, prelude: &[String]) -> Vec<(String, Vec<String>)> {
+    fn module(
+        items: &[syn::Item],
+        name: String,
+        prelude: &[String],
+        out: &mut Vec<(String, Vec<String>)>,
+    ) {
+        let mut names = Vec::new();
+        for item in items {
+            match item {
+                syn::Item::Use(u) => imported(&u.tree, prelude, &mut names),
+                syn::Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        module(inner, format!("{name}::{}", m.ident), prelude, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((name, names));
+    }
+    let mut out = Vec::new();
+    module(&file.items, String::new(), prelude, &mut out);
+    out
+}
+
+/// The reserved-kind list is derived from what the templates import: a project with every
+/// kind of generated Rust file (CRD types and controller in two versions, a controller of a
+/// built-in type, defaulting, validating and conversion webhooks, webhooks of a built-in type,
+/// a kind served by the API server) imports, next to its kinds, only reserved names, and no
+/// module imports a name twice. A new `use` in a template fails here until the name is added
+/// to rsbuilder::model::reserved.
+#[test]
+fn every_name_the_kind_modules_import_is_reserved() {
+    let (_tmp, dir) = project(true);
+    let v2 = ["--group", "ai", "--version", "v2", "--kind", "AIJob"];
+    let deployment = ["--group", "apps", "--version", "v1", "--kind", "Deployment"];
+    let database = ["--group", "db", "--version", "v1", "--kind", "Database"];
+    for args in [
+        &["create", "api", "--controller=false"][..],
+        &["create", "api", "--resource=false", "--controller=true"],
+        &["create", "apiserver"],
+    ]
+    .iter()
+    .zip([&v2[..], &deployment, &database])
+    .map(|(cmd, gvk)| [*cmd, gvk].concat())
+    {
+        rsbuilder(&dir).args(&args).assert().success();
+    }
+    create_webhook(
+        &dir,
+        &[
+            AIJOB,
+            &[
+                "--defaulting",
+                "--programmatic-validation",
+                "--conversion",
+                "--spoke",
+                "v2",
+            ],
+        ]
+        .concat(),
     );
+    create_webhook(
+        &dir,
+        &[
+            &deployment[..],
+            &["--defaulting", "--programmatic-validation"],
+        ]
+        .concat(),
+    );
+
+    let runtime = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src/webhook/mod.rs"),
+    )
+    .unwrap();
+    let runtime = syn::parse_file(&runtime).unwrap();
+    let prelude: Vec<String> = runtime
+        .items
+        .iter()
+        .find_map(|i| match i {
+            syn::Item::Mod(m) if m.ident == "prelude" => m.content.as_ref(),
+            _ => None,
+        })
+        .expect("runtime::webhook::prelude")
+        .1
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Use(u) => Some(u),
+            _ => None,
+        })
+        .flat_map(|u| {
+            let mut names = Vec::new();
+            // `pub use super::{...}`: the names after `super`.
+            imported(&u.tree, &[], &mut names);
+            names
+        })
+        .collect();
+    assert!(prelude.contains(&"Denied".to_string()), "{prelude:?}");
+
+    let kinds = ["AIJob", "Deployment", "Database"];
+    let mut checked = 0;
+    for entry in walkdir::WalkDir::new(dir.join("src")) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(&dir)
+            .unwrap()
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        // A kind's own files hold it even without importing it by name: the types module
+        // defines it (kube-derive's `struct AIJob`), the conversion module names it by path
+        // next to its `Hub` alias.
+        let kind_file = [
+            "_types.rs",
+            "_controller.rs",
+            "_webhook.rs",
+            "_conversion.rs",
+        ]
+        .iter()
+        .any(|end| rel.ends_with(end));
+        for (module, names) in imports_by_module(&file, &prelude) {
+            let mut seen = std::collections::BTreeSet::new();
+            for n in &names {
+                assert!(seen.insert(n), "{rel}{module} imports {n} twice: {names:?}");
+            }
+            // A module that names a kind unqualified is where a kind's name can clash.
+            let holds_kind = kind_file && module.is_empty();
+            if !holds_kind && !names.iter().any(|n| kinds.contains(&n.as_str())) {
+                continue;
+            }
+            checked += 1;
+            for n in names.iter().filter(|n| !kinds.contains(&n.as_str())) {
+                if n.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    assert!(
+                        rsbuilder::model::reserved::reason(n).is_some(),
+                        "{rel}{module} imports `{n}` next to a kind, but rsbuilder::model::reserved does not list it"
+                    );
+                }
+            }
+        }
+    }
+    // Three types modules (ai v1 and v2, db v1), two controllers (AIJob, Deployment), two
+    // webhook modules and AIJob's conversion module.
+    assert_eq!(checked, 8, "modules that hold a kind");
 }

@@ -3,36 +3,13 @@
 //! or, with `--force`, overwritten; setting the current value changes nothing; switching to
 //! namespaced warns about kinds a Role cannot grant. No generated project is compiled.
 
+mod common;
+use common::{rsbuilder, tree};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-
-/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
-const EPOCH_2026: &str = "1780272000";
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
-    cmd
-}
-
-/// Every file under `dir` (relative path → bytes).
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            (
-                rel.to_string_lossy().replace('\\', "/"),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
 
 /// Asserts two trees hold the same files with the same bytes, naming the files that differ.
 fn assert_same_tree(got: &Path, want: &Path) {
@@ -493,4 +470,32 @@ fn edit_owner_alone_on_a_header_of_ones_own_is_refused() {
             .unwrap()
             .contains("license")
     );
+}
+
+/// `edit --help` names exactly the files `init` writes differently for the two settings, no
+/// file `init` no longer writes.
+#[test]
+fn help_names_the_files_the_setting_switches() {
+    let (_a, cluster) = init(&[]);
+    let (_b, namespaced) = init(&["--namespaced"]);
+    let (one, other) = (tree(&cluster), tree(&namespaced));
+    let differing: Vec<&str> = one
+        .iter()
+        .filter(|(p, bytes)| p.as_str() != "PROJECT" && other.get(*p) != Some(bytes))
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert_eq!(differing, SWITCHED);
+    let out = rsbuilder(&cluster)
+        .args(["edit", "--help"])
+        .assert()
+        .success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).replace('\n', " ");
+    let listed = help
+        .split_once("differently for the setting (")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(list, _)| list)
+        .unwrap_or_else(|| panic!("{help}"));
+    let mut listed: Vec<&str> = listed.split(',').map(str::trim).collect();
+    listed.sort_unstable();
+    assert_eq!(listed, SWITCHED, "{help}");
 }

@@ -3,17 +3,12 @@
 //! every metric a query names checked against what the runtime's `/metrics` serves
 //! (`rsbuilder_runtime::metrics::Metrics::encode`, the body of `GET /metrics`).
 
+mod common;
+use common::rsbuilder;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
-
-use assert_cmd::Command;
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir);
-    cmd
-}
 
 fn init(dir: &Path) {
     rsbuilder(dir)
@@ -216,4 +211,81 @@ fn unknown_plugins_and_missing_projects_are_refused() {
         .assert()
         .failure();
     assert!(!tmp.path().join("grafana").exists());
+}
+
+/// config.yaml shows the exact call that registers a metric with the manager's registry, and
+/// that call, made on the runtime's `Metrics`, serves the metric under the name the example
+/// entry of config.yaml lists.
+#[test]
+fn config_yaml_shows_the_registration_call_that_the_runtime_serves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    init(dir);
+    rsbuilder(dir)
+        .args(["edit", "--plugins", "grafana"])
+        .assert()
+        .success();
+    let config = std::fs::read_to_string(dir.join("grafana/custom-metrics/config.yaml")).unwrap();
+    let call = r#"runner.manager().metrics.register("foo_reconcile_items", "Items reconciled", items.clone());"#;
+    assert!(config.contains(call), "{config}");
+    assert!(
+        config.contains("use rsbuilder_runtime::prometheus_client::metrics::counter::Counter;"),
+        "{config}"
+    );
+    assert!(
+        config.contains("#   - metric: foo_reconcile_items_total "),
+        "{config}"
+    );
+
+    // The same call on the runtime's metrics (`runner.manager().metrics` is an Arc of them).
+    let metrics = rsbuilder_runtime::metrics::Metrics::default();
+    let items = rsbuilder_runtime::prometheus_client::metrics::counter::Counter::<u64>::default();
+    metrics.register("foo_reconcile_items", "Items reconciled", items.clone());
+    items.inc();
+    let served = metrics.encode();
+    assert!(
+        served.contains("\nfoo_reconcile_items_total 1\n"),
+        "{served}"
+    );
+}
+
+/// A second `edit --plugins grafana` says what happened: nothing changed, or which dashboards
+/// it refreshed.
+#[test]
+fn a_second_run_says_the_plugin_is_already_there_or_what_it_refreshed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    init(dir);
+    let run = || {
+        let out = rsbuilder(dir)
+            .args(["edit", "--plugins", "grafana"])
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let first = run();
+    assert!(
+        first.contains("grafana/controller-runtime-metrics.json"),
+        "{first}"
+    );
+    assert!(!first.contains("already"), "{first}");
+    let second = run();
+    assert_eq!(
+        second,
+        "The grafana plugin is already applied (PROJECT records grafana.kubebuilder.io/v1-alpha) and its dashboards are up to date; nothing changed. List your own metrics in grafana/custom-metrics/config.yaml, then run this again for their dashboard.\n"
+    );
+    std::fs::write(
+        dir.join("grafana/custom-metrics/config.yaml"),
+        "customMetrics:\n  - metric: aijob_gpus_requested\n    type: gauge\n",
+    )
+    .unwrap();
+    let third = run();
+    assert!(
+        third.contains("create  grafana/custom-metrics/custom-metrics-dashboard.json"),
+        "{third}"
+    );
+    assert!(
+        third.contains("The grafana plugin was already applied; refreshed 1 dashboard from"),
+        "{third}"
+    );
 }

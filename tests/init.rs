@@ -2,39 +2,13 @@
 //! refusal (exit code 1, a message naming the flag or file, nothing written).
 
 mod common;
+use common::{rsbuilder, tree};
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use rsbuilder::scaffold::Plan;
-
-/// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
-const EPOCH_2026: &str = "1780272000";
-
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
-    cmd
-}
-
-/// Every file under `dir` (relative path → bytes), to compare trees byte for byte.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            (
-                rel.to_string_lossy().replace('\\', "/"),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
 
 /// A fresh directory named `name` inside a temp dir (the name is the default project name).
 fn project_dir(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {

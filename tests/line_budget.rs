@@ -1,8 +1,8 @@
 //! The size of what a user owns after the quick start (issue 12, "done when"): in the AIJob
 //! project (`init`, `create api`, `create webhook --defaulting --programmatic-validation`),
-//! the user-owned Rust outside test modules is at most 350 lines, and a second kind adds at
-//! most 150. The machinery is the runtime's (`rsbuilder-runtime/`, tool-owned), so it does
-//! not count.
+//! the user-owned Rust outside test modules is at most 280 lines (`src/main.rs` at most 55: the
+//! webhook server is the runtime's), and a second kind adds at most 150. The machinery is the
+//! runtime's (`rsbuilder-runtime/`, tool-owned), so it does not count.
 //!
 //! Counted: every `.rs` file of the project except `rsbuilder-runtime/` (tool-owned),
 //! `.rsbuilder/` (the records of tool-owned files) and `tests/` (integration tests, test code
@@ -104,7 +104,7 @@ fn print(title: &str, files: &[(String, usize, usize)]) {
 }
 
 #[test]
-fn the_quick_start_project_owns_at_most_350_lines_and_a_second_kind_adds_at_most_150() {
+fn the_quick_start_project_owns_at_most_280_lines_and_a_second_kind_adds_at_most_150() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ai-operator");
     std::fs::create_dir(&dir).unwrap();
@@ -159,9 +159,11 @@ fn the_quick_start_project_owns_at_most_350_lines_and_a_second_kind_adds_at_most
     }
     let (lines, _) = totals(&first);
     assert!(
-        lines <= 350,
-        "the quick start owns {lines} lines, more than 350"
+        lines <= 280,
+        "the quick start owns {lines} lines, more than 280"
     );
+    let main = first.iter().find(|(p, _, _)| p == "src/main.rs").unwrap();
+    assert!(main.1 <= 55, "src/main.rs has {} lines", main.1);
     let controller = first
         .iter()
         .find(|(p, _, _)| p == "src/controller/aijob_controller.rs")

@@ -191,6 +191,33 @@ const VARIANTS: &[Variant] = &[
         ],
     ),
     (
+        "apiserver",
+        &[],
+        &[
+            &[
+                "create",
+                "api",
+                "--group",
+                "ai",
+                "--version",
+                "v1",
+                "--kind",
+                "AIJob",
+            ],
+            &[
+                "create",
+                "apiserver",
+                "--group",
+                "data",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Database",
+                "--namespaced",
+            ],
+        ],
+    ),
+    (
         "namespaced",
         &["--namespaced"],
         &[&[
@@ -346,7 +373,7 @@ fn every_kustomization_renders_for_every_combination() {
         };
         match r.variant {
             "init" => assert!(!kinds.iter().any(|k| k.starts_with("CustomResource"))),
-            "api" | "namespaced" => {
+            "api" | "namespaced" | "apiserver" => {
                 assert!(has("CustomResourceDefinition/aijobs.ai.ai.example.com"));
                 assert!(has(&format!("{role_kind}/ai-operator-manager-role")));
             }
@@ -600,61 +627,166 @@ fn the_manager_runs_locked_down() {
             "{}: a Secret is rendered inline",
             r.variant
         );
-        let dep = find(&objs, "Deployment", "ai-operator-controller-manager").unwrap();
-        let pod = &dep["spec"]["template"]["spec"];
         let v = r.variant;
-        assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{v}");
-        // A high UID that no host user has (the distroless `nonroot` user, 65532).
-        let uid = pod["securityContext"]["runAsUser"].as_u64();
-        assert!(uid.is_some_and(|u| u >= 10000), "{v}: runAsUser {uid:?}");
+        // The manager's Deployment, and the aggregated API server's where there is one.
+        assert!(find(&objs, "Deployment", "ai-operator-controller-manager").is_some());
+        let deployments: Vec<&Value> = objs.iter().filter(|o| o["kind"] == "Deployment").collect();
         assert_eq!(
-            pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault",
+            deployments.len(),
+            if v == "apiserver" { 2 } else { 1 },
             "{v}"
         );
-        for host in ["hostNetwork", "hostPID", "hostIPC"] {
-            assert_ne!(pod[host], true, "{v}: {host}");
-        }
-        let containers = pod["containers"].as_array().unwrap();
-        assert!(!containers.is_empty());
-        for c in containers {
-            let sc = &c["securityContext"];
-            assert_eq!(sc["allowPrivilegeEscalation"], false, "{v}");
-            assert_eq!(sc["readOnlyRootFilesystem"], true, "{v}");
-            assert_ne!(sc["privileged"], true, "{v}");
+        for dep in deployments {
+            let pod = &dep["spec"]["template"]["spec"];
+            assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{v}");
+            // A high UID that no host user has (the distroless `nonroot` user, 65532).
+            let uid = pod["securityContext"]["runAsUser"].as_u64();
+            assert!(uid.is_some_and(|u| u >= 10000), "{v}: runAsUser {uid:?}");
             assert_eq!(
-                sc["capabilities"]["drop"],
-                serde_json::json!(["ALL"]),
+                pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault",
                 "{v}"
             );
-            assert!(sc["capabilities"]["add"].is_null(), "{v}");
-            for res in ["cpu", "memory"] {
-                assert!(
-                    c["resources"]["limits"][res].is_string(),
-                    "{v}: limits.{res}"
-                );
-                assert!(
-                    c["resources"]["requests"][res].is_string(),
-                    "{v}: requests.{res}"
-                );
+            for host in ["hostNetwork", "hostPID", "hostIPC"] {
+                assert_ne!(pod[host], true, "{v}: {host}");
             }
-            for env in c["env"].as_array().into_iter().flatten() {
-                let name = env["name"].as_str().unwrap_or("").to_uppercase();
-                let secretish = ["PASSWORD", "TOKEN", "SECRET", "KEY", "CREDENTIAL"]
-                    .iter()
-                    .any(|w| name.contains(w));
-                assert!(
-                    !(secretish && env["value"].is_string()),
-                    "{v}: {name} is set inline"
+            let containers = pod["containers"].as_array().unwrap();
+            assert!(!containers.is_empty());
+            for c in containers {
+                let sc = &c["securityContext"];
+                assert_eq!(sc["allowPrivilegeEscalation"], false, "{v}");
+                assert_eq!(sc["readOnlyRootFilesystem"], true, "{v}");
+                assert_ne!(sc["privileged"], true, "{v}");
+                assert_eq!(
+                    sc["capabilities"]["drop"],
+                    serde_json::json!(["ALL"]),
+                    "{v}"
                 );
+                assert!(sc["capabilities"]["add"].is_null(), "{v}");
+                for res in ["cpu", "memory"] {
+                    assert!(
+                        c["resources"]["limits"][res].is_string(),
+                        "{v}: limits.{res}"
+                    );
+                    assert!(
+                        c["resources"]["requests"][res].is_string(),
+                        "{v}: requests.{res}"
+                    );
+                }
+                for env in c["env"].as_array().into_iter().flatten() {
+                    let name = env["name"].as_str().unwrap_or("").to_uppercase();
+                    let secretish = ["PASSWORD", "TOKEN", "SECRET", "KEY", "CREDENTIAL"]
+                        .iter()
+                        .any(|w| name.contains(w));
+                    assert!(
+                        !(secretish && env["value"].is_string()),
+                        "{v}: {name} is set inline"
+                    );
+                }
             }
-        }
-        // Secrets only as mounted volumes, and only the webhook serving certificate.
-        for vol in pod["volumes"].as_array().into_iter().flatten() {
-            if let Some(secret) = vol["secret"]["secretName"].as_str() {
-                assert_eq!(secret, "webhook-server-cert", "{v}");
+            // Secrets only as mounted volumes, and only a serving certificate.
+            for vol in pod["volumes"].as_array().into_iter().flatten() {
+                if let Some(secret) = vol["secret"]["secretName"].as_str() {
+                    assert!(
+                        ["webhook-server-cert", "apiserver-serving-cert"].contains(&secret),
+                        "{v}: {secret}"
+                    );
+                }
             }
         }
     }
+}
+
+/// The aggregated API server is registered as issue 16 item 5 asks: an APIService whose
+/// caBundle cert-manager injects from the server's own Certificate (never
+/// insecureSkipTLSVerify), pointing at the rendered Service, and the delegated-auth bindings
+/// k8s.io/apiserver's delegated authentication and authorization need.
+#[test]
+fn the_aggregated_api_server_is_registered_over_verified_tls() {
+    let Some(all) = rendered() else { return };
+    let r = all.iter().find(|r| r.variant == "apiserver").unwrap();
+    let objs = objects(&r.renders["default"]);
+    let api = find(&objs, "APIService", "v1alpha1.data.ai.example.com").expect("APIService");
+    assert_eq!(api["spec"]["group"], "data.ai.example.com");
+    assert_eq!(api["spec"]["version"], "v1alpha1");
+    assert!(api["spec"]["insecureSkipTLSVerify"].is_null(), "{api}");
+    assert!(api["spec"]["groupPriorityMinimum"].as_u64().is_some());
+    let service = &api["spec"]["service"];
+    assert_eq!(service["namespace"], "ai-operator-system", "{api}");
+    let svc = find(&objs, "Service", service["name"].as_str().unwrap())
+        .unwrap_or_else(|| panic!("the APIService's Service {service} is not rendered"));
+    assert_eq!(svc["metadata"]["namespace"], "ai-operator-system");
+    assert_eq!(
+        svc["spec"]["selector"]["app.kubernetes.io/component"], "apiserver",
+        "{svc}"
+    );
+    let inject = api["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+        .as_str()
+        .expect("cert-manager.io/inject-ca-from");
+    let (ns, cert_name) = inject.split_once('/').unwrap();
+    let cert = find(&objs, "Certificate", cert_name)
+        .unwrap_or_else(|| panic!("inject-ca-from names {inject}, which is not rendered"));
+    assert_eq!(ns, cert["metadata"]["namespace"]);
+    // The certificate is valid for the Service's DNS name, as kube-apiserver dials it.
+    let dns: Vec<&str> = cert["spec"]["dnsNames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    let svc_dns = format!(
+        "{}.{}.svc",
+        svc["metadata"]["name"].as_str().unwrap(),
+        svc["metadata"]["namespace"].as_str().unwrap()
+    );
+    assert!(dns.contains(&svc_dns.as_str()), "{dns:?} lacks {svc_dns}");
+    // Delegated authentication and authorization.
+    let bindings: Vec<(String, String, String)> = objs
+        .iter()
+        .filter(|o| o["kind"] == "RoleBinding" || o["kind"] == "ClusterRoleBinding")
+        .filter(|o| {
+            o["subjects"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|s| s["name"] == "ai-operator-apiserver")
+        })
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap().to_owned(),
+                o["metadata"]["namespace"].as_str().unwrap_or("").to_owned(),
+                o["roleRef"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let has = |kind: &str, ns: &str, role: &str| {
+        bindings
+            .iter()
+            .any(|(k, n, r)| k == kind && n == ns && r == role)
+    };
+    assert!(
+        has("ClusterRoleBinding", "", "system:auth-delegator"),
+        "{bindings:?}"
+    );
+    assert!(
+        has(
+            "RoleBinding",
+            "kube-system",
+            "extension-apiserver-authentication-reader"
+        ),
+        "{bindings:?}"
+    );
+    // With config/network-policy on, the server's port is admitted and nothing else.
+    let with_policy = objects(&r.renders["default+network-policy"]);
+    let policy = find(
+        &with_policy,
+        "NetworkPolicy",
+        "ai-operator-allow-apiserver-traffic",
+    )
+    .expect("allow-apiserver-traffic");
+    assert_eq!(
+        policy["spec"]["ingress"],
+        serde_json::json!([{"ports": [{"port": 8443, "protocol": "TCP"}]}])
+    );
 }
 
 /// The RBAC rules of the roles bound to the manager's ServiceAccount: no wildcard, no access
@@ -736,7 +868,7 @@ fn rbac_is_least_privilege() {
         resources.sort();
         let expected: &[&str] = match v {
             "init" => &[],
-            "api" | "webhook" | "conversion" | "namespaced" => &[
+            "api" | "webhook" | "conversion" | "namespaced" | "apiserver" => &[
                 "ai.ai.example.com:aijobs:create,delete,get,list,patch,update,watch",
                 "ai.ai.example.com:aijobs/finalizers:update",
                 "ai.ai.example.com:aijobs/status:get,patch,update",
@@ -997,10 +1129,21 @@ fn samples_validate_against_their_crds() {
             continue;
         };
         variants += 1;
+        // A kind the aggregated API server serves has no CRD: its sample is checked by
+        // tests/e2e_apiserver.rs against the server instead.
+        let crd_samples: Vec<Value> = objects(samples)
+            .into_iter()
+            .filter(|o| o["apiVersion"] != "data.ai.example.com/v1alpha1")
+            .collect();
+        if r.variant == "apiserver" {
+            assert_eq!(crd_samples.len() + 1, objects(samples).len(), "{samples}");
+        }
+        // JSON documents are YAML documents.
+        let crd_samples_yaml: Vec<String> = crd_samples.iter().map(Value::to_string).collect();
         let crd_file = dir.join(format!("{}__crd.yaml", r.variant));
         let samples_file = dir.join(format!("{}__samples.yaml", r.variant));
         std::fs::write(&crd_file, crd).unwrap();
-        std::fs::write(&samples_file, samples).unwrap();
+        std::fs::write(&samples_file, crd_samples_yaml.join("\n---\n")).unwrap();
         let out = StdCommand::new("python3")
             .args(["-c", SAMPLES_AGAINST_CRDS])
             .arg(&crd_file)
@@ -1015,14 +1158,14 @@ fn samples_validate_against_their_crds() {
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
             report["checked"].as_u64(),
-            Some(objects(samples).len() as u64),
+            Some(crd_samples.len() as u64),
             "{}: {report}",
             r.variant
         );
         assert_eq!(report["failures"], serde_json::json!([]), "{}", r.variant);
     }
     assert_eq!(
-        variants, 5,
-        "api, webhook, cluster-scoped, conversion and namespaced have samples"
+        variants, 6,
+        "api, webhook, cluster-scoped, conversion, apiserver and namespaced have samples"
     );
 }

@@ -12,42 +12,19 @@
 //! each row to its test.
 
 mod common;
+use common::{rsbuilder, tree};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
-
-use assert_cmd::Command;
 
 /// 2026-06-01T00:00:00Z: fixes the copyright year in license headers.
 const EPOCH_2026: &str = "1780272000";
 const AIJOB: [&str; 6] = ["--group", "ai", "--version", "v1", "--kind", "AIJob"];
 const MODEL: [&str; 6] = ["--group", "ai", "--version", "v1", "--kind", "Model"];
 
-fn rsbuilder(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rsbuilder").expect("binary built");
-    cmd.current_dir(dir).env("SOURCE_DATE_EPOCH", EPOCH_2026);
-    cmd
-}
-
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("rsbuilder")
-}
-
-/// Every regular file under `dir` (relative path → bytes). Symbolic links are not followed.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap();
-            (
-                rel.to_string_lossy().replace('\\', "/"),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// Every directory under `dir`, relative, so that a failed command leaving an empty directory

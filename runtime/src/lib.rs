@@ -28,6 +28,10 @@ pub use manager::{Args, Manager, Options, Runner};
 /// endpoint beside the aggregated API, `ApiServer::serve`'s router) use the same version without
 /// a dependency of their own.
 pub use axum;
+/// Re-exported for the metric types a project registers with
+/// [`metrics::Metrics::register`] (`prometheus_client::metrics::counter::Counter`, ...), in the
+/// version the runtime encodes.
+pub use prometheus_client;
 /// Re-exported for `tokio_util::sync::CancellationToken`, the shutdown signal the runtime's
 /// servers take.
 pub use tokio_util;

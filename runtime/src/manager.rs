@@ -7,8 +7,8 @@
 //! metrics and probe servers.
 //!
 //! A project's `src/main.rs` calls [`Args::parse_with`], [`Runner::start`],
-//! [`Runner::spawn`] for each controller and webhook server, [`Runner::elect_leader`] and
-//! [`Runner::run`].
+//! [`Runner::spawn`] for each controller, [`Runner::serve_webhooks`] for the webhook server,
+//! [`Runner::elect_leader`] and [`Runner::run`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -354,6 +354,28 @@ impl Runner {
         self.tasks.spawn(task);
     }
 
+    /// Serves `webhooks` over HTTPS with `certs` on `[::]:--webhook-port` until shutdown, on
+    /// every replica, leader or not (the API server calls any ready pod behind the webhook
+    /// Service); `certs` is [`crate::webhook::certificates`], loaded before
+    /// [`Runner::start`]. With `None` (`ENABLE_WEBHOOKS=false`) nothing is served. The server
+    /// is a task of the runner: misconfigured webhooks ([`crate::webhook::Webhooks::router`])
+    /// or a port that cannot be bound stop the manager, which exits 1 naming them.
+    pub fn serve_webhooks(
+        &mut self,
+        certs: Option<tls::Certificates>,
+        webhooks: crate::webhook::Webhooks,
+    ) {
+        let Some(certs) = certs else { return };
+        let addr = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, self.args.webhook_port));
+        tracing::info!(%addr, "serving webhooks over HTTPS");
+        self.spawn(crate::webhook::serve(
+            addr,
+            certs,
+            webhooks,
+            self.mgr.shutdown.clone(),
+        ));
+    }
+
     /// With `--leader-elect`, waits until this replica holds the Lease; without it, returns
     /// at once. Returns `false` when shutdown began while waiting (start no controllers
     /// then). Errors: the Lease cannot be read or created (RBAC: `config/rbac/
@@ -649,5 +671,89 @@ pub fn init_tracing(format: LogFormat) {
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::webhook::{Defaulter, Denied, Webhooks};
+
+    const OPTIONS: Options = Options {
+        version: "0.0.0",
+        leader_election_id: "test.example.com",
+        namespaced: false,
+    };
+
+    struct Nothing;
+
+    impl Defaulter<ConfigMap> for Nothing {
+        async fn default(&self, _: &mut ConfigMap) -> Result<(), Denied> {
+            Ok(())
+        }
+    }
+
+    /// A runner as [`Runner::start`] leaves it, without a cluster: a client that answers
+    /// nothing, no metrics or probe servers.
+    fn runner(flags: &[&str]) -> Runner {
+        let (service, _handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        let args = Args::try_parse_from_with(&OPTIONS, [&["manager"], flags].concat()).unwrap();
+        Runner {
+            args,
+            mgr: Manager::for_tests(kube::Client::new(service, "default")),
+            tasks: JoinSet::new(),
+            servers: Servers {
+                tasks: JoinSet::new(),
+                shutdown: CancellationToken::new(),
+            },
+            leader: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn without_certificates_no_webhook_server_is_started() {
+        let mut runner = runner(&[]);
+        runner.serve_webhooks(None, Webhooks::new());
+        assert!(runner.tasks.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_webhook_server_is_a_task_of_the_runner_and_stops_at_shutdown() {
+        let mut runner = runner(&["--webhook-port", "0"]);
+        let certs = tls::Certificates::self_signed(&["localhost"]).unwrap();
+        let webhooks = Webhooks::new().defaulting::<ConfigMap, _>("/mutate--v1-configmap", Nothing);
+        runner.serve_webhooks(Some(certs), webhooks);
+        assert_eq!(runner.tasks.len(), 1);
+        runner.mgr.shutdown.cancel();
+        let done = tokio::time::timeout(Duration::from_secs(10), runner.tasks.join_next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        done.unwrap();
+    }
+
+    #[tokio::test]
+    async fn misregistered_webhooks_fail_the_server_task_with_the_reason() {
+        let mut runner = runner(&["--webhook-port", "0"]);
+        let certs = tls::Certificates::self_signed(&["localhost"]).unwrap();
+        let webhooks = Webhooks::new().defaulting::<ConfigMap, _>("mutate", Nothing);
+        runner.serve_webhooks(Some(certs), webhooks);
+        let err = runner
+            .tasks
+            .join_next()
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "webhooks: webhook path \"mutate\" must start with '/'"
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! authorization in front of it (TokenReview, then SubjectAccessReview, as controller-runtime's
 //! `filters.WithAuthenticationAndAuthorization`), and the `/healthz` and `/readyz` router.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
@@ -21,6 +21,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Metric;
 use prometheus_client::registry::Registry;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -42,9 +43,12 @@ type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 /// `controller_runtime_reconcile_time_seconds{controller}`; and, on Linux, the process metrics
 /// of Prometheus's Go and Rust clients (`process_cpu_seconds_total`,
 /// `process_resident_memory_bytes`, ... see [`ProcessCollector`]). The dashboards that
-/// `rsbuilder edit --plugins grafana` writes query exactly these names.
+/// `rsbuilder edit --plugins grafana` writes query exactly these names. A project adds its
+/// own metrics with [`Metrics::register`].
 pub struct Metrics {
-    registry: Registry,
+    // Behind a lock because the manager shares `Metrics` (`Arc`) and a project registers its
+    // own metrics after the manager made it; held only to register and to encode.
+    registry: Mutex<Registry>,
     reconcile_total: Family<ReconcileLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_time: HistogramFamily,
@@ -74,7 +78,7 @@ impl Default for Metrics {
         );
         registry.register_collector(Box::new(ProcessCollector));
         Self {
-            registry,
+            registry: Mutex::new(registry),
             reconcile_total,
             reconcile_errors,
             reconcile_time,
@@ -106,11 +110,36 @@ impl Metrics {
             .observe(duration.as_secs_f64());
     }
 
+    /// Adds a project's own metric (a prometheus-client `Counter`, `Gauge`, `Histogram` or
+    /// `Family` of them, re-exported as [`crate::prometheus_client`]) to what `/metrics`
+    /// serves, under `name` with the `help` text. Keep a clone of `metric` to update it:
+    /// clones share the value. prometheus-client appends `_total` to a counter's name, as the
+    /// OpenMetrics format asks. From `src/main.rs`, before the controllers start:
+    ///
+    /// ```
+    /// use rsbuilder_runtime::prometheus_client::metrics::counter::Counter;
+    /// # let metrics = rsbuilder_runtime::metrics::Metrics::default();
+    /// // metrics: runner.manager().metrics
+    /// let items = Counter::<u64>::default();
+    /// metrics.register("foo_reconcile_items", "Items reconciled", items.clone());
+    /// items.inc();
+    /// assert!(metrics.encode().contains("foo_reconcile_items_total 1"));
+    /// ```
+    ///
+    /// Registering a name twice serves it twice; the registry does not check.
+    pub fn register(&self, name: impl Into<String>, help: impl Into<String>, metric: impl Metric) {
+        self.registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .register(name, help, metric);
+    }
+
     /// All metrics in the OpenMetrics text format (ends with `# EOF`).
     pub fn encode(&self) -> String {
         let mut out = String::new();
+        let registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
         // Writing into a String cannot fail.
-        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
         out
     }
 }
@@ -485,6 +514,36 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_registered_metric_is_encoded_with_the_reconcile_metrics() {
+        let metrics = Metrics::default();
+        let items = Counter::<u64>::default();
+        metrics.register("foo_reconcile_items", "Items reconciled", items.clone());
+        let depth = prometheus_client::metrics::gauge::Gauge::<i64>::default();
+        metrics.register("foo_queue_depth", "Items waiting", depth.clone());
+        items.inc_by(3);
+        depth.set(7);
+        metrics.reconcile("aijob", Duration::from_millis(3), "success");
+        let text = metrics.encode();
+        assert!(
+            text.contains("# HELP foo_reconcile_items Items reconciled.\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# TYPE foo_reconcile_items counter\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nfoo_reconcile_items_total 3\n"), "{text}");
+        assert!(text.contains("\nfoo_queue_depth 7\n"), "{text}");
+        assert!(
+            text.contains(
+                r#"controller_runtime_reconcile_total{controller="aijob",result="success"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `kubernetes` client, over HTTPS with a self-signed certificate, against seed 004's Database kind defined as an operator defines a
 //! CRD kind (`#[derive(CustomResource)]`).
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/common/outside_tools.rs"]
 mod common;
 
 use std::io::{BufRead, BufReader, Write};

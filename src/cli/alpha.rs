@@ -80,8 +80,8 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     }
     if update.files.is_empty() {
         println!(
-            "The {} tool-owned files are those of rsbuilder {version}; nothing to do.",
-            update.tool_owned
+            "The {} are those of rsbuilder {version}; nothing to do.",
+            crate::scaffold::count(update.tool_owned, "tool-owned file")
         );
         return Ok(super::EXIT_OK);
     }
@@ -92,9 +92,14 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
         );
         return Ok(super::EXIT_OK);
     }
+    let need = match (args.dry_run, conflicts.len()) {
+        (true, _) => "would need",
+        (false, 1) => "needs",
+        (false, _) => "need",
+    };
     eprintln!(
-        "error: {} tool-owned file(s) {verb}need your attention:",
-        conflicts.len()
+        "error: {} {need} your attention:",
+        crate::scaffold::count(conflicts.len(), "tool-owned file")
     );
     for (path, outcome) in update.files.iter().filter(|(_, o)| o.is_conflict()) {
         let why = match outcome {

@@ -7,8 +7,8 @@ use std::path::Path;
 #[command(
     after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n  rsbuilder edit --license mit --owner \"Example Corp.\"   # headers, LICENSE, Cargo.toml\n  rsbuilder edit --plugins grafana     # Grafana dashboards under grafana/\n\n\
 Besides PROJECT, `edit --namespaced` switches every part of the project that `init` writes \
-differently for the setting (src/main.rs, src/manager.rs, config/manager/manager.yaml, \
-config/rbac/role.yaml, config/rbac/role_binding.yaml, README.md), as long as the part still \
+differently for the setting (src/main.rs, config/manager/manager.yaml, config/rbac/role.yaml, \
+config/rbac/role_binding.yaml, README.md), as long as the part still \
 holds what `init` wrote. If you changed such a part, nothing is written and the error shows \
 the change to make by hand; --force instead replaces the parts you changed with what `init` \
 writes, as long as the lines around them are unchanged (a whole file is never overwritten)."
@@ -81,7 +81,7 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
         // Checked (PROJECT, config.yaml) before any other edit writes.
         let grafana = crate::scaffold::grafana::plan(dir)?;
         if args.namespaced.is_none() && args.license.is_none() && args.owner.is_none() {
-            print!("{}", crate::scaffold::report(&grafana.apply()?));
+            print!("{}", crate::scaffold::grafana::report(&grafana.apply()?));
             return Ok(super::EXIT_OK);
         }
         eprintln!("error: pass --plugins on its own, not with --namespaced, --license or --owner");

@@ -41,7 +41,7 @@ pub struct Cli {
 pub enum Command {
     /// Initialize a new kube-rs operator project in the current directory.
     Init(init::InitArgs),
-    /// Scaffold a Kubernetes API (CRD type and controller) or webhook.
+    /// Scaffold a CRD and controller (api), a webhook, or an aggregated API kind (apiserver).
     #[command(subcommand)]
     Create(create::CreateCommand),
     /// Generate CRD, RBAC and webhook manifests from the Rust sources, without compiling them.

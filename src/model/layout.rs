@@ -58,8 +58,6 @@ pub const CARGO_TOML: &str = "Cargo.toml";
 pub const LIB_RS: &str = "src/lib.rs";
 /// `src/main.rs` (controller and webhook start markers).
 pub const MAIN_RS: &str = "src/main.rs";
-/// `src/tls.rs`, the serving certificate the webhook server loads.
-pub const TLS_RS: &str = "src/tls.rs";
 /// The project's Rust sources, read for CRDs, RBAC markers and license headers.
 pub const SRC_DIR: &str = "src";
 /// The project's integration tests.
@@ -71,6 +69,8 @@ pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
 /// `src/webhook/mod.rs`: the module tree of the webhooks, one module per version (the server
 /// is the runtime's).
 pub const WEBHOOK_MOD: &str = "src/webhook/mod.rs";
+/// `Dockerfile`: the image's build (binary build and copy markers).
+pub const DOCKERFILE: &str = "Dockerfile";
 /// `LICENSE`.
 pub const LICENSE: &str = "LICENSE";
 /// `README.md`.

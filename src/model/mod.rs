@@ -5,6 +5,7 @@ pub mod builtin;
 pub mod gvk;
 pub mod layout;
 pub mod project;
+pub mod reserved;
 pub mod validate;
 
 pub use gvk::{NameError, Resource};

@@ -337,35 +337,13 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
         if r.api.is_none() && !r.controller {
             continue;
         }
-        let opts = api::ApiOptions {
-            group: r.group.clone(),
-            version: r.version.clone(),
-            kind: r.kind.clone(),
-            resource: r.api.is_some(),
-            controller: r.controller,
-            namespaced: r.api.as_ref().is_none_or(|a| a.namespaced),
-            plural: r.plural.clone(),
-            force: false,
-        };
+        let opts = api::ApiOptions::from_project_resource(r);
         api::run(scratch, &opts)
             .with_context(|| format!("re-scaffolding from PROJECT: `create api` for {}", gvk(r)))?;
     }
     for r in &project.resources {
-        let Some(w) = &r.webhooks else { continue };
-        if !(w.defaulting || w.validation || w.conversion) {
+        let Some(opts) = webhook::WebhookOptions::from_project_resource(r) else {
             continue;
-        }
-        let opts = webhook::WebhookOptions {
-            group: r.group.clone(),
-            version: r.version.clone(),
-            kind: r.kind.clone(),
-            defaulting: w.defaulting,
-            validation: w.validation,
-            conversion: w.conversion,
-            spoke: w.spoke.clone(),
-            defaulting_path: w.defaulting_path.clone(),
-            validation_path: w.validation_path.clone(),
-            force: false,
         };
         webhook::check_flags(&opts).map_err(|usage| {
             anyhow::anyhow!(
@@ -387,20 +365,7 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
         .iter()
         .filter(|r| super::apiserver::is_served(r))
     {
-        let namespaced = r
-            .unknown
-            .get(super::apiserver::PROJECT_FIELD)
-            .and_then(|v| v.get("namespaced"))
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(true);
-        let opts = super::apiserver::ApiServerOptions {
-            group: r.group.clone(),
-            version: r.version.clone(),
-            kind: r.kind.clone(),
-            namespaced,
-            plural: r.plural.clone(),
-            force: false,
-        };
+        let opts = super::apiserver::ApiServerOptions::from_project_resource(r);
         super::apiserver::run(scratch, &opts).with_context(|| {
             format!(
                 "re-scaffolding from PROJECT: `create apiserver` for {}",

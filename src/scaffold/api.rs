@@ -23,7 +23,7 @@ use anyhow::{Context as _, Result, bail};
 use askama::Template;
 
 use crate::model::layout::{self, KindLayout};
-use crate::model::project::{self, ProjectResource, ResourceApi};
+use crate::model::project::{ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
 use crate::scaffold::{Plan, Resolved, ScaffoldError};
 
@@ -47,6 +47,24 @@ pub struct ApiOptions {
     pub plural: Option<String>,
     /// `--force`: re-render the kind's types, controller and sample files over existing ones.
     pub force: bool,
+}
+
+impl ApiOptions {
+    /// The flags that recreate PROJECT entry `r` (`alpha generate`): its GVK, `--resource`
+    /// when it records an API, `--controller` as recorded, its scope (namespaced when
+    /// unrecorded, as the flag's default) and its plural; never `--force`.
+    pub fn from_project_resource(r: &ProjectResource) -> Self {
+        Self {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            resource: r.api.is_some(),
+            controller: r.controller,
+            namespaced: r.api.as_ref().is_none_or(|a| a.namespaced),
+            plural: r.plural.clone(),
+            force: false,
+        }
+    }
 }
 
 /// Names the templates use, computed once from the resource and the project.
@@ -247,40 +265,6 @@ pub fn rust_header(plan: &Plan) -> Result<String, ScaffoldError> {
     Ok(String::new())
 }
 
-/// Names that the generated types and controller modules import or define; a kind with one of
-/// these names would not compile there.
-const RESERVED_KINDS: &[&str] = &[
-    "Action",
-    "Api",
-    "Arc",
-    "Client",
-    "Condition",
-    "Context",
-    "Controller",
-    "CustomResource",
-    "Deserialize",
-    "Duration",
-    "Error",
-    "Event",
-    "EventType",
-    "HashMap",
-    "Instant",
-    "JsonSchema",
-    "ListParams",
-    "Manager",
-    "Mutex",
-    "Patch",
-    "PatchParams",
-    "Reconciler",
-    "Recorder",
-    "Reporter",
-    "Resource",
-    "ResourceExt",
-    "Serialize",
-    "StreamExt",
-    "Time",
-];
-
 /// The crate name of the generated project: its project name with `-` as `_` (the name
 /// `init` gives the package).
 pub fn crate_name(project: &Project) -> String {
@@ -408,23 +392,9 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
         .into());
     }
     if resource.builtin.is_none() {
-        check_reserved(&resource.kind)?;
+        crate::model::reserved::check_kind(&resource.kind)?;
     }
     Ok((resource, existing))
-}
-
-fn check_reserved(kind: &str) -> Result<(), NameError> {
-    if RESERVED_KINDS.contains(&kind) {
-        return Err(NameError {
-            flag: "--kind".into(),
-            value: kind.into(),
-            reason: format!(
-                "the generated Rust modules already use the name `{kind}` (reserved: {}); choose another kind",
-                RESERVED_KINDS.join(", ")
-            ),
-        });
-    }
-    Ok(())
 }
 
 /// Builds the plan for `create api` in the project at `dir`, writing nothing.
@@ -435,24 +405,7 @@ fn check_reserved(kind: &str) -> Result<(), NameError> {
 /// markers and files are reported later, by [`Plan::resolve`] / [`Plan::apply`].
 pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
-    let mut project = Project::load_in(&plan).map_err(|e| {
-        if !plan.exists(project::FILE_NAME).unwrap_or(false) {
-            anyhow::anyhow!(
-                "no PROJECT file here ({}); run `rsbuilder init` first",
-                dir.display()
-            )
-        } else {
-            e
-        }
-    })?;
-    if !project.layout.iter().any(|l| l == project::LAYOUT) {
-        bail!(
-            "PROJECT in {} has layout {:?}; rsbuilder scaffolds into {} projects only",
-            dir.display(),
-            project.layout,
-            project::LAYOUT
-        );
-    }
+    let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, existing) = resolve_resource(&project, opts)?;
     let n = Names::new(&resource, &project);
     let files = KindLayout::of(&resource);

@@ -26,7 +26,7 @@ use anyhow::{Result, bail};
 use askama::Template;
 
 use crate::model::layout::{self, KindLayout, apiserver as files};
-use crate::model::project::{self, ProjectResource};
+use crate::model::project::ProjectResource;
 use crate::model::{NameError, Project, Resource};
 use crate::scaffold::api::{crate_name, rust_header};
 use crate::scaffold::{Plan, Resolved};
@@ -50,6 +50,28 @@ pub struct ApiServerOptions {
     pub plural: Option<String>,
     /// `--force`: re-render the kind's types and sample over existing ones.
     pub force: bool,
+}
+
+impl ApiServerOptions {
+    /// The flags that recreate PROJECT entry `r`, a served kind (`alpha generate`): its GVK,
+    /// plural, and the scope its [`PROJECT_FIELD`] field records (namespaced when absent, as
+    /// the flag's default); never `--force`.
+    pub fn from_project_resource(r: &ProjectResource) -> Self {
+        let namespaced = r
+            .unknown
+            .get(PROJECT_FIELD)
+            .and_then(|v| v.get("namespaced"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(true);
+        Self {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            namespaced,
+            plural: r.plural.clone(),
+            force: false,
+        }
+    }
 }
 
 /// Names the templates use.
@@ -116,6 +138,17 @@ struct ApiServiceYaml<'a> {
 }
 
 /// The files of `config/apiserver/` every served kind shares: (file name, rendered text).
+/// `config/network-policy/allow-apiserver-traffic.yaml`: the server's HTTPS port only.
+#[derive(Template)]
+#[template(
+    path = "apiserver/config/allow-apiserver-traffic.yaml",
+    escape = "none",
+    whitespace = "preserve"
+)]
+struct NetworkPolicyYaml<'a> {
+    n: &'a Names,
+}
+
 fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
     macro_rules! tpl {
         ($name:ident, $path:literal) => {{
@@ -186,9 +219,6 @@ fn render(t: &impl Template) -> Result<String> {
     Ok(text)
 }
 
-/// Names the generated types module imports; a kind of that name would not compile there.
-const RESERVED_KINDS: &[&str] = &["CustomResource", "Deserialize", "JsonSchema", "Serialize"];
-
 /// The `namespace:` and `namePrefix:` of `config/default/kustomization.yaml` (init writes
 /// `<project>-system` and `<project>-`), which the APIService's CA annotation and the
 /// certificate's DNS names must name. Errors: the file is missing or not YAML.
@@ -257,6 +287,43 @@ fn cargo_with_feature(text: &str) -> Result<Option<String>> {
     Ok(Some(text.replacen(INIT_LINE, NEW_LINE, 1)))
 }
 
+/// The Dockerfile's build of `/apiserver`, inserted at its `dockerfile-builds` marker: the
+/// binary `src/bin/apiserver.rs` (its runtime feature is on the dependency, so the first stage
+/// has already built it).
+const DOCKERFILE_BUILD: &str =
+    "# The aggregated API server (src/bin/apiserver.rs), which config/apiserver's Deployment runs.
+RUN cargo build --release --bin apiserver \\
+    && cp target/release/apiserver /apiserver";
+
+/// The Dockerfile's copy of `/apiserver` into the image, inserted at its `dockerfile-binaries`
+/// marker.
+const DOCKERFILE_COPY: &str = "COPY --from=builder /apiserver /apiserver";
+
+/// Whether the Dockerfile needs [`DOCKERFILE_BUILD`] and [`DOCKERFILE_COPY`]: `false` when it
+/// already builds `/apiserver` (a second served kind, a re-run). Errors, before anything is
+/// written: no Dockerfile, or one without the markers `init` writes (changed by the user, or
+/// from an earlier rsbuilder); the message says what to add by hand.
+fn dockerfile_needs_apiserver(text: Option<&str>) -> Result<bool> {
+    let path = Path::new(layout::DOCKERFILE);
+    let Some(text) = text else {
+        bail!(
+            "{}: missing; `rsbuilder create apiserver` adds the build of /apiserver to it. Restore it (rsbuilder init writes it), then re-run",
+            layout::DOCKERFILE
+        );
+    };
+    if text.contains("--bin apiserver") && text.contains(DOCKERFILE_COPY) {
+        return Ok(false);
+    }
+    for marker in ["dockerfile-builds", "dockerfile-binaries"] {
+        if let Err(e) = crate::scaffold::marker::locate(path, text, marker) {
+            bail!(
+                "{e}. Nothing was written: the image needs /apiserver, which config/apiserver's Deployment runs. `rsbuilder init` puts `# +kubebuilder:scaffold:dockerfile-builds` after the builder stage's `cargo build` of the manager and `# +kubebuilder:scaffold:dockerfile-binaries` after `COPY --from=builder /manager /manager`; or build it by hand (`cargo build --release --bin apiserver`, `cp target/release/apiserver /apiserver`, `{DOCKERFILE_COPY}`)"
+            );
+        }
+    }
+    Ok(true)
+}
+
 /// The fragment that lists [`DEFAULT_REPLACEMENTS`] in config/default (inserted at its
 /// `default-sections` marker; see [`super::default_replacements_fragment`]), or `None` when
 /// the entry is there.
@@ -278,17 +345,7 @@ fn replacements_fragment(text: &str) -> Result<Option<String>> {
 /// one a served version of the kind records. Errors name the flag.
 fn resolve(project: &Project, opts: &ApiServerOptions) -> Result<(Resource, Option<usize>)> {
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
-    if RESERVED_KINDS.contains(&opts.kind.as_str()) {
-        return Err(NameError {
-            flag: "--kind".into(),
-            value: opts.kind.clone(),
-            reason: format!(
-                "the generated types module already uses the name `{}`; choose another kind",
-                opts.kind
-            ),
-        }
-        .into());
-    }
+    crate::model::reserved::check_kind(&opts.kind)?;
     if let Some(crd) = project
         .resources
         .iter()
@@ -362,24 +419,7 @@ pub fn is_served(r: &ProjectResource) -> bool {
 /// scaffold markers are reported by [`Plan::resolve`] / [`Plan::apply`].
 pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
-    let mut project = Project::load_in(&plan).map_err(|e| {
-        if !plan.exists(project::FILE_NAME).unwrap_or(false) {
-            anyhow::anyhow!(
-                "no PROJECT file here ({}); run `rsbuilder init` first",
-                dir.display()
-            )
-        } else {
-            e
-        }
-    })?;
-    if !project.layout.iter().any(|l| l == project::LAYOUT) {
-        bail!(
-            "PROJECT in {} has layout {:?}; rsbuilder scaffolds into {} projects only",
-            dir.display(),
-            project.layout,
-            project::LAYOUT
-        );
-    }
+    let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, existing) = resolve(&project, opts)?;
     if !plan.exists(files::RUNTIME_MODULE)? {
         bail!(
@@ -389,6 +429,7 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     }
     let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
     let cargo = cargo_with_feature(&cargo)?;
+    let dockerfile = dockerfile_needs_apiserver(plan.read(layout::DOCKERFILE)?.as_deref())?;
     let default_text = plan
         .read(layout::DEFAULT_KUSTOMIZATION)?
         .unwrap_or_default();
@@ -459,6 +500,11 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     if let Some(cargo) = cargo {
         plan.create_file(layout::owned(layout::CARGO_TOML), cargo);
     }
+    // The image holds the binary that config/apiserver's Deployment runs.
+    if dockerfile {
+        plan.insert(layout::DOCKERFILE, "dockerfile-builds", DOCKERFILE_BUILD);
+        plan.insert(layout::DOCKERFILE, "dockerfile-binaries", DOCKERFILE_COPY);
+    }
 
     // Manifests.
     for (name, text) in config_files(&n)? {
@@ -467,6 +513,16 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
             text,
         );
     }
+    // Opt-in with config/network-policy, as the manager's and the webhook's policies are.
+    plan.create_file(
+        layout::shared("config/network-policy/allow-apiserver-traffic.yaml"),
+        render(&NetworkPolicyYaml { n: &n })?,
+    );
+    plan.insert(
+        layout::NETWORK_POLICY_KUSTOMIZATION,
+        "network-policy-resources",
+        "- allow-apiserver-traffic.yaml",
+    );
     plan.create_file(
         files::apiservice(&n.group, &n.version),
         render(&ApiServiceYaml { n: &n })?,

@@ -44,7 +44,14 @@ pub const CUSTOM_DASHBOARD: &str = "grafana/custom-metrics/custom-metrics-dashbo
 const CUSTOM_CONFIG_TEMPLATE: &str = "\
 # Custom metrics for grafana/custom-metrics/custom-metrics-dashboard.json, which
 # `rsbuilder edit --plugins grafana` writes from this list (one panel per metric).
-# Register the metrics in your manager's registry (rsbuilder_runtime::metrics), then list them:
+# Register each metric with the manager's registry in src/main.rs, after `Runner::start`
+# (keep a clone to update it; prometheus-client adds `_total` to a counter's name):
+#
+#   use rsbuilder_runtime::prometheus_client::metrics::counter::Counter;
+#   let items = Counter::<u64>::default();
+#   runner.manager().metrics.register(\"foo_reconcile_items\", \"Items reconciled\", items.clone());
+#
+# then list them:
 #
 # customMetrics:
 #   - metric: foo_reconcile_items_total # the metric's name as /metrics serves it (required)
@@ -112,6 +119,36 @@ pub fn plan(dir: &Path) -> Result<Plan> {
         plan.create_file(layout::owned(layout::PROJECT), project.render());
     }
     Ok(plan)
+}
+
+/// What `edit --plugins grafana` prints after applying [`plan`]: the files it created or
+/// updated, and, when PROJECT already recorded the plugin (a second run), that it refreshed
+/// them or that everything was already up to date.
+pub fn report(resolved: &[super::Resolved]) -> String {
+    let mut out = super::report(resolved);
+    let changed = |path: &str| {
+        resolved
+            .iter()
+            .any(|r| r.path == Path::new(path) && r.action != super::Action::Unchanged)
+    };
+    if changed(layout::PROJECT) {
+        return out;
+    }
+    let dashboards = [RUNTIME_DASHBOARD, RESOURCES_DASHBOARD, CUSTOM_DASHBOARD]
+        .into_iter()
+        .filter(|p| changed(p))
+        .count();
+    if dashboards == 0 {
+        out.push_str(&format!(
+            "The grafana plugin is already applied (PROJECT records {PLUGIN_KEY}) and its dashboards are up to date; nothing changed. List your own metrics in {CUSTOM_CONFIG}, then run this again for their dashboard.\n"
+        ));
+    } else {
+        out.push_str(&format!(
+            "The grafana plugin was already applied; refreshed {} from this rsbuilder and {CUSTOM_CONFIG}.\n",
+            super::count(dashboards, "dashboard")
+        ));
+    }
+    out
 }
 
 fn to_json(value: &Value) -> String {

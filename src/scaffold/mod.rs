@@ -49,6 +49,38 @@ pub(crate) fn default_replacements_fragment(
     )
 }
 
+/// PROJECT of the project at `dir`, read through `plan`, for a command that adds to an
+/// existing project (`create api`, `create apiserver`, `create webhook`).
+///
+/// Errors: no PROJECT file (run `rsbuilder init` first); a PROJECT that does not parse (the
+/// model's message, with file and line); a PROJECT of another layout, such as a Go
+/// Kubebuilder project, which rsbuilder does not scaffold into.
+pub(crate) fn load_project_or_explain(
+    plan: &Plan,
+    dir: &std::path::Path,
+) -> anyhow::Result<crate::model::Project> {
+    use crate::model::project;
+    let project = project::Project::load_in(plan).map_err(|e| {
+        if !plan.exists(project::FILE_NAME).unwrap_or(false) {
+            anyhow::anyhow!(
+                "no PROJECT file here ({}); run `rsbuilder init` first",
+                dir.display()
+            )
+        } else {
+            e
+        }
+    })?;
+    if !project.layout.iter().any(|l| l == project::LAYOUT) {
+        anyhow::bail!(
+            "PROJECT in {} has layout {:?}; rsbuilder scaffolds into {} projects only",
+            dir.display(),
+            project.layout,
+            project::LAYOUT
+        );
+    }
+    Ok(project)
+}
+
 /// Prints what a plan did, one line per file, in Kubebuilder's style (`create  config/...`).
 /// Unchanged files are not listed, nor rsbuilder's own records under `.rsbuilder/`.
 pub fn report(resolved: &[Resolved]) -> String {
@@ -66,8 +98,25 @@ pub fn report(resolved: &[Resolved]) -> String {
     out
 }
 
+/// `n` and `noun` for a message, the noun in the singular for one: `1 file`, `3 files`
+/// (nouns whose plural is `+s`).
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_name_one_in_the_singular() {
+        assert_eq!(super::count(0, "file"), "0 files");
+        assert_eq!(super::count(1, "file"), "1 file");
+        assert_eq!(super::count(3, "tool-owned file"), "3 tool-owned files");
+    }
+
     /// The command modules and the PROJECT model, with their paths for messages. They read
     /// the project through [`Plan`] (or [`engine::read`]) and write it only by applying a plan.
     const COMMANDS: &[(&str, &str)] = &[

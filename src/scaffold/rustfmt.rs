@@ -214,12 +214,12 @@ mod tests {
             return;
         }
         let root = tempfile::tempdir().unwrap();
-        let lib = "pub mod missing;\npub   mod manager;\nfn  f( ) -> u8 { 1 }\n";
-        let manager = "pub fn   run( a: u8 )->u8{a}\r\n#[cfg(test)]\r\nmod tests;\r\n";
+        let lib = "pub mod missing;\npub   mod controller;\nfn  f( ) -> u8 { 1 }\n";
+        let controller = "pub fn   run( a: u8 )->u8{a}\r\n#[cfg(test)]\r\nmod tests;\r\n";
         let broken = "fn ( {\n";
         let files = [
             (Path::new("src/lib.rs"), lib),
-            (Path::new("src/manager.rs"), manager),
+            (Path::new("src/controller.rs"), controller),
         ];
         assert!(
             format_in_one_run(&files, "2024", None).is_some(),
@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(one, separate);
         assert_eq!(
             one[0].as_deref(),
-            Some("pub mod manager;\npub mod missing;\nfn f() -> u8 {\n    1\n}\n")
+            Some("pub mod controller;\npub mod missing;\nfn f() -> u8 {\n    1\n}\n")
         );
         let with_broken = [files[0], (Path::new("src/broken.rs"), broken)];
         let out = format_all(&with_broken, "2024", root.path());

@@ -47,6 +47,30 @@ pub struct WebhookOptions {
     pub force: bool,
 }
 
+impl WebhookOptions {
+    /// The flags that recreate the webhooks PROJECT entry `r` records (`alpha generate`):
+    /// each webhook type, the conversion spokes and custom paths; never `--force`. `None`
+    /// when the entry records no webhook.
+    pub fn from_project_resource(r: &ProjectResource) -> Option<Self> {
+        let w = r.webhooks.as_ref()?;
+        if !(w.defaulting || w.validation || w.conversion) {
+            return None;
+        }
+        Some(Self {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            defaulting: w.defaulting,
+            validation: w.validation,
+            conversion: w.conversion,
+            spoke: w.spoke.clone(),
+            defaulting_path: w.defaulting_path.clone(),
+            validation_path: w.validation_path.clone(),
+            force: false,
+        })
+    }
+}
+
 /// Checks the flag combination before anything is read: at least one webhook type, `--spoke`
 /// only with `--conversion`, custom paths only with their webhook type and shaped like a
 /// URL path that fits in a marker. Returns the usage error to print (exit code 2).
@@ -157,19 +181,6 @@ impl Names {
     }
 }
 
-/// Names the webhook files import or define; a kind of the same name would clash there.
-const RESERVED_KINDS: &[&str] = &[
-    "Conversion",
-    "Convert",
-    "Defaulter",
-    "Denied",
-    "Hub",
-    "Validation",
-    "Validator",
-    "Warnings",
-    "Webhooks",
-];
-
 /// Rust keywords that cannot name a variable.
 const KEYWORDS: &[&str] = &[
     "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
@@ -264,7 +275,7 @@ struct CrdConversionReplacements<'a> {
 struct MainWebhooks {
     /// `main.rs` has the `certificates` marker, where [`MainWebhookCerts`] loads the
     /// certificate before connecting; without it (a project from an earlier rsbuilder) the
-    /// server start loads it itself.
+    /// server start loads it itself, after connecting.
     early_certs: bool,
 }
 
@@ -318,6 +329,17 @@ fn resolve_resource(project: &Project, opts: &WebhookOptions) -> Result<(Resourc
         .position(|r| r.group == opts.group && r.version == opts.version && r.kind == opts.kind);
     if let Some(builtin) = Resource::builtin(&opts.group, &opts.version, &opts.kind)? {
         return Ok((builtin, index));
+    }
+    if index.is_some_and(|i| super::apiserver::is_served(&project.resources[i])) {
+        bail!(
+            "{}/{} {} is served by this project's aggregated API server (`rsbuilder create apiserver`, PROJECT's `{}` field), not installed as a CRD: `create webhook` scaffolds admission and conversion webhooks for CRD kinds only. A served kind's admission lives in the API server (src/bin/apiserver.rs), which checks every {} write against the schema of its types in src/apiserver/{}/ (docs/apiserver.md)",
+            opts.group,
+            opts.version,
+            opts.kind,
+            super::apiserver::PROJECT_FIELD,
+            opts.kind,
+            opts.version
+        );
     }
     let Some(i) = index.filter(|&i| project.resources[i].api.is_some()) else {
         bail!(
@@ -411,14 +433,10 @@ pub fn plan(dir: &Path, opts: &WebhookOptions) -> Result<Plan> {
 /// sources, the generated tests build objects with an empty `spec` and may need a valid one.
 pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<String>)> {
     let mut plan = Plan::new(dir, opts.force);
-    let mut project = Project::load_in(&plan)?;
+    let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, index) = resolve_resource(&project, opts)?;
-    if RESERVED_KINDS.contains(&resource.kind.as_str()) {
-        bail!(
-            "invalid value {:?} for --kind: the webhook file imports a type of that name ({}); the kind cannot have webhooks scaffolded",
-            resource.kind,
-            RESERVED_KINDS.join(", ")
-        );
+    if resource.builtin.is_none() {
+        crate::model::reserved::check_kind(&resource.kind)?;
     }
     let existing = index
         .and_then(|i| project.resources[i].webhooks.clone())
@@ -589,7 +607,8 @@ fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
     );
     plan.insert(layout::LIB_RS, "modules", "pub mod webhook;");
     let main = plan.read(layout::MAIN_RS)?.unwrap_or_default();
-    if !main.contains("rsbuilder_runtime::webhook::serve(") {
+    // A server start of an earlier rsbuilder called `webhook::serve(` itself.
+    if !main.contains(".serve_webhooks(") && !main.contains("rsbuilder_runtime::webhook::serve(") {
         // Found by syntax; a duplicated marker counts as present, so the insertion reports it.
         let early_certs = !matches!(
             crate::scaffold::marker::locate(Path::new(layout::MAIN_RS), &main, "certificates"),
@@ -597,10 +616,6 @@ fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
         );
         if early_certs {
             plan.insert(layout::MAIN_RS, "certificates", render(&MainWebhookCerts)?);
-        }
-        // Both server starts name the certificate error with `anyhow::Context`.
-        if !main.contains("use anyhow::Context;") {
-            plan.insert(layout::MAIN_RS, "imports", "use anyhow::Context;");
         }
         plan.insert(
             layout::MAIN_RS,

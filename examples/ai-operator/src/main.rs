@@ -19,7 +19,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use rsbuilder_runtime::manager::{self, Args, Options, Runner};
 // +kubebuilder:scaffold:imports
 
@@ -39,53 +38,23 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    // The webhook serving certificate is loaded before connecting, so that a missing or bad
-    // --webhook-cert-dir is reported at once. ENABLE_WEBHOOKS=false turns the webhook server
-    // off, for example for `cargo run` outside the cluster without a serving certificate.
-    let webhook_certs = if std::env::var("ENABLE_WEBHOOKS").as_deref() == Ok("false") {
-        tracing::warn!("ENABLE_WEBHOOKS=false: starting without the webhook server");
-        None
-    } else {
-        Some(
-            rsbuilder_runtime::tls::Certificates::from_dir(&args.webhook_cert_dir).with_context(
-                || {
-                    format!(
-                        "cannot load the webhook serving certificate \
-                         (tls.crt, tls.key) from --webhook-cert-dir {}. \
-                         In the cluster, cert-manager writes it there; \
-                         to run the manager on this machine without its \
-                         webhooks, set ENABLE_WEBHOOKS=false \
-                         (`make run ENABLE_WEBHOOKS=false`)",
-                        args.webhook_cert_dir.display()
-                    )
-                },
-            )?,
-        )
-    };
+    // Certificates are loaded before connecting, so that a bad path is reported at once.
+    // The webhook serving certificate (--webhook-cert-dir); none with ENABLE_WEBHOOKS=false.
+    let webhook_certs = rsbuilder_runtime::webhook::certificates(&args)?;
     // +kubebuilder:scaffold:certificates
     let mut runner = Runner::start(args, &OPTIONS).await?;
     // Webhook servers run on every replica, leader or not.
-    if let Some(certs) = webhook_certs {
-        let webhooks = rsbuilder_runtime::webhook::Webhooks::new();
-        let webhooks = webhooks.defaulting::<ai_operator::api::v1::AIJob, _>(
-            ai_operator::webhook::v1::aijob_webhook::DEFAULTING_PATH,
-            ai_operator::webhook::v1::aijob_webhook::AIJobWebhook,
-        );
-        let webhooks = webhooks.validating::<ai_operator::api::v1::AIJob, _>(
-            ai_operator::webhook::v1::aijob_webhook::VALIDATION_PATH,
-            ai_operator::webhook::v1::aijob_webhook::AIJobWebhook,
-        );
-        // +kubebuilder:scaffold:webhook-registrations
-        runner.spawn(rsbuilder_runtime::webhook::serve(
-            std::net::SocketAddr::from((
-                std::net::Ipv6Addr::UNSPECIFIED,
-                runner.args().webhook_port,
-            )),
-            certs,
-            webhooks,
-            runner.manager().shutdown,
-        ));
-    }
+    let webhooks = rsbuilder_runtime::webhook::Webhooks::new();
+    let webhooks = webhooks.defaulting::<ai_operator::api::v1::AIJob, _>(
+        ai_operator::webhook::v1::aijob_webhook::DEFAULTING_PATH,
+        ai_operator::webhook::v1::aijob_webhook::AIJobWebhook,
+    );
+    let webhooks = webhooks.validating::<ai_operator::api::v1::AIJob, _>(
+        ai_operator::webhook::v1::aijob_webhook::VALIDATION_PATH,
+        ai_operator::webhook::v1::aijob_webhook::AIJobWebhook,
+    );
+    // +kubebuilder:scaffold:webhook-registrations
+    runner.serve_webhooks(webhook_certs, webhooks);
     // +kubebuilder:scaffold:webhooks
 
     // Controllers run only on the replica that holds the Lease (on every replica without

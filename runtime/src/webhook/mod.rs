@@ -59,7 +59,7 @@
 //!     }
 //! }
 //!
-//! // In main: serve(addr, certs, webhooks, shutdown).
+//! // In main: runner.serve_webhooks(certificates(&args)?, webhooks).
 //! let webhooks = Webhooks::new()
 //!     .defaulting::<ConfigMap, _>("/mutate--v1-configmap", ConfigMapWebhook)
 //!     .validating::<ConfigMap, _>("/validate--v1-configmap", ConfigMapWebhook);
@@ -322,11 +322,50 @@ impl Webhooks {
     }
 }
 
+/// The environment variable that, set to `false`, turns the webhook server off: for `cargo
+/// run` (`make run ENABLE_WEBHOOKS=false`) outside the cluster, without a serving
+/// certificate. Kubebuilder's scaffolded `main.go` reads the same variable.
+pub const ENABLE_WEBHOOKS: &str = "ENABLE_WEBHOOKS";
+
+/// The webhook serving certificate of the manager, loaded from `--webhook-cert-dir`
+/// (`tls.crt`, `tls.key`: the Secret cert-manager fills in the cluster). Call it before
+/// [`crate::manager::Runner::start`], so that a missing certificate is reported at once
+/// rather than after connecting; hand the result to
+/// [`crate::manager::Runner::serve_webhooks`]. Returns `None`, with a warning in the log,
+/// when [`ENABLE_WEBHOOKS`] is `false`. Errors: the certificate cannot be loaded; the message
+/// names the flag and its value, the file, and the `ENABLE_WEBHOOKS=false` way out.
+pub fn certificates(args: &crate::manager::Args) -> anyhow::Result<Option<Certificates>> {
+    let enable = std::env::var(ENABLE_WEBHOOKS).ok();
+    certificates_from(&args.webhook_cert_dir, enable.as_deref())
+}
+
+/// [`certificates`] with the value of [`ENABLE_WEBHOOKS`] given (`None`: unset), so that
+/// tests need not change the process environment.
+fn certificates_from(
+    dir: &std::path::Path,
+    enable_webhooks: Option<&str>,
+) -> anyhow::Result<Option<Certificates>> {
+    if enable_webhooks == Some("false") {
+        tracing::warn!("{ENABLE_WEBHOOKS}=false: starting without the webhook server");
+        return Ok(None);
+    }
+    let certs = Certificates::from_dir(dir).map_err(|e| {
+        e.context(format!(
+            "cannot load the webhook serving certificate (tls.crt, tls.key) from \
+             --webhook-cert-dir {}. In the cluster, cert-manager writes it there; to run the \
+             manager on this machine without its webhooks, set {ENABLE_WEBHOOKS}=false \
+             (`make run {ENABLE_WEBHOOKS}=false`)",
+            dir.display()
+        ))
+    })?;
+    Ok(Some(certs))
+}
+
 /// Binds `addr` (see [`crate::tls::bind`]: `[::]` is dual stack) and serves `webhooks`
 /// over TLS with `certs` until `shutdown` is cancelled; see [`serve_listener`]. `certs` is
-/// usually [`Certificates::from_dir`] of `--webhook-cert-dir` (the Secret cert-manager fills),
-/// loaded before connecting to the cluster so that a missing certificate is reported at
-/// once. Errors: the webhooks are misconfigured ([`Webhooks::router`]), the address cannot
+/// usually [`certificates`] of `--webhook-cert-dir` (the Secret cert-manager fills), loaded
+/// before connecting to the cluster so that a missing certificate is reported at once; a
+/// manager serves them with [`crate::manager::Runner::serve_webhooks`]. Errors: the webhooks are misconfigured ([`Webhooks::router`]), the address cannot
 /// be bound, serving fails.
 pub async fn serve(
     addr: SocketAddr,

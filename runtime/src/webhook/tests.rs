@@ -757,3 +757,61 @@ fn misregistered_webhooks_are_reported_not_served() {
          hub example.com/v1 Widget"
     );
 }
+
+#[test]
+fn a_missing_certificate_directory_names_the_flag_and_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("serving-certs");
+    let err = match certificates_from(&missing, None) {
+        Ok(_) => panic!("loaded certificates from a missing directory"),
+        Err(e) => format!("{e:#}"),
+    };
+    let want = format!(
+        "cannot load the webhook serving certificate (tls.crt, tls.key) from --webhook-cert-dir \
+         {}. In the cluster, cert-manager writes it there; to run the manager on this machine \
+         without its webhooks, set ENABLE_WEBHOOKS=false (`make run ENABLE_WEBHOOKS=false`): ",
+        missing.display()
+    );
+    assert!(err.starts_with(&want), "{err}");
+    assert!(err.contains("tls.crt"), "{err}");
+    // Any other value than `false` still asks for the certificate.
+    assert!(certificates_from(&missing, Some("true")).is_err());
+    assert!(certificates_from(&missing, Some("")).is_err());
+}
+
+#[test]
+fn enable_webhooks_false_loads_no_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("serving-certs");
+    assert!(
+        certificates_from(&missing, Some("false"))
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn a_certificate_directory_is_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    std::fs::write(dir.path().join("tls.crt"), generated.cert.pem()).unwrap();
+    std::fs::write(
+        dir.path().join("tls.key"),
+        generated.signing_key.serialize_pem(),
+    )
+    .unwrap();
+    assert!(certificates_from(dir.path(), None).unwrap().is_some());
+    // The flag reaches it from the parsed arguments.
+    let options = crate::manager::Options {
+        version: "0.0.0",
+        leader_election_id: "test.example.com",
+        namespaced: false,
+    };
+    let flag = dir.path().display().to_string();
+    let args = crate::manager::Args::try_parse_from_with(
+        &options,
+        ["manager", "--webhook-cert-dir", flag.as_str()],
+    )
+    .unwrap();
+    assert_eq!(args.webhook_cert_dir, dir.path());
+}

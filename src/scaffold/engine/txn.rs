@@ -95,11 +95,13 @@ impl std::fmt::Display for Recovery {
         match self {
             Recovery::RolledForward { command, files } => write!(
                 f,
-                "`{command}` was interrupted while writing; finished it from its journal (rolled forward): the project has all {files} of its file changes"
+                "`{command}` was interrupted while writing; finished it from its journal (rolled forward): the project has all of its changes ({})",
+                crate::scaffold::count(*files, "file")
             ),
             Recovery::RolledBack { command, files } => write!(
                 f,
-                "`{command}` was interrupted while undoing a failed write; finished undoing it (rolled back): none of its {files} file changes remain"
+                "`{command}` was interrupted while undoing a failed write; finished undoing it (rolled back): none of its changes remain ({} restored)",
+                crate::scaffold::count(*files, "file")
             ),
             Recovery::Discarded => f.write_str(
                 "an earlier rsbuilder command was interrupted before it changed any file; removed what it had staged (rolled back): the project is as it was before it",
