@@ -118,11 +118,11 @@ where
             let before = serde_json::to_value(&typed).map_err(unreadable)?;
             self.admission.default(&mut typed).await?;
             let after = serde_json::to_value(&typed).map_err(unreadable)?;
-            // Only what `default` changed reaches the object (as the webhook's patch), so fields
-            // the type would write differently (nulls, defaults) are left as sent.
-            let patch = json_patch::diff(&before, &after);
-            json_patch::patch(obj, &patch)
-                .map_err(|e| Invalid::field("<object>", format!("Internal error: {e}")))
+            // Only what `default` changed reaches the object, as the webhook's patch does
+            // ([`crate::webhook::patch`]): what the type would write differently (nulls,
+            // unknown fields, empty lists) is left as sent.
+            *obj = crate::webhook::patch::merge(obj, &before, &after).0;
+            Ok(())
         })
     }
 
