@@ -5,6 +5,7 @@
 //! - [`admission`]: defaulting and validation written in Rust, per kind;
 //! - [`auth`]: delegated authentication and authorization (front proxy, client
 //!   certificates, TokenReview, SubjectAccessReview);
+//! - [`limits`]: requests in flight per pool and per user (429 past them);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
 //! - [`registry`]: the metadata rules between the HTTP layer and the store;
@@ -18,6 +19,7 @@ pub mod auth;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod kind;
+pub mod limits;
 pub mod names;
 pub mod openapi;
 pub mod registry;
