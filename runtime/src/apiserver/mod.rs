@@ -3,6 +3,7 @@
 //! k8s.io/apiserver's behaviour (docs/apiserver.md).
 //!
 //! - [`admission`]: defaulting and validation written in Rust, per kind;
+//! - [`args`]: the binary's flags (clap) and [`args::ApiServerArgs::run`];
 //! - [`auth`]: delegated authentication and authorization (front proxy, client
 //!   certificates, TokenReview, SubjectAccessReview);
 //! - [`limits`]: requests in flight per pool and per user (429 past them);
@@ -15,6 +16,7 @@
 //!   [`table`] and [`openapi`].
 
 pub mod admission;
+pub mod args;
 pub mod auth;
 #[cfg(feature = "etcd")]
 pub mod etcd;
