@@ -18,6 +18,9 @@ use super::server::{ApiServer, Config};
 use super::storage::{RedbStore, Storage};
 use crate::tls;
 
+/// clap's trait, for `ApiServerArgs::parse()` in a binary that does not depend on clap.
+pub use clap::Parser;
+
 /// The flags of the API server. Defaults are kube-apiserver's where it has the flag.
 #[derive(Debug, Clone, PartialEq, clap::Parser)]
 #[command(about = "The aggregated API server of this project")]
@@ -178,7 +181,6 @@ async fn signals(shutdown: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser as _;
 
     #[test]
     fn the_defaults_are_the_servers_and_every_flag_parses() {
