@@ -133,7 +133,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         "{bin}"
     );
     assert!(
-        bin.contains("args.run(kinds, rsbuilder_runtime::axum::Router::new()).await"),
+        bin.contains("args.run(kinds, rsbuilder_runtime::axum::Router::new())"),
         "{bin}"
     );
     let cargo = read(&dir, "Cargo.toml");
