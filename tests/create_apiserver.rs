@@ -132,7 +132,10 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
         bin.contains("    let mut kinds: Vec<ApiKind> = Vec::new();\n    kinds.push(ApiKind::of::<db_operator::apiserver::v1::Database>().map_err(anyhow::Error::msg)?);\n    // +kubebuilder:scaffold:apiserver-kinds\n"),
         "{bin}"
     );
-    assert!(bin.contains("RedbStore::open(&flags.store_path)"), "{bin}");
+    assert!(
+        bin.contains("args.run(kinds, rsbuilder_runtime::axum::Router::new())"),
+        "{bin}"
+    );
     let cargo = read(&dir, "Cargo.toml");
     assert!(
         cargo.contains(

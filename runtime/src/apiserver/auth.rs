@@ -12,8 +12,8 @@
 //!   the request's resource or non-resource attributes ([`attributes`]); a denial is 403;
 //! - `/healthz`, `/readyz`, `/livez` skip both ([`ALWAYS_ALLOW_PATHS`]).
 //!
-//! Review answers are cached for [`CACHE_TTL`] in bounded caches. Not done: admission,
-//! priority and fairness, and anonymous requests (always 401 here).
+//! Review answers are cached for [`CACHE_TTL`] in bounded caches. Admission and limits are
+//! [`super::admission`] and [`super::limits`]. Not done: anonymous requests (always 401 here).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};

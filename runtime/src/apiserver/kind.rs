@@ -37,6 +37,9 @@ pub struct ApiKind {
     pub status_subresource: bool,
     /// The version's OpenAPI v3 schema, as a JSON value (`None` if the CRD has none).
     pub schema: Option<Value>,
+    /// Defaulting and validation in Rust ([`super::admission`]), set with
+    /// [`ApiKind::admission`]; `None`: only the schema and metadata rules.
+    pub admission: Option<super::admission::Hook>,
 }
 
 impl ApiKind {
@@ -102,7 +105,19 @@ impl ApiKind {
                 .as_ref()
                 .and_then(|s| s.open_api_v3_schema.as_ref())
                 .and_then(|s| serde_json::to_value(s).ok()),
+            admission: None,
         })
+    }
+
+    /// The kind with `admission` run on every create, update, patch and delete
+    /// ([`super::admission`]); `K` is the kind's Rust type.
+    pub fn admission<K, A>(mut self, admission: A) -> Self
+    where
+        K: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+        A: super::admission::Admission<K>,
+    {
+        self.admission = Some(super::admission::Hook::new::<K, A>(admission));
+        self
     }
 
     /// `group/version`.
@@ -457,6 +472,7 @@ mod tests {
                     "status": {"type": "object", "properties": {"nodes": {"type": "array", "items": {"type": "string"}}}},
                 },
             })),
+            admission: None,
         }
     }
 

@@ -2,8 +2,11 @@
 //! An aggregated (extension) Kubernetes API server for kinds defined as Rust types, following
 //! k8s.io/apiserver's behaviour (docs/apiserver.md).
 //!
+//! - [`admission`]: defaulting and validation written in Rust, per kind;
+//! - [`args`]: the binary's flags (clap) and [`args::ApiServerArgs::run`];
 //! - [`auth`]: delegated authentication and authorization (front proxy, client
 //!   certificates, TokenReview, SubjectAccessReview);
+//! - [`limits`]: requests in flight per pool and per user (429 past them);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
 //! - [`registry`]: the metadata rules between the HTTP layer and the store;
@@ -12,10 +15,13 @@
 //! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
 //!   [`table`] and [`openapi`].
 
+pub mod admission;
+pub mod args;
 pub mod auth;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod kind;
+pub mod limits;
 pub mod names;
 pub mod openapi;
 pub mod registry;

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::admission::Op;
 use super::kind::ApiKind;
 use super::names;
 use super::selector::{FieldSelector, LabelSelector};
@@ -280,6 +281,35 @@ impl<S: Storage> Registry<S> {
         Ok(())
     }
 
+    /// The kind's defaulting ([`super::admission`]) on `obj`, the mutating step of admission,
+    /// then pruning of what it set that the schema does not know (as kube-apiserver prunes a
+    /// mutating webhook's result). Errors: 422 Invalid with the hook's causes.
+    async fn admit_default(kind: &ApiKind, obj: &mut Value) -> Result<(), ApiError> {
+        let Some(hook) = &kind.admission else {
+            return Ok(());
+        };
+        hook.0
+            .default(obj)
+            .await
+            .map_err(|e| ApiError::invalid(kind, meta_str(obj, "name"), &e.causes))?;
+        kind.prune(obj);
+        Ok(())
+    }
+
+    /// The kind's validation ([`super::admission`]) of `op` on object `name`, the validating
+    /// step of admission, run after the schema and metadata checks and before storage.
+    /// Errors: 422 Invalid with the hook's causes.
+    async fn admit(kind: &ApiKind, name: &str, op: Op<'_>) -> Result<(), ApiError> {
+        match &kind.admission {
+            Some(hook) => hook
+                .0
+                .validate(op)
+                .await
+                .map_err(|e| ApiError::invalid(kind, name, &e.causes)),
+            None => Ok(()),
+        }
+    }
+
     /// The metadata rules of `ValidateObjectMeta` that apply to a custom resource, then the
     /// kind's schema ([`ApiKind::validate`]). Errors: 422 Invalid with one cause per failure.
     fn validate_meta(kind: &ApiKind, obj: &Value) -> Result<(), ApiError> {
@@ -352,12 +382,13 @@ impl<S: Storage> Registry<S> {
                 )],
             ));
         }
+        kind.prune(&mut obj);
+        Self::admit_default(kind, &mut obj).await?;
         if kind.status_subresource
             && let Some(o) = obj.as_object_mut()
         {
             o.remove("status");
         }
-        kind.prune(&mut obj);
         {
             let m = meta_mut(&mut obj);
             m.insert(
@@ -378,6 +409,7 @@ impl<S: Storage> Registry<S> {
             };
             meta_mut(&mut obj).insert("name".into(), Value::String(name.clone()));
             Self::validate_meta(kind, &obj)?;
+            Self::admit(kind, &name, Op::Create(&obj)).await?;
             let key = Self::key(kind, namespace, &name);
             match self.store.create(&key, stored(obj.clone())).await {
                 Ok(revision) => return Ok(served(obj, revision)),
@@ -470,17 +502,32 @@ impl<S: Storage> Registry<S> {
         Ok(new)
     }
 
-    /// Writes `new` (already prepared) over the stored `current`; deletes the object when it
-    /// is being deleted and has no finalizers left. Out: the object as served.
+    /// Writes `new` (already prepared) over the stored `current` after the metadata checks
+    /// and, for the object itself (not `/status`), the kind's update validation; deletes the
+    /// object when it is being deleted and has no finalizers left. Out: the object as served.
     async fn commit(
         &self,
         kind: &ApiKind,
+        part: Part,
         key: &str,
-        name: &str,
         current: &Versioned,
         new: Value,
     ) -> Result<Value, ApiError> {
+        let name = meta_str(&current.value, "name").to_string();
+        let name = name.as_str();
         Self::validate_meta(kind, &new)?;
+        if part == Part::Main {
+            let old = served(current.value.clone(), current.revision);
+            Self::admit(
+                kind,
+                name,
+                Op::Update {
+                    old: &old,
+                    new: &new,
+                },
+            )
+            .await?;
+        }
         let new = stored(new);
         if new == current.value {
             return Ok(served(new, current.revision));
@@ -551,8 +598,11 @@ impl<S: Storage> Registry<S> {
                 ),
             ));
         }
+        if part == Part::Main {
+            Self::admit_default(kind, &mut obj).await?;
+        }
         let new = Self::prepare_update(kind, part, &current.value, obj)?;
-        self.commit(kind, &key, name, &current, new).await
+        self.commit(kind, part, &key, &current, new).await
     }
 
     /// Applies a merge or JSON patch to object `name` or its status, retrying on a concurrent
@@ -601,8 +651,11 @@ impl<S: Storage> Registry<S> {
                     meta_str(&obj, "name")
                 )));
             }
+            if part == Part::Main {
+                Self::admit_default(kind, &mut obj).await?;
+            }
             let new = Self::prepare_update(kind, part, &current.value, obj)?;
-            match self.commit(kind, &key, name, &current, new).await {
+            match self.commit(kind, part, &key, &current, new).await {
                 Err(e) if e.reason == "Conflict" && asked.is_empty() => continue,
                 done => return done,
             }
@@ -657,6 +710,8 @@ impl<S: Storage> Registry<S> {
                     ),
                 ));
             }
+            let served_now = served(current.value.clone(), current.revision);
+            Self::admit(kind, name, Op::Delete(&served_now)).await?;
             if !finalizers(&current.value).is_empty() {
                 if meta(&current.value).contains_key("deletionTimestamp") {
                     return Ok(served(current.value, current.revision));

@@ -50,6 +50,8 @@ pub struct Config {
     /// serves every request unchecked, for local runs and tests. With it, [`ApiServer::serve`]
     /// asks TLS clients for a certificate.
     pub auth: Option<Arc<super::auth::Delegated>>,
+    /// Requests in flight and the share one user may hold ([`super::limits`]; 429 past them).
+    pub limits: super::limits::Limits,
 }
 
 impl Config {
@@ -63,6 +65,7 @@ impl Config {
             max_watch: Duration::from_secs(30 * 60),
             version: format!("v{}", env!("CARGO_PKG_VERSION")),
             auth: None,
+            limits: super::limits::Limits::default(),
         }
     }
 }
@@ -72,6 +75,7 @@ pub struct ApiServer<S> {
     config: Config,
     registry: Registry<S>,
     shutdown: CancellationToken,
+    inflight: Arc<super::limits::InFlight>,
 }
 
 impl<S: Storage> ApiServer<S> {
@@ -79,6 +83,7 @@ impl<S: Storage> ApiServer<S> {
     /// to 500 once cancelled.
     pub fn new(config: Config, store: S, shutdown: CancellationToken) -> Arc<Self> {
         Arc::new(Self {
+            inflight: super::limits::InFlight::new(config.limits),
             config,
             registry: Registry::new(store),
             shutdown,
@@ -95,10 +100,20 @@ impl<S: Storage> ApiServer<S> {
         Router::new().fallback(handle::<S>).with_state(self.clone())
     }
 
+    /// The requests in flight now, per pool ([`super::limits`]).
+    pub fn inflight(&self) -> &super::limits::InFlight {
+        &self.inflight
+    }
+
     /// Puts `Config::auth`'s authentication and authorization in front of every route of
-    /// `router` (unchanged when it is `None`). Client certificates reach it only when served
-    /// by [`crate::tls::serve_with_client_certs`], as [`Self::serve`] does.
+    /// `router` (none when it is `None`), then `Config::limits` (a request over them is 429,
+    /// counted for the user authentication found). Client certificates reach it only when
+    /// served by [`crate::tls::serve_with_client_certs`], as [`Self::serve`] does.
     pub fn guard(&self, router: Router) -> Router {
+        let router = router.layer(axum::middleware::from_fn_with_state(
+            self.inflight.clone(),
+            super::limits::middleware,
+        ));
         match &self.config.auth {
             Some(auth) => router.layer(axum::middleware::from_fn_with_state(
                 auth.clone(),

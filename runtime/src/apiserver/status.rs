@@ -143,6 +143,19 @@ impl ApiError {
         )
     }
 
+    /// 429 TooManyRequests: a limit on requests in flight is reached ([`super::limits`]);
+    /// `details.retryAfterSeconds` is 1, as the `Retry-After` header the server adds.
+    pub fn too_many_requests() -> Self {
+        Self {
+            details: Some(serde_json::json!({"retryAfterSeconds": 1})),
+            ..Self::new(
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+            )
+        }
+    }
+
     /// 504 Timeout: the request ran longer than the server allows.
     pub fn timeout(limit: std::time::Duration) -> Self {
         Self::new(

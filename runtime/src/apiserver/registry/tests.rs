@@ -17,6 +17,7 @@ pub(crate) fn database_kind() -> ApiKind {
         columns: vec![],
         status_subresource: true,
         schema: None,
+        admission: None,
     }
 }
 

@@ -1,0 +1,263 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The command line of an API server binary (`src/bin/apiserver.rs`), parsed with clap, and
+//! [`ApiServerArgs::run`], which opens the store it names, the certificate, the delegated
+//! authentication, and serves until SIGTERM, so that the binary only lists its kinds.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
+
+use super::auth::Delegated;
+use super::kind::ApiKind;
+use super::limits::Limits;
+use super::server::{ApiServer, Config};
+use super::storage::{RedbStore, Storage};
+use crate::tls;
+
+/// clap's trait, for `ApiServerArgs::parse()` in a binary that does not depend on clap.
+pub use clap::Parser;
+
+/// The flags of the API server. Defaults are kube-apiserver's where it has the flag.
+#[derive(Debug, Clone, PartialEq, clap::Parser)]
+#[command(about = "The aggregated API server of this project")]
+pub struct ApiServerArgs {
+    /// HTTPS address to serve on.
+    #[arg(long, default_value = "[::]:8443")]
+    pub bind_address: SocketAddr,
+    /// The redb file that holds the objects (created when missing); not used with
+    /// --etcd-servers.
+    #[arg(long, default_value = "/var/lib/apiserver/store.redb")]
+    pub store_path: PathBuf,
+    /// Store the objects in etcd at these URLs (comma-separated, `http://127.0.0.1:2379`)
+    /// instead of redb. Needs the runtime's `etcd` feature: build with
+    /// `--features rsbuilder-runtime/etcd`.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// The key prefix of every object in etcd.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// A directory with `tls.crt` and `tls.key` to serve, reloaded on change (default: a
+    /// self-signed certificate, for local runs).
+    #[arg(long)]
+    pub cert_dir: Option<PathBuf>,
+    /// Authenticate every caller as k8s.io/apiserver's delegated authentication does
+    /// (front-proxy certificate, client certificates, TokenReview) and authorize through a
+    /// SubjectAccessReview; needs a cluster. Without it every request is answered: for local
+    /// runs only.
+    #[arg(long)]
+    pub delegated_auth: bool,
+    /// Read-only requests in flight at once (0: no limit); over it, 429.
+    #[arg(long, default_value_t = Limits::default().max_requests_inflight)]
+    pub max_requests_inflight: usize,
+    /// Mutating requests in flight at once (0: no limit); over it, 429.
+    #[arg(long, default_value_t = Limits::default().max_mutating_requests_inflight)]
+    pub max_mutating_requests_inflight: usize,
+    /// Watches open at once (0: no limit); over it, 429.
+    #[arg(long, default_value_t = Limits::default().max_watches_inflight)]
+    pub max_watches_inflight: usize,
+    /// The share of each limit, in percent, one authenticated user may hold.
+    #[arg(long, default_value_t = Limits::default().user_share_percent,
+          value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub max_user_share_percent: u8,
+    /// Longest a non-watch request may run, in seconds (504 after it).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_seconds: u64,
+    /// Largest request body accepted, in bytes (413 above it).
+    #[arg(long, default_value_t = 3 * 1024 * 1024)]
+    pub max_request_body_bytes: usize,
+}
+
+impl ApiServerArgs {
+    /// The server's configuration for `kinds` with these flags' limits (authentication is
+    /// set by [`Self::run`]).
+    pub fn config(&self, kinds: Vec<ApiKind>) -> Config {
+        let mut config = Config::new(kinds);
+        config.limits = Limits {
+            max_requests_inflight: self.max_requests_inflight,
+            max_mutating_requests_inflight: self.max_mutating_requests_inflight,
+            max_watches_inflight: self.max_watches_inflight,
+            user_share_percent: self.max_user_share_percent,
+        };
+        config.request_timeout = Duration::from_secs(self.request_timeout_seconds);
+        config.max_body_bytes = self.max_request_body_bytes;
+        config
+    }
+
+    /// Serves `kinds` (and the `extra` routes, guarded as the API) as these flags say until
+    /// SIGTERM or Ctrl-C, then shuts down gracefully. Errors, each naming its flag: the store
+    /// cannot be opened (`--store-path`, `--etcd-servers`, the latter also when the `etcd`
+    /// feature is off), the certificate cannot be read (`--cert-dir`), the address cannot be
+    /// bound (`--bind-address`), the cluster cannot be reached (`--delegated-auth`).
+    pub async fn run(self, kinds: Vec<ApiKind>, extra: axum::Router) -> anyhow::Result<()> {
+        if !self.etcd_servers.is_empty() {
+            #[cfg(feature = "etcd")]
+            {
+                let store =
+                    super::etcd::EtcdStorage::connect(&self.etcd_servers, &self.etcd_prefix)
+                        .await
+                        .map_err(|e| {
+                            anyhow::anyhow!("--etcd-servers {}: {e}", self.etcd_servers.join(","))
+                        })?;
+                return self.serve(kinds, extra, store).await;
+            }
+            #[cfg(not(feature = "etcd"))]
+            anyhow::bail!(
+                "--etcd-servers: this binary is built without etcd support; build it with `--features rsbuilder-runtime/etcd`"
+            );
+        }
+        if let Some(parent) = self
+            .store_path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("--store-path: creating {}", parent.display()))?;
+        }
+        let store = RedbStore::open(&self.store_path).map_err(|e| {
+            anyhow::anyhow!(
+                "--store-path {}: opening the store: {e}",
+                self.store_path.display()
+            )
+        })?;
+        self.serve(kinds, extra, store).await
+    }
+
+    async fn serve<S: Storage>(
+        &self,
+        kinds: Vec<ApiKind>,
+        extra: axum::Router,
+        store: S,
+    ) -> anyhow::Result<()> {
+        let certs = match &self.cert_dir {
+            Some(dir) => tls::Certificates::from_dir(dir)
+                .with_context(|| format!("--cert-dir {}", dir.display()))?,
+            None => tls::Certificates::self_signed(&["localhost", "127.0.0.1"])?,
+        };
+        let shutdown = CancellationToken::new();
+        tokio::spawn(signals(shutdown.clone()));
+        let listener = tls::bind(self.bind_address)
+            .await
+            .with_context(|| format!("--bind-address {}", self.bind_address))?;
+        tracing::info!(address = %listener.local_addr()?, "serving the API");
+        let mut config = self.config(kinds);
+        if self.delegated_auth {
+            let client = kube::Client::try_default()
+                .await
+                .context("--delegated-auth: connecting to the cluster")?;
+            let auth = Delegated::from_cluster(client).await.context(
+                "--delegated-auth: reading kube-system/extension-apiserver-authentication",
+            )?;
+            // Picks up a rotation of the cluster's client and front-proxy CAs.
+            auth.spawn_refresh(Duration::from_secs(60), shutdown.clone());
+            config.auth = Some(auth);
+        }
+        let server = ApiServer::new(config, store, shutdown);
+        server.serve(listener, Arc::new(certs), extra).await
+    }
+}
+
+/// Ends `shutdown` on SIGTERM (what the kubelet sends) or Ctrl-C.
+async fn signals(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            shutdown.cancel();
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    shutdown.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_servers_and_every_flag_parses() {
+        let args = ApiServerArgs::try_parse_from(["apiserver"]).unwrap();
+        assert_eq!(args.bind_address, "[::]:8443".parse().unwrap());
+        assert_eq!(
+            args.store_path,
+            PathBuf::from("/var/lib/apiserver/store.redb")
+        );
+        assert!(args.etcd_servers.is_empty() && args.cert_dir.is_none() && !args.delegated_auth);
+        let config = args.config(vec![]);
+        assert_eq!(config.limits, Limits::default());
+        assert_eq!(config.request_timeout, Duration::from_secs(60));
+        assert_eq!(config.max_body_bytes, 3 * 1024 * 1024);
+
+        let args = ApiServerArgs::try_parse_from([
+            "apiserver",
+            "--bind-address=127.0.0.1:9443",
+            "--store-path",
+            "/tmp/s.redb",
+            "--etcd-servers=http://a:2379,http://b:2379",
+            "--cert-dir",
+            "/certs",
+            "--delegated-auth",
+            "--max-requests-inflight=10",
+            "--max-mutating-requests-inflight=5",
+            "--max-watches-inflight=7",
+            "--max-user-share-percent=25",
+            "--request-timeout-seconds=9",
+            "--max-request-body-bytes=1000",
+        ])
+        .unwrap();
+        assert_eq!(args.etcd_servers, ["http://a:2379", "http://b:2379"]);
+        assert_eq!(args.cert_dir, Some(PathBuf::from("/certs")));
+        assert!(args.delegated_auth);
+        let config = args.config(vec![]);
+        assert_eq!(
+            config.limits,
+            Limits {
+                max_requests_inflight: 10,
+                max_mutating_requests_inflight: 5,
+                max_watches_inflight: 7,
+                user_share_percent: 25,
+            }
+        );
+        assert_eq!(config.request_timeout, Duration::from_secs(9));
+        assert_eq!(config.max_body_bytes, 1000);
+    }
+
+    #[test]
+    fn bad_flags_are_refused_naming_the_flag() {
+        for (flag, named) in [
+            ("--bind-address=nowhere", "--bind-address"),
+            ("--max-user-share-percent=0", "--max-user-share-percent"),
+            ("--max-user-share-percent=101", "--max-user-share-percent"),
+            ("--request-timeout-seconds=0", "--request-timeout-seconds"),
+            ("--max-requests-inflight=-1", "--max-requests-inflight"),
+            ("--no-such-flag", "--no-such-flag"),
+        ] {
+            let err = ApiServerArgs::try_parse_from(["apiserver", flag])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(named), "{flag}: {err}");
+        }
+    }
+
+    #[cfg(not(feature = "etcd"))]
+    #[tokio::test]
+    async fn etcd_servers_without_the_feature_is_an_error_naming_it() {
+        let args =
+            ApiServerArgs::try_parse_from(["apiserver", "--etcd-servers=http://127.0.0.1:1"])
+                .unwrap();
+        let err = args.run(vec![], axum::Router::new()).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("--features rsbuilder-runtime/etcd"),
+            "{err}"
+        );
+    }
+}
