@@ -1607,7 +1607,7 @@ fn image_scaffolds_a_deploy_image_kind_with_its_manager_env_and_plugin_entry() {
         "container_port: obj.spec.container_port,",
         "run_as_user: Some(1001),",
         "allow_privilege_escalation: Some(false),",
-        "controller.owns(mgr.api::<Deployment>(), Default::default())",
+        "controller.owns(mgr.api::<appsv1::Deployment>(), Default::default())",
         "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete",
     ] {
         assert!(controller.contains(want), "{want:?} not in:\n{controller}");

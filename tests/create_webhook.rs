@@ -1039,13 +1039,22 @@ fn every_name_the_kind_modules_import_is_reserved() {
     let v2 = ["--group", "ai", "--version", "v2", "--kind", "AIJob"];
     let deployment = ["--group", "apps", "--version", "v1", "--kind", "Deployment"];
     let database = ["--group", "db", "--version", "v1", "--kind", "Database"];
+    let memcached = ["--group", "cache", "--version", "v1", "--kind", "Memcached"];
     for args in [
         &["create", "api", "--controller=false"][..],
         &["create", "api", "--resource=false", "--controller=true"],
         &["create", "apiserver"],
+        &[
+            "create",
+            "api",
+            "--image",
+            "memcached:1.6",
+            "--image-container-port",
+            "11211",
+        ],
     ]
     .iter()
-    .zip([&v2[..], &deployment, &database])
+    .zip([&v2[..], &deployment, &database, &memcached])
     .map(|(cmd, gvk)| [*cmd, gvk].concat())
     {
         rsbuilder(&dir).args(&args).assert().success();
@@ -1101,7 +1110,7 @@ fn every_name_the_kind_modules_import_is_reserved() {
         .collect();
     assert!(prelude.contains(&"Denied".to_string()), "{prelude:?}");
 
-    let kinds = ["AIJob", "Deployment", "Database"];
+    let kinds = ["AIJob", "Deployment", "Database", "Memcached"];
     let mut checked = 0;
     for entry in walkdir::WalkDir::new(dir.join("src")) {
         let entry = entry.unwrap();
@@ -1148,7 +1157,8 @@ fn every_name_the_kind_modules_import_is_reserved() {
             }
         }
     }
-    // Three types modules (ai v1 and v2, db v1), two controllers (AIJob, Deployment), two
-    // webhook modules and AIJob's conversion module.
-    assert_eq!(checked, 8, "modules that hold a kind");
+    // Four types modules (ai v1 and v2, db v1, cache v1), three controllers (AIJob,
+    // Deployment, Memcached's deploy-image one), two webhook modules and AIJob's conversion
+    // module.
+    assert_eq!(checked, 10, "modules that hold a kind");
 }

@@ -8,19 +8,17 @@
 //! around `apply` is the runtime's ([`rsbuilder_runtime::controller`], tool-owned): the
 //! finalizer, retries after 409 Conflict, backoff, events and metrics.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{
-    Capabilities, Container, {% if d.port.is_some() %}ContainerPort, {% endif %}PodSecurityContext, PodSpec, PodTemplateSpec, SeccompProfile,
-    SecurityContext,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kube::api::{Api, Patch, PatchParams};
+// The Kubernetes types by their API group's module (as Go's appsv1 / corev1 / metav1), so no
+// name here can clash with a kind of the project.
+use k8s_openapi::api::apps::v1 as appsv1;
+use k8s_openapi::api::core::v1 as corev1;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
+use kube::Resource as _;
+use kube::ResourceExt;
 use kube::runtime::controller::Action;
-use kube::{Resource, ResourceExt};
 use rsbuilder_runtime::controller::{Context, Reconciler};
 
 use {{ n.type_path }};
@@ -53,12 +51,12 @@ impl Reconciler for {{ n.reconciler }} {
     async fn apply(&self, obj: Arc<{{ n.kind }}>, ctx: &Context) -> anyhow::Result<Action> {
         let image = std::env::var(IMAGE_ENV).unwrap_or_else(|_| DEFAULT_IMAGE.to_owned());
         let wanted = deployment(&obj, &image)?;
-        let api = Api::<Deployment>::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
+        let api = kube::Api::<appsv1::Deployment>::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
         let applied = api
             .patch(
                 &obj.name_any(),
-                &PatchParams::apply(Self::NAME).force(),
-                &Patch::Apply(&wanted),
+                &kube::api::PatchParams::apply(Self::NAME).force(),
+                &kube::api::Patch::Apply(&wanted),
             )
             .await?;
         let available = applied
@@ -84,7 +82,7 @@ impl Reconciler for {{ n.reconciler }} {
         controller: kube::runtime::Controller<{{ n.kind }}>,
         mgr: &rsbuilder_runtime::Manager,
     ) -> kube::runtime::Controller<{{ n.kind }}> {
-        controller.owns(mgr.api::<Deployment>(), Default::default())
+        controller.owns(mgr.api::<appsv1::Deployment>(), Default::default())
     }
 }
 
@@ -92,16 +90,16 @@ impl Reconciler for {{ n.reconciler }} {
 /// it is deleted with it), `spec.size` replicas, non-root with no privilege escalation, all
 /// capabilities dropped and the runtime's default seccomp profile (the restricted Pod Security
 /// profile). Errors: `obj` has no uid yet (it was never stored).
-pub fn deployment(obj: &{{ n.kind }}, image: &str) -> anyhow::Result<Deployment> {
+pub fn deployment(obj: &{{ n.kind }}, image: &str) -> anyhow::Result<appsv1::Deployment> {
     let owner = obj
         .controller_owner_ref(&())
         .ok_or_else(|| anyhow::anyhow!("{{ n.kind }} {} has no uid", obj.name_any()))?;
-    let labels = BTreeMap::from([
+    let labels = std::collections::BTreeMap::from([
         ("app.kubernetes.io/name".to_owned(), "{{ n.module }}".to_owned()),
         ("app.kubernetes.io/instance".to_owned(), obj.name_any()),
         ("app.kubernetes.io/managed-by".to_owned(), "{{ n.controller_name }}".to_owned()),
     ]);
-    let container = Container {
+    let container = corev1::Container {
         name: "{{ n.module }}".into(),
         image: Some(image.to_owned()),
         image_pull_policy: Some("IfNotPresent".into()),
@@ -109,18 +107,18 @@ pub fn deployment(obj: &{{ n.kind }}, image: &str) -> anyhow::Result<Deployment>
         command: Some(vec![{{ d.command }}]),
 {%- endif %}
 {%- if d.port.is_some() %}
-        ports: Some(vec![ContainerPort {
+        ports: Some(vec![corev1::ContainerPort {
             container_port: obj.spec.container_port,
             ..Default::default()
         }]),
 {%- endif %}
-        security_context: Some(SecurityContext {
+        security_context: Some(corev1::SecurityContext {
             run_as_non_root: Some(true),
 {%- if let Some(uid) = d.run_as_user %}
             run_as_user: Some({{ uid }}),
 {%- endif %}
             allow_privilege_escalation: Some(false),
-            capabilities: Some(Capabilities {
+            capabilities: Some(corev1::Capabilities {
                 drop: Some(vec!["ALL".into()]),
                 ..Default::default()
             }),
@@ -128,30 +126,30 @@ pub fn deployment(obj: &{{ n.kind }}, image: &str) -> anyhow::Result<Deployment>
         }),
         ..Default::default()
     };
-    Ok(Deployment {
-        metadata: ObjectMeta {
+    Ok(appsv1::Deployment {
+        metadata: metav1::ObjectMeta {
             name: Some(obj.name_any()),
             namespace: obj.namespace(),
             labels: Some(labels.clone()),
             owner_references: Some(vec![owner]),
             ..Default::default()
         },
-        spec: DeploymentSpec {
+        spec: appsv1::DeploymentSpec {
             replicas: Some(obj.spec.size),
-            selector: LabelSelector {
+            selector: metav1::LabelSelector {
                 match_labels: Some(labels.clone()),
                 ..Default::default()
             },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
+            template: corev1::PodTemplateSpec {
+                metadata: Some(metav1::ObjectMeta {
                     labels: Some(labels),
                     ..Default::default()
                 }),
-                spec: Some(PodSpec {
+                spec: Some(corev1::PodSpec {
                     containers: vec![container],
-                    security_context: Some(PodSecurityContext {
+                    security_context: Some(corev1::PodSecurityContext {
                         run_as_non_root: Some(true),
-                        seccomp_profile: Some(SeccompProfile {
+                        seccomp_profile: Some(corev1::SeccompProfile {
                             type_: "RuntimeDefault".into(),
                             ..Default::default()
                         }),
@@ -169,12 +167,11 @@ pub fn deployment(obj: &{{ n.kind }}, image: &str) -> anyhow::Result<Deployment>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use {{ n.type_path }}Spec;
 
     fn stored(size: i32) -> {{ n.kind }} {
         let mut obj = {{ n.kind }}::new(
             "sample",
-            {{ n.kind }}Spec {
+            {{ n.type_path }}Spec {
                 size,
 {%- if d.port.is_some() %}
                 ..Default::default()
