@@ -1681,6 +1681,24 @@ fn image_refusals_name_the_flag_and_write_nothing() {
     );
     assert_refused(
         &dir,
+        &with(&["--image", "a\"b"]),
+        1,
+        &["--image", "letters, digits"],
+    );
+    assert_refused(
+        &dir,
+        &with(&[
+            "--image",
+            "memcached:1.6",
+            "--resource=false",
+            "--controller-name",
+            "x",
+        ]),
+        1,
+        &["use one of them"],
+    );
+    assert_refused(
+        &dir,
         &with(&["--image", "memcached:1.6", "--namespaced=false"]),
         1,
         &["namespaced kind"],

@@ -60,7 +60,8 @@ fn flag_error(flag: &str, value: &str, reason: impl Into<String>) -> anyhow::Err
 /// Checks `--image` and its options for `opts`' kind and turns them into template values.
 ///
 /// Errors: `--image` without a new, namespaced kind of the project with its controller (the
-/// Deployment lives in the object's namespace); an empty image or one with whitespace; a port
+/// Deployment lives in the object's namespace); an empty image or one with characters no image
+/// reference has; a port
 /// outside 1..=65535; a user id that is not a non-negative integer; an empty command entry.
 pub fn check(
     project: &Project,
@@ -89,11 +90,14 @@ pub fn check(
             "--image needs a namespaced kind (the Deployment lives in the object's namespace): drop --namespaced=false"
         );
     }
-    if d.image.trim().is_empty() || d.image.chars().any(char::is_whitespace) {
+    // The characters of an image reference (name, `:tag`, `@sha256:digest`): it goes into a
+    // Rust string literal and the manager's YAML as given.
+    let reference_char = |c: char| c.is_ascii_alphanumeric() || "._-/:@".contains(c);
+    if d.image.is_empty() || !d.image.chars().all(reference_char) {
         return Err(flag_error(
             "--image",
             &d.image,
-            "must be an image reference without whitespace (`memcached:1.6`)",
+            "must be an image reference (`memcached:1.6`, `ghcr.io/org/app@sha256:...`): letters, digits and . _ - / : @ only, no whitespace",
         ));
     }
     let port = match &d.port {

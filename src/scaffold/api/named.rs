@@ -105,6 +105,11 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
     if !opts.controller {
         bail!("--controller-name names a controller, and --controller=false asks for none");
     }
+    if opts.image.is_some() {
+        bail!(
+            "--image scaffolds a new kind with its controller; --controller-name adds a controller to an existing kind: use one of them"
+        );
+    }
     if opts.resource {
         bail!(
             "--controller-name adds a controller to a kind that already exists; add --resource=false:\n  rsbuilder create api --group {} --version {} --kind {} --resource=false --controller-name {name}",
