@@ -427,6 +427,41 @@ impl Project {
         }
     }
 
+    /// The `resources` list of plugin `key` in `plugins:` (Kubebuilder's shape for optional
+    /// plugins: `{key: {resources: [...]}}`); empty when the plugin or its list is absent.
+    pub fn plugin_resources(&self, key: &str) -> &[serde_json::Value] {
+        self.plugins
+            .get(key)
+            .and_then(|v| v.get("resources"))
+            .and_then(|v| v.as_array())
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Appends `entry` to the `resources` list of plugin `key`, creating both as needed.
+    /// Errors: the plugin's value in PROJECT is not a map.
+    pub fn push_plugin_resource(
+        &mut self,
+        key: &str,
+        entry: serde_json::Value,
+    ) -> anyhow::Result<()> {
+        let plugin = self
+            .plugins
+            .entry(key.to_owned())
+            .or_insert_with(|| serde_json::json!({}));
+        let Some(map) = plugin.as_object_mut() else {
+            anyhow::bail!(
+                "PROJECT: plugins.{key} is not a map (Kubebuilder writes {{resources: [...]}})"
+            );
+        };
+        match map.get_mut("resources").and_then(|v| v.as_array_mut()) {
+            Some(list) => list.push(entry),
+            None => {
+                map.insert("resources".into(), serde_json::json!([entry]));
+            }
+        }
+        Ok(())
+    }
+
     /// Finds the entry for a group/version/kind.
     pub fn find(&self, group: &str, version: &str, kind: &str) -> Option<&ProjectResource> {
         self.resources

@@ -180,28 +180,13 @@ pub fn record(
         "options": options,
         "version": opts.version,
     });
-    let plugin = project
-        .plugins
-        .entry(PLUGIN_KEY.to_owned())
-        .or_insert_with(|| json!({}));
-    if !plugin.is_object() {
-        bail!("PROJECT: plugins.{PLUGIN_KEY} is not a map, as Kubebuilder writes it");
-    }
-    match plugin.get_mut("resources").and_then(|v| v.as_array_mut()) {
-        Some(list) => list.push(entry),
-        None => plugin["resources"] = json!([entry]),
-    }
+    project.push_plugin_resource(PLUGIN_KEY, entry)?;
     Ok(())
 }
 
 /// The `--image` options PROJECT records for `group/version kind` (`alpha generate`), if any.
 pub fn recorded(project: &Project, group: &str, version: &str, kind: &str) -> Option<DeployImage> {
-    let list = project
-        .plugins
-        .get(PLUGIN_KEY)?
-        .get("resources")?
-        .as_array()?;
-    let entry = list.iter().find(|e| {
+    let entry = project.plugin_resources(PLUGIN_KEY).iter().find(|e| {
         e.get("group").and_then(|v| v.as_str()) == Some(group)
             && e.get("version").and_then(|v| v.as_str()) == Some(version)
             && e.get("kind").and_then(|v| v.as_str()) == Some(kind)

@@ -39,15 +39,9 @@ pub struct NamedController {
 /// The named controllers PROJECT records under [`PLUGIN_KEY`], in order. Entries that lack
 /// one of the four fields are skipped (they were not written by rsbuilder).
 pub fn recorded(project: &Project) -> Vec<NamedController> {
-    let Some(list) = project
-        .plugins
-        .get(PLUGIN_KEY)
-        .and_then(|v| v.get("resources"))
-        .and_then(|v| v.as_array())
-    else {
-        return Vec::new();
-    };
-    list.iter()
+    project
+        .plugin_resources(PLUGIN_KEY)
+        .iter()
         .filter_map(|e| {
             let field = |k: &str| e.get(k).and_then(|v| v.as_str()).map(str::to_owned);
             Some(NamedController {
@@ -206,21 +200,7 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
         "kind": opts.kind,
         "controllerName": name,
     });
-    let plugin = project
-        .plugins
-        .entry(PLUGIN_KEY.to_owned())
-        .or_insert_with(|| json!({}));
-    if !plugin.is_object() {
-        bail!(
-            "PROJECT: plugins.{PLUGIN_KEY} is not a map; rsbuilder wrote it as {{resources: [...]}}"
-        );
-    }
-    match plugin.get_mut("resources").and_then(|v| v.as_array_mut()) {
-        Some(list) => list.push(entry),
-        None => {
-            plugin["resources"] = json!([entry]);
-        }
-    }
+    project.push_plugin_resource(PLUGIN_KEY, entry)?;
     plan.create_file(layout::owned(layout::PROJECT), project.render());
     Ok(plan)
 }
