@@ -526,31 +526,17 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         wire_api(&mut plan, &n, &files, &header)?;
     }
     if new_controller {
-        plan.create_file(
-            layout::shared(layout::CONTROLLER_MOD),
-            rust(render(&ControllerModRs)?),
-        );
-        plan.insert_sorted(
-            layout::CONTROLLER_MOD,
-            "controller-modules",
-            format!("pub mod {};", files.controller_module()),
-        );
-        plan.insert(
-            layout::MAIN_RS,
-            "controllers",
-            format!(
-                "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::controller::{}::{},\n));",
-                files.controller_module(),
-                n.reconciler
-            ),
-        );
+        wire_controller(
+            &mut plan,
+            &header,
+            &krate,
+            &files.controller_module(),
+            &n.reconciler,
+        )?;
     }
     if new_api || new_controller {
         if new_api {
             plan.insert_sorted(layout::LIB_RS, "modules", "pub mod api;");
-        }
-        if new_controller {
-            plan.insert_sorted(layout::LIB_RS, "modules", "pub mod controller;");
         }
         update_project(
             &mut project,
@@ -651,6 +637,37 @@ fn check_file_names_free(project: &Project, opts: &ApiOptions, files: &KindLayou
         }
         .into());
     }
+    Ok(())
+}
+
+/// Wires a new controller into the project: `src/controller/mod.rs` (created with `header`
+/// when missing) and its `pub mod <module>;` line, its start in `src/main.rs`
+/// (`<krate>::controller::<module>::<reconciler>`), and `pub mod controller;` in `src/lib.rs`.
+/// Errors: rendering the module template.
+fn wire_controller(
+    plan: &mut Plan,
+    header: &str,
+    krate: &str,
+    module: &str,
+    reconciler: &str,
+) -> Result<()> {
+    plan.create_file(
+        layout::shared(layout::CONTROLLER_MOD),
+        format!("{header}{}", render(&ControllerModRs)?),
+    );
+    plan.insert_sorted(
+        layout::CONTROLLER_MOD,
+        "controller-modules",
+        format!("pub mod {module};"),
+    );
+    plan.insert(
+        layout::MAIN_RS,
+        "controllers",
+        format!(
+            "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::controller::{module}::{reconciler},\n));"
+        ),
+    );
+    plan.insert_sorted(layout::LIB_RS, "modules", "pub mod controller;");
     Ok(())
 }
 

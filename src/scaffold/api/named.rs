@@ -15,7 +15,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use super::{ApiOptions, BuiltinControllerRs, ControllerModRs, ControllerRs, Names, render};
+use super::{ApiOptions, BuiltinControllerRs, ControllerRs, Names, render};
 use crate::model::{NameError, Project, layout};
 use crate::scaffold::Plan;
 
@@ -176,24 +176,7 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
         return Ok(plan);
     }
     let krate = super::crate_name(&project);
-    plan.create_file(
-        layout::shared(layout::CONTROLLER_MOD),
-        format!("{header}{}", render(&ControllerModRs)?),
-    );
-    plan.insert_sorted(
-        layout::CONTROLLER_MOD,
-        "controller-modules",
-        format!("pub mod {module};"),
-    );
-    plan.insert(
-        layout::MAIN_RS,
-        "controllers",
-        format!(
-            "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::controller::{module}::{},\n));",
-            n.reconciler
-        ),
-    );
-    plan.insert_sorted(layout::LIB_RS, "modules", "pub mod controller;");
+    super::wire_controller(&mut plan, &header, &krate, &module, &n.reconciler)?;
     let entry = json!({
         "group": opts.group,
         "version": opts.version,
