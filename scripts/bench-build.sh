@@ -82,7 +82,8 @@ measure() {
   cold="$(timed "$dir" cargo build)"
   # controller-rs's tests need Go (its envtest dev-dependency builds Go code): without a Go
   # toolchain its test build fails, which is reported in the table instead of ending the run.
-  test_build="$(timed "$dir" cargo test --no-run 2>/dev/null || echo "failed (see cargo test --no-run in $dir)")"
+  # `timed` exits on failure (die), so it runs in its own subshell for the `||` to apply.
+  test_build="$( (timed "$dir" cargo test --no-run) 2>/dev/null || echo "failed (see cargo test --no-run in $dir)")"
   size="$(du -sm "$target" | cut -f1)"
   touch "$dir/$controller"
   incr="$(timed "$dir" cargo build)"
