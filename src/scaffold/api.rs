@@ -328,6 +328,17 @@ struct CrdKustomization;
 )]
 struct SamplesKustomization;
 
+/// The text `create api` writes into a new `src/api/mod.rs` (without the license header) for a
+/// project of the multigroup layout (`multigroup`) or not. Errors: rendering the template.
+pub(crate) fn api_mod_text(multigroup: bool) -> Result<String> {
+    render(&ApiModRs { multigroup })
+}
+
+/// The names of the roles `create api` writes for each kind (`admin`, `editor`, `viewer`).
+pub(crate) fn role_names() -> impl Iterator<Item = &'static str> {
+    ROLES.iter().map(|r| r.name)
+}
+
 /// Renders a template; askama drops the template file's final newline, so it is put back.
 pub(crate) fn render(t: &impl Template) -> Result<String> {
     let mut text = t.render().context("rendering a template")?;

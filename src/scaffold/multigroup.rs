@@ -219,6 +219,95 @@ fn relayout(
         });
     }
 
+    // The kustomize files named by the layout: the kinds' roles and conversion patches, each
+    // renamed with the name inside and its kustomization entry.
+    let mut config: Vec<(PathBuf, PathBuf, Vec<(String, String)>)> = Vec::new();
+    let mut entries: Vec<(&'static str, String, String)> = Vec::new();
+    let mut seen_kinds = BTreeSet::new();
+    for r in project.resources.iter().filter(served) {
+        let Some(resource) = resource_of(project, r) else {
+            continue;
+        };
+        let (old, new) = (
+            layout::KindLayout::of(&resource, from.is_some()),
+            layout::KindLayout::of(&resource, to.is_some()),
+        );
+        if r.api.is_some() && seen_kinds.insert(r.kind.clone()) {
+            for role in super::api::role_names() {
+                config.push((
+                    old.role(role).path,
+                    new.role(role).path,
+                    vec![(
+                        format!("name: {}", old.role_name(role)),
+                        format!("name: {}", new.role_name(role)),
+                    )],
+                ));
+                entries.push((
+                    layout::RBAC_KUSTOMIZATION,
+                    old.role_entry(role),
+                    new.role_entry(role),
+                ));
+            }
+        }
+        if r.webhooks.as_ref().is_some_and(|w| w.conversion) {
+            config.push((
+                old.conversion_patch().path,
+                new.conversion_patch().path,
+                Vec::new(),
+            ));
+            entries.push((
+                layout::CRD_KUSTOMIZATION,
+                old.conversion_patch_entry(),
+                new.conversion_patch_entry(),
+            ));
+        }
+    }
+    let mut config_texts: Vec<(PathBuf, String)> = Vec::new();
+    for (old, new, lines) in &config {
+        let Some(mut text) = plan.read(old)? else {
+            // Removed by the user: nothing to move.
+            continue;
+        };
+        if plan.exists(new)? {
+            problems.push(format!(
+                "{}: is in the way of {} (renamed there by the switch); move or remove it",
+                new.display(),
+                old.display()
+            ));
+            continue;
+        }
+        for (from_line, to_line) in lines {
+            match replace_line(&text, from_line, to_line) {
+                Some(t) => text = t,
+                None => problems.push(format!(
+                    "{}: lacks the line `{from_line}` `create api` wrote; put it back, or rename the file to {} by hand",
+                    old.display(),
+                    new.display()
+                )),
+            }
+        }
+        config_texts.push((new.clone(), text));
+        moves.push((old.clone(), new.clone()));
+    }
+    let mut kustomizations: Vec<(PathBuf, String)> = Vec::new();
+    for (file, old, new) in &entries {
+        let text = match kustomizations.iter().find(|(f, _)| f == Path::new(file)) {
+            Some((_, t)) => t.clone(),
+            None => plan.read(file)?.unwrap_or_default(),
+        };
+        // An entry the user removed stays removed.
+        let Some(text) = replace_line(&text, old, new) else {
+            continue;
+        };
+        match kustomizations
+            .iter_mut()
+            .find(|(f, _)| f == Path::new(file))
+        {
+            Some(entry) => entry.1 = text,
+            None => kustomizations.push((PathBuf::from(file), text)),
+        }
+    }
+
     // The scaffolded references that must be there: the controller starts in main.rs.
     let main = plan.read(layout::MAIN_RS)?.unwrap_or_default();
     for m in &controller_modules {
@@ -241,6 +330,10 @@ fn relayout(
                 new.display(),
                 old.display()
             ));
+            continue;
+        }
+        if let Some((_, text)) = config_texts.iter().find(|(n, _)| n == new) {
+            rewritten.push((new.clone(), text.clone()));
             continue;
         }
         let Some(text) = plan.read(old)? else {
@@ -376,6 +469,18 @@ fn relayout(
         }
     }
 
+    // `src/api/mod.rs` lists groups rather than versions now: its doc comment says so when it
+    // is still the one `create api` wrote.
+    if let Some((_, text)) = dropped
+        .iter_mut()
+        .find(|(f, _)| f == Path::new(layout::API_MOD))
+    {
+        let old = format!("{header}{}", super::api::api_mod_text(from.is_some())?);
+        if normalize(text) == normalize(&old) {
+            *text = format!("{header}{}", super::api::api_mod_text(to.is_some())?);
+        }
+    }
+
     // main.rs, rewritten; then every Rust source checked for references left behind.
     let main_new = rename_paths(&main, &renames, &krate);
     let mut sources = plan.read_tree(layout::SRC_DIR, "rs")?;
@@ -433,6 +538,9 @@ fn relayout(
             plan.create_verbatim(file, text);
         }
     }
+    for (file, text) in kustomizations {
+        plan.create_verbatim(file, text);
+    }
     if main_new != main {
         plan.create(layout::MAIN_RS, main_new, IfExists::Overwrite);
     }
@@ -447,6 +555,48 @@ fn relayout(
         }
     }
     Ok(moves)
+}
+
+/// The resource PROJECT entry `r` names, for its file names; `None` for an entry whose names
+/// do not validate (PROJECT's reader refuses those) or a built-in type (no API, no roles).
+fn resource_of(
+    project: &Project,
+    r: &crate::model::project::ProjectResource,
+) -> Option<crate::model::Resource> {
+    if r.core {
+        return None;
+    }
+    crate::model::Resource::custom(
+        &r.group,
+        r.domain.as_deref().unwrap_or(&project.domain),
+        &r.version,
+        &r.kind,
+        r.plural.as_deref(),
+        r.api.as_ref().is_some_and(|a| a.namespaced),
+    )
+    .ok()
+}
+
+/// `text` with its one line that reads `from` (leading blanks aside) reading `to`, indented as
+/// it was; `None` when no line, or more than one, reads `from`.
+fn replace_line(text: &str, from: &str, to: &str) -> Option<String> {
+    let matching = text.lines().filter(|l| l.trim() == from).count();
+    if matching != 1 {
+        return None;
+    }
+    Some(
+        text.split_inclusive('\n')
+            .map(|l| {
+                if l.trim() == from {
+                    let indent = &l[..l.len() - l.trim_start().len()];
+                    let end = if l.ends_with('\n') { "\n" } else { "" };
+                    format!("{indent}{to}{end}")
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect(),
+    )
 }
 
 /// `<parent>/mod.rs` of the layout `group` (see [`layout::api_versions_file`]).
