@@ -139,11 +139,11 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
         }
         .into());
     }
-    let group_of = |g: &str| layout::group_of(project.multigroup, g);
+    let mg = project.multigroup;
     if let Some(r) = project.resources.iter().find(|r| {
         r.controller
             && (format!("{}-controller", r.kind.to_lowercase()) == name
-                || layout::controller_file(group_of(&r.group), &r.kind)
+                || layout::controller_file(layout::group_of(mg, &r.group), &r.kind)
                     == files.named_controller(name).path)
     }) {
         return Err(NameError {
@@ -152,7 +152,7 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
             reason: format!(
                 "the kind {}'s own controller has that name or file ({}); choose another name",
                 r.kind,
-                layout::controller_file(group_of(&r.group), &r.kind).display()
+                layout::controller_file(layout::group_of(mg, &r.group), &r.kind).display()
             ),
         }
         .into());
