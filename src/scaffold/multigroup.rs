@@ -51,6 +51,10 @@ struct Rename {
     new: String,
 }
 
+/// A kustomize file renamed by the switch: from, to, and the lines in it that change with the
+/// name (`name: <kind>-admin-role` → `name: <group>-<kind>-admin-role`).
+type ConfigMove = (PathBuf, PathBuf, Vec<(String, String)>);
+
 /// Plans `edit --multigroup=<on>` in the project at `dir`, writing nothing.
 ///
 /// Errors (nothing written): no PROJECT; `on == false` with APIs, controllers or webhooks in
@@ -221,7 +225,7 @@ fn relayout(
 
     // The kustomize files named by the layout: the kinds' roles and conversion patches, each
     // renamed with the name inside and its kustomization entry.
-    let mut config: Vec<(PathBuf, PathBuf, Vec<(String, String)>)> = Vec::new();
+    let mut config: Vec<ConfigMove> = Vec::new();
     let mut entries: Vec<(&'static str, String, String)> = Vec::new();
     let mut seen_kinds = BTreeSet::new();
     for r in project.resources.iter().filter(served) {
