@@ -218,6 +218,32 @@ const VARIANTS: &[Variant] = &[
         ],
     ),
     (
+        "multigroup",
+        &["--multigroup"],
+        &[
+            &[
+                "create",
+                "api",
+                "--group",
+                "ship",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+            ],
+            &[
+                "create",
+                "api",
+                "--group",
+                "sea",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+            ],
+        ],
+    ),
+    (
         "namespaced",
         &["--namespaced"],
         &[&[
