@@ -64,7 +64,14 @@ pub const MANAGER_YAML: &str = "config/manager/manager.yaml";
 pub const SRC_DIR: &str = "src";
 /// The project's integration tests.
 pub const TESTS_DIR: &str = "tests";
-/// `src/api/mod.rs`: one `pub mod <version>;` per API version.
+/// The directory of the API types (`src/api/mod.rs` and below).
+pub const API_DIR: &str = "src/api";
+/// The directory of the controllers.
+pub const CONTROLLER_DIR: &str = "src/controller";
+/// The directory of the webhooks.
+pub const WEBHOOK_DIR: &str = "src/webhook";
+/// `src/api/mod.rs`: one `pub mod <version>;` per API version (per group in a multigroup
+/// project).
 pub const API_MOD: &str = "src/api/mod.rs";
 /// `src/controller/mod.rs`: one `pub mod <kind>_controller;` per controller.
 pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
@@ -189,7 +196,7 @@ pub fn group_of(multigroup: bool, group: &str) -> Option<&str> {
 pub fn types_file(group: Option<&str>, version: &str, kind: &str) -> PathBuf {
     PathBuf::from(format!(
         "{}/{version}/{}_types.rs",
-        under("src/api", group),
+        under(API_DIR, group),
         kind.to_lowercase()
     ))
 }
@@ -200,14 +207,23 @@ pub fn type_path(group: Option<&str>, version: &str, kind: &str) -> String {
     format!("crate::{}::{version}::{kind}", module_under("api", group))
 }
 
+/// The module of a kind's own controller: the lower-cased kind and `_controller`
+/// (`aijob_controller`).
+pub fn controller_module(kind: &str) -> String {
+    format!("{}_controller", kind.to_lowercase())
+}
+
+/// The file of the controller module `module` (a kind's own, [`controller_module`], or a
+/// named one, [`named_controller_module`]): `src/controller/<module>.rs`, or
+/// `src/controller/<group>/<module>.rs` in a multigroup project.
+pub fn controller_module_file(group: Option<&str>, module: &str) -> PathBuf {
+    PathBuf::from(format!("{}/{module}.rs", under(CONTROLLER_DIR, group)))
+}
+
 /// The kind's controller (lower-cased kind): `src/controller/<kind>_controller.rs`, or
 /// `src/controller/<group>/<kind>_controller.rs` in a multigroup project.
 pub fn controller_file(group: Option<&str>, kind: &str) -> PathBuf {
-    PathBuf::from(format!(
-        "{}/{}_controller.rs",
-        under("src/controller", group),
-        kind.to_lowercase()
-    ))
+    controller_module_file(group, &controller_module(kind))
 }
 
 /// The module of a named controller (`create api --controller-name aijob-backup`):
@@ -219,11 +235,7 @@ pub fn named_controller_module(name: &str) -> String {
 /// The file of a named controller (`-` as `_`), beside the kind's own controller:
 /// `src/controller/<name>_controller.rs`, `src/controller/<group>/...` in a multigroup project.
 pub fn named_controller_file(group: Option<&str>, name: &str) -> PathBuf {
-    PathBuf::from(format!(
-        "{}/{}.rs",
-        under("src/controller", group),
-        named_controller_module(name)
-    ))
+    controller_module_file(group, &named_controller_module(name))
 }
 
 /// The path, below the crate root, of the controller module `module` (`controller::
@@ -237,7 +249,7 @@ pub fn controller_module_path(group: Option<&str>, module: &str) -> String {
 pub fn webhook_file(group: Option<&str>, version: &str, kind: &str) -> PathBuf {
     PathBuf::from(format!(
         "{}/{version}/{}_webhook.rs",
-        under("src/webhook", group),
+        under(WEBHOOK_DIR, group),
         kind.to_lowercase()
     ))
 }
@@ -247,7 +259,7 @@ pub fn webhook_file(group: Option<&str>, version: &str, kind: &str) -> PathBuf {
 pub fn conversion_file(group: Option<&str>, version: &str, kind: &str) -> PathBuf {
     PathBuf::from(format!(
         "{}/{version}/{}_conversion.rs",
-        under("src/webhook", group),
+        under(WEBHOOK_DIR, group),
         kind.to_lowercase()
     ))
 }
@@ -255,31 +267,31 @@ pub fn conversion_file(group: Option<&str>, version: &str, kind: &str) -> PathBu
 /// The directory of an API version's types: `src/api/<version>`, or
 /// `src/api/<group>/<version>` in a multigroup project.
 pub fn api_version_dir(group: Option<&str>, version: &str) -> PathBuf {
-    PathBuf::from(format!("{}/{version}", under("src/api", group)))
+    PathBuf::from(format!("{}/{version}", under(API_DIR, group)))
 }
 
 /// The directory of an API version's webhooks: `src/webhook/<version>`, or
 /// `src/webhook/<group>/<version>` in a multigroup project.
 pub fn webhook_version_dir(group: Option<&str>, version: &str) -> PathBuf {
-    PathBuf::from(format!("{}/{version}", under("src/webhook", group)))
+    PathBuf::from(format!("{}/{version}", under(WEBHOOK_DIR, group)))
 }
 
 /// The module file that lists the API versions: [`API_MOD`], or the group's
 /// `src/api/<group>/mod.rs` in a multigroup project.
 pub fn api_versions_file(group: Option<&str>) -> PathBuf {
-    PathBuf::from(format!("{}/mod.rs", under("src/api", group)))
+    PathBuf::from(format!("{}/mod.rs", under(API_DIR, group)))
 }
 
 /// The module file that lists the controller modules: [`CONTROLLER_MOD`], or the group's
 /// `src/controller/<group>/mod.rs` in a multigroup project.
 pub fn controllers_file(group: Option<&str>) -> PathBuf {
-    PathBuf::from(format!("{}/mod.rs", under("src/controller", group)))
+    PathBuf::from(format!("{}/mod.rs", under(CONTROLLER_DIR, group)))
 }
 
 /// The module file that lists the webhook versions: [`WEBHOOK_MOD`], or the group's
 /// `src/webhook/<group>/mod.rs` in a multigroup project.
 pub fn webhook_versions_file(group: Option<&str>) -> PathBuf {
-    PathBuf::from(format!("{}/mod.rs", under("src/webhook", group)))
+    PathBuf::from(format!("{}/mod.rs", under(WEBHOOK_DIR, group)))
 }
 
 /// The path below the crate root of an API version's module (`api::v1`; `api::batch::v1` in
@@ -407,7 +419,7 @@ impl KindLayout {
     /// The controller's module name (`aijob_controller`), under `crate::controller` (its
     /// group's module in a multigroup project).
     pub fn controller_module(&self) -> String {
-        format!("{}_controller", self.module)
+        controller_module(&self.kind)
     }
 
     /// The path of the controller module `module` (the kind's own or a named one) below the
@@ -643,6 +655,74 @@ mod tests {
             l.conversion_patch_entry(),
             "- path: patches/webhook_in_aijobs.yaml"
         );
+    }
+
+    #[test]
+    fn multigroup_kind_files_are_under_their_group_as_kubebuilder_puts_them() {
+        let r = Resource::custom("data-store", "example.com", "v1", "Cache", None, true).unwrap();
+        let l = KindLayout::of(&r, true);
+        assert_eq!(
+            l.types().path,
+            Path::new("src/api/data_store/v1/cache_types.rs")
+        );
+        assert_eq!(l.type_path(), "crate::api::data_store::v1::Cache");
+        assert_eq!(
+            l.api_version_mod().path,
+            Path::new("src/api/data_store/v1/mod.rs")
+        );
+        assert_eq!(
+            l.api_versions_file(),
+            Path::new("src/api/data_store/mod.rs")
+        );
+        assert_eq!(
+            l.controller().path,
+            Path::new("src/controller/data_store/cache_controller.rs")
+        );
+        assert_eq!(
+            l.controller_module_path("cache_controller"),
+            "controller::data_store::cache_controller"
+        );
+        assert_eq!(
+            l.named_controller("cache-backup").path,
+            Path::new("src/controller/data_store/cache_backup_controller.rs")
+        );
+        assert_eq!(
+            l.webhook().path,
+            Path::new("src/webhook/data_store/v1/cache_webhook.rs")
+        );
+        assert_eq!(
+            l.webhook_module_path("cache_webhook"),
+            "webhook::data_store::v1::cache_webhook"
+        );
+        assert_eq!(
+            l.role("admin").path,
+            Path::new("config/rbac/data-store_cache_admin_role.yaml")
+        );
+        assert_eq!(l.role_name("admin"), "data-store-cache-admin-role");
+        assert_eq!(
+            l.conversion_patch().path,
+            Path::new("config/crd/patches/webhook_in_data-store_caches.yaml")
+        );
+        assert_eq!(
+            group_mod(API_DIR, "data-store").path,
+            Path::new("src/api/data_store/mod.rs")
+        );
+        assert_eq!(group_line("data-store"), "pub mod data_store;");
+        // Single-group paths are those of the first test.
+        assert_eq!(
+            KindLayout::of(&r, false).webhook_module_path("cache_webhook"),
+            "webhook::v1::cache_webhook"
+        );
+    }
+
+    #[test]
+    fn a_group_module_must_be_a_rust_identifier() {
+        assert!(check_group_module("ship").is_ok());
+        assert!(check_group_module("data.store").is_ok());
+        for bad in ["type", "crate", "9ers"] {
+            let e = check_group_module(bad).unwrap_err();
+            assert_eq!(e.flag, "--group");
+        }
     }
 
     #[test]

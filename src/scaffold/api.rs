@@ -782,7 +782,7 @@ fn wire_controller(
     );
     if let Some(group) = &files.group {
         plan.create_file(
-            layout::group_mod("src/controller", group),
+            layout::group_mod(layout::CONTROLLER_DIR, group),
             format!("{header}{}", render(&GroupModRs::controller(group))?),
         );
         plan.insert_sorted(
@@ -821,7 +821,7 @@ fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Res
     );
     if let Some(group) = &files.group {
         plan.create_file(
-            layout::group_mod("src/api", group),
+            layout::group_mod(layout::API_DIR, group),
             format!("{header}{}", render(&GroupModRs::api(group))?),
         );
         plan.insert_sorted(layout::API_MOD, "api-versions", layout::group_line(group));

@@ -157,7 +157,7 @@ fn relayout(
         .iter()
         .filter(served)
         .filter(|r| r.controller)
-        .map(|r| format!("{}_controller", r.kind.to_lowercase()))
+        .map(|r| layout::controller_module(&r.kind))
         .collect();
     controller_modules.extend(
         super::api::named::recorded(project)
@@ -166,20 +166,20 @@ fn relayout(
     );
 
     // Version directories, moved whole (a file of the user's in one moves with it).
-    for (versions, dir_of, module_of, marker, parent_mod) in [
+    for (versions, dir_of, module_of, marker, list_file) in [
         (
             &api_versions,
             layout::api_version_dir as fn(Option<&str>, &str) -> PathBuf,
             layout::api_version_module as fn(Option<&str>, &str) -> String,
             "api-versions",
-            "src/api",
+            layout::api_versions_file as fn(Option<&str>) -> PathBuf,
         ),
         (
             &webhook_versions,
             layout::webhook_version_dir,
             layout::webhook_version_module,
             "webhook-modules",
-            "src/webhook",
+            layout::webhook_versions_file,
         ),
     ] {
         for v in versions {
@@ -195,12 +195,8 @@ fn relayout(
                 let rest = f.strip_prefix(&old_dir).unwrap_or(&f);
                 moves.push((f.clone(), new_dir.join(rest)));
             }
-            drop_lines.push((versions_file(parent_mod, from), format!("pub mod {v};")));
-            add_lines.push((
-                versions_file(parent_mod, to),
-                marker,
-                format!("pub mod {v};"),
-            ));
+            drop_lines.push((list_file(from), format!("pub mod {v};")));
+            add_lines.push((list_file(to), marker, format!("pub mod {v};")));
             renames.push(Rename {
                 old: module_of(from, v),
                 new: module_of(to, v),
@@ -208,9 +204,10 @@ fn relayout(
         }
     }
     for m in &controller_modules {
-        let old = layout::controllers_file(from).with_file_name(format!("{m}.rs"));
-        let new = layout::controllers_file(to).with_file_name(format!("{m}.rs"));
-        moves.push((old, new));
+        moves.push((
+            layout::controller_module_file(from, m),
+            layout::controller_module_file(to, m),
+        ));
         drop_lines.push((layout::controllers_file(from), format!("pub mod {m};")));
         add_lines.push((
             layout::controllers_file(to),
@@ -408,17 +405,17 @@ fn relayout(
     // they hold only what the scaffold wrote (single-group).
     let group_mods = [
         (
-            "src/api",
+            layout::API_DIR,
             super::api::GroupModRs::api(group),
             "api-versions",
         ),
         (
-            "src/controller",
+            layout::CONTROLLER_DIR,
             super::api::GroupModRs::controller(group),
             "controller-modules",
         ),
         (
-            "src/webhook",
+            layout::WEBHOOK_DIR,
             super::api::GroupModRs::webhook(group),
             "webhook-modules",
         ),
@@ -603,17 +600,9 @@ fn replace_line(text: &str, from: &str, to: &str) -> Option<String> {
     )
 }
 
-/// `<parent>/mod.rs` of the layout `group` (see [`layout::api_versions_file`]).
-fn versions_file(parent: &str, group: Option<&str>) -> PathBuf {
-    match parent {
-        "src/api" => layout::api_versions_file(group),
-        _ => layout::webhook_versions_file(group),
-    }
-}
-
 /// Whether `file` is one of `group`'s module files (`src/api/<group>/mod.rs`, ...).
 fn is_group_mod(file: &Path, group: &str) -> bool {
-    ["src/api", "src/controller", "src/webhook"]
+    [layout::API_DIR, layout::CONTROLLER_DIR, layout::WEBHOOK_DIR]
         .iter()
         .any(|d| layout::group_mod(d, group).path == file)
 }

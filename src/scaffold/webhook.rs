@@ -656,7 +656,7 @@ fn add_version_mod(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str)
             layout::group_line(group),
         );
         plan.create_file(
-            layout::group_mod("src/webhook", group),
+            layout::group_mod(layout::WEBHOOK_DIR, group),
             format!(
                 "{header}{}",
                 render(&crate::scaffold::api::GroupModRs::webhook(group))?
