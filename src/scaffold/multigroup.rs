@@ -15,14 +15,17 @@
 //!   scaffold wrote);
 //! - the module paths the scaffold wrote into `src/main.rs` (controller starts, webhook
 //!   registrations) and into the moved files (`use crate::api::v1::Kind;`), and the type paths
-//!   PROJECT records.
+//!   PROJECT records;
+//! - the kustomize files the layout names: the kinds' roles (`config/rbac/<kind>_admin_role.yaml`
+//!   ↔ `<group>_<kind>_admin_role.yaml`, with the role's `name:` and its kustomization entry)
+//!   and conversion patches (with their entry). Samples and CRDs are named by group in both.
 //!
-//! Anything else that names a moved module (`crate::api::v1::...` in a file of the user's, a
-//! moved file that reaches its old siblings through `super::`) is not rewritten: the switch is
-//! refused, naming each file and line, and nothing is written. The kustomize files under
-//! `config/` keep their names (a role file is named by kind alone in either layout; the CRDs are
-//! named by qualified group already). Switching to the single-group layout is refused when the
-//! project's APIs span more than one group, as one `src/api/<version>/` cannot hold two.
+//! The controllers keep their `NAME` (the field manager of what they applied). Anything else
+//! that names a moved module (`crate::api::v1::...` in a file of the user's, a moved controller
+//! that reaches its old siblings through `use super::`) is not rewritten: the switch is refused,
+//! naming each file and line, and nothing is written. A project whose kinds span more than one
+//! group is refused either way: in the single-group layout their files share directories, and
+//! one `src/api/<version>/` cannot hold two groups.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
