@@ -23,6 +23,7 @@ fn options() -> InitOptions {
         owner: "Example Corp.".into(),
         license: rsbuilder::scaffold::init::License::Apache2,
         namespaced: false,
+        multigroup: false,
         year: 2026,
     }
 }

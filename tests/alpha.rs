@@ -345,10 +345,13 @@ fn alpha_generate_refuses_a_go_kubebuilder_project() {
     assert_eq!(tree(tmp.path()), before);
 }
 
-/// A project with two kinds (one cluster-scoped with its own plural), webhooks, a controller
-/// for a built-in type, generated manifests, and the user's own code and files.
+/// A project of the multigroup layout (switched to it after its first kind) with kinds of
+/// several groups (one cluster-scoped with its own plural), webhooks, a controller for a
+/// built-in type, generated manifests, and the user's own code and files.
 fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
     let (tmp, dir) = project(name);
+    // Kinds of several groups: the multigroup layout, the single-group project moved over.
+    run_ok(&dir, &["edit", "--multigroup=true"]);
     run_ok(
         &dir,
         &[
@@ -414,7 +417,7 @@ fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
             "aijob-backup",
         ],
     );
-    let backup = "src/controller/aijob_backup_controller.rs";
+    let backup = "src/controller/ai/aijob_backup_controller.rs";
     let text = read(&dir, backup);
     write(&dir, backup, &format!("{text}\n// The backup note.\n"));
     // A kind served by the project's aggregated API server, with the user's field.
@@ -440,10 +443,10 @@ fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
     assert!(text.contains("pub engine"), "{text}");
     write(&dir, served, &text);
     run_ok(&dir, &["manifests"]);
-    let controller = "src/controller/aijob_controller.rs";
+    let controller = "src/controller/ai/aijob_controller.rs";
     let text = read(&dir, controller);
     write(&dir, controller, &format!("{text}\n// The user's note.\n"));
-    let types = "src/api/v1/aijob_types.rs";
+    let types = "src/api/ai/v1/aijob_types.rs";
     let text = read(&dir, types).replacen(
         "pub struct AIJobSpec {",
         "pub struct AIJobSpec {\n    /// The user's field.\n    pub model: Option<String>,",

@@ -1199,17 +1199,18 @@ fn long_kind_names_stay_rustfmt_clean() {
     assert!(tree(&dir) == before, "--force re-rendered different files");
 }
 
-/// Files are named by version and lower-case kind: the same kind in a second group (or a kind
-/// differing only in case) is refused, also with `--force`, which would otherwise overwrite
-/// the first kind's types and controller.
+/// A single-group project holds one group, as in Kubebuilder: a new API in a second group is
+/// refused (also with `--force`) with the command that switches the layout; files are named by
+/// version and lower-case kind, so a kind differing only in case is refused too. In the
+/// multigroup layout the same kind in another group has files of its own
+/// (tests/multigroup.rs).
 #[test]
-fn the_same_kind_in_a_second_group_is_refused_even_with_force() {
+fn a_second_group_or_a_kind_differing_only_in_case_is_refused_even_with_force() {
     let (_tmp, dir) = init_ai_operator();
     create_api(
         &dir,
         &["--group", "fleet", "--version", "v1", "--kind", "Site"],
     );
-    let owned = "the kind Site of group fleet already owns src/api/v1/site_types.rs and src/controller/site_controller.rs";
     for force in [&[][..], &["--force"][..]] {
         let args = [
             &["--group", "infra", "--version", "v1", "--kind", "Site"][..],
@@ -1221,9 +1222,9 @@ fn the_same_kind_in_a_second_group_is_refused_even_with_force() {
             &args,
             1,
             &[
-                "invalid value \"Site\" for --kind",
-                owned,
-                "choose another kind name (such as InfraSite)",
+                "invalid value \"infra\" for --group",
+                "this project's APIs are in the group fleet",
+                "rsbuilder edit --multigroup=true",
             ],
         );
     }
@@ -1232,26 +1233,6 @@ fn the_same_kind_in_a_second_group_is_refused_even_with_force() {
         &["--group", "fleet", "--version", "v1", "--kind", "SITE"],
         1,
         &["two kinds cannot differ only in case"],
-    );
-    // Another version of the kind in another group has its own types file; only the
-    // controller would be shared.
-    assert_refused(
-        &dir,
-        &["--group", "infra", "--version", "v2", "--kind", "Site"],
-        1,
-        &["already owns src/controller/site_controller.rs:"],
-    );
-    create_api(
-        &dir,
-        &[
-            "--group",
-            "infra",
-            "--version",
-            "v2",
-            "--kind",
-            "Site",
-            "--controller=false",
-        ],
     );
 }
 
@@ -1360,7 +1341,11 @@ fn a_second_kind_with_the_same_crd_name_is_refused() {
             "choose another plural",
         ],
     );
-    // Another group may reuse the plural.
+    // Another group may reuse the plural (a second group takes the multigroup layout).
+    rsbuilder(&dir)
+        .args(["edit", "--multigroup=true"])
+        .assert()
+        .success();
     create_api(
         &dir,
         &[
@@ -1498,6 +1483,7 @@ fn a_group_that_repeats_the_domain_warns() {
         .stderr(predicate::str::contains(
             "warning: --group ai.ai.example.com already ends with the project domain ai.example.com, so the API group becomes ai.ai.example.com.ai.example.com; --group takes the short group: `--group ai` gives the API group ai.ai.example.com",
         ));
+    let (_tmp, dir) = init_ai_operator();
     rsbuilder(&dir)
         .args([
             "create",

@@ -1039,7 +1039,7 @@ fn every_name_the_kind_modules_import_is_reserved() {
     let v2 = ["--group", "ai", "--version", "v2", "--kind", "AIJob"];
     let deployment = ["--group", "apps", "--version", "v1", "--kind", "Deployment"];
     let database = ["--group", "db", "--version", "v1", "--kind", "Database"];
-    let memcached = ["--group", "cache", "--version", "v1", "--kind", "Memcached"];
+    let memcached = ["--group", "ai", "--version", "v1", "--kind", "Memcached"];
     for args in [
         &["create", "api", "--controller=false"][..],
         &["create", "api", "--resource=false", "--controller=true"],

@@ -1,5 +1,5 @@
-//! End to end: `rsbuilder init`, `create api` for AIJob (case A), for a second kind in another
-//! group and version (cluster-scoped), `create api --resource=false` for Pod (case C), and a
+//! End to end: `rsbuilder init`, `create api` for AIJob (case A), `edit --multigroup=true`,
+//! `create api` for a second kind in another group and version (cluster-scoped), `create api --resource=false` for Pod (case C), and a
 //! second version of AIJob;
 //! then the generated project builds, passes its tests (the controllers' reconcile tests
 //! against a mocked API server) and clippy with no edit, and its new files are rustfmt-clean.
@@ -125,7 +125,7 @@ fn render_config(dir: &Path) {
                 yaml.contains("name: aijobs.ai.ai.example.com"),
                 "no AIJob CRD in config/default"
             );
-            assert!(yaml.contains("name: ai-operator-aijob-editor-role"));
+            assert!(yaml.contains("name: ai-operator-ai-aijob-editor-role"));
         } else {
             assert!(yaml.contains("kind: AIJob") && yaml.contains("kind: Inference"));
             assert!(yaml.contains("apiVersion: ai.ai.example.com/v2"));
@@ -135,7 +135,7 @@ fn render_config(dir: &Path) {
 
 /// Replaces the example spec of AIJob with the seed's fields (case A).
 fn seed_edit(dir: &Path) {
-    let path = dir.join("src/api/v1/aijob_types.rs");
+    let path = dir.join("src/api/ai/v1/aijob_types.rs");
     let text = std::fs::read_to_string(&path).unwrap();
     let start = text.find("pub struct AIJobSpec {").unwrap();
     let end = start + text[start..].find("\n}\n").unwrap() + 3;
@@ -181,6 +181,9 @@ fn create_api_projects_build_and_pass_their_tests() {
         "AIJob",
     ];
     rsbuilder_ok(&dir, &aijob);
+    // A second API group needs the multigroup layout: AIJob's files move to src/api/ai/v1/ and
+    // src/controller/ai/.
+    rsbuilder_ok(&dir, &["edit", "--multigroup=true"]);
     rsbuilder_ok(
         &dir,
         &[
@@ -291,9 +294,11 @@ fn create_api_projects_build_and_pass_their_tests() {
             "src/lib.rs",
             "src/controller/mod.rs",
             "src/api/mod.rs",
-            "src/api/v1/mod.rs",
-            "src/api/v2/mod.rs",
-            "src/api/v2alpha1/mod.rs",
+            "src/api/ai/mod.rs",
+            "src/api/ai/v1/mod.rs",
+            "src/api/ai/v2/mod.rs",
+            "src/api/ml/v2alpha1/mod.rs",
+            "src/controller/ai/mod.rs",
         ])
         .current_dir(&dir)
         .output();
@@ -314,11 +319,11 @@ fn create_api_projects_build_and_pass_their_tests() {
     cargo(&dir, &["test"]);
     for (file, reconciler) in [
         (
-            "src/controller/aijob_controller.rs",
+            "src/controller/ai/aijob_controller.rs",
             "impl Reconciler for AIJobReconciler {",
         ),
         (
-            "src/controller/pod_controller.rs",
+            "src/controller/core/pod_controller.rs",
             "impl Reconciler for PodReconciler {",
         ),
     ] {

@@ -68,6 +68,7 @@ fn option_sets() -> Vec<InitOptions> {
                         owner: owner.trim_end().into(),
                         license: license.clone(),
                         namespaced,
+                        multigroup: false,
                         year: 2026,
                     });
                 }

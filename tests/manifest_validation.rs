@@ -218,6 +218,32 @@ const VARIANTS: &[Variant] = &[
         ],
     ),
     (
+        "multigroup",
+        &["--multigroup"],
+        &[
+            &[
+                "create",
+                "api",
+                "--group",
+                "ship",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+            ],
+            &[
+                "create",
+                "api",
+                "--group",
+                "sea",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+            ],
+        ],
+    ),
+    (
         "namespaced",
         &["--namespaced"],
         &[&[
@@ -421,6 +447,16 @@ fn every_kustomization_renders_for_every_combination() {
                 assert!(has(
                     "MutatingWebhookConfiguration/ai-operator-mutating-webhook-configuration"
                 ));
+            }
+            "multigroup" => {
+                for group in ["ship", "sea"] {
+                    assert!(has(&format!(
+                        "CustomResourceDefinition/frigates.{group}.ai.example.com"
+                    )));
+                    assert!(has(&format!(
+                        "ClusterRole/ai-operator-{group}-frigate-editor-role"
+                    )));
+                }
             }
             other => panic!("unknown variant {other}"),
         }
@@ -884,6 +920,15 @@ fn rbac_is_least_privilege() {
                 ":pods:get,list,patch,update,watch",
                 "events.k8s.io:events:create,patch",
             ],
+            "multigroup" => &[
+                "events.k8s.io:events:create,patch",
+                "sea.ai.example.com:frigates:create,delete,get,list,patch,update,watch",
+                "sea.ai.example.com:frigates/finalizers:update",
+                "sea.ai.example.com:frigates/status:get,patch,update",
+                "ship.ai.example.com:frigates:create,delete,get,list,patch,update,watch",
+                "ship.ai.example.com:frigates/finalizers:update",
+                "ship.ai.example.com:frigates/status:get,patch,update",
+            ],
             other => panic!("unknown variant {other}"),
         };
         let mut expected = expected.to_vec();
@@ -1165,7 +1210,7 @@ fn samples_validate_against_their_crds() {
         assert_eq!(report["failures"], serde_json::json!([]), "{}", r.variant);
     }
     assert_eq!(
-        variants, 6,
-        "api, webhook, cluster-scoped, conversion, apiserver and namespaced have samples"
+        variants, 7,
+        "api, webhook, cluster-scoped, conversion, apiserver, multigroup and namespaced have samples"
     );
 }

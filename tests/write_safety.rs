@@ -335,6 +335,20 @@ fn edit_and_manifests_killed_at_every_write_step_are_rolled_forward_or_back() {
     killed_at_every_step(&base, &["manifests"]);
 }
 
+/// `edit --multigroup=true` moves files (writes at the new paths, removals at the old ones):
+/// killed at any of its steps, the project is found as before or as after the switch.
+#[cfg(unix)]
+#[test]
+fn edit_multigroup_killed_at_every_write_step_is_rolled_forward_or_back() {
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    let mut webhook = AIJOB.to_vec();
+    webhook[1] = "webhook";
+    webhook.push("--defaulting");
+    run_ok(&base, &webhook);
+    killed_at_every_step(&base, &["edit", "--multigroup=true"]);
+}
+
 /// The project at `dir` as an older rsbuilder would have left it (see tests/alpha.rs): two
 /// runtime files had another line a quarter of the way in (on disk and in their records under
 /// `.rsbuilder/`), the second of them also has a line of the user's three quarters in, and a

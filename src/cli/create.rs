@@ -165,7 +165,8 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
             }
             let done = crate::scaffold::api::run(dir, &opts)?;
             print!("{}", crate::scaffold::report(&done));
-            print!("{}", crate::scaffold::api::next_steps(&opts));
+            let multigroup = crate::model::Project::load(dir).is_ok_and(|p| p.multigroup);
+            print!("{}", crate::scaffold::api::next_steps(&opts, multigroup));
             Ok(super::EXIT_OK)
         }
         CreateCommand::Apiserver(args) => {
@@ -204,7 +205,11 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
             for note in notes {
                 eprintln!("note: {note}");
             }
-            print!("{}", crate::scaffold::webhook::next_steps(&opts));
+            let multigroup = crate::model::Project::load(dir).is_ok_and(|p| p.multigroup);
+            print!(
+                "{}",
+                crate::scaffold::webhook::next_steps(&opts, multigroup)
+            );
             Ok(super::EXIT_OK)
         }
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 /// `rsbuilder edit` flags.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n  rsbuilder edit --license mit --owner \"Example Corp.\"   # headers, LICENSE, Cargo.toml\n  rsbuilder edit --plugins grafana     # Grafana dashboards under grafana/\n\n\
+    after_help = "Examples:\n  rsbuilder edit --namespaced=true    # watch only the manager's namespace, RBAC as a Role\n  rsbuilder edit --namespaced=false   # watch all namespaces, RBAC as a ClusterRole\n  rsbuilder edit --license mit --owner \"Example Corp.\"   # headers, LICENSE, Cargo.toml\n  rsbuilder edit --plugins grafana     # Grafana dashboards under grafana/\n  rsbuilder edit --multigroup=true     # src/api/<group>/<version>/, one directory per API group\n\n\
 Besides PROJECT, `edit --namespaced` switches every part of the project that `init` writes \
 differently for the setting (src/main.rs, config/manager/manager.yaml, config/rbac/role.yaml, \
 config/rbac/role_binding.yaml, README.md), as long as the part still \
@@ -13,7 +13,7 @@ holds what `init` wrote. If you changed such a part, nothing is written and the 
 the change to make by hand; --force instead replaces the parts you changed with what `init` \
 writes, as long as the lines around them are unchanged (a whole file is never overwritten)."
 )]
-#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["namespaced", "license", "owner", "plugins"])))]
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["namespaced", "license", "owner", "plugins", "multigroup"])))]
 pub struct EditArgs {
     /// Restrict the manager to one namespace (true) or let it watch all of them (false):
     /// RBAC becomes a Role and RoleBinding instead of a ClusterRole and ClusterRoleBinding.
@@ -33,6 +33,13 @@ pub struct EditArgs {
     /// again after editing that file.
     #[arg(long, value_delimiter = ',', value_parser = parse_plugin)]
     pub plugins: Vec<Plugin>,
+    /// Switch to Kubebuilder's multigroup layout (true: `src/api/<group>/<version>/`,
+    /// `src/controller/<group>/`, `src/webhook/<group>/<version>/`, PROJECT `multigroup:
+    /// true`) or back to the single-group one (false, refused with kinds of several groups).
+    /// The scaffolded files move, with their module lines and paths; a file not as the
+    /// scaffold wrote it is named and nothing is written.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub multigroup: Option<bool>,
     /// Replace the namespace-dependent parts you changed with what `init` writes for the
     /// new setting (your changes to them are lost); a part that cannot be found by the lines
     /// around it is refused as without --force. README.md is never overwritten.
@@ -68,6 +75,7 @@ fn parse_plugin(value: &str) -> Result<Plugin, String> {
 /// with nothing written.
 pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
     if args.namespaced.is_none()
+        && args.multigroup.is_none()
         && args.license.is_none()
         && args.owner.is_none()
         && args.plugins.is_empty()
@@ -77,6 +85,19 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
         return Ok(super::EXIT_USAGE);
     }
     let _lock = crate::scaffold::engine::lock_project(dir)?;
+    if let Some(on) = args.multigroup {
+        if args.namespaced.is_some()
+            || args.license.is_some()
+            || args.owner.is_some()
+            || !args.plugins.is_empty()
+        {
+            eprintln!(
+                "error: pass --multigroup on its own, not with --namespaced, --license, --owner or --plugins"
+            );
+            return Ok(super::EXIT_USAGE);
+        }
+        return run_multigroup(dir, on);
+    }
     if !args.plugins.is_empty() {
         // Checked (PROJECT, config.yaml) before any other edit writes.
         let grafana = crate::scaffold::grafana::plan(dir)?;
@@ -107,6 +128,24 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
         Some(namespaced) => run_namespaced(dir, namespaced, args.force),
         None => Ok(super::EXIT_OK),
     }
+}
+
+/// `edit --multigroup=<on>`: see [`crate::scaffold::multigroup::plan`].
+fn run_multigroup(dir: &Path, on: bool) -> anyhow::Result<i32> {
+    let planned = crate::scaffold::multigroup::plan(dir, on)?;
+    let layout = if on { "multigroup" } else { "single-group" };
+    if planned.unchanged {
+        println!(
+            "The project already has the {layout} layout (PROJECT has `multigroup: {on}`); nothing changed."
+        );
+        return Ok(super::EXIT_OK);
+    }
+    print!("{}", crate::scaffold::report(&planned.plan.apply()?));
+    for (from, to) in &planned.moved {
+        println!("moved   {} -> {}", from.display(), to.display());
+    }
+    println!("\nThe project now has the {layout} layout.");
+    Ok(super::EXIT_OK)
 }
 
 /// `edit --namespaced=<namespaced>`: see [`run`].

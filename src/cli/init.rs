@@ -50,6 +50,12 @@ pub struct InitArgs {
     /// Watch only the manager's own namespace: RBAC is generated as Roles, not ClusterRoles.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
     pub namespaced: bool,
+    /// Kubebuilder's multigroup layout: each API group gets directories of its own
+    /// (`src/api/<group>/<version>/`, `src/controller/<group>/`, `src/webhook/<group>/`), so one
+    /// project can hold several groups (PROJECT `multigroup: true`; `edit --multigroup`
+    /// switches later).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
+    pub multigroup: bool,
 }
 
 /// Runs `init` in `dir`: validates the flags, refuses a directory that already holds a
@@ -67,6 +73,7 @@ pub fn run(dir: &Path, args: InitArgs) -> anyhow::Result<i32> {
         owner: args.owner.unwrap_or_default(),
         license: args.license,
         namespaced: args.namespaced,
+        multigroup: args.multigroup,
         year: init::current_year(),
     };
     let plan = init::plan(dir, &opts)?;

@@ -24,7 +24,8 @@ pub struct NameError {
 }
 
 impl NameError {
-    fn new(flag: &str, value: &str, reason: impl Into<String>) -> Self {
+    /// The error for `flag`'s `value`, refused for `reason`.
+    pub fn new(flag: &str, value: &str, reason: impl Into<String>) -> Self {
         Self {
             flag: flag.into(),
             value: value.into(),

@@ -64,7 +64,14 @@ pub const MANAGER_YAML: &str = "config/manager/manager.yaml";
 pub const SRC_DIR: &str = "src";
 /// The project's integration tests.
 pub const TESTS_DIR: &str = "tests";
-/// `src/api/mod.rs`: one `pub mod <version>;` per API version.
+/// The directory of the API types (`src/api/mod.rs` and below).
+pub const API_DIR: &str = "src/api";
+/// The directory of the controllers.
+pub const CONTROLLER_DIR: &str = "src/controller";
+/// The directory of the webhooks.
+pub const WEBHOOK_DIR: &str = "src/webhook";
+/// `src/api/mod.rs`: one `pub mod <version>;` per API version (per group in a multigroup
+/// project).
 pub const API_MOD: &str = "src/api/mod.rs";
 /// `src/controller/mod.rs`: one `pub mod <kind>_controller;` per controller.
 pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
@@ -137,60 +144,188 @@ pub fn owned(path: impl Into<PathBuf>) -> FileSpec {
     FileSpec::new(path, IfExists::Overwrite)
 }
 
-/// `src/api/<version>/<kind>_types.rs` for a kind (lower-cased) of `version`.
-pub fn types_file(version: &str, kind: &str) -> PathBuf {
+/// The Rust module (and directory) of a group in a multigroup project: the short group with
+/// `-` and `.` as `_` (`data-store` → `data_store`), as Kubebuilder's multigroup layout puts
+/// each group in a directory of its own (`api/<group>/<version>/`). Whether that is a Rust
+/// identifier is checked by [`check_group_module`].
+pub fn group_module(group: &str) -> String {
+    group.replace(['-', '.'], "_")
+}
+
+/// Refuses a group whose module ([`group_module`]) cannot be a Rust module name: one that
+/// starts with a digit or is a Rust keyword (`type`, `crate`). Errors name `--group`.
+pub fn check_group_module(group: &str) -> Result<(), super::NameError> {
+    let module = group_module(group);
+    let reason = if !module.starts_with(|c: char| c.is_ascii_lowercase()) {
+        "in a multigroup project each group is a Rust module (src/api/<group>/), so the group must start with a letter"
+    } else if super::reserved::KEYWORDS.contains(&module.as_str()) {
+        "in a multigroup project each group is a Rust module (src/api/<group>/), and this is a Rust keyword"
+    } else {
+        return Ok(());
+    };
+    Err(super::NameError::new("--group", group, reason))
+}
+
+/// A source directory (`src/api`) as the layout has it: the same in a single-group project
+/// (`group` is `None`), with the group's module below it in a multigroup one.
+fn under(dir: &str, group: Option<&str>) -> String {
+    match group {
+        Some(g) => format!("{dir}/{}", group_module(g)),
+        None => dir.to_owned(),
+    }
+}
+
+/// A module path below the crate root (`api`, `controller`), with the group's module in a
+/// multigroup project (`api::batch`).
+fn module_under(module: &str, group: Option<&str>) -> String {
+    match group {
+        Some(g) => format!("{module}::{}", group_module(g)),
+        None => module.to_owned(),
+    }
+}
+
+/// The group of a kind as the layout functions take it: `Some(group)` in a multigroup
+/// project (PROJECT `multigroup: true`), `None` in a single-group one.
+pub fn group_of(multigroup: bool, group: &str) -> Option<&str> {
+    multigroup.then_some(group)
+}
+
+/// The kind's types file (lower-cased kind): `src/api/<version>/<kind>_types.rs`, or
+/// `src/api/<group>/<version>/<kind>_types.rs` in a multigroup project (`group` from
+/// [`group_of`]).
+pub fn types_file(group: Option<&str>, version: &str, kind: &str) -> PathBuf {
     PathBuf::from(format!(
-        "src/api/{version}/{}_types.rs",
+        "{}/{version}/{}_types.rs",
+        under(API_DIR, group),
         kind.to_lowercase()
     ))
 }
 
-/// The Rust path of a kind's type, as its types file defines it (`crate::api::v1::AIJob`).
-pub fn type_path(version: &str, kind: &str) -> String {
-    format!("crate::api::{version}::{kind}")
+/// The Rust path of a kind's type, as its types file defines it (`crate::api::v1::AIJob`;
+/// `crate::api::batch::v1::CronJob` in a multigroup project).
+pub fn type_path(group: Option<&str>, version: &str, kind: &str) -> String {
+    format!("crate::{}::{version}::{kind}", module_under("api", group))
 }
 
-/// `src/controller/<kind>_controller.rs` for a kind (lower-cased).
-pub fn controller_file(kind: &str) -> PathBuf {
-    PathBuf::from(format!(
-        "src/controller/{}_controller.rs",
-        kind.to_lowercase()
-    ))
+/// The module of a kind's own controller: the lower-cased kind and `_controller`
+/// (`aijob_controller`).
+pub fn controller_module(kind: &str) -> String {
+    format!("{}_controller", kind.to_lowercase())
+}
+
+/// The file of the controller module `module` (a kind's own, [`controller_module`], or a
+/// named one, [`named_controller_module`]): `src/controller/<module>.rs`, or
+/// `src/controller/<group>/<module>.rs` in a multigroup project.
+pub fn controller_module_file(group: Option<&str>, module: &str) -> PathBuf {
+    PathBuf::from(format!("{}/{module}.rs", under(CONTROLLER_DIR, group)))
+}
+
+/// The kind's controller (lower-cased kind): `src/controller/<kind>_controller.rs`, or
+/// `src/controller/<group>/<kind>_controller.rs` in a multigroup project.
+pub fn controller_file(group: Option<&str>, kind: &str) -> PathBuf {
+    controller_module_file(group, &controller_module(kind))
 }
 
 /// The module of a named controller (`create api --controller-name aijob-backup`):
-/// `aijob_backup_controller`, under `crate::controller`.
+/// `aijob_backup_controller`, under the controller module of its group ([`controller_module_path`]).
 pub fn named_controller_module(name: &str) -> String {
     format!("{}_controller", name.replace('-', "_"))
 }
 
-/// `src/controller/<name>_controller.rs` for a named controller (`-` as `_`).
-pub fn named_controller_file(name: &str) -> PathBuf {
-    PathBuf::from(format!(
-        "src/controller/{}.rs",
-        named_controller_module(name)
-    ))
+/// The file of a named controller (`-` as `_`), beside the kind's own controller:
+/// `src/controller/<name>_controller.rs`, `src/controller/<group>/...` in a multigroup project.
+pub fn named_controller_file(group: Option<&str>, name: &str) -> PathBuf {
+    controller_module_file(group, &named_controller_module(name))
 }
 
-/// `src/webhook/<version>/<kind>_webhook.rs` for a kind (lower-cased) of `version`.
-pub fn webhook_file(version: &str, kind: &str) -> PathBuf {
+/// The path, below the crate root, of the controller module `module` (`controller::
+/// aijob_controller`; `controller::batch::cronjob_controller` in a multigroup project).
+pub fn controller_module_path(group: Option<&str>, module: &str) -> String {
+    format!("{}::{module}", module_under("controller", group))
+}
+
+/// `src/webhook/<version>/<kind>_webhook.rs` (lower-cased kind), below `src/webhook/<group>/`
+/// in a multigroup project.
+pub fn webhook_file(group: Option<&str>, version: &str, kind: &str) -> PathBuf {
     PathBuf::from(format!(
-        "src/webhook/{version}/{}_webhook.rs",
+        "{}/{version}/{}_webhook.rs",
+        under(WEBHOOK_DIR, group),
         kind.to_lowercase()
     ))
 }
 
-/// `src/webhook/<version>/<kind>_conversion.rs` for a kind (lower-cased) of `version`.
-pub fn conversion_file(version: &str, kind: &str) -> PathBuf {
+/// `src/webhook/<version>/<kind>_conversion.rs` (lower-cased kind), below
+/// `src/webhook/<group>/` in a multigroup project.
+pub fn conversion_file(group: Option<&str>, version: &str, kind: &str) -> PathBuf {
     PathBuf::from(format!(
-        "src/webhook/{version}/{}_conversion.rs",
+        "{}/{version}/{}_conversion.rs",
+        under(WEBHOOK_DIR, group),
         kind.to_lowercase()
     ))
+}
+
+/// The directory of an API version's types: `src/api/<version>`, or
+/// `src/api/<group>/<version>` in a multigroup project.
+pub fn api_version_dir(group: Option<&str>, version: &str) -> PathBuf {
+    PathBuf::from(format!("{}/{version}", under(API_DIR, group)))
+}
+
+/// The directory of an API version's webhooks: `src/webhook/<version>`, or
+/// `src/webhook/<group>/<version>` in a multigroup project.
+pub fn webhook_version_dir(group: Option<&str>, version: &str) -> PathBuf {
+    PathBuf::from(format!("{}/{version}", under(WEBHOOK_DIR, group)))
+}
+
+/// The module file that lists the API versions: [`API_MOD`], or the group's
+/// `src/api/<group>/mod.rs` in a multigroup project.
+pub fn api_versions_file(group: Option<&str>) -> PathBuf {
+    PathBuf::from(format!("{}/mod.rs", under(API_DIR, group)))
+}
+
+/// The module file that lists the controller modules: [`CONTROLLER_MOD`], or the group's
+/// `src/controller/<group>/mod.rs` in a multigroup project.
+pub fn controllers_file(group: Option<&str>) -> PathBuf {
+    PathBuf::from(format!("{}/mod.rs", under(CONTROLLER_DIR, group)))
+}
+
+/// The module file that lists the webhook versions: [`WEBHOOK_MOD`], or the group's
+/// `src/webhook/<group>/mod.rs` in a multigroup project.
+pub fn webhook_versions_file(group: Option<&str>) -> PathBuf {
+    PathBuf::from(format!("{}/mod.rs", under(WEBHOOK_DIR, group)))
+}
+
+/// The path below the crate root of an API version's module (`api::v1`; `api::batch::v1` in
+/// a multigroup project).
+pub fn api_version_module(group: Option<&str>, version: &str) -> String {
+    format!("{}::{version}", module_under("api", group))
+}
+
+/// The path below the crate root of a version's webhook module (`webhook::v1`;
+/// `webhook::batch::v1` in a multigroup project).
+pub fn webhook_version_module(group: Option<&str>, version: &str) -> String {
+    format!("{}::{version}", module_under("webhook", group))
+}
+
+/// The module file of one group in a multigroup project, below `dir` (`src/api`,
+/// `src/controller`, `src/webhook`): `<dir>/<group>/mod.rs`, shared by the group's kinds.
+pub fn group_mod(dir: &str, group: &str) -> FileSpec {
+    FileSpec::new(
+        format!("{dir}/{}/mod.rs", group_module(group)),
+        IfExists::Skip,
+    )
+}
+
+/// The `pub mod <group>;` line of a group's module in the parent module file.
+pub fn group_line(group: &str) -> String {
+    format!("pub mod {};", group_module(group))
 }
 
 /// The files of one kind (group, version, kind) in the project, and the lines that list them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KindLayout {
+    /// The short group (`batch`) in a multigroup project, where it is a directory under
+    /// `src/api/`, `src/controller/` and `src/webhook/`; `None` in a single-group project.
+    pub group: Option<String>,
     /// Version (`v1`): a directory under `src/api/` and `src/webhook/`.
     pub version: String,
     /// Kind (`AIJob`).
@@ -206,9 +341,11 @@ pub struct KindLayout {
 }
 
 impl KindLayout {
-    /// The layout of `resource`'s files.
-    pub fn of(resource: &Resource) -> Self {
+    /// The layout of `resource`'s files in a project whose PROJECT has `multigroup:
+    /// <multigroup>`.
+    pub fn of(resource: &Resource, multigroup: bool) -> Self {
         Self {
+            group: multigroup.then(|| resource.group.clone()),
             version: resource.version.clone(),
             kind: resource.kind.clone(),
             module: resource.module(),
@@ -218,24 +355,52 @@ impl KindLayout {
         }
     }
 
-    /// The kind's types, `src/api/<version>/<kind>_types.rs` (the user edits it: refused when
-    /// it exists, unless forced).
+    fn group(&self) -> Option<&str> {
+        self.group.as_deref()
+    }
+
+    /// The kind's types, [`types_file`] (the user edits it: refused when it exists, unless
+    /// forced).
     pub fn types(&self) -> FileSpec {
-        FileSpec::new(types_file(&self.version, &self.kind), IfExists::Error)
+        FileSpec::new(
+            types_file(self.group(), &self.version, &self.kind),
+            IfExists::Error,
+        )
     }
 
-    /// The Rust path of the kind's type, as the types file defines it
-    /// (`crate::api::v1::AIJob`).
+    /// The Rust path of the kind's type, as the types file defines it ([`type_path`]).
     pub fn type_path(&self) -> String {
-        type_path(&self.version, &self.kind)
+        type_path(self.group(), &self.version, &self.kind)
     }
 
-    /// The version's module, `src/api/<version>/mod.rs`, shared by the kinds of the version.
+    /// The version's module, `src/api/<version>/mod.rs` (`src/api/<group>/<version>/mod.rs`
+    /// in a multigroup project), shared by the kinds of the version.
     pub fn api_version_mod(&self) -> FileSpec {
-        FileSpec::new(format!("src/api/{}/mod.rs", self.version), IfExists::Skip)
+        FileSpec::new(
+            api_version_dir(self.group(), &self.version).join("mod.rs"),
+            IfExists::Skip,
+        )
     }
 
-    /// The `pub mod <version>;` line of [`API_MOD`].
+    /// The module file that lists the version's module: [`API_MOD`], or the group's module
+    /// (`src/api/<group>/mod.rs`) in a multigroup project.
+    pub fn api_versions_file(&self) -> PathBuf {
+        api_versions_file(self.group())
+    }
+
+    /// The module file that lists the kind's controller module: [`CONTROLLER_MOD`], or the
+    /// group's (`src/controller/<group>/mod.rs`) in a multigroup project.
+    pub fn controllers_file(&self) -> PathBuf {
+        controllers_file(self.group())
+    }
+
+    /// The module file that lists the version's webhook module: [`WEBHOOK_MOD`], or the
+    /// group's (`src/webhook/<group>/mod.rs`) in a multigroup project.
+    pub fn webhook_versions_file(&self) -> PathBuf {
+        webhook_versions_file(self.group())
+    }
+
+    /// The `pub mod <version>;` line of [`KindLayout::api_versions_file`].
     pub fn api_version_line(&self) -> String {
         format!("pub mod {};", self.version)
     }
@@ -248,12 +413,39 @@ impl KindLayout {
     /// The kind's controller, `src/controller/<kind>_controller.rs` (one for every version
     /// of the kind; the user edits it).
     pub fn controller(&self) -> FileSpec {
-        FileSpec::new(controller_file(&self.kind), IfExists::Error)
+        FileSpec::new(controller_file(self.group(), &self.kind), IfExists::Error)
     }
 
-    /// The controller's module name (`aijob_controller`), under `crate::controller`.
+    /// The controller's module name (`aijob_controller`), under `crate::controller` (its
+    /// group's module in a multigroup project).
     pub fn controller_module(&self) -> String {
-        format!("{}_controller", self.module)
+        controller_module(&self.kind)
+    }
+
+    /// The path of the controller module `module` (the kind's own or a named one) below the
+    /// crate root ([`controller_module_path`]).
+    pub fn controller_module_path(&self, module: &str) -> String {
+        controller_module_path(self.group(), module)
+    }
+
+    /// A named controller's file ([`named_controller_file`]).
+    pub fn named_controller(&self, name: &str) -> FileSpec {
+        FileSpec::new(named_controller_file(self.group(), name), IfExists::Error)
+    }
+
+    /// The stem of the kind's role files and names: the lower-case kind, prefixed with the
+    /// group in a multigroup project (`batch_cronjob`), as Kubebuilder names them there.
+    fn role_stem(&self, sep: char) -> String {
+        match self.group() {
+            Some(g) => format!("{g}{sep}{}", self.module),
+            None => self.module.clone(),
+        }
+    }
+
+    /// The name of one of the kind's roles (`aijob-admin-role`; `batch-cronjob-admin-role`
+    /// in a multigroup project).
+    pub fn role_name(&self, role: &str) -> String {
+        format!("{}-{role}-role", self.role_stem('-'))
     }
 
     /// The sample object, `config/samples/<group>_<version>_<kind>.yaml` (the user edits it).
@@ -297,14 +489,14 @@ impl KindLayout {
     }
 
     fn role_file(&self, role: &str) -> String {
-        format!("{}_{role}_role.yaml", self.module)
+        format!("{}_{role}_role.yaml", self.role_stem('_'))
     }
 
     /// The kind's webhook file, `src/webhook/<version>/<kind>_webhook.rs`: a skeleton that
     /// each webhook type adds a section to, so it is kept when present unless forced.
     pub fn webhook(&self) -> FileSpec {
         FileSpec::new(
-            webhook_file(&self.version, &self.kind),
+            webhook_file(self.group(), &self.version, &self.kind),
             IfExists::SkipUnlessForced,
         )
     }
@@ -314,10 +506,20 @@ impl KindLayout {
         format!("{}_webhook", self.module)
     }
 
-    /// The version's webhook module, `src/webhook/<version>/mod.rs`.
+    /// The path below the crate root of the webhook module `module` of the kind's version
+    /// (`webhook::v1::aijob_webhook`; `webhook::batch::v1::...` in a multigroup project).
+    pub fn webhook_module_path(&self, module: &str) -> String {
+        format!(
+            "{}::{module}",
+            webhook_version_module(self.group(), &self.version)
+        )
+    }
+
+    /// The version's webhook module, `src/webhook/<version>/mod.rs` (below
+    /// `src/webhook/<group>/` in a multigroup project).
     pub fn webhook_version_mod(&self) -> FileSpec {
         FileSpec::new(
-            format!("src/webhook/{}/mod.rs", self.version),
+            webhook_version_dir(self.group(), &self.version).join("mod.rs"),
             IfExists::Skip,
         )
     }
@@ -325,7 +527,10 @@ impl KindLayout {
     /// The kind's conversion functions, `src/webhook/<version>/<kind>_conversion.rs` (the
     /// user edits them).
     pub fn conversion(&self) -> FileSpec {
-        FileSpec::new(conversion_file(&self.version, &self.kind), IfExists::Error)
+        FileSpec::new(
+            conversion_file(self.group(), &self.version, &self.kind),
+            IfExists::Error,
+        )
     }
 
     /// The conversion module name (`aijob_conversion`), under `crate::webhook::<version>`.
@@ -347,7 +552,10 @@ impl KindLayout {
     }
 
     fn conversion_patch_file(&self) -> String {
-        format!("webhook_in_{}.yaml", self.plural)
+        match self.group() {
+            Some(g) => format!("webhook_in_{g}_{}.yaml", self.plural),
+            None => format!("webhook_in_{}.yaml", self.plural),
+        }
     }
 }
 
@@ -406,7 +614,7 @@ mod tests {
     #[test]
     fn kind_files_follow_kubebuilder_names() {
         let r = Resource::custom("ai", "ai.example.com", "v1", "AIJob", None, true).unwrap();
-        let l = KindLayout::of(&r);
+        let l = KindLayout::of(&r, false);
         assert_eq!(l.types().path, Path::new("src/api/v1/aijob_types.rs"));
         assert_eq!(l.types().if_exists, IfExists::Error);
         assert_eq!(l.type_path(), "crate::api::v1::AIJob");
@@ -447,6 +655,74 @@ mod tests {
             l.conversion_patch_entry(),
             "- path: patches/webhook_in_aijobs.yaml"
         );
+    }
+
+    #[test]
+    fn multigroup_kind_files_are_under_their_group_as_kubebuilder_puts_them() {
+        let r = Resource::custom("data-store", "example.com", "v1", "Cache", None, true).unwrap();
+        let l = KindLayout::of(&r, true);
+        assert_eq!(
+            l.types().path,
+            Path::new("src/api/data_store/v1/cache_types.rs")
+        );
+        assert_eq!(l.type_path(), "crate::api::data_store::v1::Cache");
+        assert_eq!(
+            l.api_version_mod().path,
+            Path::new("src/api/data_store/v1/mod.rs")
+        );
+        assert_eq!(
+            l.api_versions_file(),
+            Path::new("src/api/data_store/mod.rs")
+        );
+        assert_eq!(
+            l.controller().path,
+            Path::new("src/controller/data_store/cache_controller.rs")
+        );
+        assert_eq!(
+            l.controller_module_path("cache_controller"),
+            "controller::data_store::cache_controller"
+        );
+        assert_eq!(
+            l.named_controller("cache-backup").path,
+            Path::new("src/controller/data_store/cache_backup_controller.rs")
+        );
+        assert_eq!(
+            l.webhook().path,
+            Path::new("src/webhook/data_store/v1/cache_webhook.rs")
+        );
+        assert_eq!(
+            l.webhook_module_path("cache_webhook"),
+            "webhook::data_store::v1::cache_webhook"
+        );
+        assert_eq!(
+            l.role("admin").path,
+            Path::new("config/rbac/data-store_cache_admin_role.yaml")
+        );
+        assert_eq!(l.role_name("admin"), "data-store-cache-admin-role");
+        assert_eq!(
+            l.conversion_patch().path,
+            Path::new("config/crd/patches/webhook_in_data-store_caches.yaml")
+        );
+        assert_eq!(
+            group_mod(API_DIR, "data-store").path,
+            Path::new("src/api/data_store/mod.rs")
+        );
+        assert_eq!(group_line("data-store"), "pub mod data_store;");
+        // Single-group paths are those of the first test.
+        assert_eq!(
+            KindLayout::of(&r, false).webhook_module_path("cache_webhook"),
+            "webhook::v1::cache_webhook"
+        );
+    }
+
+    #[test]
+    fn a_group_module_must_be_a_rust_identifier() {
+        assert!(check_group_module("ship").is_ok());
+        assert!(check_group_module("data.store").is_ok());
+        for bad in ["type", "crate", "9ers"] {
+            let e = check_group_module(bad).unwrap_err();
+            assert_eq!(e.flag, "--group");
+        }
     }
 
     #[test]

@@ -44,6 +44,15 @@ pub struct Project {
     /// Layout plugin keys (`rust.rsbuilder.io/v1`).
     #[serde(default)]
     pub layout: Vec<String>,
+    /// Kubebuilder's `multigroup: true` (`init --multigroup`, `edit --multigroup`): each API
+    /// group has directories of its own, `src/api/<group>/<version>/`, `src/controller/<group>/`
+    /// and `src/webhook/<group>/<version>/` (see [`crate::model::layout`]).
+    #[serde(
+        default,
+        rename = "multigroup",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub multigroup: bool,
     /// `true` when the manager only watches its own namespace (`init --namespaced`): RBAC is
     /// emitted as Roles instead of ClusterRoles.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -178,6 +187,7 @@ impl Project {
             cli_version: Some(env!("CARGO_PKG_VERSION").into()),
             domain: domain.into(),
             layout: vec![LAYOUT.into()],
+            multigroup: false,
             namespaced,
             plugins: BTreeMap::new(),
             project_name: project_name.into(),
@@ -611,10 +621,11 @@ fn check_layout(lines: &Lines, text: &str, at: &str) -> Result<()> {
 }
 
 /// Top-level fields of PROJECT that rsbuilder owns; everything else is kept as written.
-const OWNED: [&str; 9] = [
+const OWNED: [&str; 10] = [
     "cliVersion",
     "domain",
     "layout",
+    "multigroup",
     "namespaced",
     "plugins",
     "projectName",
@@ -677,6 +688,7 @@ fn render_over(text: &str, orig: &Project, new: &Project, fresh: &str) -> String
         "cliVersion" => orig.cli_version == new.cli_version,
         "domain" => orig.domain == new.domain,
         "layout" => orig.layout == new.layout,
+        "multigroup" => orig.multigroup == new.multigroup,
         "namespaced" => orig.namespaced == new.namespaced,
         "plugins" => orig.plugins == new.plugins,
         "projectName" => orig.project_name == new.project_name,

@@ -11,6 +11,17 @@
 
 use super::NameError;
 
+/// Rust's keywords (strict and reserved, edition 2024) that a lower-case name can spell: a
+/// name the generated code uses as an identifier (a webhook's variable, a group's module)
+/// must not be one.
+pub const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
 /// Types, traits and derive macros of Rust's edition-2024 prelude
 /// (`std::prelude::rust_2024`) that a kind can spell (kinds start with an upper-case letter).
 const PRELUDE: &[&str] = &[

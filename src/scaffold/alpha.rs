@@ -284,25 +284,27 @@ const NOT_CARRIED: &[&str] = &[".git", "target", engine::STATE_DIR];
 /// writes from the code (CRDs, the manager's role, the webhook configurations).
 fn users_code(path: &Path, project: &Project) -> bool {
     let per_kind = project.resources.iter().any(|r: &ProjectResource| {
+        let group = layout::group_of(project.multigroup, &r.group);
         let mut files = Vec::new();
         if r.api.is_some() {
-            files.push(layout::types_file(&r.version, &r.kind));
+            files.push(layout::types_file(group, &r.version, &r.kind));
         }
         if super::apiserver::is_served(r) {
             files.push(layout::apiserver::types(&r.version, &r.kind.to_lowercase()).path);
         }
         if r.controller {
-            files.push(layout::controller_file(&r.kind));
+            files.push(layout::controller_file(group, &r.kind));
         }
         if r.webhooks.is_some() {
-            files.push(layout::webhook_file(&r.version, &r.kind));
-            files.push(layout::conversion_file(&r.version, &r.kind));
+            files.push(layout::webhook_file(group, &r.version, &r.kind));
+            files.push(layout::conversion_file(group, &r.version, &r.kind));
         }
         files.iter().any(|f| f == path)
     });
-    let named = super::api::named::recorded(project)
-        .iter()
-        .any(|c| layout::named_controller_file(&c.name) == path);
+    let named = super::api::named::recorded(project).iter().any(|c| {
+        layout::named_controller_file(layout::group_of(project.multigroup, &c.group), &c.name)
+            == path
+    });
     let config = Path::new(layout::CONFIG_DIR);
     per_kind
         || named
@@ -329,6 +331,7 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
         owner,
         license,
         namespaced: project.namespaced,
+        multigroup: project.multigroup,
         year,
     };
     init::plan(scratch, &opts)

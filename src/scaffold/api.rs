@@ -117,7 +117,15 @@ impl Names {
         let module = r.module();
         let type_path = match &r.builtin {
             Some(b) => b.rust_path.to_string(),
-            None => KindLayout::of(r).type_path(),
+            None => KindLayout::of(r, project.multigroup).type_path(),
+        };
+        // Two controllers of one manager need distinct names: in a multigroup project the
+        // same kind may be in two groups, so the group is part of the name (as Kubebuilder's
+        // multigroup controllers are named `<group>-<kind>`).
+        let controller_name = if project.multigroup {
+            format!("{}-{module}-controller", r.group.replace('.', "-"))
+        } else {
+            format!("{module}-controller")
         };
         Self {
             kind: r.kind.clone(),
@@ -130,7 +138,7 @@ impl Names {
             namespaced: r.namespaced,
             crd_file: r.crd_file_name(),
             project_name: project.project_name.clone(),
-            controller_name: format!("{module}-controller"),
+            controller_name,
             reconciler: format!("{}Reconciler", r.kind),
             finalizer: format!("{}/finalizer", r.qualified_group()),
             deploy: None,
@@ -186,7 +194,58 @@ struct DeployImageControllerRs<'a> {
 
 #[derive(Template)]
 #[template(path = "api/api_mod.rs", escape = "none", whitespace = "preserve")]
-struct ApiModRs;
+struct ApiModRs {
+    /// One module per group (multigroup) rather than per version.
+    multigroup: bool,
+}
+
+/// The module of one group in a multigroup project (`src/api/<group>/mod.rs`,
+/// `src/controller/<group>/mod.rs`, `src/webhook/<group>/mod.rs`): a doc line and the marker
+/// its children are listed above.
+#[derive(Template)]
+#[template(path = "api/group_mod.rs", escape = "none", whitespace = "preserve")]
+pub(crate) struct GroupModRs<'a> {
+    /// The short group.
+    pub group: &'a str,
+    /// What the module holds, for its doc comment.
+    pub holds: &'static str,
+    /// The command that adds to it.
+    pub command: &'static str,
+    /// The scaffold marker (`api-versions`, `controller-modules`, `webhook-modules`).
+    pub marker: &'static str,
+}
+
+impl<'a> GroupModRs<'a> {
+    /// `src/api/<group>/mod.rs`.
+    pub fn api(group: &'a str) -> Self {
+        Self {
+            group,
+            holds: "the API types of the group, one module per version",
+            command: "create api",
+            marker: "api-versions",
+        }
+    }
+
+    /// `src/controller/<group>/mod.rs`.
+    pub fn controller(group: &'a str) -> Self {
+        Self {
+            group,
+            holds: "the controllers of the group's kinds, one module per controller",
+            command: "create api",
+            marker: "controller-modules",
+        }
+    }
+
+    /// `src/webhook/<group>/mod.rs`.
+    pub fn webhook(group: &'a str) -> Self {
+        Self {
+            group,
+            holds: "the webhooks of the group's kinds, one module per version",
+            command: "create webhook",
+            marker: "webhook-modules",
+        }
+    }
+}
 
 #[derive(Template)]
 #[template(path = "api/version_mod.rs", escape = "none", whitespace = "preserve")]
@@ -249,6 +308,8 @@ const ROLES: [Role; 3] = [
 struct RoleYaml<'a> {
     n: &'a Names,
     role: &'a Role,
+    /// The role's name ([`KindLayout::role_name`]).
+    name: String,
 }
 
 #[derive(Template)]
@@ -267,8 +328,19 @@ struct CrdKustomization;
 )]
 struct SamplesKustomization;
 
+/// The text `create api` writes into a new `src/api/mod.rs` (without the license header) for a
+/// project of the multigroup layout (`multigroup`) or not. Errors: rendering the template.
+pub(crate) fn api_mod_text(multigroup: bool) -> Result<String> {
+    render(&ApiModRs { multigroup })
+}
+
+/// The names of the roles `create api` writes for each kind (`admin`, `editor`, `viewer`).
+pub(crate) fn role_names() -> impl Iterator<Item = &'static str> {
+    ROLES.iter().map(|r| r.name)
+}
+
 /// Renders a template; askama drops the template file's final newline, so it is put back.
-fn render(t: &impl Template) -> Result<String> {
+pub(crate) fn render(t: &impl Template) -> Result<String> {
     let mut text = t.render().context("rendering a template")?;
     if !text.ends_with('\n') {
         text.push('\n');
@@ -447,7 +519,8 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     if let Some(image) = &opts.image {
         n.deploy = Some(deploy_image::check(&project, opts, &resource, image)?);
     }
-    let files = KindLayout::of(&resource);
+    let files = KindLayout::of(&resource, project.multigroup);
+    check_group_allowed(&project, opts, &resource)?;
     check_file_names_free(&project, opts, &files)?;
     check_crd_name_free(&project, opts, &resource)?;
     let krate = crate_name(&project);
@@ -530,6 +603,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             &mut plan,
             &header,
             &krate,
+            &files,
             &files.controller_module(),
             &n.reconciler,
         )?;
@@ -593,6 +667,51 @@ fn check_crd_name_free(project: &Project, opts: &ApiOptions, resource: &Resource
     Ok(())
 }
 
+/// Refuses a new API of a second group in a single-group project, as Kubebuilder does, with the
+/// command that switches the project to the multigroup layout; in a multigroup project,
+/// refuses a group that cannot be a Rust module ([`layout::check_group_module`]) or whose
+/// module another group of PROJECT already has (`data-store` and `data.store`). Built-in
+/// types' controllers (`--resource=false`) have no API, so any group is allowed for them.
+fn check_group_allowed(project: &Project, opts: &ApiOptions, resource: &Resource) -> Result<()> {
+    if project.multigroup {
+        layout::check_group_module(&opts.group)?;
+        if let Some(other) = project.resources.iter().find(|r| {
+            r.group != opts.group
+                && layout::group_module(&r.group) == layout::group_module(&opts.group)
+        }) {
+            return Err(NameError::new(
+                "--group",
+                &opts.group,
+                format!(
+                    "the group {} of PROJECT has the same module, src/api/{}/; choose another group",
+                    other.group,
+                    layout::group_module(&opts.group)
+                ),
+            )
+            .into());
+        }
+        return Ok(());
+    }
+    if !opts.resource || resource.builtin.is_some() {
+        return Ok(());
+    }
+    let other = project.resources.iter().find(|r| {
+        r.api.is_some() && r.group != opts.group && !crate::scaffold::apiserver::is_served(r)
+    });
+    if let Some(other) = other {
+        return Err(NameError::new(
+            "--group",
+            &opts.group,
+            format!(
+                "this project's APIs are in the group {} and it has the single-group layout (src/api/<version>/), which holds one group, as in Kubebuilder; switch it to the multigroup layout (src/api/<group>/<version>/), which moves the existing files, then run this command again:\n  rsbuilder edit --multigroup=true",
+                other.group
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Refuses a kind whose files another resource of PROJECT, in another group, already owns:
 /// files are named by version and lower-case kind (`src/api/v1/site_types.rs`,
 /// `src/controller/site_controller.rs`), as in a single-group Kubebuilder project, so the same
@@ -600,7 +719,11 @@ fn check_crd_name_free(project: &Project, opts: &ApiOptions, resource: &Resource
 /// would overwrite the other kind's code. Errors name `--kind`, the other group and the files.
 fn check_file_names_free(project: &Project, opts: &ApiOptions, files: &KindLayout) -> Result<()> {
     for r in &project.resources {
-        if (r.group == opts.group && r.kind == opts.kind) || r.kind.to_lowercase() != files.module {
+        if (r.group == opts.group && r.kind == opts.kind)
+            || r.kind.to_lowercase() != files.module
+            // In a multigroup project each group has directories of its own.
+            || (project.multigroup && r.group != opts.group)
+        {
             continue;
         }
         let mut shared = Vec::new();
@@ -641,13 +764,15 @@ fn check_file_names_free(project: &Project, opts: &ApiOptions, files: &KindLayou
 }
 
 /// Wires a new controller into the project: `src/controller/mod.rs` (created with `header`
-/// when missing) and its `pub mod <module>;` line, its start in `src/main.rs`
-/// (`<krate>::controller::<module>::<reconciler>`), and `pub mod controller;` in `src/lib.rs`.
-/// Errors: rendering the module template.
+/// when missing) and its `pub mod <module>;` line (in a multigroup project the group's module,
+/// `src/controller/<group>/mod.rs`, listed in `src/controller/mod.rs`, holds that line), its
+/// start in `src/main.rs` (`<krate>::controller::[<group>::]<module>::<reconciler>`), and `pub
+/// mod controller;` in `src/lib.rs`. Errors: rendering the module template.
 fn wire_controller(
     plan: &mut Plan,
     header: &str,
     krate: &str,
+    files: &KindLayout,
     module: &str,
     reconciler: &str,
 ) -> Result<()> {
@@ -655,8 +780,19 @@ fn wire_controller(
         layout::shared(layout::CONTROLLER_MOD),
         format!("{header}{}", render(&ControllerModRs)?),
     );
+    if let Some(group) = &files.group {
+        plan.create_file(
+            layout::group_mod(layout::CONTROLLER_DIR, group),
+            format!("{header}{}", render(&GroupModRs::controller(group))?),
+        );
+        plan.insert_sorted(
+            layout::CONTROLLER_MOD,
+            "controller-modules",
+            layout::group_line(group),
+        );
+    }
     plan.insert_sorted(
-        layout::CONTROLLER_MOD,
+        files.controllers_file(),
         "controller-modules",
         format!("pub mod {module};"),
     );
@@ -664,7 +800,8 @@ fn wire_controller(
         layout::MAIN_RS,
         "controllers",
         format!(
-            "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::controller::{module}::{reconciler},\n));"
+            "runner.spawn(rsbuilder_runtime::controller::run(\n    runner.manager(),\n    {krate}::{}::{reconciler},\n));",
+            files.controller_module_path(module)
         ),
     );
     plan.insert_sorted(layout::LIB_RS, "modules", "pub mod controller;");
@@ -675,9 +812,25 @@ fn wire_controller(
 fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Result<()> {
     plan.create_file(
         layout::shared(layout::API_MOD),
-        format!("{header}{}", render(&ApiModRs)?),
+        format!(
+            "{header}{}",
+            render(&ApiModRs {
+                multigroup: files.group.is_some()
+            })?
+        ),
     );
-    plan.insert_sorted(layout::API_MOD, "api-versions", files.api_version_line());
+    if let Some(group) = &files.group {
+        plan.create_file(
+            layout::group_mod(layout::API_DIR, group),
+            format!("{header}{}", render(&GroupModRs::api(group))?),
+        );
+        plan.insert_sorted(layout::API_MOD, "api-versions", layout::group_line(group));
+    }
+    plan.insert_sorted(
+        files.api_versions_file(),
+        "api-versions",
+        files.api_version_line(),
+    );
     let version_mod = files.api_version_mod();
     let version_mod_path = version_mod.path.clone();
     plan.create_file(
@@ -710,7 +863,8 @@ fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Res
         "- ../crd",
     );
     for role in &ROLES {
-        plan.create_file(files.role(role.name), render(&RoleYaml { n, role })?);
+        let name = files.role_name(role.name);
+        plan.create_file(files.role(role.name), render(&RoleYaml { n, role, name })?);
         plan.insert(
             layout::RBAC_KUSTOMIZATION,
             "rbac-resources",
@@ -810,14 +964,16 @@ pub fn builtin_namesake(opts: &ApiOptions, project: &Project) -> Option<String> 
     ))
 }
 
-/// What to do next, printed after a successful `create api`.
-pub fn next_steps(opts: &ApiOptions) -> String {
+/// What to do next, printed after a successful `create api` in a project of the multigroup
+/// layout (`multigroup`) or not.
+pub fn next_steps(opts: &ApiOptions, multigroup: bool) -> String {
+    let group = layout::group_of(multigroup, &opts.group);
     let mut out = String::new();
     if opts.resource {
         out.push_str(&format!(
             "Next: add fields to {}, then run `rsbuilder manifests` to \
              (re)generate {}/{}/.\n",
-            layout::types_file(&opts.version, &opts.kind).display(),
+            layout::types_file(group, &opts.version, &opts.kind).display(),
             layout::CONFIG_DIR,
             layout::generated::CRD_BASES,
         ));
@@ -825,7 +981,11 @@ pub fn next_steps(opts: &ApiOptions) -> String {
     if opts.controller {
         out.push_str(&format!(
             "Write the reconcile logic in {}; `cargo test` runs its tests.\n",
-            layout::controller_file(&opts.kind).display()
+            match &opts.controller_name {
+                Some(name) => layout::named_controller_file(group, name),
+                None => layout::controller_file(group, &opts.kind),
+            }
+            .display()
         ));
     }
     out

@@ -452,7 +452,7 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     };
     let header = rust_header(&plan)?;
     let krate = crate_name(&project);
-    let kind_layout = KindLayout::of(&resource);
+    let kind_layout = KindLayout::of(&resource, project.multigroup);
 
     // The kind's own files, which the user edits.
     plan.create_file(

@@ -173,6 +173,7 @@ pub fn plan_namespaced(
         owner: String::new(),
         license: license.clone(),
         namespaced: ns,
+        multigroup: project.multigroup,
         year: init::current_year(),
     };
     let (old_opts, new_opts) = (opts(!namespaced), opts(namespaced));

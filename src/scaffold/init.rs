@@ -38,6 +38,9 @@ pub struct InitOptions {
     pub license: License,
     /// `--namespaced`: the manager watches only its own namespace; RBAC uses Roles.
     pub namespaced: bool,
+    /// `--multigroup`: PROJECT gets `multigroup: true`, so APIs go to
+    /// `src/api/<group>/<version>/` (see [`crate::model::layout`]).
+    pub multigroup: bool,
     /// Copyright year in license headers.
     pub year: i32,
 }
@@ -367,12 +370,13 @@ fn render(t: &impl Template) -> String {
 pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
     let c = opts.context();
     let p = &c;
-    let project = Project::new(
+    let mut project = Project::new(
         &opts.domain,
         &opts.repo,
         &opts.project_name,
         opts.namespaced,
     );
+    project.multigroup = opts.multigroup;
     let mut files = vec![
         (PROJECT_FILE, project.render()),
         ("Cargo.toml", render(&CargoToml { p })),

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod grafana;
 pub mod init;
 pub mod marker;
+pub mod multigroup;
 pub mod relicense;
 pub mod runtime;
 pub mod rustfmt;

@@ -181,15 +181,6 @@ impl Names {
     }
 }
 
-/// Rust keywords that cannot name a variable.
-const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
-    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
-    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
-    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
-    "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
-];
-
 /// `src/webhook/mod.rs`: the module tree of the webhooks (the server is the runtime's).
 #[derive(Template)]
 #[template(path = "webhook/webhook_mod.rs", escape = "none")]
@@ -383,7 +374,7 @@ pub fn names(
 ) -> Names {
     let suffix = resource.webhook_path_suffix();
     let mut var = resource.snake();
-    if KEYWORDS.contains(&var.as_str()) {
+    if crate::model::reserved::KEYWORDS.contains(&var.as_str()) {
         var.push_str("_obj");
     }
     let type_path = match &resource.builtin {
@@ -391,7 +382,7 @@ pub fn names(
         None => entry
             .and_then(|e| e.path.clone())
             .filter(|p| p.starts_with("crate::"))
-            .unwrap_or_else(|| KindLayout::of(resource).type_path()),
+            .unwrap_or_else(|| KindLayout::of(resource, project.multigroup).type_path()),
     };
     let api_group = resource.qualified_group();
     let marker_group = if api_group.is_empty() {
@@ -446,7 +437,10 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     let existing = index
         .and_then(|i| project.resources[i].webhooks.clone())
         .unwrap_or_default();
-    let files = KindLayout::of(&resource);
+    if project.multigroup {
+        crate::model::layout::check_group_module(&opts.group)?;
+    }
+    let files = KindLayout::of(&resource, project.multigroup);
     let file = files.webhook().path;
     if !opts.force {
         for (asked, have, what) in [
@@ -474,7 +468,7 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     );
     let mut notes = Vec::new();
     let specs = if resource.builtin.is_none() {
-        spec_facts(&plan, &resource, &mut names, &mut notes)?
+        spec_facts(&plan, &files, &resource, &mut names, &mut notes)?
     } else {
         BTreeMap::new()
     };
@@ -492,6 +486,7 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     add_config(&mut plan, &project)?;
     if opts.conversion {
         let spokes = spokes(&project, &resource, opts, &specs)?;
+
         for s in spokes.iter().filter(|s| s.differs) {
             notes.push(format!(
                 "the required fields of {} {} and {} differ: the round-trip test in {} is ignored until the Convert of {} converts them (then remove its #[ignore])",
@@ -552,11 +547,12 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
 /// minimal specs by version (empty, with a note pushed, when the CRD cannot be derived).
 fn spec_facts(
     plan: &Plan,
+    files: &KindLayout,
     resource: &Resource,
     names: &mut Names,
     notes: &mut Vec<String>,
 ) -> Result<BTreeMap<String, serde_json::Value>> {
-    let types = KindLayout::of(resource).types().path;
+    let types = files.types().path;
     names.example_foo = plan
         .read(&types)?
         .is_some_and(|text| spec_sample::has_example_foo(&text, &resource.kind));
@@ -649,10 +645,26 @@ fn main_path(n: &Names, type_path: &str) -> String {
     }
 }
 
-/// `src/webhook/<version>/mod.rs` and its module line.
+/// `src/webhook/<version>/mod.rs` and its module line (in a multigroup project
+/// `src/webhook/<group>/<version>/mod.rs`, listed in the group's module, which
+/// `src/webhook/mod.rs` lists).
 fn add_version_mod(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Result<()> {
+    if let Some(group) = &files.group {
+        plan.insert(
+            layout::WEBHOOK_MOD,
+            "webhook-modules",
+            layout::group_line(group),
+        );
+        plan.create_file(
+            layout::group_mod(layout::WEBHOOK_DIR, group),
+            format!(
+                "{header}{}",
+                render(&crate::scaffold::api::GroupModRs::webhook(group))?
+            ),
+        );
+    }
     plan.insert(
-        layout::WEBHOOK_MOD,
+        files.webhook_versions_file(),
         "webhook-modules",
         format!("pub mod {};", n.version),
     );
@@ -713,7 +725,13 @@ fn spokes(
             .path
             .clone()
             .filter(|p| p.starts_with("crate::"))
-            .unwrap_or_else(|| layout::type_path(version, &hub.kind));
+            .unwrap_or_else(|| {
+                layout::type_path(
+                    layout::group_of(project.multigroup, &hub.group),
+                    version,
+                    &hub.kind,
+                )
+            });
         let empty = serde_json::Value::Object(Default::default());
         let spec = specs.get(version).unwrap_or(&empty);
         // The scaffolded functions carry fields over by JSON name; when the minimal objects
@@ -755,10 +773,9 @@ fn add_conversion(
     register(
         plan,
         format!(
-            "conversion({}::webhook::{}::{}::conversion())",
+            "conversion({}::{}::conversion())",
             n.crate_name,
-            n.version,
-            files.conversion_module()
+            files.webhook_module_path(&files.conversion_module())
         ),
     );
     let crd_name = resource.crd_name();
@@ -803,10 +820,9 @@ fn add_kind(
     let path = file.path.clone();
     plan.create_file(file, format!("{header}{}", render(&KindFile { n })?));
     let module = format!(
-        "{}::webhook::{}::{}",
+        "{}::{}",
         n.crate_name,
-        n.version,
-        files.webhook_module()
+        files.webhook_module_path(&files.webhook_module())
     );
     let kind = main_path(n, &n.type_path);
     if defaulting {
@@ -931,12 +947,13 @@ pub fn run(
 }
 
 /// What to do after `create webhook`, printed by the CLI.
-pub fn next_steps(opts: &WebhookOptions) -> String {
+pub fn next_steps(opts: &WebhookOptions, multigroup: bool) -> String {
+    let group = layout::group_of(multigroup, &opts.group);
     let mut out = String::from("\nNext:\n");
     if opts.defaulting || opts.validation {
         out.push_str(&format!(
             "  edit {}, then run `rsbuilder manifests` to write {}/{};\n",
-            layout::webhook_file(&opts.version, &opts.kind).display(),
+            layout::webhook_file(group, &opts.version, &opts.kind).display(),
             layout::CONFIG_DIR,
             layout::generated::WEBHOOK_MANIFESTS,
         ));
@@ -944,7 +961,7 @@ pub fn next_steps(opts: &WebhookOptions) -> String {
     if opts.conversion {
         out.push_str(&format!(
             "  edit the hub/spoke functions in {};\n",
-            layout::conversion_file(&opts.version, &opts.kind).display()
+            layout::conversion_file(group, &opts.version, &opts.kind).display()
         ));
     }
     out.push_str("  deploying needs cert-manager in the cluster (config/certmanager issues the serving certificate).\n");

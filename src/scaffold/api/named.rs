@@ -115,6 +115,8 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
     let mut project = super::super::load_project_or_explain(&plan, dir)?;
     let (resource, _) = super::resolve_resource(&project, opts)?;
+    let files = layout::KindLayout::of(&resource, project.multigroup);
+    super::check_group_allowed(&project, opts, &resource)?;
     let module = layout::named_controller_module(name);
     let others = recorded(&project);
     let same = others.iter().find(|c| c.name == name);
@@ -137,10 +139,12 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
         }
         .into());
     }
+    let mg = project.multigroup;
     if let Some(r) = project.resources.iter().find(|r| {
         r.controller
             && (format!("{}-controller", r.kind.to_lowercase()) == name
-                || layout::controller_file(&r.kind) == layout::named_controller_file(name))
+                || layout::controller_file(layout::group_of(mg, &r.group), &r.kind)
+                    == files.named_controller(name).path)
     }) {
         return Err(NameError {
             flag: "--controller-name".into(),
@@ -148,7 +152,7 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
             reason: format!(
                 "the kind {}'s own controller has that name or file ({}); choose another name",
                 r.kind,
-                layout::controller_file(&r.kind).display()
+                layout::controller_file(layout::group_of(mg, &r.group), &r.kind).display()
             ),
         }
         .into());
@@ -164,19 +168,13 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
     } else {
         render(&ControllerRs { n: &n })?
     };
-    plan.create_file(
-        layout::FileSpec::new(
-            layout::named_controller_file(name),
-            crate::scaffold::IfExists::Error,
-        ),
-        format!("{header}{text}"),
-    );
+    plan.create_file(files.named_controller(name), format!("{header}{text}"));
     if same.is_some() {
         // --force on a recorded controller: its file only.
         return Ok(plan);
     }
     let krate = super::crate_name(&project);
-    super::wire_controller(&mut plan, &header, &krate, &module, &n.reconciler)?;
+    super::wire_controller(&mut plan, &header, &krate, &files, &module, &n.reconciler)?;
     let entry = json!({
         "group": opts.group,
         "version": opts.version,

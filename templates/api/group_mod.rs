@@ -1,0 +1,5 @@
+//! The group `{{ group }}`: {{ holds }}.
+//!
+//! `rsbuilder {{ command }}` adds modules above the marker below.
+
+// +kubebuilder:scaffold:{{ marker }}
