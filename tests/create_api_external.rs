@@ -182,6 +182,25 @@ fn a_crd_file_gives_generated_types_a_controller_and_an_external_project_entry()
         .failure()
         .stderr(predicate::str::contains("is an external kind in PROJECT"));
     assert_eq!(tree(&dir), before);
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "webhook",
+            "--group",
+            "cert-manager",
+            "--version",
+            "v1",
+            "--kind",
+            "Certificate",
+            "--defaulting",
+        ])
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "is an external kind (another project defines it",
+        ));
+    assert_eq!(tree(&dir), before);
 }
 
 #[test]
