@@ -47,15 +47,28 @@ pub struct ApiServerArgs {
 )]
 pub struct ApiArgs {
     /// API group (`ai`; the qualified group is `<group>.<domain>`; `core`, `apps`, ... for
-    /// built-in types).
-    #[arg(long)]
-    pub group: String,
-    /// API version (`v1`, `v1beta1`).
-    #[arg(long)]
-    pub version: String,
-    /// Kind, CamelCase (`AIJob`).
-    #[arg(long)]
-    pub kind: String,
+    /// built-in types). Read from the CRD with --external-api-crd.
+    #[arg(long, required_unless_present = "external_api_crd")]
+    pub group: Option<String>,
+    /// API version (`v1`, `v1beta1`). With --external-api-crd, the CRD's storage version
+    /// unless given.
+    #[arg(long, required_unless_present = "external_api_crd")]
+    pub version: Option<String>,
+    /// Kind, CamelCase (`AIJob`). Read from the CRD with --external-api-crd.
+    #[arg(long, required_unless_present = "external_api_crd")]
+    pub kind: Option<String>,
+    /// A controller for a kind another project defines: generate its Rust types from this CRD
+    /// file with kopium (into src/api/external/, tool-owned; `manifests` writes no CRD for it).
+    #[arg(long, value_name = "CRD_FILE", conflicts_with_all = ["external_api_path", "image", "controller_name", "plural"])]
+    pub external_api_crd: Option<std::path::PathBuf>,
+    /// A controller for a kind another project defines, whose Rust type is in a dependency
+    /// (`cert_manager_types::v1::Certificate`); needs --external-api-domain.
+    #[arg(long, value_name = "CRATE::PATH::TYPE", conflicts_with_all = ["image", "controller_name"], requires = "external_api_domain")]
+    pub external_api_path: Option<String>,
+    /// With --external-api-path: the kind's domain; its API group is `<group>.<domain>`
+    /// (`--group cert-manager --external-api-domain io`).
+    #[arg(long, value_name = "DOMAIN", requires = "external_api_path")]
+    pub external_api_domain: Option<String>,
     /// Scaffold the resource type (CRD).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = true, action = clap::ArgAction::Set)]
     pub resource: bool,
@@ -129,15 +142,51 @@ pub struct WebhookArgs {
     pub force: bool,
 }
 
+/// The external kind's source that `create api` was given (`--external-api-crd`, resolved
+/// against the working directory, or `--external-api-path`), `None` for any other kind.
+fn external_source(
+    dir: &Path,
+    args: &ApiArgs,
+) -> Option<crate::scaffold::api::external::ExternalSource> {
+    use crate::scaffold::api::external::ExternalSource;
+    if let Some(file) = &args.external_api_crd {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| dir.to_path_buf());
+        return Some(ExternalSource::Crd {
+            file: cwd.join(file),
+            recorded: None,
+        });
+    }
+    args.external_api_path.clone().map(ExternalSource::Path)
+}
+
 /// Runs a `create` subcommand in `dir`.
 pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
     let _lock = crate::scaffold::engine::lock_project(dir)?;
     match cmd {
         CreateCommand::Api(args) => {
+            if let Some(source) = external_source(dir, &args) {
+                let opts = crate::scaffold::api::external::ExternalOptions {
+                    source,
+                    group: args.group,
+                    version: args.version,
+                    kind: args.kind,
+                    domain: args.external_api_domain,
+                    plural: args.plural,
+                    namespaced: args.namespaced,
+                    controller: args.controller,
+                    force: args.force,
+                    replay: false,
+                };
+                let (done, next) = crate::scaffold::api::external::run(dir, &opts)?;
+                print!("{}", crate::scaffold::report(&done));
+                print!("{next}");
+                return Ok(super::EXIT_OK);
+            }
             let opts = crate::scaffold::api::ApiOptions {
-                group: args.group,
-                version: args.version,
-                kind: args.kind,
+                // clap requires the three unless --external-api-crd is given, handled above.
+                group: args.group.unwrap_or_default(),
+                version: args.version.unwrap_or_default(),
+                kind: args.kind.unwrap_or_default(),
                 resource: args.resource,
                 controller: args.controller,
                 namespaced: args.namespaced,

@@ -153,13 +153,16 @@ pub fn group_module(group: &str) -> String {
 }
 
 /// Refuses a group whose module ([`group_module`]) cannot be a Rust module name: one that
-/// starts with a digit or is a Rust keyword (`type`, `crate`). Errors name `--group`.
+/// starts with a digit or is a Rust keyword (`type`, `crate`), or that is `external`, the
+/// module of other projects' kinds ([`external::MODULE`]). Errors name `--group`.
 pub fn check_group_module(group: &str) -> Result<(), super::NameError> {
     let module = group_module(group);
     let reason = if !module.starts_with(|c: char| c.is_ascii_lowercase()) {
         "in a multigroup project each group is a Rust module (src/api/<group>/), so the group must start with a letter"
     } else if super::reserved::KEYWORDS.contains(&module.as_str()) {
         "in a multigroup project each group is a Rust module (src/api/<group>/), and this is a Rust keyword"
+    } else if module == external::MODULE[1] {
+        "in a multigroup project each group is a Rust module (src/api/<group>/), and src/api/external/ holds the types of other projects' kinds (create api --external-api-crd)"
     } else {
         return Ok(());
     };
@@ -603,6 +606,62 @@ pub mod apiserver {
         format!(
             "apiservice_{}_{version}.yaml",
             qualified_group.replace('.', "_")
+        )
+    }
+}
+
+/// The tool-owned module of third-party API types (`create api --external-api-crd`):
+/// `src/api/external/<group>/<version>.rs`, Rust types kopium generates from another project's
+/// CRD. `manifests` writes no CRD for the kinds in it ([`external::MODULE`]).
+pub mod external {
+    use super::{FileSpec, IfExists};
+
+    /// The module's path under `crate`, as segments: `manifests` skips the custom resources
+    /// of this module and its children (another project installs their CRDs).
+    pub const MODULE: [&str; 2] = ["api", "external"];
+    /// `src/api/external/mod.rs`: one `pub mod <group>;` per API group.
+    pub const MOD: &str = "src/api/external/mod.rs";
+    /// The line of `src/api/mod.rs` that declares the module.
+    pub const API_MOD_LINE: &str = "pub mod external;";
+
+    /// The Rust module name of an API group (`cert-manager.io` → `cert_manager_io`).
+    pub fn group_module(qualified_group: &str) -> String {
+        qualified_group.replace(['.', '-'], "_")
+    }
+
+    /// The Rust module name of a version (`v1beta1`; a `-` as `_`).
+    pub fn version_module(version: &str) -> String {
+        version.replace('-', "_")
+    }
+
+    /// `src/api/external/<group>/mod.rs`: one `pub mod <version>;` per version.
+    pub fn group_mod(qualified_group: &str) -> FileSpec {
+        FileSpec::new(
+            format!("src/api/external/{}/mod.rs", group_module(qualified_group)),
+            IfExists::Skip,
+        )
+    }
+
+    /// `src/api/external/<group>/<version>.rs`, the generated types (refused when it exists,
+    /// unless forced: `--force` generates them again).
+    pub fn types(qualified_group: &str, version: &str) -> FileSpec {
+        FileSpec::new(
+            format!(
+                "src/api/external/{}/{}.rs",
+                group_module(qualified_group),
+                version_module(version)
+            ),
+            IfExists::Error,
+        )
+    }
+
+    /// The Rust path of a generated kind
+    /// (`crate::api::external::cert_manager_io::v1::Certificate`).
+    pub fn type_path(qualified_group: &str, version: &str, kind: &str) -> String {
+        format!(
+            "crate::api::external::{}::{}::{kind}",
+            group_module(qualified_group),
+            version_module(version)
         )
     }
 }

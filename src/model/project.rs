@@ -104,6 +104,10 @@ pub struct ProjectResource {
     /// Domain of the API; absent for built-in types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
+    /// `true` for a kind another project defines (Kubebuilder's `external`; rsbuilder's
+    /// `create api --external-api-crd` / `--external-api-path`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
     /// Short group (`ai`, `core`, `apps`).
     pub group: String,
     /// Kind (`AIJob`).
@@ -120,7 +124,7 @@ pub struct ProjectResource {
     /// Webhooks scaffolded for this kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<ResourceWebhooks>,
-    /// Fields rsbuilder does not know (Kubebuilder's `external`, ...), kept through rewrites.
+    /// Fields rsbuilder does not know (Kubebuilder's `module`, ...), kept through rewrites.
     #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown: BTreeMap<String, serde_json::Value>,
 }
@@ -916,10 +920,8 @@ zzLocal: {keep: [1, 2]}
         );
         let back = Project::parse(&text).unwrap();
         assert_eq!(back, p);
-        assert_eq!(
-            back.resources[0].unknown.get("external"),
-            Some(&serde_json::Value::Bool(false))
-        );
+        // Kubebuilder's `external` is a field rsbuilder knows (`create api --external-api-crd`).
+        assert!(!back.resources[0].external);
     }
 
     #[test]

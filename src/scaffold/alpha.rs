@@ -321,7 +321,9 @@ fn users_code(path: &Path, project: &Project) -> bool {
 /// each resource in PROJECT order (its type with `namespaced` and `plural` as recorded, and
 /// its controller); the named controllers PROJECT's plugins record (`create api
 /// --controller-name`); then `create webhook` for each resource with webhooks.
-fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
+/// External kinds (`create api --external-api-crd` / `--external-api-path`) are re-created
+/// with their recorded source; a CRD file is read from `root`, the old project.
+fn scaffold(scratch: &Path, project: &Project, header: &str, root: &Path) -> Result<()> {
     use super::{api, init, webhook};
     let (license, year, owner) = super::relicense::recognize(header);
     let opts = init::InitOptions {
@@ -340,6 +342,16 @@ fn scaffold(scratch: &Path, project: &Project, header: &str) -> Result<()> {
     let gvk = |r: &ProjectResource| format!("{}/{} {}", r.group, r.version, r.kind);
     for r in &project.resources {
         if super::apiserver::is_served(r) {
+            continue;
+        }
+        if api::external::is_external(r) {
+            let opts = api::external::options(project, r, root)?;
+            api::external::run(scratch, &opts).with_context(|| {
+                format!(
+                    "re-scaffolding from PROJECT: `create api` for the external kind {}",
+                    gvk(r)
+                )
+            })?;
             continue;
         }
         if r.api.is_none() && !r.controller {
@@ -480,7 +492,7 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
         }
     }
     settings.apply()?;
-    scaffold(&scratch, &project, &header)?;
+    scaffold(&scratch, &project, &header, dir)?;
     let scratch_plan = Plan::new(&scratch, false);
     let mut scratch_notes = Vec::new();
     let mut new = read_all(&scratch_plan, &mut scratch_notes)?;

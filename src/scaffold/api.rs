@@ -28,6 +28,7 @@ use crate::model::{NameError, Project, Resource};
 use crate::scaffold::{Plan, Resolved, ScaffoldError};
 
 pub mod deploy_image;
+pub mod external;
 pub mod named;
 
 /// What `create api` was asked to do (the command-line flags, without clap).
@@ -515,6 +516,16 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
     let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, existing) = resolve_resource(&project, opts)?;
+    if let Some(e) = existing.map(|i| &project.resources[i])
+        && external::is_external(e)
+    {
+        bail!(
+            "{}/{} {} is an external kind in PROJECT (another project defines it; rsbuilder create api --external-api-crd or --external-api-path): it has no API of this project to add; re-run that command with --force to regenerate its files",
+            e.group,
+            e.version,
+            e.kind
+        );
+    }
     let mut n = Names::new(&resource, &project);
     if let Some(image) = &opts.image {
         n.deploy = Some(deploy_image::check(&project, opts, &resource, image)?);

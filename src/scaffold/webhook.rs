@@ -337,6 +337,14 @@ fn resolve_resource(project: &Project, opts: &WebhookOptions) -> Result<(Resourc
             opts.version
         );
     }
+    if index.is_some_and(|i| project.resources[i].external) {
+        bail!(
+            "{}/{} {} is an external kind (another project defines it, `create api --external-api-crd` / `--external-api-path`): rsbuilder does not scaffold webhooks for external kinds yet; the project that installs its CRD serves its webhooks",
+            opts.group,
+            opts.version,
+            opts.kind
+        );
+    }
     let Some(i) = own else {
         bail!(
             "the API {}/{} {} is not in PROJECT; create it first with `rsbuilder create api --group {} --version {} --kind {}` (webhooks need the kind's type)",

@@ -650,7 +650,7 @@ fn derive_share<T>(
     }
     // A custom resource behind a `cfg` rsbuilder cannot decide fails as its own kind.
     for (m, ident, attrs_, why) in krate.undecided_custom_resources() {
-        if !share.owns(attrs_) {
+        if !share.owns(attrs_) || is_external(&krate.modules[m]) {
             continue;
         }
         let (group, kind) = fallback_key(ident, attrs_);
@@ -787,13 +787,23 @@ fn version_site(
     }
 }
 
+/// Whether `module` is in the tool-owned module of other projects' types
+/// (`crate::api::external`, [`crate::model::layout::external`]): `create api
+/// --external-api-crd` generates `#[derive(CustomResource)]` types there from a CRD another
+/// project installs, so no CRD is written for them.
+fn is_external(module: &resolve::Module<'_>) -> bool {
+    module
+        .path
+        .starts_with(&crate::model::layout::external::MODULE.map(String::from))
+}
+
 /// Every struct or enum of the crate with `#[derive(CustomResource)]`, in module and source
-/// order: `(module, its ident, its attributes)`.
+/// order (but those of [`is_external`] modules): `(module, its ident, its attributes)`.
 fn custom_resources<'k>(
     krate: &'k resolve::Crate<'_>,
 ) -> impl Iterator<Item = (usize, &'k syn::Ident, &'k [syn::Attribute])> {
     krate.modules.iter().enumerate().flat_map(|(m, module)| {
-        let decided = module.undecided.is_none();
+        let decided = module.undecided.is_none() && !is_external(module);
         module
             .type_order
             .iter()
@@ -1078,6 +1088,33 @@ pub struct Item {{
             err.contains("schema = \"manual\"") && err.contains("hand-written"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_external_module_of_other_projects_types_gets_no_crd() {
+        let thing = "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\npub struct ThingSpec { pub r: i32 }\n";
+        let certificate = "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug)]\n#[kube(group = \"cert-manager.io\", version = \"v1\", kind = \"Certificate\", plural = \"certificates\")]\n#[kube(namespaced)]\n#[kube(schema = \"disabled\")]\npub struct CertificateSpec { pub secret_name: String }\n";
+        let crds = run(&[
+            ("src/lib.rs", "pub mod api;\n"),
+            ("src/api/mod.rs", "pub mod external;\npub mod v1;\n"),
+            ("src/api/v1.rs", thing),
+            ("src/api/external/mod.rs", "pub mod cert_manager_io;\n"),
+            ("src/api/external/cert_manager_io/mod.rs", "pub mod v1;\n"),
+            ("src/api/external/cert_manager_io/v1.rs", certificate),
+        ])
+        .unwrap();
+        let names: Vec<String> = crds
+            .iter()
+            .map(|c| c.crd.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["things.t.example.com"]);
+        // The same type anywhere else is the crate's own kind, and its missing schema an error.
+        let err = errors(&[
+            ("src/lib.rs", "pub mod api;\n"),
+            ("src/api/mod.rs", "pub mod v1;\n"),
+            ("src/api/v1.rs", certificate),
+        ]);
+        assert!(err.contains("there is no openAPIV3Schema"), "{err}");
     }
 
     fn yaml(crd: &CustomResourceDefinition) -> Result<String, String> {

@@ -195,6 +195,37 @@ fn compatible(have: &str, want: &str) -> bool {
     matches!((key(have), key(want)), (Some(a), Some(b)) if a == b)
 }
 
+/// The names code uses for the crates `text` (a Cargo.toml) depends on in `[dependencies]`
+/// and every `[target.<cfg>.dependencies]` table: each key with `-` as `_`, as rustc names an
+/// extern crate (a renamed dependency, `k = { package = "p" }`, is `k`). Sorted, each once.
+///
+/// Errors: `text` is not valid TOML (with its line).
+pub fn crate_names(text: &str) -> Result<Vec<String>, DependencyError> {
+    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let doc = toml_edit::Document::parse(text).map_err(|e| DependencyError {
+        line: e.span().map(|s| line_of(s.start)),
+        reason: format!("it is not valid TOML: {}", e.message()),
+    })?;
+    let mut tables: Vec<&dyn toml_edit::TableLike> = Vec::new();
+    if let Some(t) = doc.get("dependencies").and_then(Item::as_table_like) {
+        tables.push(t);
+    }
+    if let Some(targets) = doc.get("target").and_then(Item::as_table_like) {
+        for (_, target) in targets.iter() {
+            if let Some(t) = target.get("dependencies").and_then(Item::as_table_like) {
+                tables.push(t);
+            }
+        }
+    }
+    let mut names: Vec<String> = tables
+        .iter()
+        .flat_map(|t| t.iter().map(|(k, _)| k.replace('-', "_")))
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
 /// The message of a [`DependencyError`] for the file at `path`: `path:line: reason`.
 pub fn describe(path: &Path, e: &DependencyError) -> String {
     match e.line {
@@ -208,6 +239,17 @@ mod tests {
     use super::*;
 
     const CARGO: &str = "[package]\nname = \"p\"\n\n[dependencies]\n# the API client\nkube   = { version = \"5\", features = [\"runtime\"] } # pinned\nserde = \"1\"\n";
+
+    #[test]
+    fn crate_names_are_the_dependency_keys_as_code_names_them() {
+        let text = "[package]\nname = \"p\"\n\n[dependencies]\ncert-manager-types = \"1\"\nkube = { version = \"5\" }\nalias = { package = \"real-name\", version = \"1\" }\n\n[target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n\n[dev-dependencies]\ninsta = \"1\"\n";
+        assert_eq!(
+            crate_names(text).unwrap(),
+            ["alias", "cert_manager_types", "kube", "libc"]
+        );
+        let bad = crate_names("[dependencies\n").unwrap_err();
+        assert_eq!(bad.line, Some(1));
+    }
 
     #[test]
     fn a_missing_dependency_is_appended_and_the_rest_is_kept_byte_for_byte() {
