@@ -565,6 +565,49 @@ mod tests {
     }
 
     #[test]
+    fn the_scale_paths_come_from_the_crds_scale_subresource() {
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "databases.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"kind": "Database", "plural": "databases"},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true, "subresources": {"status": {},
+                        "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                                  "labelSelectorPath": ".status.selector"}}},
+                    {"name": "v2", "served": true, "storage": false, "subresources": {"status": {}}},
+                ]},
+        }))
+        .unwrap();
+        assert_eq!(
+            ApiKind::from_crd(&crd, "v1").unwrap().scale,
+            Some(ScalePaths {
+                spec_replicas: ".spec.replicas".into(),
+                status_replicas: ".status.replicas".into(),
+                label_selector: Some(".status.selector".into()),
+            })
+        );
+        assert_eq!(ApiKind::from_crd(&crd, "v2").unwrap().scale, None);
+    }
+
+    #[test]
+    fn scale_paths_read_and_set_nested_fields() {
+        let mut obj = json!({"spec": {"replicas": 2}, "status": "flat"});
+        assert_eq!(ScalePaths::lookup(&obj, ".spec.replicas"), Some(&json!(2)));
+        assert_eq!(ScalePaths::lookup(&obj, ".spec.missing"), None);
+        ScalePaths::set(&mut obj, ".spec.scaling.replicas", json!(3)).unwrap();
+        assert_eq!(
+            obj["spec"],
+            json!({"replicas": 2, "scaling": {"replicas": 3}})
+        );
+        let e = ScalePaths::set(&mut obj, ".status.replicas", json!(1)).unwrap_err();
+        assert_eq!(
+            e,
+            ".status.replicas: the value holding replicas is not an object"
+        );
+    }
+
+    #[test]
     fn pruning_removes_only_undeclared_fields() {
         let k = seed_kind();
         let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"x": 1},
