@@ -12,6 +12,9 @@
 //!   from the stored object; a write that changes nothing writes nothing.
 //! - status subresource: a write to `/status` changes only `status`, a write to the object
 //!   keeps the stored `status`.
+//! - scale subresource (the apiextensions server's `ScaleREST`): the `autoscaling/v1` Scale is
+//!   read from the kind's scale paths; a write to it changes only the spec replicas path of the
+//!   object, which is then updated by the rules above.
 //! - delete: an object with finalizers gets `deletionTimestamp` (and a generation bump) and
 //!   stays; it goes when an update removes its last finalizer. Preconditions on uid and
 //!   resourceVersion are checked.
