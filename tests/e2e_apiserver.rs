@@ -1,10 +1,10 @@
 //! End to end, seed 004 §4: `rsbuilder init`, `create apiserver` for Database (the scaffold is
 //! rustfmt-clean and passes clippy), the seed's spec
-//! (engine enum, version pattern, replicas 1..10, status) and printer columns written into the
+//! (engine enum, version pattern, replicas 1..10, status and scale) and printer columns written into the
 //! types; then the generated project's `apiserver` binary is built and run on a redb store in a
 //! temporary directory, and kubectl (a client nobody here wrote) talks to it with `--server`
 //! and `--insecure-skip-tls-verify`: discovery, `create -f` of the sample, `get` with the
-//! server's columns, a schema rejection, `apply`, `delete`; the server is restarted on the
+//! server's columns, a schema rejection, `apply`, `scale`, `delete`; the server is restarted on the
 //! same store and still has what was written.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
@@ -58,7 +58,11 @@ use serde::{Deserialize, Serialize};
     category = "all",
     printcolumn(name = "Engine", type_ = "string", json_path = ".spec.engine"),
     printcolumn(name = "Replicas", type_ = "integer", json_path = ".spec.replicas"),
-    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase")
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.replicas"
+    )
 )]
 pub struct DatabaseSpec {
     /// The database engine.
@@ -90,6 +94,9 @@ pub struct DatabaseStatus {
     /// The nodes serving it.
     #[serde(default)]
     pub nodes: Vec<String>,
+    /// How many replicas run (the scale subresource's `status.replicas`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
 }
 "#;
 
@@ -319,6 +326,36 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
         "5 2"
     );
 
+    // The scale subresource: `kubectl scale` patches it, the object follows (generation 3);
+    // out of 1..10 it is refused.
+    assert_eq!(
+        k.ok(&["scale", "databases/database-sample", "--replicas=4"])
+            .trim(),
+        "database.db.example.com/database-sample scaled"
+    );
+    assert_eq!(
+        k.ok(&[
+            "get",
+            "db",
+            "database-sample",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.generation}"
+        ]),
+        "4 3"
+    );
+    let out = k.run(&["scale", "db/database-sample", "--replicas=11"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("spec.replicas"), "{err}");
+    let raw_scale = k.ok(&[
+        "get",
+        "--raw",
+        "/apis/db.example.com/v1/namespaces/default/databases/database-sample/scale",
+    ]);
+    assert!(
+        raw_scale.contains(r#""spec":{"replicas":4}"#),
+        "{raw_scale}"
+    );
     // A restart on the same store keeps the object.
     drop(served);
     let served = serve(&bin, port, &store, &k);
@@ -330,7 +367,7 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
             "-o",
             "jsonpath={.spec.replicas}"
         ]),
-        "5"
+        "4"
     );
     assert_eq!(
         k.ok(&["delete", "db", "database-sample"]).trim(),

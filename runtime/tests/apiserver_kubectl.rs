@@ -40,6 +40,11 @@ use tokio_util::sync::CancellationToken;
         type_ = "date",
         json_path = ".metadata.creationTimestamp"
     ),
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.replicas",
+        label_selector_path = ".status.selector"
+    ),
     crates(kube_core = "::kube_core")
 )]
 pub struct DatabaseSpec {
@@ -70,6 +75,12 @@ pub struct DatabaseStatus {
     pub phase: String,
     /// The nodes serving it.
     pub nodes: Vec<String>,
+    /// How many replicas run (the Scale's `status.replicas`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// The label selector of the replicas (the Scale's `status.selector`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
 }
 
 struct Server {
@@ -430,6 +441,77 @@ fn kubectl_scenario(s: &Server) {
     assert_eq!(obj["status"]["phase"], "Ready");
     assert_eq!(obj["metadata"]["generation"], 3);
 
+    // The scale subresource: `kubectl scale` finds it through discovery and patches it.
+    assert_eq!(
+        ok(k, &["scale", "databases/second", "--replicas=3"]).trim(),
+        "database.example.com/second scaled"
+    );
+    let row = ok(k, &["get", "databases", "second", "--no-headers"]);
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cells[..3], ["second", "postgres", "3"], "{row}");
+    let generation = ok(
+        k,
+        &[
+            "get",
+            "db",
+            "second",
+            "-o",
+            "jsonpath={.metadata.generation}",
+        ],
+    );
+    assert_eq!(generation, "3");
+    let raw_scale = ok(
+        k,
+        &[
+            "get",
+            "--raw",
+            "/apis/example.com/v1/namespaces/default/databases/main/scale",
+        ],
+    );
+    let scale: serde_json::Value = serde_json::from_str(&raw_scale).unwrap();
+    assert_eq!(
+        (
+            &scale["kind"],
+            &scale["apiVersion"],
+            &scale["metadata"]["name"],
+            &scale["metadata"]["uid"],
+            &scale["metadata"]["resourceVersion"],
+            &scale["spec"]["replicas"],
+            &scale["status"]["replicas"],
+        ),
+        (
+            &serde_json::json!("Scale"),
+            &serde_json::json!("autoscaling/v1"),
+            &serde_json::json!("main"),
+            &obj["metadata"]["uid"],
+            &obj["metadata"]["resourceVersion"],
+            &serde_json::json!(3),
+            &serde_json::json!(0),
+        ),
+        "{raw_scale}"
+    );
+    // Out of the type's 1..10: the object's validation refuses the scale (422).
+    let (success, _, err) = kubectl(k, &["scale", "db/second", "--replicas=11"]);
+    assert!(!success);
+    assert!(
+        err.contains("spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"),
+        "{err}"
+    );
+    // With --current-replicas kubectl reads the Scale, then PUTs it back changed.
+    assert_eq!(
+        ok(
+            k,
+            &["scale", "db/second", "--current-replicas=3", "--replicas=2"]
+        )
+        .trim(),
+        "database.example.com/second scaled"
+    );
+    let replicas = ok(
+        k,
+        &["get", "db", "second", "-o", "jsonpath={.spec.replicas}"],
+    );
+    assert_eq!(replicas, "2");
+
     // Selectors.
     let prod = ok(
         k,
@@ -574,7 +656,25 @@ fn the_python_client_runs_the_seeds_custom_objects_scenario() {
         common::missing("the Python kubernetes package is not installed (pip install kubernetes)");
         return;
     }
-    let s = start();
+    python_scenario(&start());
+}
+
+/// The same Python scenario with the server on a real etcd (feature `etcd`).
+#[cfg(feature = "etcd")]
+#[test]
+fn python_scenario_on_the_etcd_store() {
+    if !python_client_present() {
+        common::missing("the Python kubernetes package is not installed (pip install kubernetes)");
+        return;
+    }
+    match start_on_etcd() {
+        Some(s) => python_scenario(&s),
+        None => common::missing("etcd is not installed (Debian: apt-get install etcd-server)"),
+    }
+}
+
+/// Runs tests/apiserver/python_client.py (the official client's CustomObjectsApi) against `s`.
+fn python_scenario(s: &Server) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/apiserver/python_client.py");
     let out = Command::new("python3")
         .arg(&script)

@@ -955,6 +955,27 @@ mod tests {
         assert_eq!(r.verb.as_deref(), Some("update"));
         assert_eq!(r.name.as_deref(), Some("main"));
         assert_eq!(r.subresource.as_deref(), Some("status"));
+        // `kubectl scale`: a patch of the scale subresource, which RBAC grants as
+        // `databases/scale`.
+        let r = resource(attributes(
+            &Method::PATCH,
+            "/apis/db.example.com/v1/namespaces/ns1/databases/main/scale",
+            None,
+        ));
+        assert_eq!(
+            (
+                r.verb.as_deref(),
+                r.resource.as_deref(),
+                r.subresource.as_deref(),
+                r.name.as_deref()
+            ),
+            (
+                Some("patch"),
+                Some("databases"),
+                Some("scale"),
+                Some("main")
+            )
+        );
         let r = resource(attributes(
             &Method::DELETE,
             "/apis/db.example.com/v1/namespaces/ns1/databases",

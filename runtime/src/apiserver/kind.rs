@@ -35,6 +35,9 @@ pub struct ApiKind {
     pub columns: Vec<CustomResourceColumnDefinition>,
     /// Whether `/status` is a subresource (status and spec are then written separately).
     pub status_subresource: bool,
+    /// The `/scale` subresource's paths, when the CRD asks for one (`subresources.scale`);
+    /// `None`: `/scale` answers 404.
+    pub scale: Option<ScalePaths>,
     /// The version's OpenAPI v3 schema, as a JSON value (`None` if the CRD has none).
     pub schema: Option<Value>,
     /// Defaulting and validation in Rust ([`super::admission`]), set with
@@ -100,6 +103,15 @@ impl ApiKind {
             namespaced: spec.scope == "Namespaced",
             columns,
             status_subresource: v.subresources.as_ref().is_some_and(|s| s.status.is_some()),
+            scale: v
+                .subresources
+                .as_ref()
+                .and_then(|s| s.scale.as_ref())
+                .map(|s| ScalePaths {
+                    spec_replicas: s.spec_replicas_path.clone(),
+                    status_replicas: s.status_replicas_path.clone(),
+                    label_selector: s.label_selector_path.clone().filter(|p| !p.is_empty()),
+                }),
             schema: v
                 .schema
                 .as_ref()
@@ -128,6 +140,55 @@ impl ApiKind {
     /// `plural.group`, the name errors use for the resource (`databases.example.com`).
     pub fn qualified(&self) -> String {
         format!("{}.{}", self.plural, self.group)
+    }
+}
+
+/// Where a kind's `autoscaling/v1` Scale reads and writes its numbers: the JSON paths of the
+/// CRD's `subresources.scale` (`.spec.replicas`), dot-separated, without array notation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// `specReplicasPath`: Scale `spec.replicas`, the one field a write to `/scale` changes.
+    pub spec_replicas: String,
+    /// `statusReplicasPath`: Scale `status.replicas` (0 when the object has no value there).
+    pub status_replicas: String,
+    /// `labelSelectorPath`: Scale `status.selector` (empty when unset or absent).
+    pub label_selector: Option<String>,
+}
+
+impl ScalePaths {
+    /// The segments of `path` (`.spec.replicas` → `["spec", "replicas"]`).
+    pub fn segments(path: &str) -> Vec<&str> {
+        path.trim_start_matches('.').split('.').collect()
+    }
+
+    /// The value at `path` in `obj`, if every segment is there.
+    pub fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+        Self::segments(path)
+            .into_iter()
+            .try_fold(obj, |v, seg| v.get(seg))
+    }
+
+    /// Sets `path` in `obj` to `value`, creating the objects on the way (as unstructured's
+    /// `SetNestedField` does). Errors: a segment on the way holds something other than an
+    /// object (the path's text names it).
+    pub fn set(obj: &mut Value, path: &str, value: Value) -> Result<(), String> {
+        let segs = Self::segments(path);
+        let (last, parents) = segs
+            .split_last()
+            .ok_or_else(|| format!("empty path {path:?}"))?;
+        let mut at = obj;
+        for seg in parents {
+            let map = at
+                .as_object_mut()
+                .ok_or_else(|| format!("{path}: {seg} is not inside an object"))?;
+            at = map
+                .entry(seg.to_string())
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+        at.as_object_mut()
+            .ok_or_else(|| format!("{path}: the value holding {last} is not an object"))?
+            .insert(last.to_string(), value);
+        Ok(())
     }
 }
 
@@ -455,6 +516,7 @@ mod tests {
             namespaced: true,
             columns: vec![],
             status_subresource: true,
+            scale: None,
             schema: Some(json!({
                 "type": "object",
                 "required": ["spec"],
@@ -499,6 +561,49 @@ mod tests {
         assert_eq!(
             k.validate(&json!({}))[0],
             ("spec".to_string(), "Required value".to_string())
+        );
+    }
+
+    #[test]
+    fn the_scale_paths_come_from_the_crds_scale_subresource() {
+        let crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "databases.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"kind": "Database", "plural": "databases"},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true, "subresources": {"status": {},
+                        "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                                  "labelSelectorPath": ".status.selector"}}},
+                    {"name": "v2", "served": true, "storage": false, "subresources": {"status": {}}},
+                ]},
+        }))
+        .unwrap();
+        assert_eq!(
+            ApiKind::from_crd(&crd, "v1").unwrap().scale,
+            Some(ScalePaths {
+                spec_replicas: ".spec.replicas".into(),
+                status_replicas: ".status.replicas".into(),
+                label_selector: Some(".status.selector".into()),
+            })
+        );
+        assert_eq!(ApiKind::from_crd(&crd, "v2").unwrap().scale, None);
+    }
+
+    #[test]
+    fn scale_paths_read_and_set_nested_fields() {
+        let mut obj = json!({"spec": {"replicas": 2}, "status": "flat"});
+        assert_eq!(ScalePaths::lookup(&obj, ".spec.replicas"), Some(&json!(2)));
+        assert_eq!(ScalePaths::lookup(&obj, ".spec.missing"), None);
+        ScalePaths::set(&mut obj, ".spec.scaling.replicas", json!(3)).unwrap();
+        assert_eq!(
+            obj["spec"],
+            json!({"replicas": 2, "scaling": {"replicas": 3}})
+        );
+        let e = ScalePaths::set(&mut obj, ".status.replicas", json!(1)).unwrap_err();
+        assert_eq!(
+            e,
+            ".status.replicas: the value holding replicas is not an object"
         );
     }
 

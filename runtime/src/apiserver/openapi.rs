@@ -11,6 +11,8 @@ use super::kind::ApiKind;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
+/// The definition of the `/scale` subresource's body.
+const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
 
 /// The definition name of `kind` (the group reversed, then version and kind).
 pub fn definition_name(kind: &ApiKind, suffix: &str) -> String {
@@ -37,6 +39,25 @@ fn object_meta() -> Value {
             "annotations": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Key/value pairs for tools; not selectable."},
             "finalizers": {"type": "array", "items": {"type": "string"}, "description": "Names of the parties that must finish before the object is removed."},
         },
+    })
+}
+
+/// The `autoscaling/v1` Scale, in our words for its fields.
+fn scale_schema(prefix: &str) -> Value {
+    json!({
+        "type": "object",
+        "description": "The replica count of a resource that has a scale subresource.",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"description": "Standard object metadata.", "allOf": [{"$ref": format!("{prefix}{OBJECT_META}")}]},
+            "spec": {"type": "object", "description": "The wanted state.", "properties": {
+                "replicas": {"type": "integer", "format": "int32", "description": "How many replicas are wanted."}}},
+            "status": {"type": "object", "description": "The observed state.", "required": ["replicas"], "properties": {
+                "replicas": {"type": "integer", "format": "int32", "description": "How many replicas were observed."},
+                "selector": {"type": "string", "description": "The label selector of the replicas, in its string form."}}},
+        },
+        "x-kubernetes-group-version-kind": [{"group": "autoscaling", "version": "v1", "kind": "Scale"}],
     })
 }
 
@@ -70,10 +91,15 @@ fn with_refs(kind: &ApiKind, prefix: &str) -> (Value, Value) {
 
 fn definitions<'a>(kinds: impl Iterator<Item = &'a ApiKind>, prefix: &str) -> Map<String, Value> {
     let mut defs = Map::new();
+    let mut any_scale = false;
     for k in kinds {
+        any_scale |= k.scale.is_some();
         let (schema, list) = with_refs(k, prefix);
         defs.insert(definition_name(k, ""), schema);
         defs.insert(definition_name(k, "List"), list);
+    }
+    if any_scale {
+        defs.insert(SCALE.into(), scale_schema(prefix));
     }
     defs.insert(OBJECT_META.into(), object_meta());
     defs.insert(
@@ -134,6 +160,25 @@ fn paths(kind: &ApiKind, into: &mut Map<String, Value>) {
             "delete": op("delete", "", false),
         }),
     );
+    if kind.scale.is_some() {
+        let scale_gvk = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
+        let scale_op = |action: &str, writes: bool| {
+            let mut o = op(action, "", writes);
+            o["operationId"] = json!(format!("{action}{}Scale", kind.kind));
+            o["x-kubernetes-group-version-kind"] = scale_gvk.clone();
+            o["responses"]["200"]["content"]["application/json"]["schema"] =
+                json!({"$ref": format!("#/components/schemas/{SCALE}")});
+            o
+        };
+        into.insert(
+            format!("{base}/{{name}}/scale"),
+            json!({
+                "get": scale_op("get", false),
+                "put": scale_op("put", true),
+                "patch": scale_op("patch", true),
+            }),
+        );
+    }
     if kind.status_subresource {
         into.insert(
             format!("{base}/{{name}}/status"),

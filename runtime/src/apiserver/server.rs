@@ -3,9 +3,10 @@
 //! endpoints, as an axum [`Router`] served over the runtime's TLS ([`crate::tls`]).
 //!
 //! Paths, verbs and answers follow k8s.io/apiserver's handlers (`pkg/endpoints`):
-//! `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/status]]`; GET lists or
+//! `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/status|/scale]]`; GET lists or
 //! (`watch=true`) watches a collection; POST creates; DELETE on a collection is
-//! deletecollection; PUT, PATCH (merge or JSON patch) and DELETE on an object. Errors are
+//! deletecollection; PUT, PATCH (merge or JSON patch) and DELETE on an object; GET, PUT and
+//! PATCH on `/status` and on `/scale` (an `autoscaling/v1` Scale). Errors are
 //! `metav1.Status` bodies. Add routes of your own (the seed's `/custom`) by merging them into
 //! [`ApiServer::router`]'s answer.
 
@@ -232,6 +233,17 @@ fn wants_aggregated(headers: &HeaderMap) -> bool {
     })
 }
 
+/// The subresource a request path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sub {
+    /// The collection or the object itself.
+    None,
+    /// `/status`.
+    Status,
+    /// `/scale` (an `autoscaling/v1` Scale).
+    Scale,
+}
+
 /// The parsed request path.
 enum Route<'a> {
     Api,
@@ -244,7 +256,7 @@ enum Route<'a> {
         namespace: Option<&'a str>,
         plural: &'a str,
         name: Option<&'a str>,
-        status: bool,
+        sub: Sub,
     },
 }
 
@@ -256,10 +268,11 @@ fn route(path: &str) -> Option<Route<'_>> {
         ["apis", g] => Route::Group(g),
         ["apis", g, v] => Route::GroupVersion(g, v),
         ["apis", g, v, "namespaces", ns, p, rest @ ..] => {
-            let (name, status) = match rest {
-                [] => (None, false),
-                [n] => (Some(*n), false),
-                [n, "status"] => (Some(*n), true),
+            let (name, sub) = match rest {
+                [] => (None, Sub::None),
+                [n] => (Some(*n), Sub::None),
+                [n, "status"] => (Some(*n), Sub::Status),
+                [n, "scale"] => (Some(*n), Sub::Scale),
                 _ => return None,
             };
             Route::Resource {
@@ -268,14 +281,15 @@ fn route(path: &str) -> Option<Route<'_>> {
                 namespace: Some(ns),
                 plural: p,
                 name,
-                status,
+                sub,
             }
         }
         ["apis", g, v, p, rest @ ..] => {
-            let (name, status) = match rest {
-                [] => (None, false),
-                [n] => (Some(*n), false),
-                [n, "status"] => (Some(*n), true),
+            let (name, sub) = match rest {
+                [] => (None, Sub::None),
+                [n] => (Some(*n), Sub::None),
+                [n, "status"] => (Some(*n), Sub::Status),
+                [n, "scale"] => (Some(*n), Sub::Scale),
                 _ => return None,
             };
             Route::Resource {
@@ -284,7 +298,7 @@ fn route(path: &str) -> Option<Route<'_>> {
                 namespace: None,
                 plural: p,
                 name,
-                status,
+                sub,
             }
         }
         _ => return None,
@@ -383,11 +397,16 @@ fn unknown_field_warnings<S: Storage>(
         group,
         version,
         plural,
+        sub,
         ..
     }) = route(path)
     else {
         return Vec::new();
     };
+    // A Scale body is not the kind's: its schema says nothing about it.
+    if sub == Sub::Scale {
+        return Vec::new();
+    }
     let (Some(kind), Ok(mut probe)) = (
         srv.find(group, version, plural),
         serde_json::from_slice::<Value>(body),
@@ -500,7 +519,7 @@ async fn dispatch<S: Storage>(
             )))
         }
     };
-    let (group, version, namespace, plural, name, status) = match r {
+    let (group, version, namespace, plural, name, sub) = match r {
         Route::Api => {
             get_only()?;
             return Ok((
@@ -530,15 +549,20 @@ async fn dispatch<S: Storage>(
             namespace,
             plural,
             name,
-            status,
-        } => (group, version, namespace, plural, name, status),
+            sub,
+        } => (group, version, namespace, plural, name, sub),
     };
     let kind = srv
         .find(group, version, plural)
         .filter(|k| k.namespaced || namespace.is_none())
         .ok_or_else(|| ApiError::no_route(path))?;
-    if status && !kind.status_subresource {
+    if (sub == Sub::Status && !kind.status_subresource)
+        || (sub == Sub::Scale && kind.scale.is_none())
+    {
         return Err(ApiError::no_route(path));
+    }
+    if sub == Sub::Scale {
+        return scale(&srv.registry, kind, namespace, name, method, headers, &body).await;
     }
     let reg = &srv.registry;
     // fieldValidation=Strict: unknown fields in the body are a 400; otherwise the registry
@@ -562,7 +586,11 @@ async fn dispatch<S: Storage>(
             )));
         }
     }
-    let part = if status { Part::Status } else { Part::Main };
+    let part = if sub == Sub::Status {
+        Part::Status
+    } else {
+        Part::Main
+    };
     let one = |v: Value| -> Value {
         if accepts.table && v.get("kind").and_then(Value::as_str) == Some(kind.kind.as_str()) {
             let rv = v["metadata"]["resourceVersion"].clone();
@@ -621,29 +649,13 @@ async fn dispatch<S: Storage>(
             Ok((StatusCode::OK, one(obj)))
         }
         (Some(n), Method::PATCH) => {
-            let content_type = headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim();
-            let patch_type = match content_type {
-                "application/merge-patch+json" => PatchType::Merge,
-                "application/json-patch+json" => PatchType::Json,
-                other => {
-                    return Err(ApiError::unsupported_media_type(format!(
-                        "the body of the request was in an unknown format ({other:?}); accepted media types include: application/json-patch+json, application/merge-patch+json"
-                    )));
-                }
-            };
+            let patch_type = patch_type(headers)?;
             let obj = reg
                 .patch(kind, namespace, n, part, patch_type, &body)
                 .await?;
             Ok((StatusCode::OK, one(obj)))
         }
-        (Some(n), Method::DELETE) if !status => {
+        (Some(n), Method::DELETE) if sub == Sub::None => {
             let options = if body.is_empty() {
                 json!({})
             } else {
@@ -660,6 +672,58 @@ async fn dispatch<S: Storage>(
     }
 }
 
+/// The patch type of a PATCH's `Content-Type`. Errors: 415 for another media type.
+fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim();
+    match content_type {
+        "application/merge-patch+json" => Ok(PatchType::Merge),
+        "application/json-patch+json" => Ok(PatchType::Json),
+        other => Err(ApiError::unsupported_media_type(format!(
+            "the body of the request was in an unknown format ({other:?}); accepted media types include: application/json-patch+json, application/merge-patch+json"
+        ))),
+    }
+}
+
+/// `/<plural>/<name>/scale`: GET, PUT and PATCH of the object's `autoscaling/v1` Scale, as
+/// the apiextensions server's scale subresource serves them ([`Registry::get_scale`]).
+async fn scale<S: Storage>(
+    reg: &Registry<S>,
+    kind: &ApiKind,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    method: &Method,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<(StatusCode, Value), ApiError> {
+    let Some(name) = name else {
+        return Err(ApiError::no_route(&kind.plural));
+    };
+    let scale = match *method {
+        Method::GET => reg.get_scale(kind, namespace, name).await?,
+        Method::PUT => {
+            reg.update_scale(kind, namespace, name, parse_body(body)?)
+                .await?
+        }
+        Method::PATCH => {
+            reg.patch_scale(kind, namespace, name, patch_type(headers)?, body)
+                .await?
+        }
+        _ => {
+            return Err(ApiError::method_not_allowed(format!(
+                "{method} is not supported on the scale subresource"
+            )));
+        }
+    };
+    Ok((StatusCode::OK, scale))
+}
+
 /// A watch answer: newline-separated JSON events, as the API server streams them.
 async fn watch_response<S: Storage>(
     srv: &Arc<ApiServer<S>>,
@@ -673,7 +737,7 @@ async fn watch_response<S: Storage>(
         namespace,
         plural,
         name: None,
-        status: false,
+        sub: Sub::None,
     }) = route(path)
     else {
         return Err(ApiError::method_not_allowed(format!(
@@ -863,12 +927,23 @@ mod discovery {
                                 if !k.categories.is_empty() {
                                     r["categories"] = json!(k.categories);
                                 }
+                                let mut subs = Vec::new();
                                 if k.status_subresource {
-                                    r["subresources"] = json!([{
+                                    subs.push(json!({
                                         "subresource": "status",
                                         "responseKind": gvk,
                                         "verbs": ["get", "patch", "update"],
-                                    }]);
+                                    }));
+                                }
+                                if k.scale.is_some() {
+                                    subs.push(json!({
+                                        "subresource": "scale",
+                                        "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                                        "verbs": ["get", "patch", "update"],
+                                    }));
+                                }
+                                if !subs.is_empty() {
+                                    r["subresources"] = json!(subs);
                                 }
                                 r
                             })
@@ -925,6 +1000,17 @@ mod discovery {
                     "singularName": "",
                     "namespaced": k.namespaced,
                     "kind": k.kind,
+                    "verbs": ["get", "patch", "update"],
+                }));
+            }
+            if k.scale.is_some() {
+                resources.push(json!({
+                    "name": format!("{}/scale", k.plural),
+                    "singularName": "",
+                    "namespaced": k.namespaced,
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "kind": "Scale",
                     "verbs": ["get", "patch", "update"],
                 }));
             }

@@ -1,5 +1,6 @@
 """Seed 004 §4's Python scenario against the API server, with the official `kubernetes`
-client: CustomObjectsApi create, list, get, patch, delete, and watch.Watch().stream.
+client: CustomObjectsApi create, list, get, patch, the status and scale subresources, delete,
+and watch.Watch().stream.
 Usage: python_client.py KUBECONFIG. Exits non-zero (AssertionError) on any mismatch."""
 import sys
 import threading
@@ -34,8 +35,28 @@ patched = api.patch_namespaced_custom_object(G, V, NS, P, "py", {"spec": {"repli
 assert patched["spec"]["replicas"] == 3 and patched["metadata"]["generation"] == 2, patched
 
 status = api.patch_namespaced_custom_object_status(
-    G, V, NS, P, "py", {"status": {"phase": "Running", "nodes": ["node-1"]}})
+    G, V, NS, P, "py",
+    {"status": {"phase": "Running", "nodes": ["node-1"], "replicas": 2, "selector": "app=seed"}})
 assert status["status"]["phase"] == "Running", status
+
+scale = api.get_namespaced_custom_object_scale(G, V, NS, P, "py")
+assert (scale["kind"], scale["apiVersion"]) == ("Scale", "autoscaling/v1"), scale
+assert scale["metadata"]["name"] == "py" and scale["metadata"]["uid"] == created["metadata"]["uid"], scale
+assert scale["metadata"]["resourceVersion"] == status["metadata"]["resourceVersion"], scale
+assert scale["spec"] == {"replicas": 3}, scale
+assert scale["status"] == {"replicas": 2, "selector": "app=seed"}, scale
+
+scaled = api.patch_namespaced_custom_object_scale(G, V, NS, P, "py", {"spec": {"replicas": 5}})
+assert scaled["spec"]["replicas"] == 5 and scaled["status"]["replicas"] == 2, scaled
+got = api.get_namespaced_custom_object(G, V, NS, P, "py")
+assert got["spec"]["replicas"] == 5 and got["metadata"]["generation"] == 3, got
+assert got["status"]["phase"] == "Running", got
+
+try:
+    api.patch_namespaced_custom_object_scale(G, V, NS, P, "py", {"spec": {"replicas": 11}})
+    raise AssertionError("a scale to 11 replicas (the type allows 1..10) succeeded")
+except client.exceptions.ApiException as e:
+    assert e.status == 422, e
 
 try:
     api.get_namespaced_custom_object(G, V, NS, P, "absent")
@@ -59,8 +80,9 @@ for event in w.stream(api.list_namespaced_custom_object, G, V, NS, P,
     seen.append((event["type"], event["object"]["spec"]["replicas"]))
     if event["object"]["spec"]["replicas"] == 4:
         w.stop()
-# After the list's revision: the spec patch (3), the status patch (3), then the later one (4).
-assert seen == [("MODIFIED", 3), ("MODIFIED", 3), ("MODIFIED", 4)], seen
+# After the list's revision: the spec patch (3), the status patch (3), the scale patch (5),
+# then the later one (4).
+assert seen == [("MODIFIED", 3), ("MODIFIED", 3), ("MODIFIED", 5), ("MODIFIED", 4)], seen
 
 deleted = api.delete_namespaced_custom_object(G, V, NS, P, "py")
 assert deleted["status"] == "Success", deleted

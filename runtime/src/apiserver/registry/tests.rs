@@ -16,6 +16,11 @@ pub(crate) fn database_kind() -> ApiKind {
         namespaced: true,
         columns: vec![],
         status_subresource: true,
+        scale: Some(crate::apiserver::kind::ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: Some(".status.selector".into()),
+        }),
         schema: None,
         admission: None,
     }
@@ -537,5 +542,237 @@ async fn resource_version_match_reads_as_the_api_server_does() {
             .unwrap_err()
             .code,
         400
+    );
+}
+
+fn with_status(mut obj: Value, status: Value) -> Value {
+    obj["status"] = status;
+    obj
+}
+
+#[tokio::test]
+async fn the_scale_of_an_object_carries_its_metadata_and_replica_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let created = r.create(&k, Some("ns"), db("a", 2)).await.unwrap();
+    let scale = r.get_scale(&k, Some("ns"), "a").await.unwrap();
+    let m = &created["metadata"];
+    assert_eq!(
+        scale,
+        json!({
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                "name": "a",
+                "namespace": "ns",
+                "uid": m["uid"],
+                "resourceVersion": "1",
+                "creationTimestamp": m["creationTimestamp"],
+            },
+            "spec": {"replicas": 2},
+            // No status yet: status.replicas is 0 and the selector is left out.
+            "status": {"replicas": 0},
+        })
+    );
+    let mut current = r.get(&k, Some("ns"), "a").await.unwrap();
+    current = with_status(current, json!({"replicas": 1, "selector": "app=a"}));
+    r.update(&k, Some("ns"), "a", Part::Status, current)
+        .await
+        .unwrap();
+    let scale = r.get_scale(&k, Some("ns"), "a").await.unwrap();
+    assert_eq!(scale["status"], json!({"replicas": 1, "selector": "app=a"}));
+    assert_eq!(scale["metadata"]["resourceVersion"], "2");
+
+    let gone = r.get_scale(&k, Some("ns"), "nope").await.unwrap_err();
+    assert_eq!((gone.code, gone.reason), (404, "NotFound"));
+    let mut plain = database_kind();
+    plain.scale = None;
+    let none = r.get_scale(&plain, Some("ns"), "a").await.unwrap_err();
+    assert_eq!(none.code, 404);
+    // No value at the spec replicas path: the API server's 500.
+    let mut missing = db("b", 1);
+    missing["spec"].as_object_mut().unwrap().remove("replicas");
+    r.create(&k, Some("ns"), missing).await.unwrap();
+    let e = r.get_scale(&k, Some("ns"), "b").await.unwrap_err();
+    assert_eq!(e.code, 500);
+    assert!(
+        e.message.contains("\".spec.replicas\" does not exist"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    r.create(&k, Some("ns"), db("a", 2)).await.unwrap();
+    let current = r.get(&k, Some("ns"), "a").await.unwrap();
+    r.update(
+        &k,
+        Some("ns"),
+        "a",
+        Part::Status,
+        with_status(current, json!({"replicas": 2})),
+    )
+    .await
+    .unwrap();
+    let opts = ListOptions {
+        resource_version: Some("2".into()),
+        ..Default::default()
+    };
+    let (_, mut w) = r.watch(&k, Some("ns"), &opts).await.unwrap();
+
+    // Merge patch, as `kubectl scale` sends it.
+    let scale = r
+        .patch_scale(
+            &k,
+            Some("ns"),
+            "a",
+            PatchType::Merge,
+            br#"{"spec":{"replicas":3}}"#,
+        )
+        .await
+        .unwrap();
+    assert_eq!(scale["spec"]["replicas"], 3);
+    assert_eq!(scale["status"]["replicas"], 2);
+    assert_eq!(scale["metadata"]["resourceVersion"], "3");
+    let obj = r.get(&k, Some("ns"), "a").await.unwrap();
+    assert_eq!(
+        (&obj["spec"], &obj["status"], &obj["metadata"]["generation"]),
+        (
+            &json!({"engine": "postgres", "version": "16", "replicas": 3}),
+            &json!({"replicas": 2}),
+            &json!(2)
+        )
+    );
+    let e = w.next().await.unwrap();
+    assert_eq!(
+        (e.kind, &e.object["spec"]["replicas"]),
+        ("MODIFIED", &json!(3))
+    );
+
+    // JSON patch; the status and metadata of a Scale are not written back.
+    let scale = r
+        .patch_scale(
+            &k,
+            Some("ns"),
+            "a",
+            PatchType::Json,
+            br#"[{"op":"replace","path":"/spec/replicas","value":4},{"op":"replace","path":"/status/replicas","value":9}]"#,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (&scale["spec"]["replicas"], &scale["status"]["replicas"]),
+        (&json!(4), &json!(2))
+    );
+
+    // PUT with the current resourceVersion, then with a stale one: 409.
+    let mut put = r.get_scale(&k, Some("ns"), "a").await.unwrap();
+    put["spec"]["replicas"] = json!(5);
+    let stale = put.clone();
+    let scale = r.update_scale(&k, Some("ns"), "a", put).await.unwrap();
+    assert_eq!(scale["spec"]["replicas"], 5);
+    assert_eq!(
+        r.get(&k, Some("ns"), "a").await.unwrap()["metadata"]["generation"],
+        4
+    );
+    let e = r
+        .update_scale(&k, Some("ns"), "a", stale)
+        .await
+        .unwrap_err();
+    assert_eq!((e.code, e.reason), (409, "Conflict"));
+    let e = r
+        .patch_scale(
+            &k,
+            Some("ns"),
+            "a",
+            PatchType::Merge,
+            br#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":6}}"#,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, 409);
+
+    // A Scale of another object, or with no or non-integer replicas: 400.
+    for (body, want) in [
+        (
+            json!({"metadata": {"name": "b"}, "spec": {"replicas": 1}}),
+            "does not match the name",
+        ),
+        (
+            json!({"kind": "Database", "spec": {"replicas": 1}}),
+            "takes autoscaling/v1, Kind=Scale",
+        ),
+        (
+            json!({"spec": {"replicas": "two"}}),
+            "must be a 32-bit integer",
+        ),
+        (
+            json!({"spec": {"replicas": 4_294_967_296u64}}),
+            "must be a 32-bit integer",
+        ),
+    ] {
+        let e = r.update_scale(&k, Some("ns"), "a", body).await.unwrap_err();
+        assert_eq!(e.code, 400, "{e}");
+        assert!(e.message.contains(want), "{want} not in {e}");
+    }
+    assert_eq!(
+        r.get(&k, Some("ns"), "a").await.unwrap()["spec"]["replicas"],
+        5
+    );
+    let e = r
+        .patch_scale(
+            &k,
+            Some("ns"),
+            "nope",
+            PatchType::Merge,
+            br#"{"spec":{"replicas":1}}"#,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, 404);
+}
+
+#[tokio::test]
+async fn a_scale_write_is_validated_as_an_update_of_the_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let mut k = database_kind();
+    k.schema = Some(
+        json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"replicas": {"type": "integer", "minimum": 1, "maximum": 10}}}}}),
+    );
+    r.create(&k, Some("ns"), db("a", 2)).await.unwrap();
+    let e = r
+        .patch_scale(
+            &k,
+            Some("ns"),
+            "a",
+            PatchType::Merge,
+            br#"{"spec":{"replicas":11}}"#,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!((e.code, e.reason), (422, "Invalid"));
+    assert_eq!(
+        e.message,
+        "Database.example.com \"a\" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+    );
+    // PUT without replicas decodes as 0, under the minimum.
+    let e = r
+        .update_scale(&k, Some("ns"), "a", json!({"spec": {}}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, 422, "{e}");
+    let obj = r.get(&k, Some("ns"), "a").await.unwrap();
+    assert_eq!(
+        (
+            &obj["spec"]["replicas"],
+            &obj["metadata"]["resourceVersion"]
+        ),
+        (&json!(2), &json!("1"))
     );
 }

@@ -398,3 +398,135 @@ async fn unknown_fields_are_dropped_with_a_warning_unless_strict() {
         r#"strict decoding error: unknown field "spec.colour""#
     );
 }
+
+#[tokio::test]
+async fn the_scale_subresource_is_served_and_discovered() {
+    let f = fixture(|_| {});
+    assert_eq!(call(&f, "POST", DBS, &[], BODY).await.0, 201);
+    let (code, body) = call(&f, "GET", &format!("{DBS}/a/scale"), &[], "").await;
+    assert_eq!(code, 200, "{body}");
+    let scale = json_of(&body);
+    assert_eq!(
+        (
+            &scale["kind"],
+            &scale["apiVersion"],
+            &scale["metadata"]["name"],
+            &scale["spec"]
+        ),
+        (
+            &json!("Scale"),
+            &json!("autoscaling/v1"),
+            &json!("a"),
+            &json!({"replicas": 2})
+        )
+    );
+    let merge = [("content-type", "application/merge-patch+json")];
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a/scale"),
+        &merge,
+        r#"{"spec":{"replicas":3}}"#,
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&body)["spec"]["replicas"].clone()),
+        (200, json!(3))
+    );
+    let mut put = json_of(&body);
+    put["spec"]["replicas"] = json!(4);
+    let (code, body) = call(&f, "PUT", &format!("{DBS}/a/scale"), &[], &put.to_string()).await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = call(&f, "PUT", &format!("{DBS}/a/scale"), &[], &put.to_string()).await;
+    assert_eq!(
+        (code, json_of(&body)["reason"].clone()),
+        (409, json!("Conflict"))
+    );
+    let obj = json_of(&call(&f, "GET", &format!("{DBS}/a"), &[], "").await.1);
+    assert_eq!(
+        (&obj["spec"]["replicas"], &obj["metadata"]["generation"]),
+        (&json!(4), &json!(3))
+    );
+    // A Scale body is not checked against the kind's schema: no unknown-field warnings.
+    let req = Request::patch(format!("{DBS}/a/scale"))
+        .header("content-type", "application/merge-patch+json")
+        .body(Body::from(r#"{"spec":{"replicas":5}}"#))
+        .unwrap();
+    let resp = f.router.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers().get("warning").is_none());
+    let (code, _) = call(&f, "PATCH", &format!("{DBS}/a/scale"), &[], "{}").await;
+    assert_eq!(code, 415);
+    let (code, _) = call(&f, "DELETE", &format!("{DBS}/a/scale"), &[], "").await;
+    assert_eq!(code, 405);
+
+    let rl = json_of(&call(&f, "GET", "/apis/example.com/v1", &[], "").await.1);
+    assert_eq!(
+        rl["resources"][2],
+        json!({"name": "databases/scale", "singularName": "", "namespaced": true,
+               "group": "autoscaling", "version": "v1", "kind": "Scale",
+               "verbs": ["get", "patch", "update"]})
+    );
+    let accept = [(
+        "accept",
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+    )];
+    let d = json_of(&call(&f, "GET", "/apis", &accept, "").await.1);
+    assert_eq!(
+        d["items"][0]["versions"][0]["resources"][0]["subresources"][1],
+        json!({"subresource": "scale", "verbs": ["get", "patch", "update"],
+               "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}})
+    );
+    let v3 = json_of(
+        &call(&f, "GET", "/openapi/v3/apis/example.com/v1", &[], "")
+            .await
+            .1,
+    );
+    let op =
+        &v3["paths"]["/apis/example.com/v1/namespaces/{namespace}/databases/{name}/scale"]["patch"];
+    assert_eq!(op["x-kubernetes-group-version-kind"]["kind"], "Scale");
+    assert_eq!(
+        v3["components"]["schemas"]["io.k8s.api.autoscaling.v1.Scale"]["properties"]["spec"]["properties"]
+            ["replicas"]["format"],
+        "int32"
+    );
+}
+
+#[tokio::test]
+async fn a_kind_without_scale_answers_404_on_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut k = kind();
+    k.scale = None;
+    let router = ApiServer::new(
+        Config::new(vec![k]),
+        RedbStore::open(&dir.path().join("db")).unwrap(),
+        CancellationToken::new(),
+    )
+    .router();
+    let f = Fixture {
+        _dir: dir,
+        router,
+        shutdown: CancellationToken::new(),
+    };
+    assert_eq!(call(&f, "POST", DBS, &[], BODY).await.0, 201);
+    for method in ["GET", "PUT", "PATCH"] {
+        let (code, body) = call(&f, method, &format!("{DBS}/a/scale"), &[], "{}").await;
+        assert_eq!(
+            (code, json_of(&body)["reason"].clone()),
+            (404, json!("NotFound")),
+            "{method}"
+        );
+    }
+    let rl = json_of(&call(&f, "GET", "/apis/example.com/v1", &[], "").await.1);
+    assert_eq!(rl["resources"].as_array().unwrap().len(), 2);
+    let v3 = json_of(
+        &call(&f, "GET", "/openapi/v3/apis/example.com/v1", &[], "")
+            .await
+            .1,
+    );
+    assert!(
+        v3["components"]["schemas"]
+            .get("io.k8s.api.autoscaling.v1.Scale")
+            .is_none()
+    );
+}
