@@ -449,3 +449,102 @@ fn alpha_generate_replays_an_external_kind_from_its_recorded_crd() {
                 .and(predicate::str::contains("put the CRD back at that path")),
         );
 }
+
+#[test]
+fn an_external_kind_follows_the_multigroup_layout_and_moves_with_edit_multigroup() {
+    if !have_kopium() {
+        return;
+    }
+    let (_tmp, dir) = init_with_crd();
+    let own = [
+        "create",
+        "api",
+        "--group",
+        "tls",
+        "--version",
+        "v1",
+        "--kind",
+        "Issuance",
+    ];
+    rsbuilder(&dir).args(own).assert().success();
+    rsbuilder(&dir).args(EXTERNAL_CRD).assert().success();
+    assert!(
+        dir.join("src/controller/certificate_controller.rs")
+            .is_file()
+    );
+
+    // The switch moves the external kind's controller to its group's directory; its types
+    // stay in src/api/external/, which is the same in both layouts.
+    let out = rsbuilder(&dir)
+        .args(["edit", "--multigroup=true"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.contains(
+            "src/controller/certificate_controller.rs -> src/controller/cert_manager/certificate_controller.rs"
+        ),
+        "{stdout}"
+    );
+    let api_mod = read(&dir, "src/api/mod.rs");
+    assert!(
+        api_mod.contains("\npub mod external;\n") && api_mod.contains("\npub mod tls;\n"),
+        "{api_mod}"
+    );
+    assert!(
+        read(&dir, "src/controller/cert_manager/mod.rs")
+            .contains("\npub mod certificate_controller;\n")
+    );
+    assert!(read(&dir, "src/main.rs").contains(
+        "tls_operator::controller::cert_manager::certificate_controller::CertificateReconciler"
+    ));
+    let controller = read(
+        &dir,
+        "src/controller/cert_manager/certificate_controller.rs",
+    );
+    assert!(
+        controller.contains("use crate::api::external::cert_manager_io::v1::Certificate;"),
+        "{controller}"
+    );
+    rsbuilder(&dir).arg("manifests").assert().success();
+    assert!(
+        read(&dir, "config/rbac/role.yaml").contains("- cert-manager.io\n"),
+        "the external kind's RBAC rule is kept"
+    );
+
+    // In the multigroup layout `external` cannot be a group of the project's own: it is the
+    // module of the other projects' kinds.
+    refused(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "external",
+            "--version",
+            "v1",
+            "--kind",
+            "Widget",
+        ],
+        &[
+            "--group",
+            "src/api/external/ holds the types of other projects' kinds",
+        ],
+    );
+
+    // A second external kind's controller, made in the multigroup layout, lands there too.
+    let (_tmp2, fresh) = init_with_crd();
+    rsbuilder(&fresh)
+        .args(["edit", "--multigroup=true"])
+        .assert()
+        .success();
+    rsbuilder(&fresh).args(EXTERNAL_CRD).assert().success();
+    assert_eq!(
+        read(
+            &fresh,
+            "src/controller/cert_manager/certificate_controller.rs"
+        ),
+        controller,
+        "made in the multigroup layout, the controller is the one the switch moved"
+    );
+}

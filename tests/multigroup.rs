@@ -386,6 +386,9 @@ fn scaffold_one_group(dir: &Path) {
         api("ship", "v1", "Frigate"),
         &["--resource=false", "--controller-name", "frigate-backup"],
     );
+    // A controller for a built-in type: no API, its file only, in its own group's directory
+    // in the multigroup layout.
+    run(dir, api("core", "v1", "Pod"), &["--resource=false"]);
 }
 
 #[test]
@@ -426,6 +429,7 @@ fn edit_multigroup_moves_a_project_over_as_if_made_multigroup_and_back_byte_for_
         differing,
         [
             "src/api/ship/v1/frigate_types.rs",
+            "src/controller/core/pod_controller.rs",
             "src/controller/ship/dock_controller.rs",
             "src/controller/ship/frigate_controller.rs",
         ]
@@ -439,6 +443,16 @@ fn edit_multigroup_moves_a_project_over_as_if_made_multigroup_and_back_byte_for_
     assert!(
         controller.contains("use crate::api::ship::v1::Frigate;"),
         "{controller}"
+    );
+    assert!(
+        out.contains(
+            "moved   src/controller/pod_controller.rs -> src/controller/core/pod_controller.rs"
+        ),
+        "{out}"
+    );
+    assert!(
+        read(&dir, "src/main.rs").contains("controller::core::pod_controller::PodReconciler"),
+        "the built-in type's controller is started from its new module"
     );
 
     // Again: nothing to do.
@@ -506,6 +520,20 @@ fn edit_multigroup_false_with_two_groups_is_refused() {
     run(&dir, api("sea", "v1", "Frigate"), &[]);
     let err = refused(&dir, &["edit", "--multigroup=false"]);
     assert!(err.contains("the groups sea, ship"), "{err}");
+}
+
+#[test]
+fn edit_multigroup_false_refuses_two_groups_controllers_of_one_file_name() {
+    let (_a, dir) = init(&["--multigroup"]);
+    run(&dir, api("ship", "v1", "Service"), &[]);
+    run(&dir, api("core", "v1", "Service"), &["--resource=false"]);
+    let err = refused(&dir, &["edit", "--multigroup=false"]);
+    assert!(
+        err.contains(
+            "the controllers service_controller of the groups ship and core would both be src/controller/service_controller.rs"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

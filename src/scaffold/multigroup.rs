@@ -23,9 +23,10 @@
 //! The controllers keep their `NAME` (the field manager of what they applied). Anything else
 //! that names a moved module (`crate::api::v1::...` in a file of the user's, a moved controller
 //! that reaches its old siblings through `use super::`) is not rewritten: the switch is refused,
-//! naming each file and line, and nothing is written. A project whose kinds span more than one
-//! group is refused either way: in the single-group layout their files share directories, and
-//! one `src/api/<version>/` cannot hold two groups.
+//! naming each file and line, and nothing is written. A project whose APIs or webhooks span
+//! more than one group is refused either way: in the single-group layout their files share
+//! directories, and one `src/api/<version>/` cannot hold two groups. Controllers of built-in
+//! and external kinds have no API: each moves to (or from) its own group's directory.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -60,9 +61,10 @@ type ConfigMove = (PathBuf, PathBuf, Vec<(String, String)>);
 
 /// Plans `edit --multigroup=<on>` in the project at `dir`, writing nothing.
 ///
-/// Errors (nothing written): no PROJECT; `on == false` with APIs, controllers or webhooks in
-/// more than one group; a single-group project whose kinds span several groups (their files
-/// share directories); a group that cannot be a Rust module; and every place the switch cannot
+/// Errors (nothing written): no PROJECT; `on == false` with APIs or webhooks in more than one
+/// group, or with controllers of two groups that would get one file; a single-group project
+/// whose APIs span several groups (their files share directories); a group that cannot be a
+/// Rust module; and every place the switch cannot
 /// make mechanically, all in one message naming file and line: a module line missing from the
 /// file the scaffold wrote it in, a file in the way at a destination, a group module holding
 /// more than the scaffold wrote, and a reference to a moved module that is not where the
@@ -77,39 +79,62 @@ pub fn plan(dir: &Path, on: bool) -> Result<MultigroupEdit> {
             moved: Vec::new(),
         });
     }
-    let groups: BTreeSet<String> = project
+    let mine = |r: &&crate::model::project::ProjectResource| !super::apiserver::is_served(r);
+    // The groups whose APIs or webhooks have files in `src/api/<version>/` and
+    // `src/webhook/<version>/`: one at most, as those directories hold one group.
+    let api_groups: BTreeSet<String> = project
         .resources
         .iter()
-        .filter(|r| !super::apiserver::is_served(r))
+        .filter(mine)
+        .filter(|r| r.api.is_some() || r.webhooks.is_some())
         .map(|r| r.group.clone())
         .collect();
-    let named = super::api::named::recorded(&project);
-    let groups: BTreeSet<String> = groups
-        .into_iter()
-        .chain(named.iter().map(|c| c.group.clone()))
-        .collect();
-    if groups.len() > 1 {
-        let list = groups.into_iter().collect::<Vec<_>>().join(", ");
+    if api_groups.len() > 1 {
+        let list = api_groups.into_iter().collect::<Vec<_>>().join(", ");
         if on {
             bail!(
                 "cannot switch the project to the multigroup layout: its kinds are in the groups {list}, and the single-group layout put their files side by side (src/api/<version>/, src/controller/), so rsbuilder cannot tell them apart to move them. Nothing was changed. Move each group's files to src/api/<group>/<version>/, src/controller/<group>/ and src/webhook/<group>/<version>/ by hand, fix the module lines and paths, then set `multigroup: true` in PROJECT"
             );
         }
         bail!(
-            "cannot switch the project to the single-group layout: its kinds are in the groups {list}, and src/api/<version>/ holds one group only (as in Kubebuilder). Nothing was changed; keep the multigroup layout, or remove the kinds of all groups but one first"
+            "cannot switch the project to the single-group layout: its APIs are in the groups {list}, and src/api/<version>/ holds one group only (as in Kubebuilder). Nothing was changed; keep the multigroup layout, or remove the kinds of all groups but one first"
         );
     }
-    let mut moved = Vec::new();
-    if let Some(group) = groups.into_iter().next() {
-        if on {
-            layout::check_group_module(&group)?;
+    // Every group with a controller: a controller of a built-in or external kind has no API,
+    // only its file below src/controller/, so its group may differ from the APIs' group.
+    let controllers = controller_modules(&project);
+    if !on {
+        let mut seen: std::collections::BTreeMap<&str, &str> = Default::default();
+        for (group, module) in &controllers {
+            if let Some(other) = seen.insert(module, group)
+                && other != group
+            {
+                bail!(
+                    "cannot switch the project to the single-group layout: the controllers {module} of the groups {other} and {group} would both be {}. Nothing was changed; keep the multigroup layout, or remove one of them first",
+                    layout::controller_module_file(None, module).display()
+                );
+            }
         }
-        let (from, to) = if on {
-            (None, Some(group.as_str()))
-        } else {
-            (Some(group.as_str()), None)
-        };
-        moved = relayout(&mut plan, &mut project, &group, from, to)?;
+    }
+    let groups: BTreeSet<String> = api_groups
+        .iter()
+        .cloned()
+        .chain(controllers.iter().map(|(g, _)| g.clone()))
+        .collect();
+    if on {
+        for g in &groups {
+            layout::check_group_module(g)?;
+        }
+    }
+    let mut moved = Vec::new();
+    if !groups.is_empty() {
+        moved = relayout(
+            &mut plan,
+            &mut project,
+            api_groups.iter().next().map(String::as_str),
+            &groups,
+            (!on, on),
+        )?;
     }
     project.multigroup = on;
     plan.create_file(layout::owned(layout::PROJECT), project.render());
@@ -120,16 +145,44 @@ pub fn plan(dir: &Path, on: bool) -> Result<MultigroupEdit> {
     })
 }
 
-/// Plans the moves of `group`'s files from the layout `from` to the layout `to` (each `None`
-/// for single-group, `Some(group)` for multigroup; see [`layout::group_of`]) and the rewrites
-/// that go with them; returns the moves. Errors: see [`plan`].
+/// The controller modules of PROJECT's resources and named controllers, each with its group:
+/// the kinds' own (`<kind>_controller`) and the named ones (`<name>_controller`).
+fn controller_modules(project: &Project) -> Vec<(String, String)> {
+    let mut modules: Vec<(String, String)> = project
+        .resources
+        .iter()
+        .filter(|r| !super::apiserver::is_served(r))
+        .filter(|r| r.controller)
+        .map(|r| (r.group.clone(), layout::controller_module(&r.kind)))
+        .collect();
+    modules.extend(
+        super::api::named::recorded(project)
+            .iter()
+            .map(|c| (c.group.clone(), layout::named_controller_module(&c.name))),
+    );
+    modules
+}
+
+/// Plans the moves of the project's files between the layouts (`multi`: whether the layout
+/// before and after is multigroup) and the rewrites that go with them; returns the moves.
+/// `api_group` is the one group of the APIs and webhooks (if any); `groups` every group with
+/// files to move, the controllers' included. Errors: see [`plan`].
 fn relayout(
     plan: &mut Plan,
     project: &mut Project,
-    group: &str,
-    from: Option<&str>,
-    to: Option<&str>,
+    api_group: Option<&str>,
+    groups: &BTreeSet<String>,
+    multi: (bool, bool),
 ) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let (from_multi, to_multi) = multi;
+    // The layout functions' group argument of the APIs' group before and after.
+    let (from, to) = match api_group {
+        Some(g) => (
+            layout::group_of(from_multi, g),
+            layout::group_of(to_multi, g),
+        ),
+        None => (None, None),
+    };
     let krate = super::api::crate_name(project);
     let header = super::api::rust_header(plan)?;
     let mut problems: Vec<String> = Vec::new();
@@ -155,18 +208,8 @@ fn relayout(
         .filter(|r| r.webhooks.is_some())
         .map(|r| r.version.clone())
         .collect();
-    let mut controller_modules: Vec<String> = project
-        .resources
-        .iter()
-        .filter(served)
-        .filter(|r| r.controller)
-        .map(|r| layout::controller_module(&r.kind))
-        .collect();
-    controller_modules.extend(
-        super::api::named::recorded(project)
-            .iter()
-            .map(|c| layout::named_controller_module(&c.name)),
-    );
+    let controller_modules = controller_modules(project);
+    let mut controller_moves: BTreeSet<PathBuf> = BTreeSet::new();
 
     // Version directories, moved whole (a file of the user's in one moves with it).
     for (versions, dir_of, module_of, marker, list_file) in [
@@ -206,7 +249,12 @@ fn relayout(
             });
         }
     }
-    for m in &controller_modules {
+    for (g, m) in &controller_modules {
+        let (from, to) = (
+            layout::group_of(from_multi, g),
+            layout::group_of(to_multi, g),
+        );
+        controller_moves.insert(layout::controller_module_file(from, m));
         moves.push((
             layout::controller_module_file(from, m),
             layout::controller_module_file(to, m),
@@ -233,8 +281,8 @@ fn relayout(
             continue;
         };
         let (old, new) = (
-            layout::KindLayout::of(&resource, from.is_some()),
-            layout::KindLayout::of(&resource, to.is_some()),
+            layout::KindLayout::of(&resource, from_multi),
+            layout::KindLayout::of(&resource, to_multi),
         );
         if r.api.is_some() && seen_kinds.insert(r.kind.clone()) {
             for role in super::api::role_names() {
@@ -314,8 +362,11 @@ fn relayout(
 
     // The scaffolded references that must be there: the controller starts in main.rs.
     let main = plan.read(layout::MAIN_RS)?.unwrap_or_default();
-    for m in &controller_modules {
-        let old = format!("{krate}::{}::", layout::controller_module_path(from, m));
+    for (g, m) in &controller_modules {
+        let old = format!(
+            "{krate}::{}::",
+            layout::controller_module_path(layout::group_of(from_multi, g), m)
+        );
         if !main.contains(&old) {
             problems.push(format!(
                 "{}: no `{old}...` start of the controller {m}, where `create api` wrote it; fix or remove the start by hand",
@@ -348,9 +399,7 @@ fn relayout(
             continue;
         };
         let is_rust = old.extension().is_some_and(|e| e == "rs");
-        let controller =
-            old.parent() != new.parent() && old.parent() == layout::controllers_file(from).parent();
-        if is_rust && controller {
+        if is_rust && controller_moves.contains(old) {
             for (i, line) in text.lines().enumerate() {
                 if line.starts_with("use super::") || line.starts_with("pub use super::") {
                     problems.push(format!(
@@ -404,71 +453,73 @@ fn relayout(
         }
     }
 
-    // The group's module files: written from their templates (multigroup), or removed when
+    // The groups' module files: written from their templates (multigroup), or removed when
     // they hold only what the scaffold wrote (single-group).
-    let group_mods = [
-        (
-            layout::API_DIR,
-            super::api::GroupModRs::api(group),
-            "api-versions",
-        ),
-        (
-            layout::CONTROLLER_DIR,
-            super::api::GroupModRs::controller(group),
-            "controller-modules",
-        ),
-        (
-            layout::WEBHOOK_DIR,
-            super::api::GroupModRs::webhook(group),
-            "webhook-modules",
-        ),
-    ];
-    for (dir, template, marker) in &group_mods {
-        let spec = layout::group_mod(dir, group);
-        let used = add_lines.iter().any(|(f, _, _)| *f == spec.path)
-            || drop_lines.iter().any(|(f, _)| *f == spec.path);
-        if !used {
-            continue;
-        }
-        let parent = PathBuf::from(format!("{dir}/mod.rs"));
-        let fresh = format!("{header}{}", super::api::render(template)?);
-        if to.is_some() {
-            plan.create_file(spec, fresh);
-            add_lines.push((parent, marker, layout::group_line(group)));
-        } else {
-            // Taken apart line by line: what remains without its module lines must be the
-            // template, so nothing of the user's is lost with the file.
-            let Some((_, rest)) = dropped.iter().find(|(f, _)| *f == spec.path) else {
+    for group in groups {
+        let group_mods = [
+            (
+                layout::API_DIR,
+                super::api::GroupModRs::api(group),
+                "api-versions",
+            ),
+            (
+                layout::CONTROLLER_DIR,
+                super::api::GroupModRs::controller(group),
+                "controller-modules",
+            ),
+            (
+                layout::WEBHOOK_DIR,
+                super::api::GroupModRs::webhook(group),
+                "webhook-modules",
+            ),
+        ];
+        for (dir, template, marker) in &group_mods {
+            let spec = layout::group_mod(dir, group);
+            let used = add_lines.iter().any(|(f, _, _)| *f == spec.path)
+                || drop_lines.iter().any(|(f, _)| *f == spec.path);
+            if !used {
                 continue;
-            };
-            if normalize(rest) != normalize(&fresh) {
-                problems.push(format!(
+            }
+            let parent = PathBuf::from(format!("{dir}/mod.rs"));
+            let fresh = format!("{header}{}", super::api::render(template)?);
+            if to_multi {
+                plan.create_file(spec, fresh);
+                add_lines.push((parent, marker, layout::group_line(group)));
+            } else {
+                // Taken apart line by line: what remains without its module lines must be the
+                // template, so nothing of the user's is lost with the file.
+                let Some((_, rest)) = dropped.iter().find(|(f, _)| *f == spec.path) else {
+                    continue;
+                };
+                if normalize(rest) != normalize(&fresh) {
+                    problems.push(format!(
                     "{}: holds more than the `pub mod` lines `create api` wrote (a module of your own?); move it by hand, then re-run",
                     spec.path.display()
                 ));
+                }
+                drop_lines.push((parent, layout::group_line(group)));
             }
-            drop_lines.push((parent, layout::group_line(group)));
         }
-    }
-    // The parent's `pub mod <group>;` line (single-group switch), once taken out above.
-    if to.is_none() {
-        for (dir, _, _) in &group_mods {
-            let parent = PathBuf::from(format!("{dir}/mod.rs"));
-            let line = layout::group_line(group);
-            if !drop_lines.iter().any(|(f, l)| *f == parent && *l == line) {
-                continue;
-            }
-            let text = match dropped.iter().position(|(f, _)| *f == parent) {
-                Some(i) => dropped[i].1.clone(),
-                None => plan.read(&parent)?.unwrap_or_default(),
-            };
-            let kept: String = text
-                .split_inclusive('\n')
-                .filter(|l| l.trim() != line)
-                .collect();
-            match dropped.iter_mut().find(|(f, _)| *f == parent) {
-                Some(entry) => entry.1 = kept,
-                None => dropped.push((parent, kept)),
+        // The parent's `pub mod <group>;` line (single-group switch), once taken out above.
+        if !to_multi {
+            for (dir, _, _) in &group_mods {
+                let parent = PathBuf::from(format!("{dir}/mod.rs"));
+                let line = layout::group_line(group);
+                if !drop_lines.iter().any(|(f, l)| *f == parent && *l == line) {
+                    continue;
+                }
+                let text = match dropped.iter().position(|(f, _)| *f == parent) {
+                    Some(i) => dropped[i].1.clone(),
+                    None => plan.read(&parent)?.unwrap_or_default(),
+                };
+                let kept: String = text
+                    .split_inclusive('\n')
+                    .filter(|l| l.trim() != line)
+                    .collect();
+                match dropped.iter_mut().find(|(f, _)| *f == parent) {
+                    Some(entry) => entry.1 = kept,
+                    None => dropped.push((parent, kept)),
+                }
             }
         }
     }
@@ -479,9 +530,9 @@ fn relayout(
         .iter_mut()
         .find(|(f, _)| f == Path::new(layout::API_MOD))
     {
-        let old = format!("{header}{}", super::api::api_mod_text(from.is_some())?);
+        let old = format!("{header}{}", super::api::api_mod_text(from_multi)?);
         if normalize(text) == normalize(&old) {
-            *text = format!("{header}{}", super::api::api_mod_text(to.is_some())?);
+            *text = format!("{header}{}", super::api::api_mod_text(to_multi)?);
         }
     }
 
@@ -518,7 +569,7 @@ fn relayout(
     if !problems.is_empty() {
         bail!(
             "cannot switch the project to the {} layout: these files are not as the scaffold wrote them, so rsbuilder does not move them. Nothing was changed.\n  {}",
-            if to.is_some() {
+            if to_multi {
                 "multigroup"
             } else {
                 "single-group"
@@ -536,7 +587,7 @@ fn relayout(
         plan.remove(old.clone());
     }
     for (file, text) in dropped {
-        if to.is_none() && is_group_mod(&file, group) {
+        if !to_multi && groups.iter().any(|g| is_group_mod(&file, g)) {
             plan.remove(file);
         } else {
             plan.create_verbatim(file, text);
