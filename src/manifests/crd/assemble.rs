@@ -107,12 +107,7 @@ pub fn one_version(
                 )
                 .ok()?;
             if let Err(msg) = run_transforms(&mut schema) {
-                d.error(
-                    m,
-                    ident.span(),
-                    format!("kube-derive's crd() panics on this type: {msg}"),
-                    Some("enum variants must not give the same property different schemas; see docs/attributes.md".into()),
-                );
+                d.transform_panic(m, ident.span(), &msg);
                 return None;
             }
             let value = schema.to_value();

@@ -246,7 +246,12 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 self.site_open();
                 let eval = match &fa.with {
                     Some(w) => self.with_schema(m, w, f.original),
-                    None => self.ty(m, f.ty),
+                    None => {
+                        self.flatten_next = true;
+                        let eval = self.ty(m, f.ty);
+                        self.flatten_next = false;
+                        eval
+                    }
                 };
                 self.site_close(None, m, span);
                 let Ok(eval) = eval else {

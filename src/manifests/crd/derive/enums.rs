@@ -21,6 +21,8 @@ impl<'c, 'a> Deriver<'c, 'a> {
         variants: &[serde_ast::Variant],
         input: &syn::DeriveInput,
     ) -> R<Schema> {
+        // Taken at once, so that the enums of its variants are not taken for flattened ones.
+        let flattened = std::mem::take(&mut self.flattened_enum);
         if variants.is_empty() {
             return Ok(Schema::from(false));
         }
@@ -91,13 +93,14 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     keyword.to_string(),
                     Value::Array(one_of),
                 )]));
-                if probe_transforms(&schema).is_err() {
-                    return Err(self.error(
+                if let Err(panic) = probe_transforms(&schema) {
+                    self.transform_hint(
                         m,
                         ident.span(),
+                        panic,
                         format!("enum `{ident}` is internally tagged (#[serde(tag = \"{tag}\")]): kube-derive's crd() panics on it, because its variants give the property `{tag}` different constant values and a structural schema cannot express that"),
                         Some(format!("use an externally tagged enum (remove `tag`; each variant becomes an optional property), or a struct with a `{tag}` field holding a unit enum plus one optional field per variant")),
-                    ));
+                    );
                 }
                 Ok(schema)
             }
@@ -212,7 +215,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     keyword.to_string(),
                     Value::Array(one_of),
                 )]));
-                self.check_transforms(m, ident, &schema)?;
+                self.check_transforms(m, ident, &schema);
                 Ok(schema)
             }
             TagType::None => {
@@ -225,7 +228,9 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     "anyOf".to_string(),
                     Value::Array(any_of),
                 )]));
-                let done = self.check_transforms(m, ident, &schema)?;
+                let Some(done) = self.check_transforms(m, ident, &schema) else {
+                    return Ok(schema);
+                };
                 let typed = [
                     "type",
                     "x-kubernetes-int-or-string",
@@ -233,18 +238,24 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 ]
                 .iter()
                 .any(|k| done.get(*k).is_some());
-                if !typed {
+                // Flattened, its schema merges into an object that has a type: whether the
+                // API server accepts the result is for its rules on the whole CRD to say.
+                if !typed && !flattened {
                     let scalars: Vec<String> = variants
                         .iter()
                         .filter(|v| !matches!(v.style, Style::Struct))
                         .map(|v| format!("`{}`", v.ident))
                         .collect();
+                    let why = if scalars.is_empty() {
+                        "its variants are structs without fields".to_string()
+                    } else {
+                        format!("{} are not structs", scalars.join(", "))
+                    };
                     return Err(self.error(
                         m,
                         ident.span(),
                         format!(
-                            "the untagged enum `{ident}` has no object variant ({} are not structs): kube-derive's crd() then emits a schema without `type`, which the API server rejects as not structural",
-                            scalars.join(", ")
+                            "the untagged enum `{ident}` has no object variant ({why}): kube-derive's crd() then emits a schema without `type`, which the API server rejects as not structural"
                         ),
                         Some("make the variants structs with named fields, or replace the enum with one scalar type (e.g. `IntOrString`, or `String` with a pattern)".into()),
                     ));
@@ -300,22 +311,30 @@ impl<'c, 'a> Deriver<'c, 'a> {
         Ok(s)
     }
 
-    /// Runs `crd()`'s transforms on an enum's schema alone (as a property of an object, where
-    /// it is used), so a panic in kube-core's rewriter is reported at the enum rather than for
-    /// the whole CRD. Returns the transformed enum schema.
+    /// Runs `crd()`'s transforms on an enum's schema alone (as a property of an object), so
+    /// that a panic of kube-core's rewriter can be reported at the enum rather than for the
+    /// whole CRD: it is kept as a hint ([`Deriver::transform_hint`]), reported only if the
+    /// kind's own transforms panic the same way. Returns the transformed enum schema, `None`
+    /// when the transforms panicked.
     pub(super) fn check_transforms(
         &mut self,
         m: ModId,
         ident: &syn::Ident,
         schema: &Schema,
-    ) -> R<Value> {
-        probe_transforms(schema).map_err(|msg| {
-            self.error(
-                m,
-                ident.span(),
-                format!("kube-derive's crd() panics on enum `{ident}`: {msg}"),
-                Some("give the variants' common properties identical types, or use an externally tagged enum".into()),
-            )
-        })
+    ) -> Option<Value> {
+        match probe_transforms(schema) {
+            Ok(v) => Some(v),
+            Err(panic) => {
+                let msg = format!("kube-derive's crd() panics on enum `{ident}`: {panic}");
+                self.transform_hint(
+                    m,
+                    ident.span(),
+                    panic,
+                    msg,
+                    Some("give the variants' common properties identical types, or use an externally tagged enum".into()),
+                );
+                None
+            }
+        }
     }
 }

@@ -55,6 +55,17 @@ pub struct Deriver<'c, 'a> {
     rec: Vec<sites::Frame>,
     /// The root object's parts recorded since [`Deriver::take_root_sites`] was last called.
     root_sites: Vec<Member>,
+    /// The next user type resolved is the type of a `#[serde(flatten)]` field.
+    flatten_next: bool,
+    /// The enum being derived is the type of a flattened field: its properties merge into the
+    /// enclosing object, which has a `type` of its own (see [`Deriver::enum_schema`]).
+    flattened_enum: bool,
+    /// Enums on which `crd()`'s transforms panic when the enum's schema is taken alone, each
+    /// with the panic message and the diagnostic that names the enum. Whether `crd()` panics
+    /// depends on where the enum is used (inside an `Option` or a flattened field it may
+    /// not), so these are reported only when the whole kind's transforms panic with the same
+    /// message ([`Deriver::transform_panic`]).
+    transform_hints: Vec<(String, Diagnostic)>,
 }
 
 /// A failure already recorded in [`Deriver::diags`].
@@ -77,6 +88,9 @@ impl<'c, 'a> Deriver<'c, 'a> {
             sites: HashMap::new(),
             rec: Vec::new(),
             root_sites: Vec::new(),
+            flatten_next: false,
+            flattened_enum: false,
+            transform_hints: Vec::new(),
         }
     }
 
@@ -109,6 +123,40 @@ impl<'c, 'a> Deriver<'c, 'a> {
         d.help = help;
         self.diags.push(d);
         Failed
+    }
+
+    /// Records that `crd()`'s transforms panic on the enum `ident`'s schema taken alone, with
+    /// `panic` as their message: a diagnostic kept for [`Deriver::transform_panic`].
+    pub(super) fn transform_hint(
+        &mut self,
+        m: ModId,
+        span: proc_macro2::Span,
+        panic: String,
+        msg: impl Into<String>,
+        help: Option<String>,
+    ) {
+        let mut d = Diagnostic::at(&self.krate.modules[m].file.path, span, msg);
+        d.help = help;
+        self.transform_hints.push((panic, d));
+    }
+
+    /// Records the error for a kind on whose whole schema `crd()`'s transforms panic with
+    /// `panic`: the diagnostic of the enum that panicked alone with the same message, if one
+    /// did ([`Deriver::transform_hint`]), else one at the kind's struct (`m`, `span`).
+    pub fn transform_panic(&mut self, m: ModId, span: proc_macro2::Span, panic: &str) -> Failed {
+        if let Some((_, d)) = self.transform_hints.iter().find(|(p, _)| p == panic) {
+            let d = d.clone();
+            if !self.diags.contains(&d) {
+                self.diags.push(d);
+            }
+            return Failed;
+        }
+        self.error(
+            m,
+            span,
+            format!("kube-derive's crd() panics on this type: {panic}"),
+            Some("enum variants must not give the same property different schemas; see docs/attributes.md".into()),
+        )
     }
 
     pub(super) fn syn_error(&mut self, m: ModId, e: syn::Error) -> Failed {

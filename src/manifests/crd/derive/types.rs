@@ -250,6 +250,8 @@ impl<'c, 'a> Deriver<'c, 'a> {
         from: ModId,
         span: proc_macro2::Span,
     ) -> R<Eval> {
+        // Taken at once, so that only this type, not the types it contains, counts as flattened.
+        let flattened = std::mem::take(&mut self.flatten_next);
         let key = (tm, name.to_string());
         self.site_type(&key);
         let generics = match self.krate.item(tm, name) {
@@ -273,7 +275,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 None,
             ));
         }
-        let cache_key = (
+        let mut cache_key = (
             tm,
             if args.is_empty() {
                 name.to_string()
@@ -285,6 +287,10 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 format!("{name}<{}>", fingerprint.join(","))
             },
         );
+        if flattened {
+            // Derived apart: a flattened enum is checked differently (see `enum_schema`).
+            cache_key.1.push_str(" (flattened)");
+        }
         if let Some(pos) = self.in_progress.iter().position(|k| *k == key) {
             let cycle: Vec<String> = self.in_progress[pos..]
                 .iter()
@@ -321,7 +327,10 @@ impl<'c, 'a> Deriver<'c, 'a> {
             }
             Some(LocalItem::Enum(e)) => {
                 let input = syn::DeriveInput::from(e.clone());
-                self.derive(tm, &input, &e.attrs)
+                self.flattened_enum = flattened;
+                let r = self.derive(tm, &input, &e.attrs);
+                self.flattened_enum = false;
+                r
             }
             _ => Err(Failed),
         };
