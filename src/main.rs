@@ -11,6 +11,7 @@ use rsbuilder::cli::{self, Cli};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    keep_freed_memory();
     restore_sigpipe();
     let cli = Cli::parse();
     let code = match cli::run(cli) {
@@ -27,6 +28,27 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// mimalloc's `purge_delay` option (`mi_option_purge_delay` in mimalloc.h, v2 and v3 alike).
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+unsafe extern "C" {
+    /// mimalloc.h: `void mi_option_set(mi_option_t option, long value)`; linked with the
+    /// allocator (libmimalloc-sys builds the whole C library).
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// Turns off mimalloc's purging (`-1`: memory a run frees stays mapped for its next
+/// allocations). With purging, freed pages are handed back to the kernel and faulted in
+/// again (with transparent huge pages, 2 MiB zeroed per fault): 11,000-17,000 page faults
+/// instead of about 550 for a 100k-line source, most of the system time of
+/// `rsbuilder manifests` (docs/benchmarks.md). A run is short, so keeping freed memory costs
+/// no more than its peak.
+fn keep_freed_memory() {
+    // SAFETY: mi_option_set only stores the option's value; any value of purge_delay is valid
+    // and it is read when mimalloc next considers purging.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
 }
 
 /// Rust ignores SIGPIPE, so a write to a closed pipe (`rsbuilder manifests | head -1`, a parent
