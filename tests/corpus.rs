@@ -11,6 +11,8 @@
 //!
 //! Skips with a message when the corpus or kopium (`cargo install kopium --locked`) is absent.
 
+#[path = "common/outside_tools.rs"]
+mod outside_tools;
 #[path = "conformance/support.rs"]
 mod support;
 
@@ -136,17 +138,17 @@ fn kopium_corpus_equals_kube_derive_crd() {
             .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
             .collect(),
         Err(_) => {
-            eprintln!(
-                "skipped: no CRD corpus at {} (set RSBUILDER_CORPUS_DIR)",
+            outside_tools::missing(&format!(
+                "no CRD corpus at {} (set RSBUILDER_CORPUS_DIR)",
                 dir.display()
-            );
+            ));
             return;
         }
     };
     crds.sort();
     let Some(kopium) = kopium() else {
-        eprintln!(
-            "skipped: kopium not found on PATH or in ~/.cargo/bin (cargo install kopium --locked)"
+        outside_tools::missing(
+            "kopium not found on PATH or in ~/.cargo/bin (cargo install kopium --locked)",
         );
         return;
     };

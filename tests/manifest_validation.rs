@@ -494,9 +494,7 @@ fn renders_validate_against_the_kubernetes_1_37_schema() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!(
-            "skipped: kubernetes-validate is not installed (pip install kubernetes-validate)"
-        );
+        common::missing("kubernetes-validate is not installed (pip install kubernetes-validate)");
         return;
     }
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("manifest_validation/renders");
@@ -1160,8 +1158,8 @@ fn samples_validate_against_their_crds() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!(
-            "skipped: python3 with jsonschema and PyYAML is missing (pip install kubernetes-validate)"
+        common::missing(
+            "python3 with jsonschema and PyYAML is missing (pip install kubernetes-validate)",
         );
         return;
     }

@@ -496,8 +496,8 @@ fn a_full_disk_is_rolled_back() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !mounted {
-        eprintln!(
-            "skipped: cannot mount a tmpfs here (needs root); see a_write_failing_midway_is_rolled_back"
+        common::missing(
+            "cannot mount a tmpfs here (needs root); see a_write_failing_midway_is_rolled_back",
         );
         return;
     }
