@@ -21,6 +21,7 @@ mod mutators;
 mod root;
 mod schema_fn;
 mod sites;
+mod structural;
 mod transforms;
 mod types;
 mod x_kube;

@@ -4,6 +4,7 @@
 use schemars::Schema;
 use serde_json::Value;
 
+use super::structural::StructuralRewriter;
 use crate::manifests::crd::known;
 
 /// Runs the transforms on `schema` used as a property of an object; the transformed schema,
@@ -27,28 +28,32 @@ pub(super) fn probe_transforms(schema: &Schema) -> Result<Value, String> {
 /// the hook that was there before. Swapping the hook per call instead would race between
 /// worker threads and could leave the quiet hook installed for good.
 pub fn run_transforms(schema: &mut Schema) -> Result<(), String> {
-    install_quiet_hook();
-    let mut settings = known::crd_settings();
+    // kube-core's rewriter is quadratic in the schema's depth; `StructuralRewriter` gives its
+    // output in one pass and hands it every case it is not sure of.
+    let mut settings = known::crd_settings_with(StructuralRewriter);
     let mut work = std::mem::take(schema);
-    let was_quiet = QUIET.replace(true);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    *schema = quietly(|| {
         for t in settings.transforms.iter_mut() {
             t.transform(&mut work);
         }
         work
-    }));
+    })?;
+    Ok(())
+}
+
+/// Runs `f` with its panics caught and not printed: `f`'s value, or the panic's message.
+pub(super) fn quietly<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    install_quiet_hook();
+    let was_quiet = QUIET.replace(true);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     QUIET.set(was_quiet);
-    match result {
-        Ok(done) => {
-            *schema = done;
-            Ok(())
-        }
-        Err(payload) => Err(payload
+    result.map_err(|payload| {
+        payload
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "panic in the schema transforms".into())),
-    }
+            .unwrap_or_else(|| "panic in the schema transforms".into())
+    })
 }
 
 thread_local! {
