@@ -69,26 +69,9 @@ impl Transform for StructuralRewriter {
 #[derive(Debug)]
 struct Unsure;
 
-/// The options of kube-core's `SchemaObject` (and of the groups it flattens) that its round
-/// trip drops when they are `null`.
-const NULL_DROPPED: [&str; 16] = [
-    "description",
-    "type",
-    "format",
-    "enum",
-    "anyOf",
-    "oneOf",
-    "items",
-    "additionalItems",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "contains",
-    "maxProperties",
-    "minProperties",
-    "additionalProperties",
-    "propertyNames",
-];
+/// kube-core's `SchemaObject` fields outside its `ObjectValidation` and `ArrayValidation`
+/// groups that its round trip drops when they are `null` (`default: null` is kept).
+const OPTIONS: [&str; 6] = ["description", "type", "format", "enum", "anyOf", "oneOf"];
 
 /// kube-core's `ObjectValidation`: a schema with any of these is hoisted as an object variant.
 const OBJECT_KEYS: [&str; 7] = [
@@ -241,9 +224,11 @@ fn check_own_fields(map: &Map<String, Value>) -> Result<(), Unsure> {
 
 /// What kube-core's round trip does to this schema's own fields.
 fn normalize(map: &mut Map<String, Value>) {
-    for key in NULL_DROPPED {
-        if map.get(key).is_some_and(Value::is_null) {
-            map.remove(key);
+    // Every group member is an option but `required`, `properties` and `patternProperties`,
+    // which cannot be `null` here (`check_own_fields`, `rewrite`).
+    for key in OPTIONS.iter().chain(&ARRAY_KEYS).chain(&OBJECT_KEYS) {
+        if map.get(*key).is_some_and(Value::is_null) {
+            map.remove(*key);
         }
     }
     if let Some(Value::Array(required)) = map.get_mut("required") {
