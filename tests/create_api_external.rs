@@ -539,12 +539,118 @@ fn an_external_kind_follows_the_multigroup_layout_and_moves_with_edit_multigroup
         .assert()
         .success();
     rsbuilder(&fresh).args(EXTERNAL_CRD).assert().success();
+    let made = read(
+        &fresh,
+        "src/controller/cert_manager/certificate_controller.rs",
+    );
+    // Named with its group, as every controller made in a multigroup project is; the switch
+    // keeps a moved controller's name (docs/create-api.md).
+    assert!(
+        made.contains("const NAME: &'static str = \"cert-manager-certificate-controller\";"),
+        "{made}"
+    );
     assert_eq!(
-        read(
-            &fresh,
-            "src/controller/cert_manager/certificate_controller.rs"
+        made.replace(
+            "cert-manager-certificate-controller",
+            "certificate-controller"
         ),
         controller,
         "made in the multigroup layout, the controller is the one the switch moved"
     );
+
+    // Another group's Certificate gets a controller of another name: two controllers of one
+    // manager must not share a field manager, event reporter and metrics label.
+    std::fs::write(
+        fresh.join("hack/crds/acme-certificate.yaml"),
+        CERTIFICATE_CRD.replace("cert-manager.io", "acme.io"),
+    )
+    .unwrap();
+    rsbuilder(&fresh)
+        .args([
+            "create",
+            "api",
+            "--external-api-crd",
+            "hack/crds/acme-certificate.yaml",
+        ])
+        .assert()
+        .success();
+    let acme = read(&fresh, "src/controller/acme/certificate_controller.rs");
+    assert!(
+        acme.contains("const NAME: &'static str = \"acme-certificate-controller\";"),
+        "{acme}"
+    );
+}
+
+#[test]
+fn a_second_version_of_an_external_kind_points_at_controller_false_not_force() {
+    if !have_kopium() {
+        return;
+    }
+    let (_tmp, dir) = init_with_crd();
+    rsbuilder(&dir).args(EXTERNAL_CRD).assert().success();
+    let mut args = EXTERNAL_CRD.to_vec();
+    args.extend(["--version", "v1beta1"]);
+    refused(
+        &dir,
+        &args,
+        &[
+            "Certificate of cert-manager.io already has its controller, src/controller/certificate_controller.rs (scaffolded with version v1)",
+            "with --controller=false (--force would overwrite that controller)",
+        ],
+    );
+}
+
+#[test]
+fn external_kind_refusals_name_the_crd_file_not_a_flag_the_user_did_not_give() {
+    // Refused before kopium runs: no kopium needed.
+    let (_tmp, dir) = init_with_crd();
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "tls",
+            "--version",
+            "v1",
+            "--kind",
+            "Certificate",
+        ])
+        .assert()
+        .success();
+    let out = rsbuilder(&dir)
+        .args(EXTERNAL_CRD)
+        .assert()
+        .failure()
+        .code(1);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("hack/crds/certificate.yaml: its kind Certificate: the kind Certificate of group tls already owns src/controller/certificate_controller.rs")
+            && stderr.contains("`rsbuilder edit --multigroup=true` gives each group a controller directory of its own")
+            && !stderr.contains("--kind"),
+        "{stderr}"
+    );
+
+    std::fs::write(
+        dir.join("hack/crds/two.yaml"),
+        format!("{CERTIFICATE_CRD}\n---\n{CERTIFICATE_CRD}"),
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &["create", "api", "--external-api-crd", "hack/crds/two.yaml"],
+        &[
+            "hack/crds/two.yaml: holds several YAML documents; --external-api-crd takes a file with one CustomResourceDefinition",
+        ],
+    );
+
+    // --external-api-domain belongs to --external-api-path: a usage error, nothing written.
+    let before = tree(&dir);
+    rsbuilder(&dir)
+        .args(EXTERNAL_CRD)
+        .args(["--external-api-domain", "io"])
+        .assert()
+        .failure()
+        .code(2)
+        .stderr(predicate::str::contains("--external-api-domain"));
+    assert_eq!(tree(&dir), before);
 }

@@ -67,7 +67,12 @@ pub struct ApiArgs {
     pub external_api_path: Option<String>,
     /// With --external-api-path: the kind's domain; its API group is `<group>.<domain>`
     /// (`--group cert-manager --external-api-domain io`).
-    #[arg(long, value_name = "DOMAIN", requires = "external_api_path")]
+    #[arg(
+        long,
+        value_name = "DOMAIN",
+        requires = "external_api_path",
+        conflicts_with = "external_api_crd"
+    )]
     pub external_api_domain: Option<String>,
     /// Scaffold the resource type (CRD).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = true, action = clap::ArgAction::Set)]

@@ -113,6 +113,20 @@ struct Names {
     stored_elsewhere: Vec<String>,
 }
 
+/// The `NAME` of `r`'s controller (its field manager, event reporter and metrics label):
+/// `<kind>-controller`, and `<group>-<kind>-controller` in a multigroup project, where the
+/// same kind may be in two groups and two controllers of one manager need distinct names (as
+/// Kubebuilder's multigroup controllers are named `<group>-<kind>`). The same for the
+/// project's own kinds, built-in ones and external ones.
+pub(crate) fn controller_name(r: &Resource, multigroup: bool) -> String {
+    let module = r.module();
+    if multigroup {
+        format!("{}-{module}-controller", r.group.replace('.', "-"))
+    } else {
+        format!("{module}-controller")
+    }
+}
+
 impl Names {
     fn new(r: &Resource, project: &Project) -> Self {
         let module = r.module();
@@ -120,14 +134,7 @@ impl Names {
             Some(b) => b.rust_path.to_string(),
             None => KindLayout::of(r, project.multigroup).type_path(),
         };
-        // Two controllers of one manager need distinct names: in a multigroup project the
-        // same kind may be in two groups, so the group is part of the name (as Kubebuilder's
-        // multigroup controllers are named `<group>-<kind>`).
-        let controller_name = if project.multigroup {
-            format!("{}-{module}-controller", r.group.replace('.', "-"))
-        } else {
-            format!("{module}-controller")
-        };
+        let controller_name = controller_name(r, project.multigroup);
         Self {
             kind: r.kind.clone(),
             group: r.qualified_group(),
@@ -991,7 +998,7 @@ pub fn next_steps(opts: &ApiOptions, multigroup: bool) -> String {
     }
     if opts.controller {
         out.push_str(&format!(
-            "Write the reconcile logic in {}; `cargo test` runs its tests.\n",
+            "Write the reconcile logic in {}, then `cargo build` and `cargo test`.\n",
             match &opts.controller_name {
                 Some(name) => layout::named_controller_file(group, name),
                 None => layout::controller_file(group, &opts.kind),

@@ -195,6 +195,13 @@ fn read_crd(file: &Path, opts: &ExternalOptions) -> Result<CrdKind> {
     let shown = file.strip_prefix(&cwd).unwrap_or(file).display();
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read the CRD {shown}"))?;
+    // One file, one CRD: serde-saphyr's own message for a stream names its API functions.
+    if serde_saphyr::from_multiple::<serde::de::IgnoredAny>(&text).is_ok_and(|docs| docs.len() > 1)
+    {
+        bail!(
+            "{shown}: holds several YAML documents; --external-api-crd takes a file with one CustomResourceDefinition, as `kubectl get crd <name> -o yaml` prints it"
+        );
+    }
     let doc: CrdDoc = serde_saphyr::from_str(&text).map_err(|e| {
         let at = e
             .location()
@@ -526,6 +533,25 @@ fn plan_kind(dir: &Path, opts: &ExternalOptions) -> Result<(Plan, Resource, bool
         layout::check_group_module(&resource.group)?;
     }
     let files = KindLayout::of(&resource, project.multigroup);
+    // Another version of this kind with its controller: the controller file is that one's.
+    if opts.controller
+        && !opts.force
+        && let Some(other) = project.resources.iter().find(|r| {
+            r.controller
+                && r.group == resource.group
+                && r.kind == resource.kind
+                && r.version != resource.version
+        })
+    {
+        bail!(
+            "{} of {} already has its controller, {} (scaffolded with version {}); add version {}'s types alone with --controller=false (--force would overwrite that controller)",
+            resource.kind,
+            resource.qualified_group(),
+            files.controller().path.display(),
+            other.version,
+            resource.version
+        );
+    }
     if opts.controller
         && let Some(other) = project.resources.iter().find(|r| {
             r.controller
@@ -535,17 +561,24 @@ fn plan_kind(dir: &Path, opts: &ExternalOptions) -> Result<(Plan, Resource, bool
                 && !(project.multigroup && r.group != resource.group)
         })
     {
-        return Err(flag_error(
-            "--kind",
-            &resource.kind,
-            format!(
-                "the kind {} of group {} already owns {}: rsbuilder names controller files by lower-case kind",
-                other.kind,
-                other.group,
-                files.controller().path.display()
-            ),
-        )
-        .into());
+        let why = format!(
+            "the kind {} of group {} already owns {}: rsbuilder names controller files by lower-case kind{}",
+            other.kind,
+            other.group,
+            files.controller().path.display(),
+            if project.multigroup {
+                ""
+            } else {
+                "; `rsbuilder edit --multigroup=true` gives each group a controller directory of its own"
+            }
+        );
+        return Err(match &opts.source {
+            // The kind comes from the CRD file, not from a flag.
+            ExternalSource::Crd { file, .. } => {
+                anyhow::anyhow!("{}: its kind {}: {why}", file.display(), resource.kind)
+            }
+            ExternalSource::Path(_) => flag_error("--kind", &resource.kind, why).into(),
+        });
     }
     let qualified = resource.qualified_group();
     let header = rust_header(&plan)?;
@@ -596,7 +629,7 @@ fn plan_kind(dir: &Path, opts: &ExternalOptions) -> Result<(Plan, Resource, bool
             plural: resource.plural.clone(),
             type_path: type_path.clone(),
             reconciler: format!("{}Reconciler", resource.kind),
-            controller_name: format!("{}-controller", files.module),
+            controller_name: super::controller_name(&resource, project.multigroup),
             source,
         };
         plan.create_file(
