@@ -587,7 +587,7 @@ pub fn run(dir: &Path, opts: &ApiServerOptions) -> Result<Vec<Resolved>> {
 /// What to do next, printed after the files.
 pub fn next_steps(opts: &ApiServerOptions) -> String {
     format!(
-        "Next: edit src/apiserver/{v}/{m}_types.rs, then run the server locally:\n  cargo run --bin apiserver -- --bind-address 127.0.0.1:8443 --store-path ./apiserver.redb\n  kubectl --server https://127.0.0.1:8443 --insecure-skip-tls-verify get {m}s\nIn a cluster, config/apiserver (listed in config/default) registers it through an APIService; it needs cert-manager, and an image that contains /apiserver.\n",
+        "Next: edit src/apiserver/{v}/{m}_types.rs, then run the server locally:\n  cargo run --bin apiserver -- --bind-address 127.0.0.1:8443 --store-path ./apiserver.redb\n  kubectl --server https://127.0.0.1:8443 --insecure-skip-tls-verify --token not-checked get {m}s\nIn a cluster, config/apiserver (listed in config/default) registers it through an APIService; it needs cert-manager, and an image that contains /apiserver.\n",
         v = opts.version,
         m = opts.kind.to_lowercase()
     )

@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 // attributes add validation that the server enforces (`#[schemars(range(min = 1, max = 10))]`,
 // `#[schemars(length(max = 63))]`, `#[schemars(regex(pattern = r"^[a-z]+$"))]`). Printer columns,
 // short names and categories go into `#[kube(...)]`: `printcolumn(name = "Foo", type_ = "string",
-// json_path = ".spec.foo")`, `shortname = "..."`, `category = "all"`.
+// json_path = ".spec.foo")`, `shortname = "..."`, `category = "all"`, and a scale subresource
+// (`kubectl scale`) as `scale(spec_replicas_path = ".spec.replicas", status_replicas_path =
+// ".status.replicas")` over an integer `replicas` in the spec and in the status.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
 #[kube(
     group = "{{ n.group }}",
