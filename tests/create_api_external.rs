@@ -582,6 +582,39 @@ fn an_external_kind_follows_the_multigroup_layout_and_moves_with_edit_multigroup
 }
 
 #[test]
+fn a_crd_outside_the_project_is_recorded_by_its_absolute_path_with_a_note() {
+    if !have_kopium() {
+        return;
+    }
+    let (tmp, dir) = init_with_crd();
+    let outside = tmp.path().join("certificate.yaml");
+    std::fs::write(&outside, CERTIFICATE_CRD).unwrap();
+    let outside = std::fs::canonicalize(&outside).unwrap();
+    let out = rsbuilder(&dir)
+        .args(["create", "api", "--external-api-crd"])
+        .arg(&outside)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "Note: the CRD {} is outside the project, so PROJECT records it by that absolute path",
+            outside.display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        read(&dir, "PROJECT").contains(&format!("crd: {}", outside.display())),
+        "{}",
+        read(&dir, "PROJECT")
+    );
+    // Inside the project: a relative record and no note.
+    let (_tmp2, inside) = init_with_crd();
+    let out = rsbuilder(&inside).args(EXTERNAL_CRD).assert().success();
+    assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("Note:"));
+}
+
+#[test]
 fn a_second_version_of_an_external_kind_points_at_controller_false_not_force() {
     if !have_kopium() {
         return;

@@ -749,5 +749,17 @@ pub fn run(dir: &Path, opts: &ExternalOptions) -> Result<(Vec<Resolved>, String)
             resource.crd_name()
         ));
     }
+    if let ExternalSource::Crd {
+        file,
+        recorded: None,
+    } = &opts.source
+    {
+        let recorded = recorded_path(dir, file);
+        if Path::new(&recorded).is_absolute() {
+            next.push_str(&format!(
+                "Note: the CRD {recorded} is outside the project, so PROJECT records it by that absolute path and `rsbuilder alpha generate` reads it from there; to keep the project self-contained, copy it into the project (hack/crds/, for example) and change its `crd:` entry in PROJECT to the new path.\n"
+            ));
+        }
+    }
     Ok((done, next))
 }
