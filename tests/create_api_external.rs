@@ -52,6 +52,17 @@ fn have_kopium() -> bool {
     found
 }
 
+/// [`init_with_crd`], then `create api --external-api-crd` of its Certificate CRD; `None`
+/// without kopium (see [`have_kopium`]).
+fn with_certificate() -> Option<(tempfile::TempDir, PathBuf)> {
+    if !have_kopium() {
+        return None;
+    }
+    let (tmp, dir) = init_with_crd();
+    rsbuilder(&dir).args(EXTERNAL_CRD).assert().success();
+    Some((tmp, dir))
+}
+
 fn read(dir: &Path, rel: &str) -> String {
     common::read(dir, rel)
 }
@@ -415,11 +426,9 @@ fn a_type_of_a_dependency_gets_a_controller_and_an_external_entry() {
 
 #[test]
 fn alpha_generate_replays_an_external_kind_from_its_recorded_crd() {
-    if !have_kopium() {
+    let Some((tmp, dir)) = with_certificate() else {
         return;
-    }
-    let (tmp, dir) = init_with_crd();
-    rsbuilder(&dir).args(EXTERNAL_CRD).assert().success();
+    };
     let out = tmp.path().join("again");
     rsbuilder(&dir)
         .args(["alpha", "generate", "--output-dir"])
@@ -616,11 +625,9 @@ fn a_crd_outside_the_project_is_recorded_by_its_absolute_path_with_a_note() {
 
 #[test]
 fn a_second_version_of_an_external_kind_points_at_controller_false_not_force() {
-    if !have_kopium() {
+    let Some((_tmp, dir)) = with_certificate() else {
         return;
-    }
-    let (_tmp, dir) = init_with_crd();
-    rsbuilder(&dir).args(EXTERNAL_CRD).assert().success();
+    };
     let mut args = EXTERNAL_CRD.to_vec();
     args.extend(["--version", "v1beta1"]);
     refused(
