@@ -8,42 +8,9 @@
 //! `<repo>/target/e2e`. Set `RSBUILDER_SKIP_E2E=1` to skip.
 
 mod common;
+use common::e2e::{describe, run_ok};
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"))
-}
-
-fn describe(what: &str, dir: &Path, out: &Output) -> String {
-    format!(
-        "{what} failed in {}:\n{}\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn run_ok(dir: &Path, program: &str, args: &[&str]) {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        describe(&format!("{program} {args:?}"), dir, &out)
-    );
-}
+use std::process::Command;
 
 #[test]
 fn an_external_kind_from_a_crd_builds_and_passes_its_tests() {

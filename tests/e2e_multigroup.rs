@@ -9,41 +9,12 @@
 //! default `<repo>/target/e2e`.
 
 mod common;
+use common::e2e::{describe, run_ok};
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"))
-}
-
-fn describe(what: &str, dir: &Path, out: &Output) -> String {
-    format!(
-        "{what} failed in {}:\n{}\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use std::path::Path;
 
 fn cargo(dir: &Path, args: &[&str]) {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        describe(&format!("cargo {args:?}"), dir, &out)
-    );
+    run_ok(dir, env!("CARGO"), args);
 }
 
 fn rsbuilder_ok(dir: &Path, args: &[&str]) {
@@ -57,13 +28,7 @@ fn rsbuilder_ok(dir: &Path, args: &[&str]) {
 
 #[test]
 fn a_multigroup_project_with_one_kind_in_two_groups_builds_and_passes_its_tests() {
-    if common::e2e_opted_out() {
-        return;
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    if !ci && std::env::var_os("RSBUILDER_E2E").is_none() {
-        // Minutes of compiling: opt-in locally; under CI=true it always runs.
-        eprintln!("skipped: builds a generated project; set RSBUILDER_E2E=1 (CI runs it)");
+    if !common::e2e::opted_in() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

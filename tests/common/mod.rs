@@ -1,6 +1,7 @@
 //! What the integration tests share: the rule for a missing outside tool ([`outside_tools`]),
 //! and running rsbuilder in a project and reading its tree back.
 
+pub mod e2e;
 mod outside_tools;
 #[allow(unused_imports)]
 pub use outside_tools::{e2e_opted_out, missing};
