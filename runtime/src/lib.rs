@@ -9,8 +9,9 @@
 //!   SubjectAccessReview, and the health probes.
 //! - [`controller`]: the [`controller::Reconciler`] trait a project implements per kind, and
 //!   [`controller::run`]: finalizer, 409/404/backoff policy, cleanup once, events, Ready.
-//! - [`tls`]: HTTPS serving of an axum router over rustls, with a certificate read from a
-//!   directory (and re-read when it changes) or a self-signed one.
+//! - [`routes`]: the path table the manager's HTTP servers answer with, on plain hyper.
+//! - [`tls`]: HTTPS serving over rustls, with a certificate read from a directory (and
+//!   re-read when it changes) or a self-signed one.
 //! - [`webhook`]: the admission (defaulting, validating) and conversion webhook server, and
 //!   the traits a kind's webhooks implement.
 
@@ -19,14 +20,16 @@ pub mod apiserver;
 pub mod controller;
 pub mod manager;
 pub mod metrics;
+pub mod routes;
 pub mod tls;
 pub mod webhook;
 
 pub use manager::{Args, Manager, Options, Runner};
 
-/// The HTTP framework the runtime serves with, re-exported so a project's own routes (an extra
-/// endpoint beside the aggregated API, `ApiServer::serve`'s router) use the same version without
-/// a dependency of their own.
+/// The HTTP framework the aggregated API server serves with, re-exported so a project's own
+/// routes (an extra endpoint beside the aggregated API, `ApiServer::serve`'s router) use the
+/// same version without a dependency of their own.
+#[cfg(feature = "apiserver")]
 pub use axum;
 /// Re-exported for the metric types a project registers with
 /// [`metrics::Metrics::register`] (`prometheus_client::metrics::counter::Counter`, ...), in the

@@ -297,14 +297,14 @@ impl Runner {
         };
         if let Some(addr) = metrics_addr {
             let listener = bind(addr, "metrics").await?;
-            let router = metrics::metrics_router(mgr.metrics.clone());
+            let routes = metrics::metrics_routes(mgr.metrics.clone());
             if let Some(certs) = metrics_certs {
-                let router =
-                    metrics::with_authentication_and_authorization(router, mgr.client.clone());
+                let routes =
+                    metrics::with_authentication_and_authorization(routes, mgr.client.clone());
                 servers.tasks.spawn(tls::serve(
                     listener,
                     Arc::new(certs),
-                    router,
+                    routes,
                     servers.shutdown.clone(),
                     "metrics server",
                 ));
@@ -312,7 +312,7 @@ impl Runner {
             } else {
                 servers.tasks.spawn(tls::serve_plain(
                     listener,
-                    router,
+                    routes,
                     servers.shutdown.clone(),
                     "metrics server",
                 ));
@@ -322,7 +322,7 @@ impl Runner {
         if let Some(addr) = probe_addr {
             servers.tasks.spawn(tls::serve_plain(
                 bind(addr, "health probes").await?,
-                metrics::health_router(),
+                metrics::health_routes(),
                 servers.shutdown.clone(),
                 "health probe server",
             ));
@@ -358,7 +358,7 @@ impl Runner {
     /// every replica, leader or not (the API server calls any ready pod behind the webhook
     /// Service); `certs` is [`crate::webhook::certificates`], loaded before
     /// [`Runner::start`]. With `None` (`ENABLE_WEBHOOKS=false`) nothing is served. The server
-    /// is a task of the runner: misconfigured webhooks ([`crate::webhook::Webhooks::router`])
+    /// is a task of the runner: misconfigured webhooks ([`crate::webhook::Webhooks::routes`])
     /// or a port that cannot be bound stop the manager, which exits 1 naming them.
     pub fn serve_webhooks(
         &mut self,

@@ -1,18 +1,13 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! The manager's metrics and probes: reconcile metrics ([`Metrics`], named like
-//! controller-runtime's), the `/metrics` router, the bearer-token authentication and
+//! controller-runtime's), the `/metrics` route, the bearer-token authentication and
 //! authorization in front of it (TokenReview, then SubjectAccessReview, as controller-runtime's
-//! `filters.WithAuthenticationAndAuthorization`), and the `/healthz` and `/readyz` router.
+//! `filters.WithAuthenticationAndAuthorization`), and the `/healthz` and `/readyz` routes.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use http::{HeaderMap, StatusCode, header};
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
@@ -23,6 +18,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Metric;
 use prometheus_client::registry::Registry;
+
+use crate::routes::{self, Handler, Request, Response, Routes};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReconcileLabels {
@@ -299,18 +296,12 @@ impl prometheus_client::collector::Collector for ProcessCollector {
 pub const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// The metrics router: `GET /metrics` answers [`Metrics::encode`].
-pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
-    Router::new()
-        .route("/metrics", get(serve_metrics))
-        .with_state(metrics)
-}
-
-async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)],
-        metrics.encode(),
-    )
+/// The metrics route: `GET /metrics` answers [`Metrics::encode`].
+pub fn metrics_routes(metrics: Arc<Metrics>) -> Routes {
+    Routes::new().get("/metrics", move |_| {
+        let text = metrics.encode();
+        async move { routes::answer(StatusCode::OK, OPENMETRICS_CONTENT_TYPE, text) }
+    })
 }
 
 /// The outcome of checking a request's bearer token ([`review_access`]).
@@ -413,41 +404,39 @@ async fn within_review_timeout<T>(
     }
 }
 
-/// Puts bearer-token authentication and authorization in front of every route of `router`
+/// Puts bearer-token authentication and authorization in front of every route of `routes`
 /// (unknown paths still answer 404): a request without `Authorization: Bearer <token>`, or
 /// whose token the TokenReview does not authenticate, is answered `401 Unauthorized`; one
 /// the SubjectAccessReview does not allow (verb = the lower-case HTTP method, path = the
 /// request path) `403 Forbidden`; a failed review, or one the API server does not answer
 /// within [`REVIEW_TIMEOUT`], `500` (logged as an error). See [`review_access`]. Mirrors
 /// controller-runtime's `filters.WithAuthenticationAndAuthorization`.
-pub fn with_authentication_and_authorization(router: Router, client: kube::Client) -> Router {
-    router.route_layer(axum::middleware::from_fn_with_state(client, authorize))
+pub fn with_authentication_and_authorization(routes: Routes, client: kube::Client) -> Routes {
+    routes.layer(move |request, next| authorize(client.clone(), request, next))
 }
 
-async fn authorize(State(client): State<kube::Client>, request: Request, next: Next) -> Response {
+async fn authorize(client: kube::Client, request: Request, next: Handler) -> Response {
     let Some(token) = bearer_token(request.headers()) else {
-        return (StatusCode::UNAUTHORIZED, "Unauthorized").into_response();
+        return routes::text(StatusCode::UNAUTHORIZED, "Unauthorized");
     };
     let path = request.uri().path().to_owned();
     let verb = request.method().as_str().to_ascii_lowercase();
     match review_access(&client, &token, &path, &verb).await {
-        Ok(Access::Allowed { .. }) => next.run(request).await,
-        Ok(Access::Unauthenticated) => (StatusCode::UNAUTHORIZED, "Unauthorized").into_response(),
+        Ok(Access::Allowed { .. }) => next(request).await,
+        Ok(Access::Unauthenticated) => routes::text(StatusCode::UNAUTHORIZED, "Unauthorized"),
         Ok(Access::Denied { user, reason }) => {
             tracing::debug!(%user, %path, %reason, "metrics request denied");
-            (
+            routes::text(
                 StatusCode::FORBIDDEN,
                 format!("Authorization denied for user {user}"),
             )
-                .into_response()
         }
         Err(err) => {
             tracing::error!(%path, "reviewing a metrics request's token failed: {err:#}");
-            (
+            routes::text(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "Authentication or authorization failed",
             )
-                .into_response()
         }
     }
 }
@@ -464,16 +453,16 @@ fn bearer_token(headers: &HeaderMap) -> Option<String> {
     Some(token.to_owned())
 }
 
-/// The probe router: `GET /healthz` (liveness) and `GET /readyz` (readiness) answer `200 ok`
+/// The probe routes: `GET /healthz` (liveness) and `GET /readyz` (readiness) answer `200 ok`
 /// while the process serves requests.
-pub fn health_router() -> Router {
-    Router::new()
-        .route("/healthz", get(ping))
-        .route("/readyz", get(ping))
+pub fn health_routes() -> Routes {
+    Routes::new()
+        .get("/healthz", |_| ping())
+        .get("/readyz", |_| ping())
 }
 
-async fn ping() -> (StatusCode, &'static str) {
-    (StatusCode::OK, "ok")
+async fn ping() -> Response {
+    routes::text(StatusCode::OK, "ok")
 }
 
 #[cfg(test)]

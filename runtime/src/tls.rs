@@ -1,20 +1,22 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
-//! The manager's HTTP servers (`/metrics`, the health probes, the webhooks): an axum router
-//! served over HTTP/1.1 with a header read timeout, for HTTPS over rustls with the
-//! certificate from a directory (re-read when it changes, like controller-runtime's
-//! certwatcher) or, without one, a self-signed certificate made at startup (as
-//! controller-runtime's metrics server does when no certificate is given).
+//! The manager's HTTP servers (`/metrics`, the health probes, the webhooks): [`Routes`]
+//! (or, for the aggregated API server, an axum router) served over HTTP/1.1 with a header
+//! read timeout, for HTTPS over rustls with the certificate from a directory (re-read when it
+//! changes, like controller-runtime's certwatcher) or, without one, a self-signed certificate
+//! made at startup (as controller-runtime's metrics server does when no certificate is given).
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use axum::Router;
+use bytes::Bytes;
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
@@ -23,6 +25,8 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs
 use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_util::sync::CancellationToken;
+
+use crate::routes::{BoxError, Routes};
 
 /// File name of the serving certificate (PEM, leaf first) inside a certificate directory.
 pub const CERT_FILE: &str = "tls.crt";
@@ -38,6 +42,52 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open connections may take to finish after shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// What a server answers requests with: [`Routes`], or (with the `apiserver` feature) an
+/// axum router. The request is hyper's, with a [`PeerCertificates`] extension when
+/// [`serve_with_client_certs`] got a client certificate.
+pub trait Service: Clone + Send + Sync + 'static {
+    /// The answer's body.
+    type Body: http_body::Body<Data = Bytes, Error: Into<BoxError>> + Send + 'static;
+    /// Answers one request (on a clone of the service).
+    fn answer(
+        self,
+        request: http::Request<Incoming>,
+    ) -> impl Future<Output = http::Response<Self::Body>> + Send + 'static;
+}
+
+impl Service for Routes {
+    type Body = http_body_util::Full<Bytes>;
+
+    fn answer(
+        self,
+        request: http::Request<Incoming>,
+    ) -> impl Future<Output = http::Response<Self::Body>> + Send + 'static {
+        use http_body_util::BodyExt as _;
+        async move {
+            let request = request.map(|body| body.map_err(BoxError::from).boxed());
+            self.call(request).await
+        }
+    }
+}
+
+#[cfg(feature = "apiserver")]
+impl Service for axum::Router {
+    type Body = axum::body::Body;
+
+    fn answer(
+        self,
+        request: http::Request<Incoming>,
+    ) -> impl Future<Output = http::Response<Self::Body>> + Send + 'static {
+        use tower::ServiceExt as _;
+        async move {
+            match self.oneshot(request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            }
+        }
+    }
+}
 
 /// The certificate a server presents; hands rustls the current one. A certificate read from
 /// a directory is swapped by [`Certificates::reload`] (which [`serve`] calls every
@@ -164,7 +214,7 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     }
 }
 
-/// Serves `router` over TLS 1.2/1.3 (HTTP/1.1) on an already bound listener until
+/// Serves `service` over TLS 1.2/1.3 (HTTP/1.1) on an already bound listener until
 /// `shutdown` is cancelled, then lets open connections finish for up to 10 seconds. `what`
 /// names the server in logs (`"metrics server"`). A certificate read from a directory is
 /// reloaded every [`RELOAD_INTERVAL`]. Clients get [`HEADER_READ_TIMEOUT`] to send each
@@ -173,14 +223,14 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 pub async fn serve(
     listener: TcpListener,
     certs: Arc<Certificates>,
-    router: Router,
+    service: impl Service,
     shutdown: CancellationToken,
     what: &'static str,
 ) -> anyhow::Result<()> {
     serve_with(
         listener,
         Some(certs),
-        router,
+        service,
         shutdown,
         what,
         HEADER_READ_TIMEOUT,
@@ -188,16 +238,16 @@ pub async fn serve(
     .await
 }
 
-/// Serves `router` over plain HTTP/1.1 (the health probes, and `/metrics` with
+/// Serves `service` over plain HTTP/1.1 (the health probes, and `/metrics` with
 /// `--metrics-secure=false`), with the same limits as [`serve`]. Errors: the listener has no
 /// local address.
 pub async fn serve_plain(
     listener: TcpListener,
-    router: Router,
+    service: impl Service,
     shutdown: CancellationToken,
     what: &'static str,
 ) -> anyhow::Result<()> {
-    serve_with(listener, None, router, shutdown, what, HEADER_READ_TIMEOUT).await
+    serve_with(listener, None, service, shutdown, what, HEADER_READ_TIMEOUT).await
 }
 
 /// Like [`serve`], but the TLS handshake asks the client for a certificate (optional: a
@@ -210,14 +260,14 @@ pub async fn serve_plain(
 pub async fn serve_with_client_certs(
     listener: TcpListener,
     certs: Arc<Certificates>,
-    router: Router,
+    service: impl Service,
     shutdown: CancellationToken,
     what: &'static str,
 ) -> anyhow::Result<()> {
     serve_inner(
         listener,
         Some(certs),
-        router,
+        service,
         shutdown,
         what,
         HEADER_READ_TIMEOUT,
@@ -286,7 +336,7 @@ impl rustls::server::danger::ClientCertVerifier for DeferredClientVerifier {
     }
 }
 
-/// Serves `router` on an already bound listener, over TLS with `certs` or over plain HTTP
+/// Serves `service` on an already bound listener, over TLS with `certs` or over plain HTTP
 /// without, until `shutdown` is cancelled; then open connections get 10 seconds to finish.
 ///
 /// Only HTTP/1.1 is served (TLS offers ALPN `http/1.1` alone), as a Kubebuilder manager
@@ -299,7 +349,7 @@ impl rustls::server::danger::ClientCertVerifier for DeferredClientVerifier {
 pub async fn serve_with(
     listener: TcpListener,
     certs: Option<Arc<Certificates>>,
-    router: Router,
+    service: impl Service,
     shutdown: CancellationToken,
     what: &'static str,
     header_read_timeout: Duration,
@@ -307,7 +357,7 @@ pub async fn serve_with(
     serve_inner(
         listener,
         certs,
-        router,
+        service,
         shutdown,
         what,
         header_read_timeout,
@@ -320,7 +370,7 @@ pub async fn serve_with(
 async fn serve_inner(
     listener: TcpListener,
     certs: Option<Arc<Certificates>>,
-    router: Router,
+    service: impl Service,
     shutdown: CancellationToken,
     what: &'static str,
     header_read_timeout: Duration,
@@ -351,7 +401,6 @@ async fn serve_inner(
 
     let reload = certs.map(|certs| tokio::spawn(reload_loop(certs, shutdown.clone())));
     let graceful = GracefulShutdown::new();
-    let service = TowerToHyperService::new(router.clone());
     let scheme = if acceptor.is_some() { "HTTPS" } else { "HTTP" };
     tracing::info!(address = %listener.local_addr()?, "{what} listening ({scheme})");
     loop {
@@ -369,12 +418,12 @@ async fn serve_inner(
         let acceptor = acceptor.clone();
         let builder = builder.clone();
         let service = service.clone();
-        let router = router.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
             let result = match acceptor {
                 None => {
-                    let conn = builder.serve_connection(TokioIo::new(tcp), service);
+                    let conn =
+                        builder.serve_connection(TokioIo::new(tcp), hyper_service(service, None));
                     watcher.watch(conn).await
                 }
                 Some(acceptor) => {
@@ -390,14 +439,14 @@ async fn serve_inner(
                                 return;
                             }
                         };
-                    let service = match tls.get_ref().1.peer_certificates() {
+                    let chain = match tls.get_ref().1.peer_certificates() {
                         Some(chain) if client_certs && !chain.is_empty() => {
-                            let chain = PeerCertificates(Arc::new(chain.to_vec()));
-                            TowerToHyperService::new(router.layer(axum::Extension(chain)))
+                            Some(PeerCertificates(Arc::new(chain.to_vec())))
                         }
-                        _ => service,
+                        _ => None,
                     };
-                    let conn = builder.serve_connection(TokioIo::new(tls), service);
+                    let conn =
+                        builder.serve_connection(TokioIo::new(tls), hyper_service(service, chain));
                     watcher.watch(conn).await
                 }
             };
@@ -417,6 +466,26 @@ async fn serve_inner(
     }
     tracing::info!("{what} stopped");
     Ok(())
+}
+
+/// `service` as hyper calls it, putting `chain` (the client's certificates) in each request's
+/// extensions.
+fn hyper_service<S: Service>(
+    service: S,
+    chain: Option<PeerCertificates>,
+) -> impl hyper::service::Service<
+    http::Request<Incoming>,
+    Response = http::Response<S::Body>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<http::Response<S::Body>, Infallible>> + Send + 'static,
+> + Clone {
+    hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
+        if let Some(chain) = &chain {
+            request.extensions_mut().insert(chain.clone());
+        }
+        let answer = service.clone().answer(request);
+        async move { Ok::<_, Infallible>(answer.await) }
+    })
 }
 
 /// Calls [`Certificates::reload`] every [`RELOAD_INTERVAL`] until `shutdown`.

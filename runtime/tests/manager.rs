@@ -6,17 +6,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioIo;
 use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_util::sync::CancellationToken;
-use tower_test::mock::Spawn;
 
 use rsbuilder_runtime::manager::{self, Args, LogFormat, Manager, Options, Runner};
 use rsbuilder_runtime::metrics::{self, Metrics};
+use rsbuilder_runtime::routes::{self, Routes};
 use rsbuilder_runtime::tls;
 
 const OPTIONS: Options = Options {
@@ -32,23 +31,18 @@ fn parse(args: &[&str]) -> Result<Args, clap::Error> {
     )
 }
 
-/// Sends one request to an axum router and returns status, content type and body.
-async fn call(router: axum::Router, uri: &str) -> (StatusCode, String, String) {
-    let mut svc = Spawn::new(router);
-    assert!(svc.poll_ready::<Request<Body>>().is_ready());
-    let response = svc
-        .call(Request::get(uri).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+/// Sends one request to `routes` and returns status, content type and body.
+async fn call(routes: Routes, uri: &str) -> (StatusCode, String, String) {
+    let response = routes
+        .call(Request::get(uri).body(routes::empty()).unwrap())
+        .await;
     let status = response.status();
     let content_type = response
         .headers()
         .get(http::header::CONTENT_TYPE)
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
     (
         status,
         content_type,
@@ -163,7 +157,7 @@ fn metrics_count_reconciles_per_controller_and_result() {
 async fn metrics_endpoint_serves_openmetrics() {
     let metrics = Arc::new(Metrics::default());
     metrics.reconcile("aijob", Duration::from_millis(5), "success");
-    let (status, content_type, body) = call(metrics::metrics_router(metrics), "/metrics").await;
+    let (status, content_type, body) = call(metrics::metrics_routes(metrics), "/metrics").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(content_type, metrics::OPENMETRICS_CONTENT_TYPE);
     assert!(
@@ -175,11 +169,11 @@ async fn metrics_endpoint_serves_openmetrics() {
 #[tokio::test]
 async fn health_probes_answer_ok() {
     for path in ["/healthz", "/readyz"] {
-        let (status, _, body) = call(metrics::health_router(), path).await;
+        let (status, _, body) = call(metrics::health_routes(), path).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert_eq!(body, "ok", "{path}");
     }
-    let (status, _, _) = call(metrics::health_router(), "/nope").await;
+    let (status, _, _) = call(metrics::health_routes(), "/nope").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
@@ -347,8 +341,8 @@ async fn start_secure_metrics() -> SecureMetrics {
     let client = mock_api_server(reviews.clone());
     let metrics = Arc::new(Metrics::default());
     metrics.reconcile("aijob", Duration::from_millis(5), "success");
-    let router =
-        metrics::with_authentication_and_authorization(metrics::metrics_router(metrics), client);
+    let routes =
+        metrics::with_authentication_and_authorization(metrics::metrics_routes(metrics), client);
     let certs = Arc::new(tls::Certificates::self_signed(&["localhost"]).unwrap());
     let certificate = certs.leaf().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -357,7 +351,7 @@ async fn start_secure_metrics() -> SecureMetrics {
     tokio::spawn(tls::serve(
         listener,
         certs,
-        router,
+        routes,
         shutdown.clone(),
         "metrics server",
     ));
@@ -526,22 +520,19 @@ async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
         }
     });
     let client = kube::Client::new(service, "default");
-    let router = metrics::with_authentication_and_authorization(
-        metrics::metrics_router(Arc::new(Metrics::default())),
+    let routes = metrics::with_authentication_and_authorization(
+        metrics::metrics_routes(Arc::new(Metrics::default())),
         client.clone(),
     );
     let started = tokio::time::Instant::now();
-    let mut svc = Spawn::new(router);
-    assert!(svc.poll_ready::<Request<Body>>().is_ready());
-    let response = svc
+    let response = routes
         .call(
             Request::get("/metrics")
                 .header("authorization", format!("Bearer {SCRAPER_TOKEN}"))
-                .body(Body::empty())
+                .body(routes::empty())
                 .unwrap(),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
     let waited = started.elapsed();
     assert!(
@@ -562,7 +553,7 @@ async fn secure_metrics_answer_500_when_the_api_server_does_not_answer() {
     assert_eq!(err, "TokenReview got no answer within 10s");
 }
 
-/// Serves the health router with a 300 ms header read timeout, over TLS with a self-signed
+/// Serves the health routes with a 300 ms header read timeout, over TLS with a self-signed
 /// certificate when `tls` is set; returns the address and the certificate.
 async fn start_server_with_a_short_header_timeout(
     tls: bool,
@@ -575,7 +566,7 @@ async fn start_server_with_a_short_header_timeout(
     tokio::spawn(tls::serve_with(
         listener,
         certs,
-        metrics::health_router(),
+        metrics::health_routes(),
         shutdown.clone(),
         "test server",
         Duration::from_millis(300),

@@ -5,13 +5,13 @@
 
 use std::future::Future;
 
-use axum::Json;
-use axum::body::Bytes;
-use axum::extract::Request;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use bytes::Bytes;
+use http::StatusCode;
+use http_body_util::BodyExt as _;
 
 use super::review::{AdmissionRequest, AdmissionResponse, AdmissionReview, AdmissionReviewAnswer};
 use super::{ADMISSION_BODY_LIMIT, Defaulter, Validator, WebhookKind, patch};
+use crate::routes::{self, Request, Response};
 
 /// Why a body could not be read: the HTTP-like code and the message.
 pub(super) type BodyError = (u16, String);
@@ -21,7 +21,7 @@ pub(super) type BodyError = (u16, String);
 pub(super) async fn read_body(request: Request, limit: usize) -> Result<Bytes, BodyError> {
     let content_type = request
         .headers()
-        .get(axum::http::header::CONTENT_TYPE)
+        .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string();
@@ -32,16 +32,31 @@ pub(super) async fn read_body(request: Request, limit: usize) -> Result<Bytes, B
             format!("contentType={content_type}, expected application/json"),
         ));
     }
-    let body = match Limited::new(request.into_body(), limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return Err((
-                413,
-                format!("request entity is too large; limit is {limit} bytes"),
-            ));
-        }
-        Err(e) => return Err((400, format!("cannot read the request body: {e}"))),
+    let too_large = || {
+        (
+            413,
+            format!("request entity is too large; limit is {limit} bytes"),
+        )
     };
+    let declared = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = request.into_body();
+    let mut read = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| (400, format!("cannot read the request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if read.len() + data.len() > limit {
+                return Err(too_large());
+            }
+            read.extend_from_slice(&data);
+        }
+    }
+    let body = Bytes::from(read);
     if body.is_empty() {
         return Err((400, "request body is empty".to_string()));
     }
@@ -52,22 +67,23 @@ pub(super) async fn read_body(request: Request, limit: usize) -> Result<Bytes, B
 /// decodes the review and passes its request to `handle`. Every answer is an AdmissionReview
 /// with HTTP status 200, failures included, as controller-runtime answers: the API server
 /// then shows the failure's message to the client.
-pub(super) async fn serve<H, F>(request: Request, handle: H) -> Json<AdmissionReviewAnswer>
+pub(super) async fn serve<H, F>(request: Request, handle: H) -> Response
 where
     H: FnOnce(AdmissionRequest) -> F,
     F: Future<Output = AdmissionResponse>,
 {
+    let ok = |answer: AdmissionReviewAnswer| routes::json(StatusCode::OK, &answer);
     let body = match read_body(request, ADMISSION_BODY_LIMIT).await {
         Ok(body) => body,
         Err((code, message)) => {
-            return Json(AdmissionResponse::errored("", code, message).into_review(None));
+            return ok(AdmissionResponse::errored("", code, message).into_review(None));
         }
     };
     let review: AdmissionReview = match serde_json::from_slice(&body) {
         Ok(review) => review,
         Err(e) => {
             let message = format!("the request body is not an AdmissionReview: {e}");
-            return Json(AdmissionResponse::errored("", 400, message).into_review(None));
+            return ok(AdmissionResponse::errored("", 400, message).into_review(None));
         }
     };
     let api_version = review.api_version;
@@ -75,7 +91,7 @@ where
         Some(request) => handle(request).await,
         None => AdmissionResponse::errored("", 400, "the AdmissionReview has no request"),
     };
-    Json(response.into_review(api_version.as_deref()))
+    ok(response.into_review(api_version.as_deref()))
 }
 
 /// `group/version`, or `version` alone for the core group.

@@ -12,15 +12,13 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::Request;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::admission::read_body;
 use super::{WebhookKind, patch};
+use crate::routes::{self, Request, Response};
 
 /// Path of the conversion webhook, as the CRD's `spec.conversion.webhook.clientConfig`
 /// names it (`config/crd/patches/webhook_in_<plural>.yaml`).
@@ -284,7 +282,7 @@ pub(super) async fn serve(
 ) -> Response {
     let bad = |code: u16, message: String| {
         let status = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
-        (status, Json(answer(None, String::new(), Err(message)))).into_response()
+        routes::json(status, &answer(None, String::new(), Err(message)))
     };
     let body = match read_body(request, limit).await {
         Ok(body) => body,
@@ -314,7 +312,10 @@ pub(super) async fn serve(
             })
         })
         .collect();
-    Json(answer(review.api_version, request.uid, converted)).into_response()
+    routes::json(
+        StatusCode::OK,
+        &answer(review.api_version, request.uid, converted),
+    )
 }
 
 fn convert_one(

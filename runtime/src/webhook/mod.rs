@@ -63,7 +63,7 @@
 //! let webhooks = Webhooks::new()
 //!     .defaulting::<ConfigMap, _>("/mutate--v1-configmap", ConfigMapWebhook)
 //!     .validating::<ConfigMap, _>("/validate--v1-configmap", ConfigMapWebhook);
-//! assert!(webhooks.router().is_ok());
+//! assert!(webhooks.routes().is_ok());
 //! ```
 
 use std::collections::BTreeSet;
@@ -71,14 +71,13 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Router;
-use axum::routing::post;
 use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::routes::Routes;
 use crate::tls::Certificates;
 
 mod admission;
@@ -198,9 +197,9 @@ impl<K> WebhookKind for K where
 
 /// The webhooks of a manager: each defaulter and validator at its path, and the conversions
 /// at [`CONVERSION_PATH`]. Build it with the methods below, then [`serve`] it (or take its
-/// [`Webhooks::router`]).
+/// [`Webhooks::routes`]).
 pub struct Webhooks {
-    router: Router,
+    routes: Routes,
     paths: BTreeSet<String>,
     conversions: Vec<Arc<dyn conversion::KindConversion>>,
     conversion_body_limit: usize,
@@ -217,7 +216,7 @@ impl Webhooks {
     /// No webhooks yet.
     pub fn new() -> Self {
         Self {
-            router: Router::new(),
+            routes: Routes::new(),
             paths: BTreeSet::new(),
             conversions: Vec::new(),
             conversion_body_limit: CONVERSION_BODY_LIMIT,
@@ -227,19 +226,16 @@ impl Webhooks {
 
     /// Serves `defaulter` for kind `K` at `path`, the `path` of the kind's
     /// `+kubebuilder:webhook:...,mutating=true` marker. A path that does not start with `/`,
-    /// or is registered twice, is reported by [`Webhooks::router`].
+    /// or is registered twice, is reported by [`Webhooks::routes`].
     pub fn defaulting<K: WebhookKind, D: Defaulter<K>>(mut self, path: &str, defaulter: D) -> Self {
         if self.claim(path) {
             let defaulter = Arc::new(defaulter);
-            self.router = self.router.route(
-                path,
-                post(move |request| {
-                    let defaulter = defaulter.clone();
-                    admission::serve(request, move |req| async move {
-                        admission::default::<K, D>(&*defaulter, req).await
-                    })
-                }),
-            );
+            self.routes = self.routes.post(path, move |request| {
+                let defaulter = defaulter.clone();
+                admission::serve(request, move |req| async move {
+                    admission::default::<K, D>(&*defaulter, req).await
+                })
+            });
         }
         self
     }
@@ -250,22 +246,19 @@ impl Webhooks {
     pub fn validating<K: WebhookKind, V: Validator<K>>(mut self, path: &str, validator: V) -> Self {
         if self.claim(path) {
             let validator = Arc::new(validator);
-            self.router = self.router.route(
-                path,
-                post(move |request| {
-                    let validator = validator.clone();
-                    admission::serve(request, move |req| async move {
-                        admission::validate::<K, V>(&*validator, req).await
-                    })
-                }),
-            );
+            self.routes = self.routes.post(path, move |request| {
+                let validator = validator.clone();
+                admission::serve(request, move |req| async move {
+                    admission::validate::<K, V>(&*validator, req).await
+                })
+            });
         }
         self
     }
 
     /// Serves the conversions of one kind between its versions at [`CONVERSION_PATH`] (the
     /// path the CRD's `spec.conversion.webhook` names). A second conversion for the same
-    /// group and kind is reported by [`Webhooks::router`].
+    /// group and kind is reported by [`Webhooks::routes`].
     pub fn conversion<H: WebhookKind>(mut self, conversion: Conversion<H>) -> Self {
         let (group, kind) = (H::group(&()).to_string(), H::kind(&()).to_string());
         if self
@@ -290,20 +283,19 @@ impl Webhooks {
 
     /// The routes. Errors: a path registered twice or not starting with `/`, two
     /// conversions of one kind, a spoke of another kind than its hub.
-    pub fn router(self) -> anyhow::Result<Router> {
+    pub fn routes(self) -> anyhow::Result<Routes> {
         if !self.problems.is_empty() {
             anyhow::bail!("webhooks: {}", self.problems.join("; "));
         }
-        let mut router = self.router;
+        let mut routes = self.routes;
         if !self.conversions.is_empty() {
             let conversions = Arc::new(self.conversions);
             let limit = self.conversion_body_limit;
-            router = router.route(
-                CONVERSION_PATH,
-                post(move |request| conversion::serve(request, conversions.clone(), limit)),
-            );
+            routes = routes.post(CONVERSION_PATH, move |request| {
+                conversion::serve(request, conversions.clone(), limit)
+            });
         }
-        Ok(router)
+        Ok(routes)
     }
 
     /// Records `path` as taken; false (and a problem) when it cannot be served.
@@ -365,7 +357,7 @@ fn certificates_from(
 /// over TLS with `certs` until `shutdown` is cancelled; see [`serve_listener`]. `certs` is
 /// usually [`certificates`] of `--webhook-cert-dir` (the Secret cert-manager fills), loaded
 /// before connecting to the cluster so that a missing certificate is reported at once; a
-/// manager serves them with [`crate::manager::Runner::serve_webhooks`]. Errors: the webhooks are misconfigured ([`Webhooks::router`]), the address cannot
+/// manager serves them with [`crate::manager::Runner::serve_webhooks`]. Errors: the webhooks are misconfigured ([`Webhooks::routes`]), the address cannot
 /// be bound, serving fails.
 pub async fn serve(
     addr: SocketAddr,
@@ -386,11 +378,11 @@ pub async fn serve_listener(
     webhooks: Webhooks,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let router = webhooks.router()?;
+    let routes = webhooks.routes()?;
     crate::tls::serve(
         listener,
         Arc::new(certs),
-        router,
+        routes,
         shutdown,
         "webhook server",
     )

@@ -538,7 +538,7 @@ fn big_widget(bytes: usize) -> Value {
 }
 
 #[tokio::test]
-async fn an_update_review_over_axums_2_mib_default_is_admitted() {
+async fn an_update_review_over_2_mib_is_admitted() {
     let server = start(webhooks()).await;
     // 1.4 MiB objects, twice in the review: about 2.8 MiB.
     let object = big_widget(1_400 * 1024);
@@ -748,7 +748,7 @@ fn misregistered_webhooks_are_reported_not_served() {
         .validating::<Widget, _>(MUTATE, WidgetWebhook)
         .defaulting::<Widget, _>("mutate", WidgetWebhook)
         .conversion(Conversion::<Widget>::new().spoke::<Widget>())
-        .router()
+        .routes()
         .unwrap_err();
     assert_eq!(
         err.to_string(),
