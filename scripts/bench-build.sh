@@ -84,6 +84,7 @@ measure() {
   # toolchain its test build fails, which is reported in the table instead of ending the run.
   # `timed` exits on failure (die), so it runs in its own subshell for the `||` to apply.
   test_build="$( (timed "$dir" cargo test --no-run) 2>/dev/null || echo "failed (see cargo test --no-run in $dir)")"
+  [[ "$test_build" == failed* ]] || test_build="$test_build s"
   size="$(du -sm "$target" | cut -f1)"
   touch "$dir/$controller"
   incr="$(timed "$dir" cargo build)"
@@ -97,7 +98,7 @@ measure() {
     idle="$(( idle / 1024 )) MiB"
   fi
   unset CARGO_TARGET_DIR
-  printf '| %s | %s s | %s s | %s MB | %s s | %s MiB | %s |\n' \
+  printf '| %s | %s s | %s | %s MB | %s s | %s MiB | %s |\n' \
     "$name" "$cold" "$test_build" "$size" "$incr" "$rel_size" "$idle"
 }
 
