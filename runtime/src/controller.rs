@@ -151,6 +151,12 @@ impl Context {
     /// transition time while the status is unchanged (`previous`: the object's current Ready
     /// condition). Returns whether the status changed; then publishes a Normal (True) or
     /// Warning (False) event with `reason`. Errors: the patch failed.
+    ///
+    /// Field ownership: the apply owns `status.conditions` and `status.observedGeneration` for
+    /// the manager [`Context::name`]. Server-side apply removes the fields a manager stops
+    /// applying, so a controller that applies other status fields (`phase`, `readyReplicas`)
+    /// under the same manager in a separate patch removes these two, and this call removes
+    /// those. Write such fields in the same apply with [`Context::set_ready_with`].
     pub async fn set_ready<K>(
         &self,
         obj: &K,
@@ -162,18 +168,40 @@ impl Context {
     where
         K: Resource<DynamicType = (), Scope: ScopedApi> + Clone + DeserializeOwned + Debug,
     {
+        self.set_ready_with(
+            obj,
+            previous,
+            ready,
+            reason,
+            message,
+            serde_json::Map::new(),
+        )
+        .await
+    }
+
+    /// [`Context::set_ready`] with the controller's other status fields in the same apply:
+    /// `extra` holds status fields by their JSON names (`{"phase": "Running", "readyReplicas":
+    /// 3}`), written beside `conditions` and `observedGeneration` under the same field manager,
+    /// so no apply of this controller removes what another wrote. A key `conditions` or
+    /// `observedGeneration` in `extra` is overridden by the ones this call computes. Out and
+    /// errors: as [`Context::set_ready`].
+    pub async fn set_ready_with<K>(
+        &self,
+        obj: &K,
+        previous: Option<&Condition>,
+        ready: bool,
+        reason: &str,
+        message: &str,
+        extra: serde_json::Map<String, serde_json::Value>,
+    ) -> anyhow::Result<bool>
+    where
+        K: Resource<DynamicType = (), Scope: ScopedApi> + Clone + DeserializeOwned + Debug,
+    {
         let generation = obj.meta().generation;
         let status = if ready { "True" } else { "False" };
         let condition = ready_condition(previous, generation, status, reason, message);
         let changed = previous.is_none_or(|p| p.status != condition.status);
-        let patch = serde_json::json!({
-            "apiVersion": K::api_version(&()),
-            "kind": K::kind(&()),
-            "status": {
-                "conditions": [condition],
-                "observedGeneration": generation,
-            },
-        });
+        let patch = ready_patch::<K>(extra, condition, generation);
         let api = K::Scope::api::<K>(self.client.clone(), obj.meta().namespace.as_deref());
         api.patch_status(
             &obj.name_any(),
@@ -319,6 +347,22 @@ pub fn ready_condition(
     }
 }
 
+/// The server-side apply patch [`Context::set_ready_with`] sends for `K`: `extra` as the
+/// status, with `conditions` set to `[condition]` and `observedGeneration` to `generation`.
+pub fn ready_patch<K: Resource<DynamicType = ()>>(
+    mut extra: serde_json::Map<String, serde_json::Value>,
+    condition: Condition,
+    generation: Option<i64>,
+) -> serde_json::Value {
+    extra.insert("conditions".into(), serde_json::json!([condition]));
+    extra.insert("observedGeneration".into(), serde_json::json!(generation));
+    serde_json::json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "status": extra,
+    })
+}
+
 /// Reconciles one object with `reconciler`: the finalizer around `apply` / `cleanup`, the
 /// 404-is-done rule and the cleanup-runs-once memory (module docs). Errors go to
 /// [`error_policy`].
@@ -457,6 +501,28 @@ mod tests {
                 retry_after_seconds: 0,
             });
         anyhow::Error::new(kube::Error::Api(Box::new(status)))
+    }
+
+    #[test]
+    fn the_ready_patch_carries_the_extra_status_fields_beside_the_condition() {
+        let condition = ready_condition(None, Some(4), "True", "Reconciled", "ready");
+        let mut extra = serde_json::Map::new();
+        extra.insert("phase".into(), serde_json::json!("Running"));
+        extra.insert("readyReplicas".into(), serde_json::json!(3));
+        // The computed fields win over the caller's.
+        extra.insert("observedGeneration".into(), serde_json::json!(1));
+        let patch = ready_patch::<Pod>(extra, condition.clone(), Some(4));
+        assert_eq!(patch["apiVersion"], "v1");
+        assert_eq!(patch["kind"], "Pod");
+        assert_eq!(
+            patch["status"],
+            serde_json::json!({
+                "phase": "Running",
+                "readyReplicas": 3,
+                "observedGeneration": 4,
+                "conditions": [condition],
+            })
+        );
     }
 
     #[test]
