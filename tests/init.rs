@@ -795,11 +795,24 @@ fn the_makefile_has_the_e2e_lint_and_buildx_targets() {
 fn the_e2e_test_is_ignored_without_a_cluster() {
     let (_tmp, dir) = init_ai_operator();
     let e2e = std::fs::read_to_string(dir.join("tests/e2e.rs")).unwrap();
+    // Every test that talks to the cluster carries the gate; the one test without it checks
+    // how PROJECT and the samples are read, with no cluster.
+    let gates = e2e
+        .matches("#[ignore = \"needs a cluster: KUBECONFIG\"]")
+        .count();
     assert_eq!(
-        e2e.matches("#[ignore = \"needs a cluster: KUBECONFIG\"]")
-            .count(),
+        gates,
+        e2e.matches("\n    require_cluster();").count(),
+        "every test of tests/e2e.rs that needs the cluster carries the gate:\n{e2e}"
+    );
+    assert_eq!(
         e2e.matches("#[test]").count(),
-        "every test of tests/e2e.rs needs the cluster gate:\n{e2e}"
+        gates + 1,
+        "tests/e2e.rs has one cluster-free test:\n{e2e}"
+    );
+    assert!(
+        e2e.contains("fn only_samples_of_kinds_with_a_controller_are_waited_for()"),
+        "{e2e}"
     );
     assert!(
         e2e.contains("const NAMESPACE: &str = \"ai-operator-system\";"),

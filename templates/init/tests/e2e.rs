@@ -1,7 +1,9 @@
 {{ p.rust_header }}//! End to end, against a real cluster: deploys the manager with kustomize (`config/default`,
 //! with the image `IMG`), waits until it is available, creates every sample of
-//! `config/samples/` and waits for each to be `Ready`, then reads the manager's metrics with a
-//! token of its service account.
+//! `config/samples/` and waits for those of kinds with a controller (`controller: true` in
+//! PROJECT) to be `Ready`, then reads the manager's metrics with a token of its service account.
+//! A kind without a controller, or served by the project's aggregated API server, has nothing
+//! that sets its `Ready` condition.
 //!
 //! Needs a cluster that KUBECONFIG points at, `kubectl`, and the image loaded into the cluster:
 //! `make test-e2e` builds the image, loads it into the kind cluster `KIND_CLUSTER` and runs
@@ -90,6 +92,74 @@ fn samples() -> Vec<String> {
         .collect();
     out.sort();
     out
+}
+
+/// The (API group, kind) of every resource the text of PROJECT records with
+/// `controller: true`: the kinds the manager reconciles. PROJECT is the file rsbuilder writes,
+/// one `key: value` per line under `resources:`, each resource opening with `- `.
+fn reconciled_kinds(project: &str) -> Vec<(String, String)> {
+    let mut kinds = Vec::new();
+    let mut resource: Vec<(String, String)> = Vec::new();
+    let mut finish = |resource: &mut Vec<(String, String)>| {
+        let get = |key: &str| {
+            resource
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        if get("controller") == "true" {
+            let group = match (get("group"), get("domain")) {
+                (g, d) if d.is_empty() => g,
+                (g, d) if g.is_empty() => d,
+                (g, d) => format!("{g}.{d}"),
+            };
+            kinds.push((group, get("kind")));
+        }
+        resource.clear();
+    };
+    let mut in_resources = false;
+    for line in project.lines() {
+        if !line.starts_with([' ', '-']) {
+            finish(&mut resource);
+            in_resources = line.trim_end() == "resources:";
+            continue;
+        }
+        if !in_resources {
+            continue;
+        }
+        let entry = match line.strip_prefix("- ") {
+            Some(rest) => {
+                finish(&mut resource);
+                rest
+            }
+            None => line.trim_start(),
+        };
+        // Only the resource's own keys (two spaces deep), not those of nested maps.
+        if line.starts_with("- ") || line.starts_with("  ") && !line.starts_with("   ") {
+            if let Some((key, value)) = entry.split_once(':') {
+                resource.push((key.trim().into(), value.trim().trim_matches('"').into()));
+            }
+        }
+    }
+    finish(&mut resource);
+    kinds
+}
+
+/// The (API group, kind) of a sample file: its top-level `apiVersion` and `kind`.
+fn sample_kind(text: &str) -> (String, String) {
+    let top = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let api_version = top("apiVersion:");
+    let group = api_version
+        .rsplit_once('/')
+        .map(|(g, _)| g.to_string())
+        .unwrap_or_default();
+    (group, top("kind:"))
 }
 
 /// Reads `/metrics` over HTTPS from a pod in the cluster, with a token of the manager's
@@ -185,9 +255,15 @@ fn metrics() -> String {
 fn the_manager_reconciles_the_samples_and_serves_metrics() {
     require_cluster();
     deploy();
+    let project = std::fs::read_to_string("PROJECT").expect("reading PROJECT");
+    let reconciled = reconciled_kinds(&project);
     for sample in samples() {
         let object = kubectl(&["apply", "-f", &sample, "-o", "name"], None);
         let object = object.trim();
+        let text = std::fs::read_to_string(&sample).expect("reading the sample");
+        if !reconciled.contains(&sample_kind(&text)) {
+            continue;
+        }
         kubectl(
             &["wait", "--for=condition=Ready", object, "--timeout=120s"],
             None,
@@ -198,4 +274,40 @@ fn the_manager_reconciles_the_samples_and_serves_metrics() {
         body.contains("# TYPE "),
         "the metrics endpoint did not answer in the Prometheus text format:\n{body}"
     );
+}
+
+#[test]
+fn only_samples_of_kinds_with_a_controller_are_waited_for() {
+    let project = [
+        "domain: example.com",
+        "resources:",
+        "- api:",
+        "    crdVersion: v1",
+        "    namespaced: true",
+        "  controller: true",
+        "  domain: example.com",
+        "  group: db",
+        "  kind: Database",
+        "  version: v1",
+        "- domain: example.com",
+        "  group: db",
+        "  kind: Backup",
+        "  version: v1",
+        "  apiServer:",
+        "    namespaced: true",
+        "- controller: true",
+        "  group: core",
+        "  kind: Pod",
+        "  path: k8s.io/api/core/v1",
+        "  version: v1",
+        "version: \"3\"",
+    ]
+    .join("\n");
+    let kinds = reconciled_kinds(&project);
+    let database = ("db.example.com".to_string(), "Database".to_string());
+    assert_eq!(kinds, [database.clone(), ("core".into(), "Pod".into())]);
+    let sample = "apiVersion: db.example.com/v1\nkind: Database\nmetadata:\n  name: db\n";
+    assert_eq!(sample_kind(sample), database);
+    let aggregated = "apiVersion: db.example.com/v1\nkind: Backup\nmetadata:\n  name: b\n";
+    assert!(!kinds.contains(&sample_kind(aggregated)));
 }
