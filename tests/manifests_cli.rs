@@ -911,3 +911,63 @@ fn an_undecidable_cfg_on_a_kind_is_an_error_naming_it() {
         ));
     assert!(!tmp.path().join("config").exists());
 }
+
+/// A kind PROJECT records whose `#[derive(CustomResource)]` is gone (commented out) gets no CRD:
+/// `manifests` says so at PROJECT's line for the kind and names the types file `create api`
+/// wrote, instead of leaving the kind out without a word.
+#[test]
+fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = &tmp.path().join("shop");
+    std::fs::create_dir(dir).unwrap();
+    let run = |args: &[&str]| rsbuilder().current_dir(dir).args(args).assert().success();
+    run(&[
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/shop",
+    ]);
+    run(&[
+        "create",
+        "api",
+        "--group",
+        "shop",
+        "--version",
+        "v1",
+        "--kind",
+        "Cart",
+    ]);
+    run(&[
+        "create",
+        "api",
+        "--group",
+        "shop",
+        "--version",
+        "v1",
+        "--kind",
+        "Order",
+    ]);
+    run(&["manifests"]).stderr(predicate::str::contains("PROJECT records the kind").not());
+    let types = dir.join("src/api/v1/cart_types.rs");
+    let text = std::fs::read_to_string(&types).unwrap();
+    assert!(text.contains("#[derive(CustomResource"), "{text}");
+    std::fs::write(
+        &types,
+        text.replace("#[derive(CustomResource", "// #[derive(CustomResource"),
+    )
+    .unwrap();
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    let line = project
+        .lines()
+        .position(|l| l.trim() == "kind: Cart")
+        .unwrap()
+        + 1;
+    run(&["manifests"]).stderr(predicate::str::contains(format!(
+        "PROJECT:{line}:1: PROJECT records the kind Cart (shop.example.com), but no `#[derive(CustomResource)]` in the sources defines it: it gets no CRD"
+    )))
+    .stderr(predicate::str::contains(
+        "`create api` put its type in src/api/v1/cart_types.rs",
+    ))
+    .stderr(predicate::str::contains("kind Order").not());
+}

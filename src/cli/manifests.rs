@@ -219,17 +219,35 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    for r in project.iter().flat_map(|p| &p.resources) {
-        if crate::scaffold::apiserver::is_served(r) {
-            let domain = r
-                .domain
-                .as_deref()
-                .or(project.as_ref().map(|p| p.domain.as_str()));
+    let mut expected_kinds = Vec::new();
+    if let Some(p) = &project {
+        let project_text =
+            crate::scaffold::engine::read(&dir, Path::new(crate::model::project::FILE_NAME))
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+        for r in &p.resources {
+            let domain = r.domain.as_deref().unwrap_or(p.domain.as_str());
             let group = match domain {
-                Some(d) if !d.is_empty() => format!("{}.{d}", r.group),
-                _ => r.group.clone(),
+                "" => r.group.clone(),
+                d => format!("{}.{d}", r.group),
             };
-            settings.served.insert((group, r.kind.clone()));
+            if crate::scaffold::apiserver::is_served(r) {
+                settings.served.insert((group, r.kind.clone()));
+            } else if r.api.is_some() && !r.external && args.paths.is_empty() {
+                // The whole `src/` is read: a CRD kind PROJECT records must be found there.
+                let group_dir = crate::model::layout::group_of(p.multigroup, &r.group);
+                let line = project_text
+                    .lines()
+                    .position(|l| l.trim_start_matches(['-', ' ']) == format!("kind: {}", r.kind))
+                    .map_or(1, |i| i + 1);
+                expected_kinds.push(crate::manifests::generate::ExpectedKind {
+                    group,
+                    kind: r.kind.clone(),
+                    types_file: crate::model::layout::types_file(group_dir, &r.version, &r.kind),
+                    recorded_at: (PathBuf::from(crate::model::project::FILE_NAME), line),
+                });
+            }
         }
     }
     if let Ok(Some(text)) = crate::scaffold::engine::read(&dir, Path::new("build.rs")) {
@@ -250,6 +268,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         },
         settings,
         cfg: cfg.clone(),
+        expected_kinds,
     });
     if let Some(note) = no_manifest_note(&cfg, &dir) {
         eprintln!("warning: {note}");

@@ -41,6 +41,22 @@ pub struct Options {
     pub settings: Settings,
     /// What `cfg` predicates mean (the crate's features): see [`crate::manifests::cfg`].
     pub cfg: std::sync::Arc<Cfg>,
+    /// The CRD kinds PROJECT records: each one the sources do not define gets a warning.
+    pub expected_kinds: Vec<ExpectedKind>,
+}
+
+/// A CRD kind PROJECT records, which the sources are expected to define with
+/// `#[derive(CustomResource)]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpectedKind {
+    /// The API group (`ai.example.com`).
+    pub group: String,
+    /// The kind (`AIJob`).
+    pub kind: String,
+    /// Where `create api` put its type (`src/api/v1/aijob_types.rs`).
+    pub types_file: PathBuf,
+    /// The file and 1-based line that record it (PROJECT's `kind:` line).
+    pub recorded_at: (PathBuf, usize),
 }
 
 /// The generated files, sorted by path, and what the run found.
@@ -264,6 +280,31 @@ fn compile_kinds(
     extra
 }
 
+/// A warning for each kind of `expected` that no `#[derive(CustomResource)]` of the sources
+/// defines (a derive commented out, a type renamed): it would otherwise get no CRD without a
+/// word.
+fn missing_kinds<T>(expected: &[ExpectedKind], kinds: &[KindOutcome<T>]) -> Vec<Diagnostic> {
+    expected
+        .iter()
+        .filter(|e| !kinds.iter().any(|k| k.group == e.group && k.kind == e.kind))
+        .map(|e| {
+            Diagnostic::new(
+                &e.recorded_at.0,
+                e.recorded_at.1,
+                1,
+                format!(
+                    "PROJECT records the kind {} ({}), but no `#[derive(CustomResource)]` in the sources defines it: it gets no CRD",
+                    e.kind, e.group
+                ),
+            )
+            .with_help(format!(
+                "`create api` put its type in {}: restore the derive there, or remove the kind from PROJECT if it is gone",
+                e.types_file.display()
+            ))
+        })
+        .collect()
+}
+
 /// The output files: the CRDs (`(file name, YAML)`) under `crd/bases`, RBAC and webhook
 /// configurations from the sources' markers.
 fn assemble_output(
@@ -272,6 +313,8 @@ fn assemble_output(
     mut kinds: Vec<KindOutcome<(String, String)>>,
 ) -> Output {
     let mut out = Output::default();
+    out.warnings
+        .extend(missing_kinds(&opts.expected_kinds, &kinds));
     kinds.retain(|k| {
         let served = opts
             .settings
@@ -332,7 +375,7 @@ fn assemble_output(
                     marker_failure(diags, layout::WEBHOOK_MANIFESTS, Some(hooks), &mut out)
                 }
             }
-            out.warnings = super::rbac::verb_warnings(&markers);
+            out.warnings.extend(super::rbac::verb_warnings(&markers));
         }
     }
     out.files.sort_by(|a, b| a.0.cmp(&b.0));
