@@ -12,6 +12,8 @@
 //! - [`routes`]: the path table the manager's HTTP servers answer with, on plain hyper.
 //! - [`tls`]: HTTPS serving over rustls, with a certificate read from a directory (and
 //!   re-read when it changes) or a self-signed one.
+//! - `testing` (feature `testing`): an in-process Kubernetes API for a project's controller
+//!   and webhook tests, or envtest's binaries, or a real cluster (docs/testing.md).
 //! - [`webhook`]: the admission (defaulting, validating) and conversion webhook server, and
 //!   the traits a kind's webhooks implement.
 
@@ -21,6 +23,8 @@ pub mod controller;
 pub mod manager;
 pub mod metrics;
 pub mod routes;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tls;
 pub mod webhook;
 

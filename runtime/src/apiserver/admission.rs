@@ -74,12 +74,42 @@ pub trait Admission<K>: Send + Sync + 'static {
     }
 }
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why an admission step refused a request: the causes of a Rust [`Admission`] (answered
+/// 422 Invalid), or a whole Status, as kube-apiserver answers a webhook's denial (the test
+/// cluster's webhooks, [`crate::testing`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Refused {
+    Invalid(Invalid),
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    Status(super::status::ApiError),
+}
+
+impl From<Invalid> for Refused {
+    fn from(invalid: Invalid) -> Self {
+        Self::Invalid(invalid)
+    }
+}
+
+impl Refused {
+    /// The error the client gets for object `name` of `kind`.
+    pub(crate) fn into_api_error(
+        self,
+        kind: &super::kind::ApiKind,
+        name: &str,
+    ) -> super::status::ApiError {
+        match self {
+            Self::Invalid(e) => super::status::ApiError::invalid(kind, name, &e.causes),
+            Self::Status(e) => e,
+        }
+    }
+}
 
 /// [`Admission`] over JSON objects, so that one [`super::kind::ApiKind`] can hold any kind's.
 pub(crate) trait Erased: Send + Sync {
-    fn default<'a>(&'a self, obj: &'a mut Value) -> BoxFuture<'a, Admitted>;
-    fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Admitted>;
+    fn default<'a>(&'a self, obj: &'a mut Value) -> BoxFuture<'a, Result<(), Refused>>;
+    fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Result<(), Refused>>;
 }
 
 /// What is being admitted.
@@ -109,7 +139,7 @@ where
     K: Serialize + DeserializeOwned + Send + Sync + 'static,
     A: Admission<K>,
 {
-    fn default<'a>(&'a self, obj: &'a mut Value) -> BoxFuture<'a, Admitted> {
+    fn default<'a>(&'a self, obj: &'a mut Value) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
             // An object the type cannot read is left to the schema check, which names the field.
             let Ok(mut typed) = read::<K>(obj) else {
@@ -126,17 +156,17 @@ where
         })
     }
 
-    fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Admitted> {
+    fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
-            match op {
-                Op::Create(o) => self.admission.validate_create(&read(o)?).await,
+            Ok(match op {
+                Op::Create(o) => self.admission.validate_create(&read(o)?).await?,
                 Op::Update { old, new } => {
                     self.admission
                         .validate_update(&read(old)?, &read(new)?)
-                        .await
+                        .await?
                 }
-                Op::Delete(o) => self.admission.validate_delete(&read(o)?).await,
-            }
+                Op::Delete(o) => self.admission.validate_delete(&read(o)?).await?,
+            })
         })
     }
 }

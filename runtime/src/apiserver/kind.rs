@@ -132,14 +132,34 @@ impl ApiKind {
         self
     }
 
-    /// `group/version`.
+    /// `group/version`, or the version alone for the core group (`v1`), as `apiVersion`
+    /// fields and the `/api/v1` path write it.
     pub fn api_version(&self) -> String {
-        format!("{}/{}", self.group, self.version)
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 
-    /// `plural.group`, the name errors use for the resource (`databases.example.com`).
+    /// `plural.group`, the name errors use for the resource (`databases.example.com`; the
+    /// plural alone in the core group: `pods`), as `schema.GroupResource` prints it.
     pub fn qualified(&self) -> String {
-        format!("{}.{}", self.plural, self.group)
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// `Kind.group`, the name an Invalid error gives the object (`Database.example.com`;
+    /// the kind alone in the core group: `Pod`), as `schema.GroupKind` prints it.
+    pub fn qualified_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
     }
 }
 

@@ -9,7 +9,8 @@
 //! - [`limits`]: requests in flight per pool and per user (429 past them);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
-//! - [`registry`]: the metadata rules between the HTTP layer and the store;
+//! - [`registry`]: the metadata rules between the HTTP layer and the store, stamping
+//!   times from a [`clock::Clock`];
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
 //! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
@@ -18,6 +19,7 @@
 pub mod admission;
 pub mod args;
 pub mod auth;
+pub mod clock;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod kind;

@@ -78,6 +78,7 @@ pub struct Event {
 /// The registry over a store `S`.
 pub struct Registry<S> {
     store: S,
+    clock: super::clock::Clock,
 }
 
 /// The current time as the API server writes timestamps: RFC 3339, UTC, whole seconds.
@@ -199,7 +200,18 @@ fn parse_rv(rv: &str) -> Result<u64, ApiError> {
 impl<S: Storage> Registry<S> {
     /// A registry over `store`.
     pub fn new(store: S) -> Self {
-        Self { store }
+        Self::with_clock(store, super::clock::Clock::system())
+    }
+
+    /// A registry over `store` that stamps `creationTimestamp` and `deletionTimestamp` from
+    /// `clock` (the test cluster's manual clock).
+    pub fn with_clock(store: S, clock: super::clock::Clock) -> Self {
+        Self { store, clock }
+    }
+
+    /// The clock the registry stamps objects with.
+    pub fn clock(&self) -> &super::clock::Clock {
+        &self.clock
     }
 
     /// The store.
@@ -294,7 +306,7 @@ impl<S: Storage> Registry<S> {
         hook.0
             .default(obj)
             .await
-            .map_err(|e| ApiError::invalid(kind, meta_str(obj, "name"), &e.causes))?;
+            .map_err(|e| e.into_api_error(kind, meta_str(obj, "name")))?;
         kind.prune(obj);
         Ok(())
     }
@@ -308,7 +320,7 @@ impl<S: Storage> Registry<S> {
                 .0
                 .validate(op)
                 .await
-                .map_err(|e| ApiError::invalid(kind, name, &e.causes)),
+                .map_err(|e| e.into_api_error(kind, name)),
             None => Ok(()),
         }
     }
@@ -398,7 +410,10 @@ impl<S: Storage> Registry<S> {
                 "uid".into(),
                 Value::String(uuid::Uuid::new_v4().to_string()),
             );
-            m.insert("creationTimestamp".into(), Value::String(now()));
+            m.insert(
+                "creationTimestamp".into(),
+                Value::String(self.clock.stamp()),
+            );
             m.insert("generation".into(), json!(1));
             m.remove("deletionTimestamp");
             m.remove("deletionGracePeriodSeconds");
@@ -850,7 +865,10 @@ impl<S: Storage> Registry<S> {
                 let mut marked = current.value.clone();
                 let generation = meta(&marked).get("generation").and_then(Value::as_i64);
                 let m = meta_mut(&mut marked);
-                m.insert("deletionTimestamp".into(), Value::String(now()));
+                m.insert(
+                    "deletionTimestamp".into(),
+                    Value::String(self.clock.stamp()),
+                );
                 m.insert("deletionGracePeriodSeconds".into(), json!(0));
                 if let Some(g) = generation.filter(|g| *g > 0) {
                     m.insert("generation".into(), json!(g + 1));

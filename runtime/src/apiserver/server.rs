@@ -53,6 +53,8 @@ pub struct Config {
     pub auth: Option<Arc<super::auth::Delegated>>,
     /// Requests in flight and the share one user may hold ([`super::limits`]; 429 past them).
     pub limits: super::limits::Limits,
+    /// The clock objects are stamped with (the system's; the test cluster's is manual).
+    pub clock: super::clock::Clock,
 }
 
 impl Config {
@@ -67,6 +69,7 @@ impl Config {
             version: format!("v{}", env!("CARGO_PKG_VERSION")),
             auth: None,
             limits: super::limits::Limits::default(),
+            clock: super::clock::Clock::system(),
         }
     }
 }
@@ -85,8 +88,8 @@ impl<S: Storage> ApiServer<S> {
     pub fn new(config: Config, store: S, shutdown: CancellationToken) -> Arc<Self> {
         Arc::new(Self {
             inflight: super::limits::InFlight::new(config.limits),
+            registry: Registry::with_clock(store, config.clock.clone()),
             config,
-            registry: Registry::new(store),
             shutdown,
         })
     }
@@ -264,10 +267,30 @@ fn route(path: &str) -> Option<Route<'_>> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     Some(match segs.as_slice() {
         ["api"] => Route::Api,
+        // The core group (Pods, ConfigMaps, Namespaces, ...) under `/api/v1`, as group "".
+        // `namespaces/<n>/status` is the Namespace's own subresource, not a collection.
+        ["api", v] => Route::GroupVersion("", v),
+        ["api", v, "namespaces", n, "status"] => Route::Resource {
+            group: "",
+            version: v,
+            namespace: None,
+            plural: "namespaces",
+            name: Some(n),
+            sub: Sub::Status,
+        },
+        ["api", v, rest @ ..] => return route_resource("", v, rest),
         ["apis"] => Route::Apis,
-        ["apis", g] => Route::Group(g),
-        ["apis", g, v] => Route::GroupVersion(g, v),
-        ["apis", g, v, "namespaces", ns, p, rest @ ..] => {
+        ["apis", g] if !g.is_empty() => Route::Group(g),
+        ["apis", g, v] if !g.is_empty() => Route::GroupVersion(g, v),
+        ["apis", g, v, rest @ ..] if !g.is_empty() => return route_resource(g, v, rest),
+        _ => return None,
+    })
+}
+
+/// The resource route of `rest`, the path after `/apis/<group>/<version>` (or `/api/<v>`).
+fn route_resource<'a>(group: &'a str, version: &'a str, rest: &[&'a str]) -> Option<Route<'a>> {
+    Some(match rest {
+        ["namespaces", ns, p, rest @ ..] => {
             let (name, sub) = match rest {
                 [] => (None, Sub::None),
                 [n] => (Some(*n), Sub::None),
@@ -276,15 +299,15 @@ fn route(path: &str) -> Option<Route<'_>> {
                 _ => return None,
             };
             Route::Resource {
-                group: g,
-                version: v,
+                group,
+                version,
                 namespace: Some(ns),
                 plural: p,
                 name,
                 sub,
             }
         }
-        ["apis", g, v, p, rest @ ..] => {
+        [p, rest @ ..] => {
             let (name, sub) = match rest {
                 [] => (None, Sub::None),
                 [n] => (Some(*n), Sub::None),
@@ -293,8 +316,8 @@ fn route(path: &str) -> Option<Route<'_>> {
                 _ => return None,
             };
             Route::Resource {
-                group: g,
-                version: v,
+                group,
+                version,
                 namespace: None,
                 plural: p,
                 name,
@@ -327,11 +350,15 @@ async fn handle<S: Storage>(
         };
     }
     if (path == "/api" || path == "/apis") && method == Method::GET && wants_aggregated(&headers) {
-        let doc = if path == "/api" {
-            discovery::aggregated(&[])
-        } else {
-            discovery::aggregated(&srv.config.kinds)
-        };
+        let core = path == "/api";
+        let kinds: Vec<ApiKind> = srv
+            .config
+            .kinds
+            .iter()
+            .filter(|k| k.group.is_empty() == core)
+            .cloned()
+            .collect();
+        let doc = discovery::aggregated(&kinds);
         let mut r = json_response(StatusCode::OK, &doc);
         r.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -522,9 +549,10 @@ async fn dispatch<S: Storage>(
     let (group, version, namespace, plural, name, sub) = match r {
         Route::Api => {
             get_only()?;
+            let versions = discovery::versions_of(&srv.config.kinds, "");
             return Ok((
                 StatusCode::OK,
-                json!({"kind": "APIVersions", "versions": [], "serverAddressByClientCIDRs": null}),
+                json!({"kind": "APIVersions", "versions": versions, "serverAddressByClientCIDRs": null}),
             ));
         }
         Route::Apis => {
@@ -857,7 +885,8 @@ mod discovery {
     //! The discovery documents (`APIGroupList`, `APIGroup`, `APIResourceList`).
     use super::*;
 
-    fn versions_of<'a>(kinds: &'a [ApiKind], group: &str) -> Vec<&'a str> {
+    /// The versions of `group` in the order the kinds list them (`""`: the core group).
+    pub(super) fn versions_of<'a>(kinds: &'a [ApiKind], group: &str) -> Vec<&'a str> {
         let mut vs: Vec<&str> = Vec::new();
         for k in kinds.iter().filter(|k| k.group == group) {
             if !vs.contains(&k.version.as_str()) {
@@ -879,10 +908,10 @@ mod discovery {
         })
     }
 
-    /// `/apis`.
+    /// `/apis`: every group but the core group, which `/api` lists.
     pub fn group_list(kinds: &[ApiKind]) -> Value {
         let mut groups: Vec<&str> = Vec::new();
-        for k in kinds {
+        for k in kinds.iter().filter(|k| !k.group.is_empty()) {
             if !groups.contains(&k.group.as_str()) {
                 groups.push(&k.group);
             }
@@ -1021,7 +1050,7 @@ mod discovery {
         Some(json!({
             "kind": "APIResourceList",
             "apiVersion": "v1",
-            "groupVersion": format!("{group}/{version}"),
+            "groupVersion": if group.is_empty() { version.to_string() } else { format!("{group}/{version}") },
             "resources": resources,
         }))
     }

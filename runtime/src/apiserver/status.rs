@@ -101,10 +101,7 @@ impl ApiError {
             ..Self::new(
                 422,
                 "Invalid",
-                format!(
-                    "{}.{} \"{name}\" is invalid: {message}",
-                    kind.kind, kind.group
-                ),
+                format!("{} \"{name}\" is invalid: {message}", kind.qualified_kind()),
             )
         }
     }

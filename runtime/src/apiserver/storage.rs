@@ -274,6 +274,20 @@ impl RedbStore {
     pub fn open_with_history(path: &Path, history: u64) -> Result<Self, StoreError> {
         let db = redb::Database::create(path)
             .map_err(|e| StoreError::Backend(format!("{}: {e}", path.display())))?;
+        Self::with_database(db, history)
+    }
+
+    /// A store held in memory only (redb's `InMemoryBackend`), keeping [`DEFAULT_HISTORY`]
+    /// changes: the same rules as a file, gone when the last clone is dropped. The test
+    /// cluster's store ([`crate::testing`]). Errors: redb cannot set up its tables.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        let db = redb::Builder::new()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(backend)?;
+        Self::with_database(db, DEFAULT_HISTORY)
+    }
+
+    fn with_database(db: redb::Database, history: u64) -> Result<Self, StoreError> {
         let txn = db.begin_write().map_err(backend)?;
         {
             txn.open_table(OBJECTS).map_err(backend)?;

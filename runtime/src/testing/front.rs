@@ -1,0 +1,479 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The in-process cluster's front door: every request of the test's `kube::Client` (or of
+//! kubectl on the loopback socket) passes here on its way to the API server's router
+//! ([`crate::apiserver::server`]), for what kube-apiserver does around its registry:
+//!
+//! - a resource the cluster does not serve is a 404 that names it (not an empty answer);
+//! - an injected fault ([`super::Fault`]) answers instead of the registry;
+//! - a create in a namespace that does not exist is refused as the `NamespaceLifecycle`
+//!   admission plugin refuses it (404 `namespaces "x" not found`; 403 while it terminates);
+//! - a delete's `propagationPolicy` puts the `orphan` or `foregroundDeletion` finalizer on the
+//!   object first, and every write is followed by a garbage-collector pass ([`super::gc`]);
+//! - a new Namespace is `Active`, a deleted one `Terminating` until its content is gone.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use http_body_util::BodyExt as _;
+use serde_json::{Value, json};
+
+use super::faults::{Faults, Verb};
+use crate::apiserver::kind::ApiKind;
+use crate::apiserver::registry::{Part, PatchType, Registry};
+use crate::apiserver::status::ApiError;
+use crate::apiserver::storage::RedbStore;
+
+/// The finalizer the namespace lifecycle keeps on a Namespace until its content is deleted.
+/// kube-apiserver keeps it in `spec.finalizers`; here it is a metadata finalizer, which the
+/// registry's deletion rules already honour (docs/testing.md).
+pub(crate) const NAMESPACE_FINALIZER: &str = "kubernetes";
+
+/// A resource request's target, from its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) namespace: Option<String>,
+    pub(crate) plural: String,
+    pub(crate) name: Option<String>,
+    pub(crate) sub: Option<String>,
+}
+
+impl Target {
+    /// The target of `path` (`/api/v1/...` or `/apis/<group>/<version>/...`); `None` for
+    /// discovery, health and other paths.
+    pub(crate) fn parse(path: &str) -> Option<Self> {
+        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let (group, version, rest) = match segs.as_slice() {
+            ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
+            ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
+            _ => return None,
+        };
+        let (namespace, rest) = match rest {
+            // `namespaces/<n>` and `namespaces/<n>/status` are the Namespace object itself.
+            ["namespaces", ns, p, rest @ ..] if !(group.is_empty() && *p == "status") => {
+                (Some(ns.to_string()), (*p, rest))
+            }
+            [p, rest @ ..] => (None, (*p, rest)),
+            [] => return None,
+        };
+        let (plural, tail) = rest;
+        let (name, sub) = match tail {
+            [] => (None, None),
+            [n] => (Some(n.to_string()), None),
+            [n, s] => (Some(n.to_string()), Some(s.to_string())),
+            _ => return None,
+        };
+        Some(Self {
+            group: group.into(),
+            version: version.into(),
+            namespace,
+            plural: plural.into(),
+            name,
+            sub,
+        })
+    }
+
+    /// `plural` or `plural/sub`, as faults name a resource.
+    fn resource(&self) -> String {
+        match &self.sub {
+            Some(s) => format!("{}/{s}", self.plural),
+            None => self.plural.clone(),
+        }
+    }
+}
+
+/// The front door's state: the API server's router and a registry over the same store.
+pub(crate) struct Front {
+    pub(crate) router: axum::Router,
+    pub(crate) registry: Registry<RedbStore>,
+    pub(crate) kinds: Vec<ApiKind>,
+    pub(crate) faults: Faults,
+    /// One garbage-collector pass at a time.
+    pub(crate) gc: tokio::sync::Mutex<()>,
+}
+
+fn status_response(code: u16, body: &Value) -> http::Response<Body> {
+    http::Response::builder()
+        .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("a valid response")
+}
+
+fn error_response(e: &ApiError) -> http::Response<Body> {
+    status_response(e.code, &e.to_status())
+}
+
+fn verb(method: &Method, target: &Target, query: &str) -> Option<Verb> {
+    let watch = query
+        .split('&')
+        .any(|p| p == "watch=true" || p == "watch=1");
+    Some(match (method.clone(), target.name.is_some()) {
+        (Method::GET, true) => Verb::Get,
+        (Method::GET, false) if watch => Verb::Watch,
+        (Method::GET, false) => Verb::List,
+        (Method::POST, _) => Verb::Create,
+        (Method::PUT, _) => Verb::Update,
+        (Method::PATCH, _) => Verb::Patch,
+        (Method::DELETE, true) => Verb::Delete,
+        (Method::DELETE, false) => Verb::DeleteCollection,
+        _ => return None,
+    })
+}
+
+/// The value of query parameter `key` (undecoded; the values read here are plain words).
+fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
+    query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v)
+}
+
+/// How a delete treats the object's dependents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Propagation {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+impl Front {
+    /// The served kind of `target`.
+    pub(crate) fn kind(&self, group: &str, version: &str, plural: &str) -> Option<&ApiKind> {
+        self.kinds
+            .iter()
+            .find(|k| k.group == group && k.version == version && k.plural == plural)
+    }
+
+    fn namespace_kind(&self) -> &ApiKind {
+        self.kind("", "v1", "namespaces")
+            .expect("the test cluster always serves namespaces")
+    }
+
+    /// Answers one request.
+    pub(crate) async fn handle(
+        self: &Arc<Self>,
+        request: http::Request<Bytes>,
+    ) -> http::Response<Body> {
+        let (parts, body) = request.into_parts();
+        let path = parts.uri.path().to_string();
+        let query = parts.uri.query().unwrap_or("").to_string();
+        let Some(target) = Target::parse(&path) else {
+            return self.forward(parts, body).await;
+        };
+        let Some(kind) = self
+            .kind(&target.group, &target.version, &target.plural)
+            .cloned()
+        else {
+            let gv = if target.group.is_empty() {
+                target.version.clone()
+            } else {
+                format!("{}/{}", target.group, target.version)
+            };
+            return error_response(&ApiError {
+                code: 404,
+                reason: "NotFound",
+                message: format!(
+                    "the server could not find the requested resource: the test cluster does not serve {} in {gv} (it serves the project's CRDs and the built-in kinds docs/testing.md lists)",
+                    target.plural
+                ),
+                details: None,
+            });
+        };
+        let Some(verb) = verb(&parts.method, &target, &query) else {
+            return self.forward(parts, body).await;
+        };
+        let name = target.name.clone().unwrap_or_default();
+        if let Some((code, status)) =
+            self.faults
+                .hit(verb, &target.resource(), &target.group, &name)
+        {
+            return status_response(code, &status);
+        }
+        if verb == Verb::Create
+            && kind.namespaced
+            && let Some(ns) = &target.namespace
+            && let Err(e) = self.check_namespace(ns).await
+        {
+            return error_response(&e);
+        }
+        let mut body = body;
+        if matches!(verb, Verb::Delete | Verb::DeleteCollection) && target.sub.is_none() {
+            match self.prepare_delete(&kind, &target, &query, &body).await {
+                Ok(b) => body = b,
+                Err(e) => return error_response(&e),
+            }
+        }
+        let response = self.forward(parts, body).await;
+        let written = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+        if !written || !response.status().is_success() {
+            return response;
+        }
+        if verb == Verb::Create && kind.group.is_empty() && kind.plural == "namespaces" {
+            return self.activate_namespace(response).await;
+        }
+        self.collect_garbage().await;
+        response
+    }
+
+    /// Passes a request to the API server's router.
+    async fn forward(&self, parts: http::request::Parts, body: Bytes) -> http::Response<Body> {
+        use tower::ServiceExt as _;
+        let request = http::Request::from_parts(parts, Body::from(body));
+        match self.router.clone().oneshot(request).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The `NamespaceLifecycle` admission plugin's check of a create in `ns`. Errors: 404
+    /// for a namespace that does not exist; 403 for one being deleted.
+    async fn check_namespace(&self, ns: &str) -> Result<(), ApiError> {
+        let namespace = self.registry.get(self.namespace_kind(), None, ns).await?;
+        if namespace.pointer("/metadata/deletionTimestamp").is_some() {
+            return Err(ApiError {
+                code: 403,
+                reason: "Forbidden",
+                message: format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
+                details: Some(
+                    json!({"causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]}),
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// A delete's propagation policy (query or DeleteOptions body): for `Orphan` and
+    /// `Foreground`, the object first gets the garbage collector's finalizer (as
+    /// kube-apiserver's registry adds it); a Namespace gets the namespace finalizer. Out: the
+    /// body to pass on. Errors: 400 for an unknown policy, or `Orphan`/`Foreground` on a
+    /// collection (not served by the test cluster).
+    async fn prepare_delete(
+        &self,
+        kind: &ApiKind,
+        target: &Target,
+        query: &str,
+        body: &Bytes,
+    ) -> Result<Bytes, ApiError> {
+        let options: Value = if body.is_empty() {
+            json!({})
+        } else {
+            serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
+            })?
+        };
+        let policy = options
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .or_else(|| query_param(query, "propagationPolicy"));
+        let orphan_dependents = options.get("orphanDependents").and_then(Value::as_bool)
+            == Some(true)
+            || query_param(query, "orphanDependents") == Some("true");
+        let propagation = match (policy, orphan_dependents) {
+            (Some(_), true) => {
+                return Err(ApiError::bad_request(
+                    "Invalid value: \"orphanDependents\": orphanDependents and propagationPolicy cannot both be set",
+                ));
+            }
+            (None, true) | (Some("Orphan"), false) => Propagation::Orphan,
+            (Some("Foreground"), false) => Propagation::Foreground,
+            (None | Some("Background"), false) => Propagation::Background,
+            (Some(other), false) => {
+                return Err(ApiError::bad_request(format!(
+                    "Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+                )));
+            }
+        };
+        let Some(name) = &target.name else {
+            if propagation != Propagation::Background {
+                return Err(ApiError::bad_request(
+                    "the test cluster deletes collections with propagationPolicy Background only",
+                ));
+            }
+            return Ok(body.clone());
+        };
+        let namespace = target.namespace.as_deref();
+        let finalizer = if kind.group.is_empty() && kind.plural == "namespaces" {
+            Some(NAMESPACE_FINALIZER)
+        } else {
+            match propagation {
+                Propagation::Background => None,
+                Propagation::Foreground => Some("foregroundDeletion"),
+                Propagation::Orphan => Some("orphan"),
+            }
+        };
+        if let Some(finalizer) = finalizer {
+            add_finalizer(&self.registry, kind, namespace, name, finalizer).await?;
+        }
+        Ok(body.clone())
+    }
+
+    /// A created Namespace's `status.phase: Active`, as the namespace's strategy sets it.
+    async fn activate_namespace(&self, response: http::Response<Body>) -> http::Response<Body> {
+        let Ok(bytes) = response.into_body().collect().await.map(|b| b.to_bytes()) else {
+            return error_response(&ApiError::internal("reading the created Namespace"));
+        };
+        let created: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let name = created
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match self
+            .registry
+            .patch(
+                self.namespace_kind(),
+                None,
+                name,
+                Part::Status,
+                PatchType::Merge,
+                br#"{"status":{"phase":"Active"}}"#,
+            )
+            .await
+        {
+            Ok(active) => status_response(201, &active),
+            Err(e) => error_response(&e),
+        }
+    }
+
+    /// Runs the garbage collector until nothing changes ([`super::gc`]).
+    pub(crate) async fn collect_garbage(&self) {
+        let _one = self.gc.lock().await;
+        for _ in 0..64 {
+            match super::gc::pass(self).await {
+                Ok(true) => continue,
+                Ok(false) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "test cluster: garbage collection failed");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Creates the Namespace `name`, `Active` (the namespaces every cluster starts with).
+/// Errors: as the registry's create.
+pub(crate) async fn create_namespace(front: &Front, name: &str) -> anyhow::Result<()> {
+    let kind = front.namespace_kind();
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+    front.registry.create(kind, None, namespace).await?;
+    front
+        .registry
+        .patch(
+            kind,
+            None,
+            name,
+            Part::Status,
+            PatchType::Merge,
+            br#"{"status":{"phase":"Active"}}"#,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Adds `finalizer` to object `name` unless it has it or is being deleted (where no
+/// finalizer may be added). Errors: as the registry's patch.
+pub(crate) async fn add_finalizer(
+    registry: &Registry<RedbStore>,
+    kind: &ApiKind,
+    namespace: Option<&str>,
+    name: &str,
+    finalizer: &str,
+) -> Result<(), ApiError> {
+    let obj = registry.get(kind, namespace, name).await?;
+    if obj.pointer("/metadata/deletionTimestamp").is_some() {
+        return Ok(());
+    }
+    let mut finalizers = super::gc::finalizers(&obj);
+    if finalizers.iter().any(|f| f == finalizer) {
+        return Ok(());
+    }
+    finalizers.push(finalizer.to_string());
+    set_finalizers(registry, kind, &obj, &finalizers).await
+}
+
+/// Writes `finalizers` to `obj` (as read, its resourceVersion a precondition). Errors: as
+/// the registry's patch (409 when `obj` changed meanwhile).
+pub(crate) async fn set_finalizers(
+    registry: &Registry<RedbStore>,
+    kind: &ApiKind,
+    obj: &Value,
+    finalizers: &[String],
+) -> Result<(), ApiError> {
+    let meta = &obj["metadata"];
+    let patch = json!({"metadata": {
+        "finalizers": finalizers,
+        "resourceVersion": meta["resourceVersion"],
+    }});
+    registry
+        .patch(
+            kind,
+            meta["namespace"].as_str(),
+            meta["name"].as_str().unwrap_or(""),
+            Part::Main,
+            PatchType::Merge,
+            patch.to_string().as_bytes(),
+        )
+        .await
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(
+        group: &str,
+        ns: Option<&str>,
+        plural: &str,
+        name: Option<&str>,
+        sub: Option<&str>,
+    ) -> Target {
+        Target {
+            group: group.into(),
+            version: "v1".into(),
+            namespace: ns.map(Into::into),
+            plural: plural.into(),
+            name: name.map(Into::into),
+            sub: sub.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn paths_name_their_target_in_the_core_group_and_in_api_groups() {
+        assert_eq!(
+            Target::parse("/api/v1/namespaces/a/pods/p"),
+            Some(t("", Some("a"), "pods", Some("p"), None))
+        );
+        assert_eq!(
+            Target::parse("/api/v1/pods"),
+            Some(t("", None, "pods", None, None))
+        );
+        assert_eq!(
+            Target::parse("/api/v1/namespaces/a"),
+            Some(t("", None, "namespaces", Some("a"), None))
+        );
+        assert_eq!(
+            Target::parse("/api/v1/namespaces/a/status"),
+            Some(t("", None, "namespaces", Some("a"), Some("status")))
+        );
+        assert_eq!(
+            Target::parse("/apis/example.com/v1/namespaces/a/databases/d/status"),
+            Some(t(
+                "example.com",
+                Some("a"),
+                "databases",
+                Some("d"),
+                Some("status")
+            ))
+        );
+        assert_eq!(Target::parse("/api/v1"), None);
+        assert_eq!(Target::parse("/apis/apps/v1"), None);
+    }
+}
