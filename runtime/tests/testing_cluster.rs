@@ -1,1 +1,580 @@
+//! The in-process test cluster (`rsbuilder_runtime::testing`) as a test of a project sees it:
+//! through a `kube::Client`, the core group and API groups, namespaces, the garbage
+//! collector's three modes, a CRD's status subresource, the project's webhooks, faults, the
+//! clock, and kubectl on the loopback socket.
 
+#[path = "../../tests/common/outside_tools.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams, PropagationPolicy};
+use kube::{Api, CustomResource, CustomResourceExt, ResourceExt};
+use rsbuilder_runtime::testing::{Fault, Mode, TestCluster, Verb, wait};
+use rsbuilder_runtime::webhook::prelude::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A namespaced kind with a status subresource, as `create api` scaffolds one.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(
+    group = "test.rsbuilder.dev",
+    version = "v1",
+    kind = "Widget",
+    namespaced,
+    status = "WidgetStatus"
+)]
+pub struct WidgetSpec {
+    pub size: i32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+pub struct WidgetStatus {
+    pub phase: Option<String>,
+}
+
+async fn cluster() -> TestCluster {
+    TestCluster::builder()
+        .mode(Mode::InProcess)
+        .crd(Widget::crd())
+        .start()
+        .await
+        .expect("the test cluster starts")
+}
+
+fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        data: Some(
+            data.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        ..Default::default()
+    }
+}
+
+fn owned_by(owner: &ConfigMap, block: bool) -> OwnerReference {
+    OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: owner.name_any(),
+        uid: owner.uid().unwrap(),
+        block_owner_deletion: Some(block),
+        controller: Some(true),
+    }
+}
+
+fn secret(name: &str, owner: Option<OwnerReference>, finalizers: &[&str]) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            owner_references: owner.map(|o| vec![o]),
+            finalizers: (!finalizers.is_empty())
+                .then(|| finalizers.iter().map(|f| f.to_string()).collect()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn api_error(e: kube::Error) -> (u16, String, String) {
+    match e {
+        kube::Error::Api(s) => (s.code, s.reason.clone(), s.message.clone()),
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn core_kinds_are_served_under_api_v1_and_round_trip_through_their_types() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let made = cms
+        .create(&PostParams::default(), &config_map("a", &[("k", "v")]))
+        .await
+        .unwrap();
+    assert_eq!(made.metadata.namespace.as_deref(), Some("default"));
+    assert!(made.metadata.uid.is_some() && made.metadata.creation_timestamp.is_some());
+    let read = cms.get("a").await.unwrap();
+    assert_eq!(read.data.unwrap()["k"], "v");
+    let discovery = kube::Discovery::new(cluster.client()).run().await.unwrap();
+    let mut found: Vec<String> = discovery
+        .groups()
+        .flat_map(|g| {
+            g.recommended_resources()
+                .into_iter()
+                .map(|(r, _)| format!("{}/{}", r.api_version, r.plural))
+        })
+        .filter(|r| {
+            [
+                "v1/pods",
+                "v1/namespaces",
+                "apps/v1/deployments",
+                "test.rsbuilder.dev/v1/widgets",
+            ]
+            .contains(&r.as_str())
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "apps/v1/deployments",
+            "test.rsbuilder.dev/v1/widgets",
+            "v1/namespaces",
+            "v1/pods"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_create_in_a_namespace_that_does_not_exist_is_refused_as_kube_does() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::namespaced(cluster.client(), "nowhere");
+    let err = cms
+        .create(&PostParams::default(), &config_map("a", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_error(err),
+        (
+            404,
+            "NotFound".into(),
+            "namespaces \"nowhere\" not found".into()
+        )
+    );
+    let system: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
+    system
+        .create(&PostParams::default(), &config_map("a", &[]))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_kind_the_cluster_does_not_serve_is_a_404_that_names_it() {
+    use k8s_openapi::api::storage::v1::StorageClass;
+    let cluster = cluster().await;
+    let classes: Api<StorageClass> = Api::all(cluster.client());
+    let (code, reason, message) = api_error(classes.list(&Default::default()).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (404, "NotFound"));
+    assert!(
+        message.contains("the test cluster does not serve storageclasses in storage.k8s.io/v1"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn background_deletion_removes_dependents_after_their_owner() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let owner = cms
+        .create(&PostParams::default(), &config_map("owner", &[]))
+        .await
+        .unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &secret("dependent", Some(owned_by(&owner, false)), &[]),
+        )
+        .await
+        .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret("bystander", None, &[]))
+        .await
+        .unwrap();
+    cms.delete("owner", &DeleteParams::background())
+        .await
+        .unwrap();
+    wait::until_gone(&secrets, "dependent", WAIT).await.unwrap();
+    secrets.get("bystander").await.unwrap();
+}
+
+#[tokio::test]
+async fn foreground_deletion_keeps_the_owner_until_blocking_dependents_are_gone() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let owner = cms
+        .create(&PostParams::default(), &config_map("owner", &[]))
+        .await
+        .unwrap();
+    // The dependent holds a finalizer of its own, so its deletion (and the owner's) waits.
+    secrets
+        .create(
+            &PostParams::default(),
+            &secret("dependent", Some(owned_by(&owner, true)), &["test/hold"]),
+        )
+        .await
+        .unwrap();
+    cms.delete("owner", &DeleteParams::foreground())
+        .await
+        .unwrap();
+    let owner_now = cms.get("owner").await.unwrap();
+    assert!(owner_now.metadata.deletion_timestamp.is_some());
+    assert_eq!(owner_now.finalizers(), ["foregroundDeletion"]);
+    let dependent = secrets.get("dependent").await.unwrap();
+    assert!(
+        dependent.metadata.deletion_timestamp.is_some(),
+        "the dependent is being deleted"
+    );
+    secrets
+        .patch(
+            "dependent",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    wait::until_gone(&secrets, "dependent", WAIT).await.unwrap();
+    wait::until_gone(&cms, "owner", WAIT).await.unwrap();
+}
+
+#[tokio::test]
+async fn orphan_deletion_keeps_dependents_and_removes_their_owner_references() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let owner = cms
+        .create(&PostParams::default(), &config_map("owner", &[]))
+        .await
+        .unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &secret("dependent", Some(owned_by(&owner, true)), &[]),
+        )
+        .await
+        .unwrap();
+    let params = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Orphan),
+        ..Default::default()
+    };
+    cms.delete("owner", &params).await.unwrap();
+    wait::until_gone(&cms, "owner", WAIT).await.unwrap();
+    let dependent = wait::until(
+        &secrets,
+        "dependent",
+        WAIT,
+        "lose its owner reference",
+        |s| {
+            s.metadata
+                .owner_references
+                .as_ref()
+                .is_none_or(|r| r.is_empty())
+        },
+    )
+    .await
+    .unwrap();
+    assert!(dependent.metadata.deletion_timestamp.is_none());
+}
+
+#[tokio::test]
+async fn a_crd_with_a_status_subresource_ignores_status_on_writes_of_the_object() {
+    let cluster = cluster().await;
+    let widgets: Api<Widget> = Api::default_namespaced(cluster.client());
+    let mut w = Widget::new("w", WidgetSpec { size: 1 });
+    w.status = Some(WidgetStatus {
+        phase: Some("Sneaky".into()),
+    });
+    let made = widgets.create(&PostParams::default(), &w).await.unwrap();
+    assert!(
+        made.status.is_none(),
+        "create drops the status: {:?}",
+        made.status
+    );
+    assert_eq!(made.metadata.generation, Some(1));
+    let set = widgets
+        .patch_status(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"status": {"phase": "Ready"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(set.status.unwrap().phase.as_deref(), Some("Ready"));
+    let mut changed = widgets.get("w").await.unwrap();
+    changed.spec.size = 2;
+    changed.status = Some(WidgetStatus {
+        phase: Some("Overwritten".into()),
+    });
+    let after = widgets
+        .replace("w", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    assert_eq!(after.status.unwrap().phase.as_deref(), Some("Ready"));
+    assert_eq!(after.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn crds_are_read_from_a_directory_of_yaml_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "# a comment\n---\n{}\n",
+        serde_json::to_string_pretty(&Widget::crd()).unwrap()
+    );
+    std::fs::write(dir.path().join("test.rsbuilder.dev_widgets.yaml"), yaml).unwrap();
+    std::fs::write(dir.path().join("README.md"), "not a CRD").unwrap();
+    let cluster = TestCluster::builder()
+        .mode(Mode::InProcess)
+        .crd_dir(dir.path())
+        .start()
+        .await
+        .unwrap();
+    let widgets: Api<Widget> = Api::default_namespaced(cluster.client());
+    widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new("w", WidgetSpec { size: 1 }),
+        )
+        .await
+        .unwrap();
+}
+
+/// The project's ConfigMap webhooks: a label by default; a `forbidden` key is denied.
+struct ConfigMapWebhook;
+
+impl Defaulter<ConfigMap> for ConfigMapWebhook {
+    async fn default(&self, cm: &mut ConfigMap) -> Result<(), Denied> {
+        cm.metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .entry("defaulted".into())
+            .or_insert("yes".into());
+        Ok(())
+    }
+}
+
+impl Validator<ConfigMap> for ConfigMapWebhook {
+    async fn validate_create(&self, cm: &ConfigMap) -> Validation {
+        match cm
+            .data
+            .as_ref()
+            .is_some_and(|d| d.contains_key("forbidden"))
+        {
+            true => Err(Denied::new("data.forbidden: this key is not allowed")),
+            false => Ok(Vec::new()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_projects_webhooks_default_and_deny_as_the_api_server_calls_them() {
+    let webhooks = Webhooks::new()
+        .defaulting::<ConfigMap, _>("/mutate--v1-configmap", ConfigMapWebhook)
+        .validating::<ConfigMap, _>("/validate--v1-configmap", ConfigMapWebhook);
+    let cluster = TestCluster::builder()
+        .mode(Mode::InProcess)
+        .webhooks(webhooks)
+        .webhook_manifests(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/testing/webhook-manifests.yaml"
+        ))
+        .start()
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let made = cms
+        .create(&PostParams::default(), &config_map("ok", &[("a", "b")]))
+        .await
+        .unwrap();
+    assert_eq!(made.labels()["defaulted"], "yes");
+    let err = cms
+        .create(
+            &PostParams::default(),
+            &config_map("bad", &[("forbidden", "x")]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_error(err),
+        (
+            403,
+            "Forbidden".into(),
+            "admission webhook \"vconfigmap-v1.kb.io\" denied the request: data.forbidden: this key is not allowed".into()
+        )
+    );
+    assert!(
+        cms.get_opt("bad").await.unwrap().is_none(),
+        "nothing was stored"
+    );
+    // Secrets have no webhook: untouched.
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let s = secrets
+        .create(&PostParams::default(), &secret("s", None, &[]))
+        .await
+        .unwrap();
+    assert!(s.metadata.labels.is_none());
+}
+
+#[tokio::test]
+async fn an_injected_conflict_fails_the_next_update_once() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let made = cms
+        .create(&PostParams::default(), &config_map("a", &[]))
+        .await
+        .unwrap();
+    cluster
+        .inject(Fault::conflict(Verb::Update, "configmaps").once())
+        .unwrap();
+    let (code, reason, message) = api_error(
+        cms.replace("a", &PostParams::default(), &made)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((code, reason.as_str()), (409, "Conflict"));
+    assert!(
+        message.starts_with("Operation cannot be fulfilled on configmaps \"a\""),
+        "{message}"
+    );
+    cms.replace("a", &PostParams::default(), &made)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_clock_stamps_creation_and_deletion_and_moves_only_when_advanced() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let first = cms
+        .create(&PostParams::default(), &config_map("first", &[]))
+        .await
+        .unwrap();
+    cluster.advance(Duration::from_secs(3600)).unwrap();
+    let second = cms
+        .create(&PostParams::default(), &config_map("second", &[]))
+        .await
+        .unwrap();
+    let t = |cm: &ConfigMap| cm.metadata.creation_timestamp.clone().unwrap().0;
+    assert_eq!(t(&second).duration_since(t(&first)).as_secs(), 3600);
+    let mut held = config_map("held", &[]);
+    held.metadata.finalizers = Some(vec!["test/hold".into()]);
+    cms.create(&PostParams::default(), &held).await.unwrap();
+    cluster.advance(Duration::from_secs(60)).unwrap();
+    cms.delete("held", &DeleteParams::default()).await.unwrap();
+    let deleting = cms.get("held").await.unwrap();
+    assert_eq!(
+        deleting
+            .metadata
+            .deletion_timestamp
+            .unwrap()
+            .0
+            .duration_since(t(&second))
+            .as_secs(),
+        60
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_namespace_takes_its_content_with_it() {
+    use k8s_openapi::api::core::v1::Namespace;
+    let cluster = cluster().await;
+    let namespaces: Api<Namespace> = Api::all(cluster.client());
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some("team".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let made = namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    assert_eq!(made.status.unwrap().phase.as_deref(), Some("Active"));
+    let cms: Api<ConfigMap> = Api::namespaced(cluster.client(), "team");
+    cms.create(&PostParams::default(), &config_map("a", &[]))
+        .await
+        .unwrap();
+    namespaces
+        .delete("team", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait::until_gone(&cms, "a", WAIT).await.unwrap();
+    wait::until_gone(&namespaces, "team", WAIT).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_kubelets_part_is_played_by_the_test() {
+    use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+    let cluster = cluster().await;
+    let pods: Api<Pod> = Api::default_namespaced(cluster.client());
+    let pod = Pod {
+        metadata: ObjectMeta {
+            name: Some("p".into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "c".into(),
+                image: Some("busybox".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let made = pods.create(&PostParams::default(), &pod).await.unwrap();
+    assert!(made.status.is_none(), "no kubelet runs it");
+    let ready = cluster.make_pod_ready("default", "p").await.unwrap();
+    let status = ready.status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    assert!(
+        status
+            .conditions
+            .unwrap()
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    );
+    assert_eq!(status.container_statuses.unwrap()[0].ready, true);
+}
+
+#[tokio::test]
+async fn kubectl_reads_the_cluster_on_the_loopback_socket() {
+    if std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_err()
+    {
+        return common::missing("kubectl is not installed");
+    }
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    cms.create(&PostParams::default(), &config_map("seen-by-kubectl", &[]))
+        .await
+        .unwrap();
+    let loopback = cluster.serve_loopback().await.unwrap();
+    let kubeconfig = loopback.kubeconfig.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("kubectl")
+            .args([
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "get",
+                "configmaps,pods,widgets",
+                "-o",
+                "name",
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "configmap/seen-by-kubectl");
+}
