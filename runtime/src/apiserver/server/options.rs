@@ -90,6 +90,9 @@ pub struct RequestOptions {
     pub resource_version: Option<String>,
     /// `resourceVersionMatch`.
     pub resource_version_match: Option<ResourceVersionMatch>,
+    /// A `resourceVersionMatch`, `fieldValidation` or `propagationPolicy` value the API
+    /// server does not know, kept for [`Self::validate`] to report in the verb's options.
+    unknown: Unknown,
     /// `limit` (0: no limit; a negative limit counts as 0, as the API server reads it).
     pub limit: usize,
     /// `continue` (empty counts as unset).
@@ -129,6 +132,14 @@ pub struct RequestOptions {
     pub include_object: IncludeObject,
 }
 
+/// Values of enumerated options that are not among the known ones.
+#[derive(Debug, Clone, Default)]
+struct Unknown {
+    resource_version_match: Option<String>,
+    field_validation: Option<String>,
+    propagation_policy: Option<String>,
+}
+
 fn bad_value(param: &str, value: &str, want: &str) -> ApiError {
     ApiError::bad_request(format!("{param}: invalid value {value:?}: {want}"))
 }
@@ -148,49 +159,51 @@ fn parse_int(param: &str, value: &str) -> Result<i64, ApiError> {
         .map_err(|_| bad_value(param, value, "expected an integer"))
 }
 
-fn propagation(value: &str) -> Result<Propagation, ApiError> {
+fn propagation(value: &str) -> Option<Propagation> {
     match value {
-        "Orphan" => Ok(Propagation::Orphan),
-        "Background" => Ok(Propagation::Background),
-        "Foreground" => Ok(Propagation::Foreground),
-        other => Err(ApiError::invalid_options(
-            "DeleteOptions",
-            &[(
-                "propagationPolicy".into(),
-                format!(
-                    "Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
-                ),
-            )],
-        )),
+        "Orphan" => Some(Propagation::Orphan),
+        "Background" => Some(Propagation::Background),
+        "Foreground" => Some(Propagation::Foreground),
+        _ => None,
     }
+}
+
+/// A list of strings as Go's `%#v` prints a `[]string` (how the API server quotes the
+/// values of a list option it refuses).
+fn go_strings(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!("[]string{{{}}}", quoted.join(", "))
+}
+
+fn not_supported(field: &str, value: &str, supported: &str) -> (String, String) {
+    (
+        field.to_string(),
+        format!("Unsupported value: {value}: supported values: {supported}"),
+    )
 }
 
 impl RequestOptions {
     /// Decodes the query's `(name, value)` pairs, in order (a repeated `dryRun` keeps every
-    /// value; for another repeated parameter the last one counts). Errors: 400 BadRequest for
-    /// a value of the wrong type or a selector that does not parse; 422 Invalid for an
-    /// unknown `resourceVersionMatch`, `fieldValidation` or `propagationPolicy`.
+    /// value; for another repeated parameter the last one counts). An unknown
+    /// `resourceVersionMatch`, `fieldValidation` or `propagationPolicy` is kept for
+    /// [`Self::validate`] (422 Invalid there, in the verb's options). Errors: 400 BadRequest
+    /// for a value of the wrong type, a selector that does not parse, or an unknown
+    /// `includeObject`.
     pub fn parse(query: &[(String, String)]) -> Result<Self, ApiError> {
         let mut o = Self::default();
         for (k, v) in query {
             match k.as_str() {
                 "resourceVersion" => o.resource_version = Some(v.clone()).filter(|v| !v.is_empty()),
                 "resourceVersionMatch" => {
-                    o.resource_version_match = match v.as_str() {
-                        "" => None,
-                        "Exact" => Some(ResourceVersionMatch::Exact),
-                        "NotOlderThan" => Some(ResourceVersionMatch::NotOlderThan),
-                        other => {
-                            return Err(ApiError::invalid_options(
-                                "ListOptions",
-                                &[(
-                                    "resourceVersionMatch".into(),
-                                    format!(
-                                        "Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
-                                    ),
-                                )],
-                            ));
+                    o.resource_version_match = None;
+                    o.unknown.resource_version_match = None;
+                    match v.as_str() {
+                        "" => {}
+                        "Exact" => o.resource_version_match = Some(ResourceVersionMatch::Exact),
+                        "NotOlderThan" => {
+                            o.resource_version_match = Some(ResourceVersionMatch::NotOlderThan)
                         }
+                        other => o.unknown.resource_version_match = Some(other.to_string()),
                     }
                 }
                 "limit" if !v.is_empty() => o.limit = parse_int(k, v)?.max(0) as usize,
@@ -208,29 +221,21 @@ impl RequestOptions {
                     o.timeout_seconds = Some(parse_int(k, v)?.max(0) as u64)
                 }
                 "fieldValidation" => {
+                    o.unknown.field_validation = None;
                     o.field_validation = match v.as_str() {
                         "Ignore" => FieldValidation::Ignore,
                         "" | "Warn" => FieldValidation::Warn,
                         "Strict" => FieldValidation::Strict,
                         other => {
-                            return Err(ApiError::invalid_options(
-                                "CreateOptions",
-                                &[(
-                                    "fieldValidation".into(),
-                                    format!(
-                                        "Unsupported value: {other:?}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
-                                    ),
-                                )],
-                            ));
+                            o.unknown.field_validation = Some(other.to_string());
+                            FieldValidation::Warn
                         }
                     }
                 }
                 "fieldManager" => o.field_manager = Some(v.clone()).filter(|v| !v.is_empty()),
                 "force" => o.force = Some(parse_bool(k, v)?),
                 "dryRun" => o.dry_run.push(v.clone()),
-                "propagationPolicy" if !v.is_empty() => {
-                    o.propagation_policy = Some(propagation(v)?)
-                }
+                "propagationPolicy" if !v.is_empty() => o.set_propagation(v),
                 "gracePeriodSeconds" if !v.is_empty() => {
                     o.grace_period_seconds = Some(parse_int(k, v)?)
                 }
@@ -240,7 +245,12 @@ impl RequestOptions {
                     o.include_object = match v.as_str() {
                         "None" => IncludeObject::None,
                         "Object" => IncludeObject::Object,
-                        _ => IncludeObject::Metadata,
+                        "" | "Metadata" => IncludeObject::Metadata,
+                        other => {
+                            return Err(ApiError::bad_request(format!(
+                                "includeObject: invalid value {other:?}: must be 'Metadata', 'Object', 'None', or empty"
+                            )));
+                        }
                     }
                 }
                 _ => {}
@@ -249,10 +259,15 @@ impl RequestOptions {
         Ok(o)
     }
 
+    fn set_propagation(&mut self, value: &str) {
+        self.propagation_policy = propagation(value);
+        self.unknown.propagation_policy =
+            self.propagation_policy.is_none().then(|| value.to_string());
+    }
+
     /// Takes the options of a `DeleteOptions` body over the query's (`dryRun`,
     /// `propagationPolicy`, `gracePeriodSeconds`, `orphanDependents`; `preconditions` are the
-    /// registry's). Errors: 400 BadRequest for a field of the wrong type, 422 for an unknown
-    /// `propagationPolicy`.
+    /// registry's). Errors: 400 BadRequest for a field of the wrong type.
     pub fn merge_delete_body(&mut self, body: &Value) -> Result<(), ApiError> {
         let wrong = |field: &str, v: &Value| {
             ApiError::bad_request(format!("DeleteOptions.{field}: invalid value {v}"))
@@ -266,7 +281,7 @@ impl RequestOptions {
         }
         if let Some(v) = body.get("propagationPolicy").filter(|v| !v.is_null()) {
             let p = v.as_str().ok_or_else(|| wrong("propagationPolicy", v))?;
-            self.propagation_policy = Some(propagation(p)?);
+            self.set_propagation(p);
         }
         if let Some(v) = body.get("gracePeriodSeconds").filter(|v| !v.is_null()) {
             self.grace_period_seconds =
@@ -319,7 +334,8 @@ impl RequestOptions {
     /// `ValidateListOptions` for a list (and the list half of a deletecollection).
     fn list_causes(&self) -> Vec<(String, String)> {
         let mut causes = Vec::new();
-        if let Some(m) = self.resource_version_match {
+        let unknown = self.unknown.resource_version_match.as_deref();
+        if self.resource_version_match.is_some() || unknown.is_some() {
             if self.resource_version.is_none() {
                 causes.push(forbidden(
                     "resourceVersionMatch",
@@ -332,6 +348,15 @@ impl RequestOptions {
                     "resourceVersionMatch is forbidden when continue is provided",
                 ));
             }
+        }
+        if let Some(m) = unknown {
+            causes.push(not_supported(
+                "resourceVersionMatch",
+                &format!("{m:?}"),
+                "\"Exact\", \"NotOlderThan\", \"\"",
+            ));
+        }
+        if let Some(m) = self.resource_version_match {
             if m == ResourceVersionMatch::Exact && self.resource_version.as_deref() == Some("0") {
                 causes.push(forbidden(
                     "resourceVersionMatch",
@@ -352,26 +377,25 @@ impl RequestOptions {
     fn watch_causes(&self) -> Vec<(String, String)> {
         let mut causes = Vec::new();
         let m = self.resource_version_match;
+        let unknown = self.unknown.resource_version_match.as_deref();
         if self.send_initial_events.is_some() && m != Some(ResourceVersionMatch::NotOlderThan) {
             causes.push(forbidden(
                 "resourceVersionMatch",
                 "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             ));
         }
-        if let Some(m) = m {
+        if let Some(m) = m.map(ResourceVersionMatch::as_str).or(unknown) {
             if self.send_initial_events.is_none() {
                 causes.push(forbidden(
                     "resourceVersionMatch",
                     "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
                 ));
             }
-            if m != ResourceVersionMatch::NotOlderThan {
-                causes.push((
-                    "resourceVersionMatch".into(),
-                    format!(
-                        "Unsupported value: {:?}: supported values: \"NotOlderThan\"",
-                        m.as_str()
-                    ),
+            if m != "NotOlderThan" {
+                causes.push(not_supported(
+                    "resourceVersionMatch",
+                    &format!("{m:?}"),
+                    "\"NotOlderThan\"",
                 ));
             }
             if self.continue_token.is_some() {
@@ -384,49 +408,71 @@ impl RequestOptions {
         causes
     }
 
-    /// `ValidateDryRun` and `ValidateFieldManager`, shared by create, update and patch.
+    /// `ValidateFieldManager`, `ValidateDryRun` and `ValidateFieldValidation`, shared by
+    /// create, update and patch.
     fn write_causes(&self) -> Vec<(String, String)> {
-        let mut causes = self.dry_run_causes();
+        let mut causes = Vec::new();
         if let Some(m) = &self.field_manager {
-            if m.chars().count() > 128 {
+            if m.len() > 128 {
                 causes.push((
                     "fieldManager".into(),
-                    format!("Too long: may not be more than 128 bytes: {m:?}"),
+                    "Too long: may not be more than 128 bytes".into(),
                 ));
             }
-            if m.chars().any(char::is_control) {
-                causes.push((
-                    "fieldManager".into(),
-                    format!(
-                        "Invalid value: {m:?}: FieldManager must only contain printable characters"
-                    ),
-                ));
+            for (i, c) in m.char_indices() {
+                if c.is_control() || (c.is_whitespace() && c != ' ') {
+                    causes.push((
+                        "fieldManager".into(),
+                        format!(
+                            "Invalid value: {m:?}: invalid character U+{:04X} (at position {i})",
+                            c as u32
+                        ),
+                    ));
+                }
             }
+        }
+        causes.extend(self.dry_run_causes());
+        if let Some(v) = &self.unknown.field_validation {
+            causes.push(not_supported(
+                "fieldValidation",
+                &format!("{v:?}"),
+                "\"\", \"Ignore\", \"Strict\", \"Warn\"",
+            ));
         }
         causes
     }
 
     fn dry_run_causes(&self) -> Vec<(String, String)> {
-        let bad: Vec<&String> = self.dry_run.iter().filter(|d| *d != "All").collect();
-        if bad.is_empty() {
+        if self.dry_run.iter().all(|d| d == "All") {
             return Vec::new();
         }
-        vec![(
-            "dryRun".into(),
-            format!("Unsupported value: {bad:?}: supported values: \"All\""),
+        vec![not_supported(
+            "dryRun",
+            &go_strings(&self.dry_run),
+            "\"All\"",
         )]
     }
 
     /// `ValidateDeleteOptions`.
     fn delete_causes(&self) -> Vec<(String, String)> {
         let mut causes = Vec::new();
-        if let (Some(_), Some(p)) = (self.orphan_dependents, self.propagation_policy) {
+        let policy = self
+            .propagation_policy
+            .map(|p| format!("{p:?}"))
+            .or_else(|| self.unknown.propagation_policy.clone());
+        if let (Some(_), Some(p)) = (self.orphan_dependents, &policy) {
             causes.push((
                 "propagationPolicy".into(),
                 format!(
-                    "Invalid value: {:?}: orphanDependents and deletionPropagation cannot be both set",
-                    format!("{p:?}")
+                    "Invalid value: {p:?}: orphanDependents and deletionPropagation cannot be both set"
                 ),
+            ));
+        }
+        if let Some(p) = &self.unknown.propagation_policy {
+            causes.push(not_supported(
+                "propagationPolicy",
+                &format!("{p:?}"),
+                "\"Foreground\", \"Background\", \"Orphan\", \"nil\"",
             ));
         }
         causes.extend(self.dry_run_causes());
