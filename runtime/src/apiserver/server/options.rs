@@ -356,13 +356,13 @@ impl RequestOptions {
                 "\"Exact\", \"NotOlderThan\", \"\"",
             ));
         }
-        if let Some(m) = self.resource_version_match {
-            if m == ResourceVersionMatch::Exact && self.resource_version.as_deref() == Some("0") {
-                causes.push(forbidden(
-                    "resourceVersionMatch",
-                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-                ));
-            }
+        if self.resource_version_match == Some(ResourceVersionMatch::Exact)
+            && self.resource_version.as_deref() == Some("0")
+        {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
         }
         if self.send_initial_events.is_some() {
             causes.push(forbidden(
@@ -492,13 +492,12 @@ impl RequestOptions {
             ));
         }
         if matches!(verb, Verb::Delete | Verb::DeleteCollection) {
-            match self.propagation_policy {
-                Some(p @ (Propagation::Orphan | Propagation::Foreground)) => {
-                    return Err(ApiError::bad_request(format!(
-                        "propagationPolicy {p:?} is not supported yet by this server (only Background); the object was not deleted"
-                    )));
-                }
-                _ => {}
+            if let Some(p @ (Propagation::Orphan | Propagation::Foreground)) =
+                self.propagation_policy
+            {
+                return Err(ApiError::bad_request(format!(
+                    "propagationPolicy {p:?} is not supported yet by this server (only Background); the object was not deleted"
+                )));
             }
             if self.orphan_dependents == Some(true) {
                 return Err(ApiError::bad_request(
