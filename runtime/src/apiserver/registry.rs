@@ -19,6 +19,8 @@
 //!   stays; it goes when an update removes its last finalizer. Preconditions on uid and
 //!   resourceVersion are checked.
 //! - `resourceVersion` is the store revision of the object's last write.
+//!
+//! Lists and watches are in `registry/list.rs`, the scale subresource in `registry/scale.rs`.
 
 use std::collections::BTreeMap;
 
