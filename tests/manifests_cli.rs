@@ -971,3 +971,59 @@ fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
     ))
     .stderr(predicate::str::contains("kind Order").not());
 }
+
+/// A field with a serde default (so a `default:` in the CRD) of a kind with a defaulting
+/// webhook: the API server fills it before the webhook runs, so the webhook's own default for
+/// it never applies. `manifests` says so at PROJECT's `defaulting: true` line.
+#[test]
+fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = &tmp.path().join("shop");
+    std::fs::create_dir(dir).unwrap();
+    let run = |args: &[&str]| rsbuilder().current_dir(dir).args(args).assert().success();
+    run(&[
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/shop",
+    ]);
+    run(&[
+        "create",
+        "api",
+        "--group",
+        "shop",
+        "--version",
+        "v1",
+        "--kind",
+        "Cart",
+    ]);
+    run(&[
+        "create",
+        "webhook",
+        "--group",
+        "shop",
+        "--version",
+        "v1",
+        "--kind",
+        "Cart",
+        "--defaulting",
+    ]);
+    run(&["manifests"]).stderr(predicate::str::contains("has a default in the CRD").not());
+    let types = dir.join("src/api/v1/cart_types.rs");
+    let text = std::fs::read_to_string(&types).unwrap();
+    let text = text.replace(
+        "    pub foo: Option<String>,",
+        "    pub foo: Option<String>,\n    #[serde(default = \"one\")]\n    pub replicas: i32,",
+    ) + "\nfn one() -> i32 {\n    1\n}\n";
+    std::fs::write(&types, text).unwrap();
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    let line = project
+        .lines()
+        .position(|l| l.trim() == "defaulting: true")
+        .unwrap()
+        + 1;
+    run(&["manifests"]).stderr(predicate::str::contains(format!(
+        "PROJECT:{line}:1: Cart's `spec.replicas` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in src/api/v1/cart_types.rs), and the kind has a defaulting webhook: the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `spec.replicas` missing"
+    )));
+}

@@ -611,9 +611,29 @@ fn kubectl_scenario(s: &Server) {
         "{err}"
     );
 
-    // Delete, and deletecollection by label.
+    // A server-side dry run is refused until dry run is implemented, never carried out; so is
+    // an orphaning delete, which this server does not do.
+    for args in [
+        &["delete", "db", "main", "--dry-run=server"][..],
+        &["delete", "db", "main", "--cascade=orphan"][..],
+        &["delete", "db", "main", "--cascade=foreground"][..],
+    ] {
+        let (success, out, err) = kubectl(k, args);
+        assert!(!success, "kubectl {args:?}: {out}");
+        assert!(
+            err.contains("Error from server (BadRequest)") && err.contains("not supported yet"),
+            "kubectl {args:?}: {err}"
+        );
+    }
     assert_eq!(
-        ok(k, &["delete", "db", "main"]).trim(),
+        ok(k, &["get", "db", "main", "-o", "name"]).trim(),
+        "database.example.com/main"
+    );
+
+    // Delete (with a grace period: a custom resource goes at once whatever it is), and
+    // deletecollection by label.
+    assert_eq!(
+        ok(k, &["delete", "db", "main", "--grace-period=5"]).trim(),
         r#"database.example.com "main" deleted"#
     );
     assert_eq!(

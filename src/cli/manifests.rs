@@ -241,11 +241,22 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
                     .lines()
                     .position(|l| l.trim_start_matches(['-', ' ']) == format!("kind: {}", r.kind))
                     .map_or(1, |i| i + 1);
+                let defaulting_webhook_at =
+                    r.webhooks.as_ref().filter(|w| w.defaulting).map(|_| {
+                        let at = project_text
+                            .lines()
+                            .enumerate()
+                            .skip(line)
+                            .find(|(_, l)| l.trim() == "defaulting: true")
+                            .map_or(line, |(i, _)| i + 1);
+                        (PathBuf::from(crate::model::project::FILE_NAME), at)
+                    });
                 expected_kinds.push(crate::manifests::generate::ExpectedKind {
                     group,
                     kind: r.kind.clone(),
                     types_file: crate::model::layout::types_file(group_dir, &r.version, &r.kind),
                     recorded_at: (PathBuf::from(crate::model::project::FILE_NAME), line),
+                    defaulting_webhook_at,
                 });
             }
         }

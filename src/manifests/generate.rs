@@ -57,6 +57,9 @@ pub struct ExpectedKind {
     pub types_file: PathBuf,
     /// The file and 1-based line that record it (PROJECT's `kind:` line).
     pub recorded_at: (PathBuf, usize),
+    /// Where PROJECT records a defaulting webhook for the kind (`defaulting: true`), if it has
+    /// one: fields with a schema default then get a warning.
+    pub defaulting_webhook_at: Option<(PathBuf, usize)>,
 }
 
 /// The generated files, sorted by path, and what the run found.
@@ -305,6 +308,42 @@ fn missing_kinds<T>(expected: &[ExpectedKind], kinds: &[KindOutcome<T>]) -> Vec<
         .collect()
 }
 
+/// A warning for each field of the kind `group`/`kind` whose CRD (`yaml`) gives a default, when
+/// PROJECT records a defaulting webhook for the kind: the webhook never sees such a field
+/// missing ([`super::lint::schema_defaults`]).
+fn defaults_under_a_webhook(
+    expected: &[ExpectedKind],
+    group: &str,
+    kind: &str,
+    yaml: &str,
+) -> Vec<Diagnostic> {
+    let Some((e, (file, line))) = expected
+        .iter()
+        .filter(|e| e.group == group && e.kind == kind)
+        .find_map(|e| e.defaulting_webhook_at.as_ref().map(|at| (e, at)))
+    else {
+        return Vec::new();
+    };
+    super::lint::schema_defaults(yaml)
+        .into_iter()
+        // The webhook defaults the object a client writes; `status` is written through its
+        // own subresource, and a top-level default (`spec: {}`) only says the field exists.
+        .filter(|path| path.contains('.') && !path.starts_with("status."))
+        .map(|path| {
+            Diagnostic::new(
+                file,
+                *line,
+                1,
+                format!(
+                    "{kind}'s `{path}` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in {}), and the kind has a defaulting webhook: the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `{path}` missing",
+                    e.types_file.display()
+                ),
+            )
+            .with_help("set the default in one place: keep the serde default (the CRD's `default:`) and skip that field in the webhook, or remove it and default the field in the webhook")
+        })
+        .collect()
+}
+
 /// The output files: the CRDs (`(file name, YAML)`) under `crd/bases`, RBAC and webhook
 /// configurations from the sources' markers.
 fn assemble_output(
@@ -345,7 +384,15 @@ fn assemble_output(
     for k in kinds {
         let name = k.name();
         match k.result {
-            Ok((file_name, yaml)) => out.files.push((bases.join(file_name), yaml)),
+            Ok((file_name, yaml)) => {
+                out.warnings.extend(defaults_under_a_webhook(
+                    &opts.expected_kinds,
+                    &k.group,
+                    &k.kind,
+                    &yaml,
+                ));
+                out.files.push((bases.join(file_name), yaml))
+            }
             Err(_) => out.failed.push((name, k.file_name.map(|f| bases.join(f)))),
         }
     }

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod crd;
 pub mod diag;
 pub mod generate;
+pub mod lint;
 pub mod markers;
 pub mod parse;
 pub mod probe;

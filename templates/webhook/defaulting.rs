@@ -8,6 +8,11 @@ impl Defaulter<{{ n.kind }}> for {{ n.kind }}Webhook {
     /// Sets default values on the `{{ n.kind }}` being created or updated. Fill in only what
     /// is absent: the API server calls this again on every update. The answer patches only
     /// what changed here; an `Err` rejects the request.
+{%- if !n.builtin %}
+    /// A field with a serde default (which gives the CRD a `default:`) is never absent here:
+    /// the API server fills the CRD's defaults before it calls this webhook, so that default
+    /// wins (`rsbuilder manifests` warns about such fields).
+{%- endif %}
 {%- if n.builtin %}
     ///
     /// This example sets the `app.kubernetes.io/managed-by` label when the object has none.

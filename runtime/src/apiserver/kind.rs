@@ -151,16 +151,6 @@ impl ApiKind {
             format!("{}.{}", self.plural, self.group)
         }
     }
-
-    /// `Kind.group`, the name an Invalid error gives the object (`Database.example.com`;
-    /// the kind alone in the core group: `Pod`), as `schema.GroupKind` prints it.
-    pub fn qualified_kind(&self) -> String {
-        if self.group.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}.{}", self.kind, self.group)
-        }
-    }
 }
 
 /// Where a kind's `autoscaling/v1` Scale reads and writes its numbers: the JSON paths of the

@@ -9,12 +9,18 @@
 //! - [`limits`]: requests in flight per pool and per user (429 past them);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
-//! - [`registry`]: the metadata rules between the HTTP layer and the store, stamping
-//!   times from a [`clock::Clock`];
+//! - [`registry`]: the metadata rules between the HTTP layer and the store (writes in
+//!   `registry.rs`, the read-modify-write retried on conflict written once; list and watch in
+//!   `registry/list.rs`; the scale subresource in `registry/scale.rs`), stamping times from a
+//!   [`clock::Clock`];
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
-//! - [`server`]: the HTTP endpoints (discovery, health, resources, watch, Table), with
-//!   [`table`] and [`openapi`].
+//! - [`server`]: the HTTP endpoints, shaped as k8s.io/apiserver's `endpoints/handlers`:
+//!   `server/mod.rs` (config, server, router, guard, dispatch), `routes` (the path parser),
+//!   `options` (every request option parsed and validated per verb), `decode` and `encode`
+//!   (bodies; `Accept`, Table, Status errors), one handler per verb (`get`, `list`, `watch`,
+//!   `create`, `update`, `patch`, `delete`, `scale`), `discovery` and `health`; with [`table`]
+//!   and [`openapi`].
 
 pub mod admission;
 pub mod args;

@@ -19,17 +19,24 @@
 //!   stays; it goes when an update removes its last finalizer. Preconditions on uid and
 //!   resourceVersion are checked.
 //! - `resourceVersion` is the store revision of the object's last write.
+//!
+//! Lists and watches are in `registry/list.rs`, the scale subresource in `registry/scale.rs`.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
 use super::admission::Op;
-use super::kind::{ApiKind, ScalePaths};
+use super::kind::ApiKind;
 use super::names;
-use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
-use super::storage::{ChangeKind, Storage, StoreError, Versioned};
+use super::storage::{Storage, StoreError, Versioned};
+
+mod list;
+mod scale;
+
+pub use list::{Event, ListOptions, WatchStream};
+pub use scale::scale_of;
 
 /// Which part of the object a write addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,32 +54,6 @@ pub enum PatchType {
     Merge,
     /// RFC 6902, `application/json-patch+json`.
     Json,
-}
-
-/// The query of a list, watch or deletecollection.
-#[derive(Debug, Clone, Default)]
-pub struct ListOptions {
-    /// `labelSelector`.
-    pub labels: LabelSelector,
-    /// `fieldSelector`.
-    pub fields: FieldSelector,
-    /// `limit` (0: no limit).
-    pub limit: usize,
-    /// `continue`.
-    pub continue_token: Option<String>,
-    /// `resourceVersion`.
-    pub resource_version: Option<String>,
-    /// `resourceVersionMatch`.
-    pub resource_version_match: Option<String>,
-}
-
-/// One event of a watch, before encoding.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Event {
-    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`.
-    pub kind: &'static str,
-    /// The object (a Status for `ERROR`).
-    pub object: Value,
 }
 
 /// The registry over a store `S`.
@@ -172,24 +153,17 @@ fn stored(mut value: Value) -> Value {
     value
 }
 
-/// The continue token: which list it continues (its revision) and the last key returned, in
-/// the shape the API server uses (base64 of a small JSON document).
-fn encode_continue(revision: u64, last_key: &str) -> String {
-    use base64::Engine;
-    let doc = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": last_key});
-    base64::engine::general_purpose::URL_SAFE.encode(doc.to_string())
-}
-
-fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
-    use base64::Engine;
-    let bad = || ApiError::bad_request(format!("continue key is not valid: {token}"));
-    let bytes = base64::engine::general_purpose::URL_SAFE
-        .decode(token)
-        .map_err(|_| bad())?;
-    let doc: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
-    let rv = doc.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
-    let start = doc.get("start").and_then(Value::as_str).ok_or_else(bad)?;
-    Ok((rv, start.to_string()))
+/// A resourceVersion a write names (`asked`, empty when none) checked against the object's
+/// `revision`. Out: whether the write named one. Errors: 400 when it does not parse, 409
+/// Conflict when it is stale, as k8s.io/apiserver answers a stale write.
+fn precondition(kind: &ApiKind, name: &str, asked: &str, revision: u64) -> Result<bool, ApiError> {
+    if asked.is_empty() {
+        return Ok(false);
+    }
+    if parse_rv(asked)? != revision {
+        return Err(ApiError::conflict(kind, name, ApiError::MODIFIED));
+    }
+    Ok(true)
 }
 
 fn parse_rv(rv: &str) -> Result<u64, ApiError> {
@@ -635,7 +609,6 @@ impl<S: Storage> Registry<S> {
         patch_type: PatchType,
         patch: &[u8],
     ) -> Result<Value, ApiError> {
-        let key = Self::key(kind, namespace, name);
         let patch: Value = serde_json::from_slice(patch)
             .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
         let json_patch = match patch_type {
@@ -645,23 +618,15 @@ impl<S: Storage> Registry<S> {
             ),
             PatchType::Merge => None,
         };
-        for _ in 0..8 {
-            let current = self
-                .store
-                .get(&key)
-                .await
-                .map_err(|e| storage_error(kind, name, e))?
-                .ok_or_else(|| ApiError::not_found(kind, name))?;
-            let mut obj = served(current.value.clone(), current.revision);
+        self.update_retrying(kind, namespace, name, part, |current, revision| {
+            let mut obj = current.clone();
             match &json_patch {
                 Some(p) => json_patch::patch(&mut obj, p)
                     .map_err(|e| ApiError::bad_request(format!("the patch does not apply: {e}")))?,
                 None => json_patch::merge(&mut obj, &patch),
             }
-            let asked = meta_str(&obj, "resourceVersion").to_string();
-            if !asked.is_empty() && parse_rv(&asked)? != current.revision {
-                return Err(ApiError::conflict(kind, name, ApiError::MODIFIED));
-            }
+            let preconditioned =
+                precondition(kind, name, meta_str(&obj, "resourceVersion"), revision)?;
             Self::check_type(kind, &obj)?;
             if meta_str(&obj, "name") != name {
                 return Err(ApiError::bad_request(format!(
@@ -669,112 +634,26 @@ impl<S: Storage> Registry<S> {
                     meta_str(&obj, "name")
                 )));
             }
-            if part == Part::Main {
-                Self::admit_default(kind, &mut obj).await?;
-            }
-            let new = Self::prepare_update(kind, part, &current.value, obj)?;
-            match self.commit(kind, part, &key, &current, new).await {
-                Err(e) if e.reason == "Conflict" && asked.is_empty() => continue,
-                done => return done,
-            }
-        }
-        Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
-    }
-
-    /// The `autoscaling/v1` Scale of object `name`, as the apiextensions server's `/scale`
-    /// answers it for a kind with `subresources.scale` ([`scale_of`]). Errors: 404 for a missing
-    /// object or a kind without scale; 500 when the object has no value at the spec replicas
-    /// path, or a value of the wrong type at one of the paths.
-    pub async fn get_scale(
-        &self,
-        kind: &ApiKind,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Result<Value, ApiError> {
-        let paths = scale_paths(kind, name)?;
-        let obj = self.get(kind, namespace, name).await?;
-        let (scale, found) = scale_of(paths, &obj)?;
-        if !found {
-            return Err(ApiError::internal(format!(
-                "the spec replicas field {:?} does not exist",
-                paths.spec_replicas
-            )));
-        }
-        Ok(scale)
-    }
-
-    /// Replaces the Scale of object `name` (PUT on `/scale`): only `spec.replicas` is taken
-    /// from `body`, and written to the kind's spec replicas path; a `resourceVersion` in it is
-    /// a precondition. Out: the new Scale. Errors: as [`Self::patch_scale`].
-    pub async fn update_scale(
-        &self,
-        kind: &ApiKind,
-        namespace: Option<&str>,
-        name: &str,
-        body: Value,
-    ) -> Result<Value, ApiError> {
-        if !body.is_object() {
-            return Err(ApiError::bad_request("the body must be a JSON object"));
-        }
-        self.write_scale(kind, namespace, name, |_| {
-            let mut scale = body.clone();
-            // A Scale decoded from a body without `spec.replicas` holds 0.
-            if ScalePaths::lookup(&scale, "spec.replicas").is_none() {
-                ScalePaths::set(&mut scale, "spec.replicas", json!(0))
-                    .map_err(|e| ApiError::bad_request(format!("the Scale is not valid: {e}")))?;
-            }
-            Ok(scale)
+            Ok((obj, preconditioned))
         })
         .await
     }
 
-    /// Applies a merge or JSON patch to the Scale of object `name` (PATCH on `/scale`), then
-    /// writes the patched `spec.replicas` to the object as [`Self::update_scale`] does: the
-    /// object's update rules apply (generation, schema, admission, the watch event), and a
-    /// `resourceVersion` the patch sets is a precondition. Out: the new Scale. Errors: 400 for a
-    /// bad patch, a Scale of another type or name, or replicas that are not an int32; 404; 409
-    /// on a stale resourceVersion; 422 when the object refuses the new replicas.
-    pub async fn patch_scale(
+    /// The read-modify-write of object `name` (or its status), as k8s.io/apiserver's
+    /// `GuaranteedUpdate` runs it: `change` turns the object as served now (and its revision)
+    /// into the new one, and says whether the write named a resourceVersion; then the kind's
+    /// defaulting (for the object itself), the update rules ([`Self::prepare_update`]) and
+    /// the commit. A conflict with a concurrent write reads again and retries (a few times),
+    /// unless the write named a resourceVersion. Out: the object as served. Errors: 404,
+    /// `change`'s, 409, 422.
+    async fn update_retrying(
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
         name: &str,
-        patch_type: PatchType,
-        patch: &[u8],
+        part: Part,
+        change: impl Fn(&Value, u64) -> Result<(Value, bool), ApiError>,
     ) -> Result<Value, ApiError> {
-        let patch: Value = serde_json::from_slice(patch)
-            .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
-        let json_patch = match patch_type {
-            PatchType::Json => Some(
-                serde_json::from_value::<json_patch::Patch>(patch.clone())
-                    .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?,
-            ),
-            PatchType::Merge => None,
-        };
-        self.write_scale(kind, namespace, name, |old| {
-            let mut scale = old.clone();
-            match &json_patch {
-                Some(p) => json_patch::patch(&mut scale, p)
-                    .map_err(|e| ApiError::bad_request(format!("the patch does not apply: {e}")))?,
-                None => json_patch::merge(&mut scale, &patch),
-            }
-            Ok(scale)
-        })
-        .await
-    }
-
-    /// The write of a Scale: `change` turns the current Scale (without `spec.replicas` when
-    /// the object has none) into the new one, whose replicas go to the spec replicas path of
-    /// the object, which is then updated as a PUT of it would be. Retries on a concurrent
-    /// write unless the new Scale names a resourceVersion.
-    async fn write_scale(
-        &self,
-        kind: &ApiKind,
-        namespace: Option<&str>,
-        name: &str,
-        change: impl Fn(&Value) -> Result<Value, ApiError>,
-    ) -> Result<Value, ApiError> {
-        let paths = scale_paths(kind, name)?;
         let key = Self::key(kind, namespace, name);
         for _ in 0..8 {
             let current = self
@@ -783,27 +662,17 @@ impl<S: Storage> Registry<S> {
                 .await
                 .map_err(|e| storage_error(kind, name, e))?
                 .ok_or_else(|| ApiError::not_found(kind, name))?;
-            let mut obj = served(current.value.clone(), current.revision);
-            let (mut old_scale, found) = scale_of(paths, &obj)?;
-            if found {
-                let replicas = ScalePaths::lookup(&obj, &paths.spec_replicas).cloned();
-                old_scale["spec"]["replicas"] = replicas.unwrap_or(json!(0));
+            let (mut obj, preconditioned) = change(
+                &served(current.value.clone(), current.revision),
+                current.revision,
+            )?;
+            if part == Part::Main {
+                Self::admit_default(kind, &mut obj).await?;
             }
-            let scale = change(&old_scale)?;
-            let replicas = scale_replicas(paths, &scale, namespace, name)?;
-            let asked = meta_str(&scale, "resourceVersion").to_string();
-            if !asked.is_empty() && parse_rv(&asked)? != current.revision {
-                return Err(ApiError::conflict(kind, name, ApiError::MODIFIED));
-            }
-            ScalePaths::set(&mut obj, &paths.spec_replicas, json!(replicas)).map_err(|e| {
-                ApiError::internal(format!("the spec replicas path cannot be set: {e}"))
-            })?;
-            Self::admit_default(kind, &mut obj).await?;
-            let new = Self::prepare_update(kind, Part::Main, &current.value, obj)?;
-            match self.commit(kind, Part::Main, &key, &current, new).await {
-                Err(e) if e.reason == "Conflict" && asked.is_empty() => continue,
-                Err(e) => return Err(e),
-                Ok(written) => return Ok(scale_of(paths, &written)?.0),
+            let new = Self::prepare_update(kind, part, &current.value, obj)?;
+            match self.commit(kind, part, &key, &current, new).await {
+                Err(e) if e.reason == "Conflict" && !preconditioned => continue,
+                done => return done,
             }
         }
         Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
@@ -900,97 +769,6 @@ impl<S: Storage> Registry<S> {
         Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
     }
 
-    /// Lists the kind (in `namespace`, or everywhere) with selectors and paging. Out: a
-    /// `<Kind>List` whose `metadata.resourceVersion` is the revision it was read at, with
-    /// `continue` when `limit` cut it. Errors: 400 on a bad continue token or
-    /// resourceVersion; 410 when a continued list can no longer be read consistently.
-    pub async fn list(
-        &self,
-        kind: &ApiKind,
-        namespace: Option<&str>,
-        opts: &ListOptions,
-    ) -> Result<Value, ApiError> {
-        let prefix = Self::prefix(kind, namespace);
-        let (at, start) = match &opts.continue_token {
-            Some(t) => {
-                let (rv, start) = decode_continue(t)?;
-                (Some(rv), Some(start))
-            }
-            None => (None, None),
-        };
-        let at = match (
-            at,
-            opts.resource_version.as_deref(),
-            opts.resource_version_match.as_deref(),
-        ) {
-            (Some(rv), _, _) => Some(rv),
-            (None, Some(rv), Some("Exact")) => Some(parse_rv(rv)?),
-            (None, Some(rv), _) if !rv.is_empty() && rv != "0" => {
-                // NotOlderThan (the default for a set resourceVersion): the latest state
-                // serves it, unless the store has not reached that revision yet.
-                let want = parse_rv(rv)?;
-                let current = self
-                    .store
-                    .revision()
-                    .await
-                    .map_err(|e| storage_error(kind, "", e))?;
-                if want > current {
-                    return Err(ApiError {
-                        code: 504,
-                        reason: "Timeout",
-                        message: format!(
-                            "Too large resource version: {want}, current resource version: {current}"
-                        ),
-                        details: Some(
-                            json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}),
-                        ),
-                    });
-                }
-                None
-            }
-            _ => None,
-        };
-        let result = self
-            .store
-            .list(&prefix, start.as_deref(), at)
-            .await
-            .map_err(|e| match e {
-                StoreError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
-                    "the list this continue token belongs to changed since; list again without it",
-                ),
-                e => storage_error(kind, "", e),
-            })?;
-        let mut items = Vec::new();
-        let mut next = None;
-        let mut remaining = 0i64;
-        for item in result.items {
-            if !selected(opts, &item.value) {
-                continue;
-            }
-            if opts.limit > 0 && items.len() == opts.limit {
-                if next.is_none() {
-                    next = Some(encode_continue(result.revision, &last_key(&items)));
-                }
-                remaining += 1;
-                continue;
-            }
-            items.push((item.key, served(item.value, item.revision)));
-        }
-        let mut list_meta = json!({"resourceVersion": result.revision.to_string()});
-        if let Some(token) = next {
-            list_meta["continue"] = Value::String(token);
-            if opts.labels.is_empty() && opts.fields.is_empty() {
-                list_meta["remainingItemCount"] = json!(remaining);
-            }
-        }
-        Ok(json!({
-            "apiVersion": kind.api_version(),
-            "kind": kind.list_kind,
-            "metadata": list_meta,
-            "items": items.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
-        }))
-    }
-
     /// Deletes (or marks deleting) every selected object. Out: a `<Kind>List` of them.
     pub async fn delete_collection(
         &self,
@@ -1029,272 +807,6 @@ impl<S: Storage> Registry<S> {
             "items": items,
         }))
     }
-
-    /// Starts a watch. With no resourceVersion (or `0`) the current objects come first as
-    /// ADDED events, then the changes after the revision they were read at; with a
-    /// resourceVersion, the changes after it. Out: the initial events, and the stream.
-    /// Errors: 400 on a bad resourceVersion. A resourceVersion older than the retained
-    /// history is not an error here: the stream then yields one 410 ERROR event, as the API
-    /// server's watch does.
-    pub async fn watch(
-        &self,
-        kind: &ApiKind,
-        namespace: Option<&str>,
-        opts: &ListOptions,
-    ) -> Result<(Vec<Event>, WatchStream), ApiError> {
-        let prefix = Self::prefix(kind, namespace);
-        let (initial, after) = match opts.resource_version.as_deref() {
-            None | Some("") | Some("0") => {
-                let list = self
-                    .store
-                    .list(&prefix, None, None)
-                    .await
-                    .map_err(|e| storage_error(kind, "", e))?;
-                let events = list
-                    .items
-                    .into_iter()
-                    .filter(|i| selected(opts, &i.value))
-                    .map(|i| Event {
-                        kind: "ADDED",
-                        object: served(i.value, i.revision),
-                    })
-                    .collect();
-                (events, list.revision)
-            }
-            Some(rv) => (Vec::new(), parse_rv(rv)?),
-        };
-        let watch = match self.store.watch(&prefix, after).await {
-            Ok(w) => Ok(w),
-            Err(StoreError::Expired { requested, oldest }) => Err(Event {
-                kind: "ERROR",
-                object: ApiError::expired(format!(
-                    "too old resource version: {requested} ({oldest})"
-                ))
-                .to_status(),
-            }),
-            Err(e) => return Err(storage_error(kind, "", e)),
-        };
-        Ok((
-            initial,
-            WatchStream {
-                watch,
-                opts: opts.clone(),
-                progress: after,
-            },
-        ))
-    }
-}
-
-/// The kind's scale paths. Errors: 404 for a kind without a scale subresource.
-fn scale_paths<'a>(kind: &'a ApiKind, name: &str) -> Result<&'a ScalePaths, ApiError> {
-    kind.scale
-        .as_ref()
-        .ok_or_else(|| ApiError::no_route(&format!("{}/{name}/scale", kind.plural)))
-}
-
-/// The integer at `path` of `obj` (`None` when absent). Errors: 500 for a value of another
-/// type, as unstructured's `NestedInt64` refuses it.
-fn nested_int(obj: &Value, path: &str) -> Result<Option<i64>, ApiError> {
-    match ScalePaths::lookup(obj, path) {
-        None => Ok(None),
-        Some(v) => v.as_i64().map(Some).ok_or_else(|| {
-            ApiError::internal(format!(
-                "{path} accessor error: {v} is of the type {}, expected int64",
-                json_type(v)
-            ))
-        }),
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "float64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
-}
-
-/// The `autoscaling/v1` Scale of the served object `obj`, by the apiextensions server's
-/// rules: metadata name, namespace, uid, resourceVersion and creationTimestamp of the object;
-/// `spec.replicas` from the spec replicas path (omitted when 0, as Go's `omitempty` drops it);
-/// `status.replicas` from the status replicas path, 0 when absent; `status.selector` from the
-/// label selector path, omitted when empty. Out: the Scale, and whether the spec replicas path
-/// holds a value. Errors: 500 for a value of the wrong type at a path.
-pub fn scale_of(paths: &ScalePaths, obj: &Value) -> Result<(Value, bool), ApiError> {
-    let spec = nested_int(obj, &paths.spec_replicas)?;
-    let status = nested_int(obj, &paths.status_replicas)?.unwrap_or(0);
-    let selector = match &paths.label_selector {
-        None => String::new(),
-        Some(p) => match ScalePaths::lookup(obj, p) {
-            None => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => {
-                return Err(ApiError::internal(format!(
-                    "{p} accessor error: {v} is of the type {}, expected string",
-                    json_type(v)
-                )));
-            }
-        },
-    };
-    let mut metadata = Map::new();
-    for field in [
-        "name",
-        "namespace",
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-    ] {
-        if let Some(v) = meta(obj).get(field).filter(|v| v.as_str() != Some("")) {
-            metadata.insert(field.into(), v.clone());
-        }
-    }
-    let mut scale = json!({
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": metadata,
-        "spec": {},
-        "status": {"replicas": status},
-    });
-    if let Some(n) = spec.filter(|n| *n != 0) {
-        scale["spec"]["replicas"] = json!(n);
-    }
-    if !selector.is_empty() {
-        scale["status"]["selector"] = Value::String(selector);
-    }
-    Ok((scale, spec.is_some()))
-}
-
-/// The replicas of a Scale a client wrote to object `name`. Errors: 400 for a body of another
-/// kind or apiVersion, another name or namespace, replicas missing or not an int32.
-fn scale_replicas(
-    paths: &ScalePaths,
-    scale: &Value,
-    namespace: Option<&str>,
-    name: &str,
-) -> Result<i64, ApiError> {
-    let api_version = scale
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let kind = scale.get("kind").and_then(Value::as_str).unwrap_or("");
-    if (!api_version.is_empty() && api_version != "autoscaling/v1")
-        || (!kind.is_empty() && kind != "Scale")
-    {
-        return Err(ApiError::bad_request(format!(
-            "the body is a {api_version}, Kind={kind}; this endpoint takes autoscaling/v1, Kind=Scale"
-        )));
-    }
-    let body_name = meta_str(scale, "name");
-    if !body_name.is_empty() && body_name != name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({body_name}) does not match the name on the URL ({name})"
-        )));
-    }
-    let body_ns = meta_str(scale, "namespace");
-    if !body_ns.is_empty() && Some(body_ns) != namespace {
-        return Err(ApiError::bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request",
-        ));
-    }
-    match ScalePaths::lookup(scale, "spec.replicas") {
-        None | Some(Value::Null) => Err(ApiError::bad_request(format!(
-            "the spec replicas field {:?} cannot be empty",
-            paths.spec_replicas
-        ))),
-        Some(v) => v
-            .as_i64()
-            .filter(|n| i32::try_from(*n).is_ok())
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "the Scale's spec.replicas must be a 32-bit integer, not {v}"
-                ))
-            }),
-    }
-}
-
-fn last_key(items: &[(String, Value)]) -> String {
-    items.last().map(|(k, _)| k.clone()).unwrap_or_default()
-}
-
-/// The changes of a watch, filtered by its selectors and turned into API events.
-pub struct WatchStream {
-    watch: Result<super::storage::Watch, Event>,
-    opts: ListOptions,
-    progress: u64,
-}
-
-impl WatchStream {
-    /// The next event. An object that starts matching the selectors is ADDED, one that stops
-    /// matching is DELETED, as the API server's filtered watch reports them. Out: `None` when
-    /// the watch ended (the store closed, or after an ERROR event).
-    pub async fn next(&mut self) -> Option<Event> {
-        let watch = match &mut self.watch {
-            Ok(w) => w,
-            Err(e) => {
-                let e = e.clone();
-                self.watch = Err(Event {
-                    kind: "",
-                    object: Value::Null,
-                });
-                return (!e.kind.is_empty()).then_some(e);
-            }
-        };
-        loop {
-            let change = match watch.next().await? {
-                Ok(c) => c,
-                Err(e) => {
-                    let status = match e {
-                        StoreError::Expired { requested, oldest } => ApiError::expired(format!(
-                            "too old resource version: {requested} ({oldest})"
-                        )),
-                        e => ApiError::internal(e),
-                    };
-                    self.watch = Err(Event {
-                        kind: "",
-                        object: Value::Null,
-                    });
-                    return Some(Event {
-                        kind: "ERROR",
-                        object: status.to_status(),
-                    });
-                }
-            };
-            self.progress = change.revision;
-            let now_in = change.kind == ChangeKind::Put && selected(&self.opts, &change.value);
-            let before_in = change
-                .prev
-                .as_ref()
-                .is_some_and(|p| selected(&self.opts, p));
-            let kind = match (change.kind, before_in, now_in) {
-                (ChangeKind::Delete, true, _) => "DELETED",
-                (ChangeKind::Put, false, true) => "ADDED",
-                (ChangeKind::Put, true, true) => "MODIFIED",
-                (ChangeKind::Put, true, false) => "DELETED",
-                _ => continue,
-            };
-            return Some(Event {
-                kind,
-                object: served(change.value, change.revision),
-            });
-        }
-    }
-
-    /// The revision up to which every change has been delivered (or filtered out): what a
-    /// BOOKMARK event may carry.
-    pub fn progress(&self) -> u64 {
-        self.progress
-    }
-}
-
-/// Whether `obj` passes the label and field selectors of `opts`.
-fn selected(opts: &ListOptions, obj: &Value) -> bool {
-    opts.labels.matches(&labels(obj))
-        && opts
-            .fields
-            .matches(meta_str(obj, "name"), meta_str(obj, "namespace"))
 }
 
 #[cfg(test)]

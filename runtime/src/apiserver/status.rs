@@ -85,6 +85,17 @@ impl ApiError {
 
     /// 422 Invalid, with one cause per `(field, message)`.
     pub fn invalid(kind: &ApiKind, name: &str, causes: &[(String, String)]) -> Self {
+        Self::invalid_in(&kind.group, &kind.kind, name, causes)
+    }
+
+    /// 422 Invalid for the request's options (`ListOptions`, `CreateOptions`, `PatchOptions`,
+    /// `DeleteOptions` …, of group `meta.k8s.io`), as k8s.io/apiserver's handlers answer
+    /// options that fail `ValidateListOptions` and the other option validations.
+    pub fn invalid_options(options_kind: &str, causes: &[(String, String)]) -> Self {
+        Self::invalid_in("meta.k8s.io", options_kind, "", causes)
+    }
+
+    fn invalid_in(group: &str, kind: &str, name: &str, causes: &[(String, String)]) -> Self {
         let list: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
         let message = match list.as_slice() {
             [one] => one.clone(),
@@ -94,14 +105,20 @@ impl ApiError {
             .iter()
             .map(|(f, m)| json!({"reason": cause_type(m), "message": m, "field": f}))
             .collect();
+        // `schema.GroupKind`'s form: the kind alone in the core group (`Pod`).
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
         Self {
             details: Some(json!({
-                "name": name, "group": kind.group, "kind": kind.kind, "causes": causes,
+                "name": name, "group": group, "kind": kind, "causes": causes,
             })),
             ..Self::new(
                 422,
                 "Invalid",
-                format!("{} \"{name}\" is invalid: {message}", kind.qualified_kind()),
+                format!("{qualified} \"{name}\" is invalid: {message}"),
             )
         }
     }
@@ -209,6 +226,8 @@ fn cause_type(message: &str) -> &'static str {
         "FieldValueForbidden"
     } else if message.starts_with("Unsupported value") {
         "FieldValueNotSupported"
+    } else if message.starts_with("Too long") {
+        "FieldValueTooLong"
     } else {
         "FieldValueInvalid"
     }

@@ -8,11 +8,12 @@ use serde_json::{Value, json};
 use super::kind::{ApiKind, NAME_DOC};
 
 /// What each row carries besides its cells (`includeObject`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IncludeObject {
     /// No object.
     None,
     /// A `PartialObjectMetadata` (the default).
+    #[default]
     Metadata,
     /// The whole object.
     Object,

@@ -201,14 +201,36 @@ impl Front {
         {
             return error_response(&e);
         }
-        let mut body = body;
+        let (mut parts, mut body) = (parts, body);
+        let mut added = None;
         if matches!(verb, Verb::Delete | Verb::DeleteCollection) && target.sub.is_none() {
             match self.prepare_delete(&kind, &target, &query, &body).await {
-                Ok(b) => body = b,
+                Ok((b, finalizer)) => {
+                    body = b;
+                    added = finalizer;
+                    parts.uri = without_propagation(&parts.uri);
+                }
                 Err(e) => return error_response(&e),
             }
         }
         let response = self.forward(parts, body).await;
+        if let Some(finalizer) = added
+            && !response.status().is_success()
+        {
+            // The delete failed (a precondition, admission): the finalizer put on for it goes.
+            let name = target.name.as_deref().unwrap_or("");
+            if let Err(e) = remove_finalizer(
+                &self.registry,
+                &kind,
+                target.namespace.as_deref(),
+                name,
+                finalizer,
+            )
+            .await
+            {
+                tracing::warn!(error = %e, "test cluster: taking back the finalizer of a failed delete");
+            }
+        }
         let written = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
         if !written || !response.status().is_success() {
             return response;
@@ -252,15 +274,16 @@ impl Front {
     /// A delete's propagation policy (query or DeleteOptions body): for `Orphan` and
     /// `Foreground`, the object first gets the garbage collector's finalizer (as
     /// kube-apiserver's registry adds it); a Namespace gets the namespace finalizer. Out: the
-    /// body to pass on. Errors: 400 for an unknown policy, or `Orphan`/`Foreground` on a
-    /// collection (not served by the test cluster).
+    /// body to pass on, without the policy (the front door carried it out; the registry then
+    /// deletes as for `Background`), and the finalizer added. Errors: 400 for an unknown
+    /// policy, or `Orphan`/`Foreground` on a collection (not served by the test cluster).
     async fn prepare_delete(
         &self,
         kind: &ApiKind,
         target: &Target,
         query: &str,
         body: &Bytes,
-    ) -> Result<Bytes, ApiError> {
+    ) -> Result<(Bytes, Option<&'static str>), ApiError> {
         let options: Value = if body.is_empty() {
             json!({})
         } else {
@@ -290,13 +313,19 @@ impl Front {
                 )));
             }
         };
+        let mut options = options;
+        if let Some(o) = options.as_object_mut() {
+            o.remove("propagationPolicy");
+            o.remove("orphanDependents");
+        }
+        let passed = Bytes::from(options.to_string());
         let Some(name) = &target.name else {
             if propagation != Propagation::Background {
                 return Err(ApiError::bad_request(
                     "the test cluster deletes collections with propagationPolicy Background only",
                 ));
             }
-            return Ok(body.clone());
+            return Ok((passed, None));
         };
         let namespace = target.namespace.as_deref();
         let finalizer = if kind.group.is_empty() && kind.plural == "namespaces" {
@@ -308,10 +337,13 @@ impl Front {
                 Propagation::Orphan => Some("orphan"),
             }
         };
-        if let Some(finalizer) = finalizer {
-            add_finalizer(&self.registry, kind, namespace, name, finalizer).await?;
-        }
-        Ok(body.clone())
+        let added = match finalizer {
+            Some(f) => add_finalizer(&self.registry, kind, namespace, name, f)
+                .await?
+                .then_some(f),
+            None => None,
+        };
+        Ok((passed, added))
     }
 
     /// A created Namespace's `status.phase: Active`, as the namespace's strategy sets it.
@@ -378,8 +410,29 @@ pub(crate) async fn create_namespace(front: &Front, name: &str) -> anyhow::Resul
 }
 
 /// Adds `finalizer` to object `name` unless it has it or is being deleted (where no
-/// finalizer may be added). Errors: as the registry's patch.
+/// finalizer may be added). Out: whether it was added. Errors: as the registry's patch.
 pub(crate) async fn add_finalizer(
+    registry: &Registry<RedbStore>,
+    kind: &ApiKind,
+    namespace: Option<&str>,
+    name: &str,
+    finalizer: &str,
+) -> Result<bool, ApiError> {
+    let obj = registry.get(kind, namespace, name).await?;
+    if obj.pointer("/metadata/deletionTimestamp").is_some() {
+        return Ok(false);
+    }
+    let mut finalizers = super::gc::finalizers(&obj);
+    if finalizers.iter().any(|f| f == finalizer) {
+        return Ok(false);
+    }
+    finalizers.push(finalizer.to_string());
+    set_finalizers(registry, kind, &obj, &finalizers).await?;
+    Ok(true)
+}
+
+/// Removes `finalizer` from object `name` (if it is there). Errors: as the registry's patch.
+async fn remove_finalizer(
     registry: &Registry<RedbStore>,
     kind: &ApiKind,
     namespace: Option<&str>,
@@ -387,15 +440,34 @@ pub(crate) async fn add_finalizer(
     finalizer: &str,
 ) -> Result<(), ApiError> {
     let obj = registry.get(kind, namespace, name).await?;
-    if obj.pointer("/metadata/deletionTimestamp").is_some() {
+    let finalizers = super::gc::finalizers(&obj);
+    if !finalizers.iter().any(|f| f == finalizer) {
         return Ok(());
     }
-    let mut finalizers = super::gc::finalizers(&obj);
-    if finalizers.iter().any(|f| f == finalizer) {
-        return Ok(());
-    }
-    finalizers.push(finalizer.to_string());
-    set_finalizers(registry, kind, &obj, &finalizers).await
+    let left: Vec<String> = finalizers.into_iter().filter(|f| f != finalizer).collect();
+    set_finalizers(registry, kind, &obj, &left).await
+}
+
+/// `uri` without the `propagationPolicy` and `orphanDependents` query parameters.
+fn without_propagation(uri: &http::Uri) -> http::Uri {
+    let Some(query) = uri.query() else {
+        return uri.clone();
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|p| {
+            let key = p.split('=').next().unwrap_or("");
+            key != "propagationPolicy" && key != "orphanDependents"
+        })
+        .collect();
+    let path_and_query = if kept.is_empty() {
+        uri.path().to_string()
+    } else {
+        format!("{}?{}", uri.path(), kept.join("&"))
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = path_and_query.parse().ok();
+    http::Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
 }
 
 /// Writes `finalizers` to `obj` (as read, its resourceVersion a precondition). Errors: as

@@ -1,5 +1,6 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 use super::*;
+use crate::apiserver::selector::{FieldSelector, LabelSelector};
 use crate::apiserver::storage::RedbStore;
 use serde_json::json;
 

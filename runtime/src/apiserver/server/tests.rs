@@ -2,9 +2,10 @@
 use super::*;
 use crate::apiserver::storage::RedbStore;
 use axum::http::Request;
+use serde_json::{Value, json};
 use tower::ServiceExt;
 
-fn kind() -> ApiKind {
+pub(crate) fn kind() -> ApiKind {
     let mut k = crate::apiserver::registry::tests::database_kind();
     k.columns = vec![
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition {
@@ -17,13 +18,13 @@ fn kind() -> ApiKind {
     k
 }
 
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
     router: Router,
     shutdown: CancellationToken,
 }
 
-fn fixture(tweak: impl FnOnce(&mut Config)) -> Fixture {
+pub(crate) fn fixture(tweak: impl FnOnce(&mut Config)) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = RedbStore::open(&dir.path().join("db")).unwrap();
     let mut config = Config::new(vec![kind()]);
@@ -37,7 +38,7 @@ fn fixture(tweak: impl FnOnce(&mut Config)) -> Fixture {
     }
 }
 
-async fn call(
+pub(crate) async fn call(
     f: &Fixture,
     method: &str,
     uri: &str,
@@ -61,12 +62,12 @@ async fn call(
     (code, String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn json_of(s: &str) -> Value {
+pub(crate) fn json_of(s: &str) -> Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
 }
 
-const DBS: &str = "/apis/example.com/v1/namespaces/ns/databases";
-const BODY: &str = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":2}}"#;
+pub(crate) const DBS: &str = "/apis/example.com/v1/namespaces/ns/databases";
+pub(crate) const BODY: &str = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":2}}"#;
 
 #[tokio::test]
 async fn errors_are_status_objects_with_the_api_servers_codes() {

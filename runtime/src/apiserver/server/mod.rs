@@ -1,0 +1,417 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The HTTP face of the API server: discovery, health, version, OpenAPI and the resource
+//! endpoints, as an axum [`Router`] served over the runtime's TLS ([`crate::tls`]).
+//!
+//! Paths, verbs and answers follow k8s.io/apiserver's handlers (`pkg/endpoints`):
+//! `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/status|/scale]]`; GET lists or
+//! (`watch=true`) watches a collection; POST creates; DELETE on a collection is
+//! deletecollection; PUT, PATCH (merge or JSON patch) and DELETE on an object; GET, PUT and
+//! PATCH on `/status` and on `/scale` (an `autoscaling/v1` Scale). Errors are
+//! `metav1.Status` bodies. Add routes of your own (the Database example's `/custom`) by
+//! merging them into [`ApiServer::router`]'s answer.
+//!
+//! This file holds the configuration, the server, its guard and the dispatch of a request to
+//! one handler per verb, each a short pipeline (options, decode, registry, encode):
+//! [`get`], [`list`], [`watch`], [`create`], [`update`], [`patch`], [`delete`] (also
+//! deletecollection) and [`scale`]. Beside them: [`routes`] (the path parser), [`options`]
+//! (every query option parsed and validated in one place), [`decode`] (bodies, patch types,
+//! `fieldValidation`), [`encode`] (`Accept` negotiation, Table, JSON, `Warning` headers,
+//! Status errors), [`discovery`] and [`health`].
+
+pub mod create;
+pub mod decode;
+pub mod delete;
+pub mod discovery;
+pub mod encode;
+pub mod get;
+pub mod health;
+pub mod list;
+pub mod options;
+pub mod patch;
+pub mod routes;
+pub mod scale;
+pub mod update;
+pub mod watch;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use tokio_util::sync::CancellationToken;
+
+use super::kind::ApiKind;
+use super::openapi;
+use super::registry::{Part, Registry};
+use super::status::ApiError;
+use super::storage::Storage;
+use encode::{AGGREGATED_DISCOVERY, Accept, Answer, json_response, wants_aggregated};
+pub use options::{RequestOptions, Verb};
+use routes::{Route, Sub, route};
+
+/// The server's limits and identity.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The kinds served (each group/version/plural once).
+    pub kinds: Vec<ApiKind>,
+    /// Largest request body accepted (413 above it). The API server's default is 3 MiB.
+    pub max_body_bytes: usize,
+    /// Longest a non-watch request may take (504 Timeout after it). The API server's
+    /// default is 60 s.
+    pub request_timeout: Duration,
+    /// How often a watch that asked for bookmarks gets one. The API server sends them about
+    /// once a minute.
+    pub bookmark_interval: Duration,
+    /// Longest a watch runs without `timeoutSeconds` (the API server picks 30-60 min).
+    pub max_watch: Duration,
+    /// The `/version` answer's `gitVersion` (`v1.2.3`); major and minor are read from it.
+    pub version: String,
+    /// Delegated authentication and authorization ([`super::auth`]); `None` (the default)
+    /// serves every request unchecked, for local runs and tests. With it, [`ApiServer::serve`]
+    /// asks TLS clients for a certificate.
+    pub auth: Option<Arc<super::auth::Delegated>>,
+    /// Requests in flight and the share one user may hold ([`super::limits`]; 429 past them).
+    pub limits: super::limits::Limits,
+    /// The clock objects are stamped with (the system's; the test cluster's is manual).
+    pub clock: super::clock::Clock,
+}
+
+impl Config {
+    /// The API server's default limits for `kinds`, reporting this crate's version.
+    pub fn new(kinds: Vec<ApiKind>) -> Self {
+        Self {
+            kinds,
+            max_body_bytes: 3 * 1024 * 1024,
+            request_timeout: Duration::from_secs(60),
+            bookmark_interval: Duration::from_secs(60),
+            max_watch: Duration::from_secs(30 * 60),
+            version: format!("v{}", env!("CARGO_PKG_VERSION")),
+            auth: None,
+            limits: super::limits::Limits::default(),
+            clock: super::clock::Clock::system(),
+        }
+    }
+}
+
+/// The server: configuration, registry and shutdown state.
+pub struct ApiServer<S> {
+    config: Config,
+    registry: Registry<S>,
+    shutdown: CancellationToken,
+    inflight: Arc<super::limits::InFlight>,
+}
+
+impl<S: Storage> ApiServer<S> {
+    /// A server for `config` over `store`. `shutdown` ends open watches and turns `/readyz`
+    /// to 500 once cancelled.
+    pub fn new(config: Config, store: S, shutdown: CancellationToken) -> Arc<Self> {
+        Arc::new(Self {
+            inflight: super::limits::InFlight::new(config.limits),
+            registry: Registry::with_clock(store, config.clock.clone()),
+            config,
+            shutdown,
+        })
+    }
+
+    /// The router of every endpoint, to serve with [`crate::tls::serve`] (after merging any
+    /// routes of your own), behind [`Self::guard`].
+    pub fn router(self: &Arc<Self>) -> Router {
+        self.guard(self.routes())
+    }
+
+    fn routes(self: &Arc<Self>) -> Router {
+        Router::new().fallback(handle::<S>).with_state(self.clone())
+    }
+
+    /// The requests in flight now, per pool ([`super::limits`]).
+    pub fn inflight(&self) -> &super::limits::InFlight {
+        &self.inflight
+    }
+
+    /// Puts `Config::auth`'s authentication and authorization in front of every route of
+    /// `router` (none when it is `None`), then `Config::limits` (a request over them is 429,
+    /// counted for the user authentication found). Client certificates reach it only when
+    /// served by [`crate::tls::serve_with_client_certs`], as [`Self::serve`] does.
+    pub fn guard(&self, router: Router) -> Router {
+        let router = router.layer(axum::middleware::from_fn_with_state(
+            self.inflight.clone(),
+            super::limits::middleware,
+        ));
+        match &self.config.auth {
+            Some(auth) => router.layer(axum::middleware::from_fn_with_state(
+                auth.clone(),
+                super::auth::middleware,
+            )),
+            None => router,
+        }
+    }
+
+    /// Serves the router, with `extra` routes merged in (and guarded as the rest), on
+    /// `listener` over TLS until `shutdown` is cancelled, then lets requests finish (watches
+    /// end at once). With `Config::auth` set, TLS clients are asked for a certificate.
+    /// Errors: as [`crate::tls::serve`].
+    pub async fn serve(
+        self: &Arc<Self>,
+        listener: tokio::net::TcpListener,
+        certs: Arc<crate::tls::Certificates>,
+        extra: Router,
+    ) -> anyhow::Result<()> {
+        let app = self.guard(extra.merge(self.routes()));
+        if self.config.auth.is_some() {
+            crate::tls::serve_with_client_certs(
+                listener,
+                certs,
+                app,
+                self.shutdown.clone(),
+                "API server",
+            )
+            .await
+        } else {
+            crate::tls::serve(listener, certs, app, self.shutdown.clone(), "API server").await
+        }
+    }
+}
+
+/// One resource request, decoded: what every verb's handler reads.
+pub struct Scope<'a, S> {
+    /// The server.
+    pub srv: &'a ApiServer<S>,
+    /// The kind the path names.
+    pub kind: &'a ApiKind,
+    /// The namespace of the path (`None` for a cluster-wide path).
+    pub namespace: Option<&'a str>,
+    /// The object or its status.
+    pub part: Part,
+    /// The request's headers.
+    pub headers: &'a HeaderMap,
+    /// The request's options, parsed (each handler validates them for its verb).
+    pub opts: RequestOptions,
+    /// What `Accept` asked for.
+    pub accepts: Accept,
+    /// The body.
+    pub body: Bytes,
+}
+
+async fn handle<S: Storage>(
+    State(srv): State<Arc<ApiServer<S>>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    Query(query): Query<Vec<(String, String)>>,
+    body: Body,
+) -> Response {
+    let path = uri.path().to_string();
+    let verbose = query.iter().any(|(k, _)| k == "verbose");
+    match path.as_str() {
+        "/healthz" | "/livez" => return health::health(true, verbose),
+        "/readyz" => return health::health(!srv.shutdown.is_cancelled(), verbose),
+        "/version" => {
+            return json_response(StatusCode::OK, &health::version(&srv.config.version), false);
+        }
+        _ => {}
+    }
+    if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
+        return match openapi::serve(&srv.config.kinds, &path) {
+            Some(doc) => json_response(StatusCode::OK, &doc, false),
+            None => ApiError::no_route(&path).into_response(),
+        };
+    }
+    if (path == "/api" || path == "/apis") && method == Method::GET && wants_aggregated(&headers) {
+        let core = path == "/api";
+        let kinds: Vec<ApiKind> = srv
+            .config
+            .kinds
+            .iter()
+            .filter(|k| k.group.is_empty() == core)
+            .cloned()
+            .collect();
+        let doc = discovery::aggregated(&kinds);
+        let mut r = json_response(StatusCode::OK, &doc, false);
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(AGGREGATED_DISCOVERY),
+        );
+        return r;
+    }
+    let accepts = match encode::accept(&headers) {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
+    let body = match axum::body::to_bytes(body, srv.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => return ApiError::too_large(srv.config.max_body_bytes).into_response(),
+    };
+    let opts = match RequestOptions::parse(&query) {
+        Ok(o) => o,
+        Err(e) => return e.into_response(),
+    };
+    let pretty = opts.pretty;
+    if opts.watch && method == Method::GET {
+        return match watch_request(&srv, &path, &headers, opts, accepts, body).await {
+            Ok(r) => r,
+            Err(e) => e.into_response(),
+        };
+    }
+    let mut limit = srv.config.request_timeout;
+    if let Some(t) = opts.timeout_seconds.filter(|t| *t > 0) {
+        limit = limit.min(Duration::from_secs(t));
+    }
+    match tokio::time::timeout(
+        limit,
+        dispatch(&srv, &method, &path, &headers, opts, accepts, body),
+    )
+    .await
+    {
+        Ok(Ok(answer)) => answer.into_response(pretty),
+        Ok(Err(e)) => e.into_response(),
+        Err(_) => ApiError::timeout(limit).into_response(),
+    }
+}
+
+/// The kind a resource path names, served at that scope. Errors: 404.
+fn resolve<'a, S>(
+    srv: &'a ApiServer<S>,
+    path: &str,
+    group: &str,
+    version: &str,
+    namespace: Option<&str>,
+    plural: &str,
+) -> Result<&'a ApiKind, ApiError> {
+    srv.config
+        .kinds
+        .iter()
+        .find(|k| k.group == group && k.version == version && k.plural == plural)
+        .filter(|k| k.namespaced || namespace.is_none())
+        .ok_or_else(|| ApiError::no_route(path))
+}
+
+/// A watch request: only on a collection (405 elsewhere).
+async fn watch_request<S: Storage>(
+    srv: &ApiServer<S>,
+    path: &str,
+    headers: &HeaderMap,
+    opts: RequestOptions,
+    accepts: Accept,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let Some(Route::Resource {
+        group,
+        version,
+        namespace,
+        plural,
+        name: None,
+        sub: Sub::None,
+    }) = route(path)
+    else {
+        return Err(ApiError::method_not_allowed(format!(
+            "watch is not supported on {path}"
+        )));
+    };
+    let kind = resolve(srv, path, group, version, namespace, plural)?;
+    let scope = Scope {
+        srv,
+        kind,
+        namespace,
+        part: Part::Main,
+        headers,
+        opts,
+        accepts,
+        body,
+    };
+    watch::watch(&scope).await
+}
+
+/// Routes a request other than a watch to discovery or to its verb's handler.
+async fn dispatch<S: Storage>(
+    srv: &ApiServer<S>,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+    opts: RequestOptions,
+    accepts: Accept,
+    body: Bytes,
+) -> Result<Answer, ApiError> {
+    let Some(r) = route(path) else {
+        return Err(ApiError::no_route(path));
+    };
+    let not_allowed =
+        || ApiError::method_not_allowed(format!("{method} is not supported on {path}"));
+    let get_only = || {
+        if method == Method::GET {
+            Ok(())
+        } else {
+            Err(not_allowed())
+        }
+    };
+    let kinds = &srv.config.kinds;
+    let (group, version, namespace, plural, name, sub) = match r {
+        Route::Api => {
+            get_only()?;
+            return Ok(Answer::ok(discovery::api_versions(kinds)));
+        }
+        Route::Apis => {
+            get_only()?;
+            return Ok(Answer::ok(discovery::group_list(kinds)));
+        }
+        Route::Group(g) => {
+            get_only()?;
+            return discovery::group(kinds, g)
+                .map(Answer::ok)
+                .ok_or_else(|| ApiError::no_route(path));
+        }
+        Route::GroupVersion(g, v) => {
+            get_only()?;
+            return discovery::resource_list(kinds, g, v)
+                .map(Answer::ok)
+                .ok_or_else(|| ApiError::no_route(path));
+        }
+        Route::Resource {
+            group,
+            version,
+            namespace,
+            plural,
+            name,
+            sub,
+        } => (group, version, namespace, plural, name, sub),
+    };
+    let kind = resolve(srv, path, group, version, namespace, plural)?;
+    if (sub == Sub::Status && !kind.status_subresource)
+        || (sub == Sub::Scale && kind.scale.is_none())
+    {
+        return Err(ApiError::no_route(path));
+    }
+    let s = Scope {
+        srv,
+        kind,
+        namespace,
+        part: if sub == Sub::Status {
+            Part::Status
+        } else {
+            Part::Main
+        },
+        headers,
+        opts,
+        accepts,
+        body,
+    };
+    if sub == Sub::Scale {
+        return scale::scale(&s, name, method).await;
+    }
+    let in_scope = namespace.is_some() || !kind.namespaced;
+    match (name, method.clone()) {
+        (None, Method::GET) => list::list(&s).await,
+        (None, Method::POST) if in_scope => create::create(&s).await,
+        (None, Method::DELETE) if in_scope => delete::delete_collection(&s).await,
+        (Some(n), Method::GET) => get::get(&s, n).await,
+        (Some(n), Method::PUT) => update::update(&s, n).await,
+        (Some(n), Method::PATCH) => patch::patch(&s, n).await,
+        (Some(n), Method::DELETE) if sub == Sub::None => delete::delete(&s, n).await,
+        _ => Err(not_allowed()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,534 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The request's options, read from the query (and, for a delete, the `DeleteOptions` body)
+//! and checked in one place, so no verb can forget one.
+//!
+//! [`RequestOptions::parse`] decodes every option the API server knows; a value of the wrong
+//! type is 400 BadRequest, as the API server's parameter codec answers it.
+//! [`RequestOptions::validate`] then checks them for one [`Verb`], as k8s.io/apiserver's
+//! handlers run `ValidateListOptions`, `ValidateCreateOptions`, `ValidateUpdateOptions`,
+//! `ValidatePatchOptions` and `ValidateDeleteOptions` (422 Invalid of `<Kind>Options` in
+//! `meta.k8s.io`), and refuses what this server parses but does not carry out yet
+//! (400 BadRequest naming it): `dryRun=All`, `propagationPolicy` `Orphan` and `Foreground`,
+//! `orphanDependents=true`, and `sendInitialEvents=false`. Unknown query parameters are
+//! ignored, as the API server ignores them.
+
+use serde_json::Value;
+
+use super::super::registry::{ListOptions, PatchType};
+use super::super::selector::{FieldSelector, LabelSelector};
+use super::super::status::ApiError;
+use super::super::table::IncludeObject;
+
+/// The verb a request is served as: which options apply and how they are validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// GET of one object (or its `/status`, `/scale`).
+    Get,
+    /// GET of a collection.
+    List,
+    /// GET of a collection with `watch=true`.
+    Watch,
+    /// POST to a collection.
+    Create,
+    /// PUT of an object (or its `/status`, `/scale`).
+    Update,
+    /// PATCH of an object with this patch type.
+    Patch(PatchType),
+    /// DELETE of an object.
+    Delete,
+    /// DELETE of a collection.
+    DeleteCollection,
+}
+
+/// `resourceVersionMatch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceVersionMatch {
+    /// `Exact`: the list at exactly that resourceVersion.
+    Exact,
+    /// `NotOlderThan`: a list at least as new as that resourceVersion.
+    NotOlderThan,
+}
+
+impl ResourceVersionMatch {
+    /// The value as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exact => "Exact",
+            Self::NotOlderThan => "NotOlderThan",
+        }
+    }
+}
+
+/// `fieldValidation`: what a write does with unknown fields in its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// `Ignore`: drop them silently.
+    Ignore,
+    /// `Warn` (the API server's default): drop them, with a `Warning` header each.
+    #[default]
+    Warn,
+    /// `Strict`: refuse the write (400).
+    Strict,
+}
+
+/// `propagationPolicy` of a delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    /// `Orphan`: dependents keep running without their owner.
+    Orphan,
+    /// `Background`: the owner goes at once, the garbage collector deletes dependents later.
+    Background,
+    /// `Foreground`: the owner stays until its blocking dependents are gone.
+    Foreground,
+}
+
+/// Every option of a request, decoded. The defaults are what a request without the parameter
+/// means.
+#[derive(Debug, Clone, Default)]
+pub struct RequestOptions {
+    /// `resourceVersion` (empty counts as unset).
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch`.
+    pub resource_version_match: Option<ResourceVersionMatch>,
+    /// A `resourceVersionMatch`, `fieldValidation` or `propagationPolicy` value the API
+    /// server does not know, kept for [`Self::validate`] to report in the verb's options.
+    unknown: Unknown,
+    /// `limit` (0: no limit; a negative limit counts as 0, as the API server reads it).
+    pub limit: usize,
+    /// `continue` (empty counts as unset).
+    pub continue_token: Option<String>,
+    /// `labelSelector`.
+    pub labels: LabelSelector,
+    /// `fieldSelector`.
+    pub fields: FieldSelector,
+    /// `watch` (`true` or `1`).
+    pub watch: bool,
+    /// `allowWatchBookmarks`.
+    pub allow_watch_bookmarks: bool,
+    /// `sendInitialEvents` (unset is `None`).
+    pub send_initial_events: Option<bool>,
+    /// `timeoutSeconds`.
+    pub timeout_seconds: Option<u64>,
+    /// `fieldValidation`.
+    pub field_validation: FieldValidation,
+    /// `fieldManager`. Checked as the API server checks it; managedFields are not kept yet,
+    /// so nothing is recorded under it.
+    pub field_manager: Option<String>,
+    /// `force`.
+    pub force: Option<bool>,
+    /// `dryRun` (each value once per parameter or body entry).
+    pub dry_run: Vec<String>,
+    /// `propagationPolicy` (query or DeleteOptions body).
+    pub propagation_policy: Option<Propagation>,
+    /// `gracePeriodSeconds` (query or DeleteOptions body). A custom resource has no graceful
+    /// deletion: the API server deletes it (or marks it deleting) at once whatever the value,
+    /// and so does this server.
+    pub grace_period_seconds: Option<i64>,
+    /// `orphanDependents` (query or DeleteOptions body; deprecated for `propagationPolicy`).
+    pub orphan_dependents: Option<bool>,
+    /// `pretty`: indent the JSON answer.
+    pub pretty: bool,
+    /// `includeObject` of a Table answer.
+    pub include_object: IncludeObject,
+}
+
+/// Values of enumerated options that are not among the known ones.
+#[derive(Debug, Clone, Default)]
+struct Unknown {
+    resource_version_match: Option<String>,
+    field_validation: Option<String>,
+    propagation_policy: Option<String>,
+}
+
+fn bad_value(param: &str, value: &str, want: &str) -> ApiError {
+    ApiError::bad_request(format!("{param}: invalid value {value:?}: {want}"))
+}
+
+/// A boolean as the API server's parameter codec reads one (Go's `strconv.ParseBool`).
+fn parse_bool(param: &str, value: &str) -> Result<bool, ApiError> {
+    match value {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
+        _ => Err(bad_value(param, value, "expected true or false")),
+    }
+}
+
+fn parse_int(param: &str, value: &str) -> Result<i64, ApiError> {
+    value
+        .parse::<i64>()
+        .map_err(|_| bad_value(param, value, "expected an integer"))
+}
+
+fn propagation(value: &str) -> Option<Propagation> {
+    match value {
+        "Orphan" => Some(Propagation::Orphan),
+        "Background" => Some(Propagation::Background),
+        "Foreground" => Some(Propagation::Foreground),
+        _ => None,
+    }
+}
+
+/// A list of strings as Go's `%#v` prints a `[]string` (how the API server quotes the
+/// values of a list option it refuses).
+fn go_strings(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!("[]string{{{}}}", quoted.join(", "))
+}
+
+fn not_supported(field: &str, value: &str, supported: &str) -> (String, String) {
+    (
+        field.to_string(),
+        format!("Unsupported value: {value}: supported values: {supported}"),
+    )
+}
+
+impl RequestOptions {
+    /// Decodes the query's `(name, value)` pairs, in order (a repeated `dryRun` keeps every
+    /// value; for another repeated parameter the last one counts). An unknown
+    /// `resourceVersionMatch`, `fieldValidation` or `propagationPolicy` is kept for
+    /// [`Self::validate`] (422 Invalid there, in the verb's options). Errors: 400 BadRequest
+    /// for a value of the wrong type, a selector that does not parse, or an unknown
+    /// `includeObject`.
+    pub fn parse(query: &[(String, String)]) -> Result<Self, ApiError> {
+        let mut o = Self::default();
+        for (k, v) in query {
+            match k.as_str() {
+                "resourceVersion" => o.resource_version = Some(v.clone()).filter(|v| !v.is_empty()),
+                "resourceVersionMatch" => {
+                    o.resource_version_match = None;
+                    o.unknown.resource_version_match = None;
+                    match v.as_str() {
+                        "" => {}
+                        "Exact" => o.resource_version_match = Some(ResourceVersionMatch::Exact),
+                        "NotOlderThan" => {
+                            o.resource_version_match = Some(ResourceVersionMatch::NotOlderThan)
+                        }
+                        other => o.unknown.resource_version_match = Some(other.to_string()),
+                    }
+                }
+                "limit" if !v.is_empty() => o.limit = parse_int(k, v)?.max(0) as usize,
+                "continue" => o.continue_token = Some(v.clone()).filter(|v| !v.is_empty()),
+                "labelSelector" => {
+                    o.labels = LabelSelector::parse(v).map_err(ApiError::bad_request)?
+                }
+                "fieldSelector" => {
+                    o.fields = FieldSelector::parse(v).map_err(ApiError::bad_request)?
+                }
+                "watch" => o.watch = parse_bool(k, v)?,
+                "allowWatchBookmarks" => o.allow_watch_bookmarks = parse_bool(k, v)?,
+                "sendInitialEvents" => o.send_initial_events = Some(parse_bool(k, v)?),
+                "timeoutSeconds" if !v.is_empty() => {
+                    o.timeout_seconds = Some(parse_int(k, v)?.max(0) as u64)
+                }
+                "fieldValidation" => {
+                    o.unknown.field_validation = None;
+                    o.field_validation = match v.as_str() {
+                        "Ignore" => FieldValidation::Ignore,
+                        "" | "Warn" => FieldValidation::Warn,
+                        "Strict" => FieldValidation::Strict,
+                        other => {
+                            o.unknown.field_validation = Some(other.to_string());
+                            FieldValidation::Warn
+                        }
+                    }
+                }
+                "fieldManager" => o.field_manager = Some(v.clone()).filter(|v| !v.is_empty()),
+                "force" => o.force = Some(parse_bool(k, v)?),
+                "dryRun" => o.dry_run.push(v.clone()),
+                "propagationPolicy" if !v.is_empty() => o.set_propagation(v),
+                "gracePeriodSeconds" if !v.is_empty() => {
+                    o.grace_period_seconds = Some(parse_int(k, v)?)
+                }
+                "orphanDependents" => o.orphan_dependents = Some(parse_bool(k, v)?),
+                "pretty" => o.pretty = parse_bool(k, v)?,
+                "includeObject" => {
+                    o.include_object = match v.as_str() {
+                        "None" => IncludeObject::None,
+                        "Object" => IncludeObject::Object,
+                        "" | "Metadata" => IncludeObject::Metadata,
+                        other => {
+                            return Err(ApiError::bad_request(format!(
+                                "includeObject: invalid value {other:?}: must be 'Metadata', 'Object', 'None', or empty"
+                            )));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(o)
+    }
+
+    fn set_propagation(&mut self, value: &str) {
+        self.propagation_policy = propagation(value);
+        self.unknown.propagation_policy =
+            self.propagation_policy.is_none().then(|| value.to_string());
+    }
+
+    /// Takes the options of a `DeleteOptions` body over the query's (`dryRun`,
+    /// `propagationPolicy`, `gracePeriodSeconds`, `orphanDependents`; `preconditions` are the
+    /// registry's). Errors: 400 BadRequest for a field of the wrong type.
+    pub fn merge_delete_body(&mut self, body: &Value) -> Result<(), ApiError> {
+        let wrong = |field: &str, v: &Value| {
+            ApiError::bad_request(format!("DeleteOptions.{field}: invalid value {v}"))
+        };
+        if let Some(v) = body.get("dryRun").filter(|v| !v.is_null()) {
+            let values = v.as_array().ok_or_else(|| wrong("dryRun", v))?;
+            for d in values {
+                self.dry_run
+                    .push(d.as_str().ok_or_else(|| wrong("dryRun", d))?.to_string());
+            }
+        }
+        if let Some(v) = body.get("propagationPolicy").filter(|v| !v.is_null()) {
+            let p = v.as_str().ok_or_else(|| wrong("propagationPolicy", v))?;
+            self.set_propagation(p);
+        }
+        if let Some(v) = body.get("gracePeriodSeconds").filter(|v| !v.is_null()) {
+            self.grace_period_seconds =
+                Some(v.as_i64().ok_or_else(|| wrong("gracePeriodSeconds", v))?);
+        }
+        if let Some(v) = body.get("orphanDependents").filter(|v| !v.is_null()) {
+            self.orphan_dependents = Some(v.as_bool().ok_or_else(|| wrong("orphanDependents", v))?);
+        }
+        Ok(())
+    }
+
+    /// Checks the options for `verb` as the API server does, then refuses what this server
+    /// does not carry out. Errors: 422 Invalid of `ListOptions`, `CreateOptions`,
+    /// `UpdateOptions`, `PatchOptions` or `DeleteOptions` with one cause per failed rule;
+    /// 400 BadRequest for `dryRun=All` (not supported yet: nothing is written), `force` on
+    /// anything but an apply patch outside PATCH, `propagationPolicy` `Orphan` or
+    /// `Foreground`, `orphanDependents=true`, and `sendInitialEvents=false`.
+    pub fn validate(&self, verb: Verb) -> Result<(), ApiError> {
+        let (options_kind, causes) = match verb {
+            Verb::Get => ("GetOptions", Vec::new()),
+            Verb::List | Verb::DeleteCollection => ("ListOptions", self.list_causes()),
+            Verb::Watch => ("ListOptions", self.watch_causes()),
+            Verb::Create => ("CreateOptions", self.write_causes()),
+            Verb::Update => ("UpdateOptions", self.write_causes()),
+            Verb::Patch(_) => {
+                let mut causes = Vec::new();
+                if self.force.is_some() {
+                    causes.push((
+                        "force".to_string(),
+                        "Forbidden: may not be specified for non-apply patch".to_string(),
+                    ));
+                }
+                causes.extend(self.write_causes());
+                ("PatchOptions", causes)
+            }
+            Verb::Delete => ("DeleteOptions", self.delete_causes()),
+        };
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_options(options_kind, &causes));
+        }
+        if verb == Verb::DeleteCollection {
+            let delete = self.delete_causes();
+            if !delete.is_empty() {
+                return Err(ApiError::invalid_options("DeleteOptions", &delete));
+            }
+        }
+        self.refuse_unsupported(verb)
+    }
+
+    /// `ValidateListOptions` for a list (and the list half of a deletecollection).
+    fn list_causes(&self) -> Vec<(String, String)> {
+        let mut causes = Vec::new();
+        let unknown = self.unknown.resource_version_match.as_deref();
+        if self.resource_version_match.is_some() || unknown.is_some() {
+            if self.resource_version.is_none() {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if self.continue_token.is_some() {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        if let Some(m) = unknown {
+            causes.push(not_supported(
+                "resourceVersionMatch",
+                &format!("{m:?}"),
+                "\"Exact\", \"NotOlderThan\", \"\"",
+            ));
+        }
+        if self.resource_version_match == Some(ResourceVersionMatch::Exact)
+            && self.resource_version.as_deref() == Some("0")
+        {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+        if self.send_initial_events.is_some() {
+            causes.push(forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+        causes
+    }
+
+    /// `ValidateListOptions` for a watch (its `validateWatchOptions` half).
+    fn watch_causes(&self) -> Vec<(String, String)> {
+        let mut causes = Vec::new();
+        let m = self.resource_version_match;
+        let unknown = self.unknown.resource_version_match.as_deref();
+        if self.send_initial_events.is_some() && m != Some(ResourceVersionMatch::NotOlderThan) {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if let Some(m) = m.map(ResourceVersionMatch::as_str).or(unknown) {
+            if self.send_initial_events.is_none() {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if m != "NotOlderThan" {
+                causes.push(not_supported(
+                    "resourceVersionMatch",
+                    &format!("{m:?}"),
+                    "\"NotOlderThan\"",
+                ));
+            }
+            if self.continue_token.is_some() {
+                causes.push(forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        causes
+    }
+
+    /// `ValidateFieldManager`, `ValidateDryRun` and `ValidateFieldValidation`, shared by
+    /// create, update and patch.
+    fn write_causes(&self) -> Vec<(String, String)> {
+        let mut causes = Vec::new();
+        if let Some(m) = &self.field_manager {
+            if m.len() > 128 {
+                causes.push((
+                    "fieldManager".into(),
+                    "Too long: may not be more than 128 bytes".into(),
+                ));
+            }
+            for (i, c) in m.char_indices() {
+                if c.is_control() || (c.is_whitespace() && c != ' ') {
+                    causes.push((
+                        "fieldManager".into(),
+                        format!(
+                            "Invalid value: {m:?}: invalid character U+{:04X} (at position {i})",
+                            c as u32
+                        ),
+                    ));
+                }
+            }
+        }
+        causes.extend(self.dry_run_causes());
+        if let Some(v) = &self.unknown.field_validation {
+            causes.push(not_supported(
+                "fieldValidation",
+                &format!("{v:?}"),
+                "\"\", \"Ignore\", \"Strict\", \"Warn\"",
+            ));
+        }
+        causes
+    }
+
+    fn dry_run_causes(&self) -> Vec<(String, String)> {
+        if self.dry_run.iter().all(|d| d == "All") {
+            return Vec::new();
+        }
+        vec![not_supported(
+            "dryRun",
+            &go_strings(&self.dry_run),
+            "\"All\"",
+        )]
+    }
+
+    /// `ValidateDeleteOptions`.
+    fn delete_causes(&self) -> Vec<(String, String)> {
+        let mut causes = Vec::new();
+        let policy = self
+            .propagation_policy
+            .map(|p| format!("{p:?}"))
+            .or_else(|| self.unknown.propagation_policy.clone());
+        if let (Some(_), Some(p)) = (self.orphan_dependents, &policy) {
+            causes.push((
+                "propagationPolicy".into(),
+                format!(
+                    "Invalid value: {p:?}: orphanDependents and deletionPropagation cannot be both set"
+                ),
+            ));
+        }
+        if let Some(p) = &self.unknown.propagation_policy {
+            causes.push(not_supported(
+                "propagationPolicy",
+                &format!("{p:?}"),
+                "\"Foreground\", \"Background\", \"Orphan\", \"nil\"",
+            ));
+        }
+        causes.extend(self.dry_run_causes());
+        causes
+    }
+
+    /// The options this server parses but does not carry out: refused, never ignored.
+    fn refuse_unsupported(&self, verb: Verb) -> Result<(), ApiError> {
+        if !self.dry_run.is_empty() {
+            return Err(ApiError::bad_request(
+                "dryRun is not supported yet by this server; the request was not carried out",
+            ));
+        }
+        if self.force.is_some() && !matches!(verb, Verb::Patch(_)) {
+            return Err(ApiError::bad_request(
+                "force is only for apply patches (PATCH with application/apply-patch+yaml)",
+            ));
+        }
+        if matches!(verb, Verb::Delete | Verb::DeleteCollection) {
+            if let Some(p @ (Propagation::Orphan | Propagation::Foreground)) =
+                self.propagation_policy
+            {
+                return Err(ApiError::bad_request(format!(
+                    "propagationPolicy {p:?} is not supported yet by this server (only Background); the object was not deleted"
+                )));
+            }
+            if self.orphan_dependents == Some(true) {
+                return Err(ApiError::bad_request(
+                    "orphanDependents=true is not supported yet by this server (only propagationPolicy Background); the object was not deleted",
+                ));
+            }
+        }
+        if verb == Verb::Watch && self.send_initial_events == Some(false) {
+            return Err(ApiError::bad_request(
+                "sendInitialEvents=false is not supported yet by this server; leave it unset or send true",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The registry's view of the list options (selectors, paging, resourceVersion).
+    pub fn list_options(&self) -> ListOptions {
+        ListOptions {
+            labels: self.labels.clone(),
+            fields: self.fields.clone(),
+            limit: self.limit,
+            continue_token: self.continue_token.clone(),
+            resource_version: self.resource_version.clone(),
+            resource_version_match: self.resource_version_match.map(|m| m.as_str().to_string()),
+        }
+    }
+}
+
+fn forbidden(field: &str, why: &str) -> (String, String) {
+    (field.to_string(), format!("Forbidden: {why}"))
+}
+
+#[cfg(test)]
+mod tests;

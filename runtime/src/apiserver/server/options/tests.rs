@@ -1,0 +1,569 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! The request options through the HTTP layer: each validation's code, reason and message
+//! (kube-apiserver's, from apimachinery's `ValidateListOptions`, `ValidatePatchOptions`,
+//! `ValidateDeleteOptions`, `ValidateDryRun`, `ValidateFieldManager`), the refusals of what
+//! this server does not carry out (nothing written), and what kubectl 1.32 sends.
+
+use serde_json::{Value, json};
+
+use super::super::tests::{BODY, DBS, Fixture, call, fixture, json_of};
+use super::*;
+
+/// `(code, reason, message)` of an answer.
+fn status(answer: &(u16, String)) -> (u16, String, String) {
+    let s = json_of(&answer.1);
+    (
+        answer.0,
+        s["reason"].as_str().unwrap_or("").to_string(),
+        s["message"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn expect(code: u16, reason: &str, message: &str) -> (u16, String, String) {
+    (code, reason.to_string(), message.to_string())
+}
+
+const DRY_RUN: &str = "dryRun is not supported yet by this server; the request was not carried out";
+
+async fn with_a(f: &Fixture) -> Value {
+    let (code, body) = call(f, "POST", DBS, &[], BODY).await;
+    assert_eq!(code, 201, "{body}");
+    json_of(&body)
+}
+
+async fn exists(f: &Fixture) -> bool {
+    call(f, "GET", &format!("{DBS}/a"), &[], "").await.0 == 200
+}
+
+const MERGE: (&str, &str) = ("content-type", "application/merge-patch+json");
+
+#[tokio::test]
+async fn dry_run_all_is_refused_and_nothing_is_written() {
+    let f = fixture(|_| {});
+    let created = call(&f, "POST", &format!("{DBS}?dryRun=All"), &[], BODY).await;
+    assert_eq!(status(&created), expect(400, "BadRequest", DRY_RUN));
+    assert!(!exists(&f).await, "a dry-run create wrote the object");
+
+    let a = with_a(&f).await;
+    let mut put = a.clone();
+    put["spec"]["replicas"] = json!(7);
+    let updated = call(
+        &f,
+        "PUT",
+        &format!("{DBS}/a?dryRun=All"),
+        &[],
+        &put.to_string(),
+    )
+    .await;
+    assert_eq!(status(&updated), expect(400, "BadRequest", DRY_RUN));
+    let patched = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?dryRun=All&fieldManager=kubectl-patch"),
+        &[MERGE],
+        r#"{"spec":{"replicas":9}}"#,
+    )
+    .await;
+    assert_eq!(status(&patched), expect(400, "BadRequest", DRY_RUN));
+    let scaled = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a/scale?dryRun=All"),
+        &[MERGE],
+        r#"{"spec":{"replicas":9}}"#,
+    )
+    .await;
+    assert_eq!(status(&scaled), expect(400, "BadRequest", DRY_RUN));
+    let (_, now) = call(&f, "GET", &format!("{DBS}/a"), &[], "").await;
+    assert_eq!(json_of(&now)["spec"]["replicas"], json!(2));
+
+    // kubectl delete --dry-run=server sends it in the DeleteOptions body.
+    let body = r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","dryRun":["All"]}"#;
+    let deleted = call(&f, "DELETE", &format!("{DBS}/a"), &[], body).await;
+    assert_eq!(status(&deleted), expect(400, "BadRequest", DRY_RUN));
+    let deleted = call(&f, "DELETE", &format!("{DBS}/a?dryRun=All"), &[], "").await;
+    assert_eq!(status(&deleted), expect(400, "BadRequest", DRY_RUN));
+    let all = call(&f, "DELETE", &format!("{DBS}?dryRun=All"), &[], "").await;
+    assert_eq!(status(&all), expect(400, "BadRequest", DRY_RUN));
+    assert!(exists(&f).await, "a dry-run delete removed the object");
+}
+
+#[tokio::test]
+async fn dry_run_values_other_than_all_are_invalid() {
+    let f = fixture(|_| {});
+    let created = call(
+        &f,
+        "POST",
+        &format!("{DBS}?dryRun=All&dryRun=Some"),
+        &[],
+        BODY,
+    )
+    .await;
+    assert_eq!(
+        status(&created),
+        expect(
+            422,
+            "Invalid",
+            r#"CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"All", "Some"}: supported values: "All""#
+        )
+    );
+    let s = json_of(&created.1);
+    assert_eq!(
+        (
+            &s["details"]["group"],
+            &s["details"]["kind"],
+            &s["details"]["causes"][0]["reason"]
+        ),
+        (
+            &json!("meta.k8s.io"),
+            &json!("CreateOptions"),
+            &json!("FieldValueNotSupported")
+        )
+    );
+    assert!(!exists(&f).await);
+    with_a(&f).await;
+    let deleted = call(
+        &f,
+        "DELETE",
+        &format!("{DBS}/a"),
+        &[],
+        r#"{"dryRun":["Yes"]}"#,
+    )
+    .await;
+    assert_eq!(
+        status(&deleted),
+        expect(
+            422,
+            "Invalid",
+            r#"DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Yes"}: supported values: "All""#
+        )
+    );
+    assert!(exists(&f).await);
+}
+
+#[tokio::test]
+async fn kubectl_delete_with_background_propagation_deletes() {
+    let f = fixture(|_| {});
+    // What kubectl 1.32 sends for `kubectl delete database a`.
+    with_a(&f).await;
+    let body = r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}"#;
+    let (code, out) = call(&f, "DELETE", &format!("{DBS}/a"), &[], body).await;
+    assert_eq!(
+        (code, json_of(&out)["status"].as_str()),
+        (200, Some("Success"))
+    );
+    assert!(!exists(&f).await);
+    // `--grace-period=30`, `--now` (1) and `--force` (0): a custom resource has no graceful
+    // deletion, it goes at once, as in kube-apiserver.
+    for grace in ["30", "1", "0"] {
+        with_a(&f).await;
+        let body = format!(
+            r#"{{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":{grace},"propagationPolicy":"Background"}}"#
+        );
+        let (code, out) = call(&f, "DELETE", &format!("{DBS}/a"), &[], &body).await;
+        assert_eq!(code, 200, "gracePeriodSeconds {grace}: {out}");
+        assert!(!exists(&f).await, "gracePeriodSeconds {grace}");
+    }
+    // The query form, and orphanDependents=false (not orphaning: background).
+    for query in ["propagationPolicy=Background", "orphanDependents=false"] {
+        with_a(&f).await;
+        let (code, out) = call(&f, "DELETE", &format!("{DBS}/a?{query}"), &[], "").await;
+        assert_eq!(code, 200, "{query}: {out}");
+        assert!(!exists(&f).await, "{query}");
+    }
+    with_a(&f).await;
+    let (code, out) = call(
+        &f,
+        "DELETE",
+        &format!("{DBS}?propagationPolicy=Background"),
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&out)["items"].as_array().map(Vec::len)),
+        (200, Some(1))
+    );
+    assert!(!exists(&f).await);
+}
+
+#[tokio::test]
+async fn orphan_and_foreground_propagation_are_refused_not_ignored() {
+    let f = fixture(|_| {});
+    with_a(&f).await;
+    let cases = [
+        (
+            "?propagationPolicy=Orphan",
+            "",
+            "propagationPolicy Orphan is not supported yet by this server (only Background); the object was not deleted",
+        ),
+        (
+            "",
+            r#"{"propagationPolicy":"Foreground"}"#,
+            "propagationPolicy Foreground is not supported yet by this server (only Background); the object was not deleted",
+        ),
+        (
+            "?orphanDependents=true",
+            "",
+            "orphanDependents=true is not supported yet by this server (only propagationPolicy Background); the object was not deleted",
+        ),
+        (
+            "",
+            r#"{"orphanDependents":true}"#,
+            "orphanDependents=true is not supported yet by this server (only propagationPolicy Background); the object was not deleted",
+        ),
+    ];
+    for (query, body, message) in cases {
+        let answer = call(&f, "DELETE", &format!("{DBS}/a{query}"), &[], body).await;
+        assert_eq!(
+            status(&answer),
+            expect(400, "BadRequest", message),
+            "{query}{body}"
+        );
+        assert!(exists(&f).await, "{query}{body} deleted the object");
+    }
+    let all = call(
+        &f,
+        "DELETE",
+        &format!("{DBS}?propagationPolicy=Foreground"),
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(status(&all).0, 400);
+    assert!(exists(&f).await);
+}
+
+#[tokio::test]
+async fn delete_options_are_validated_as_kube_apiserver_does() {
+    let f = fixture(|_| {});
+    with_a(&f).await;
+    let both = call(
+        &f,
+        "DELETE",
+        &format!("{DBS}/a"),
+        &[],
+        r#"{"orphanDependents":false,"propagationPolicy":"Background"}"#,
+    )
+    .await;
+    assert_eq!(
+        status(&both),
+        expect(
+            422,
+            "Invalid",
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set"#
+        )
+    );
+    let unknown = call(
+        &f,
+        "DELETE",
+        &format!("{DBS}/a?propagationPolicy=Sideways"),
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(
+        status(&unknown),
+        expect(
+            422,
+            "Invalid",
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil""#
+        )
+    );
+    let wrong_type = call(
+        &f,
+        "DELETE",
+        &format!("{DBS}/a"),
+        &[],
+        r#"{"gracePeriodSeconds":"soon"}"#,
+    )
+    .await;
+    assert_eq!(
+        status(&wrong_type),
+        expect(
+            400,
+            "BadRequest",
+            r#"DeleteOptions.gracePeriodSeconds: invalid value "soon""#
+        )
+    );
+    assert!(exists(&f).await);
+}
+
+#[tokio::test]
+async fn list_and_watch_options_are_validated_as_kube_apiserver_does() {
+    let f = fixture(|_| {});
+    let forbidden = |m: &str| {
+        expect(
+            422,
+            "Invalid",
+            &format!(
+                r#"ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: {m}"#
+            ),
+        )
+    };
+    let cases = [
+        (
+            "resourceVersionMatch=NotOlderThan",
+            forbidden("resourceVersionMatch is forbidden unless resourceVersion is provided"),
+        ),
+        (
+            "resourceVersionMatch=Exact&resourceVersion=0",
+            forbidden("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""),
+        ),
+        (
+            "resourceVersionMatch=Exact&resourceVersion=5&continue=abc",
+            forbidden("resourceVersionMatch is forbidden when continue is provided"),
+        ),
+        (
+            "resourceVersionMatch=Latest&resourceVersion=5",
+            expect(
+                422,
+                "Invalid",
+                r#"ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Latest": supported values: "Exact", "NotOlderThan", """#,
+            ),
+        ),
+        (
+            "sendInitialEvents=true",
+            expect(
+                422,
+                "Invalid",
+                r#"ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"#,
+            ),
+        ),
+        (
+            "watch=true&sendInitialEvents=true",
+            forbidden("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
+        ),
+        (
+            "watch=true&resourceVersionMatch=NotOlderThan",
+            forbidden(
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ),
+        ),
+        (
+            "watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan",
+            expect(
+                400,
+                "BadRequest",
+                "sendInitialEvents=false is not supported yet by this server; leave it unset or send true",
+            ),
+        ),
+        (
+            "limit=ten",
+            expect(
+                400,
+                "BadRequest",
+                r#"limit: invalid value "ten": expected an integer"#,
+            ),
+        ),
+        (
+            "watch=maybe",
+            expect(
+                400,
+                "BadRequest",
+                r#"watch: invalid value "maybe": expected true or false"#,
+            ),
+        ),
+    ];
+    for (query, want) in cases {
+        let answer = call(&f, "GET", &format!("{DBS}?{query}"), &[], "").await;
+        assert_eq!(status(&answer), want, "{query}");
+    }
+}
+
+#[tokio::test]
+async fn a_watch_list_sends_the_initial_events_then_their_end() {
+    let f = fixture(|_| {});
+    with_a(&f).await;
+    // What client-go's watch-list (and kube-rs's `streaming_lists`) sends.
+    let (code, body) = call(
+        &f,
+        "GET",
+        &format!(
+            "{DBS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
+        ),
+        &[],
+        "",
+    )
+    .await;
+    let events: Vec<Value> = body.lines().map(json_of).collect();
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        events
+            .iter()
+            .map(|e| (e["type"].clone(), e["object"]["metadata"]["name"].clone()))
+            .collect::<Vec<_>>(),
+        [
+            (json!("ADDED"), json!("a")),
+            (json!("BOOKMARK"), Value::Null)
+        ]
+    );
+    assert_eq!(
+        events[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        json!("true")
+    );
+}
+
+#[tokio::test]
+async fn write_options_are_validated_as_kube_apiserver_does() {
+    let f = fixture(|_| {});
+    let bad_validation = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldValidation=Loose"),
+        &[],
+        BODY,
+    )
+    .await;
+    assert_eq!(
+        status(&bad_validation),
+        expect(
+            422,
+            "Invalid",
+            r#"CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn""#
+        )
+    );
+    let long = "m".repeat(129);
+    let too_long = call(&f, "POST", &format!("{DBS}?fieldManager={long}"), &[], BODY).await;
+    assert_eq!(
+        status(&too_long),
+        expect(
+            422,
+            "Invalid",
+            r#"CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes"#
+        )
+    );
+    assert_eq!(
+        json_of(&too_long.1)["details"]["causes"][0]["reason"],
+        json!("FieldValueTooLong")
+    );
+    let control = call(&f, "POST", &format!("{DBS}?fieldManager=a%09b"), &[], BODY).await;
+    assert_eq!(
+        status(&control),
+        expect(
+            422,
+            "Invalid",
+            r#"CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\tb": invalid character U+0009 (at position 1)"#
+        )
+    );
+    let forced = call(&f, "POST", &format!("{DBS}?force=true"), &[], BODY).await;
+    assert_eq!(
+        status(&forced),
+        expect(
+            400,
+            "BadRequest",
+            "force is only for apply patches (PATCH with application/apply-patch+yaml)"
+        )
+    );
+    assert!(!exists(&f).await);
+
+    // What kubectl 1.32 sends for `kubectl create -f`, then `kubectl patch --type merge`.
+    let (code, body) = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldManager=kubectl-create&fieldValidation=Strict"),
+        &[],
+        BODY,
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let forced = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?force=true&fieldManager=kubectl-patch"),
+        &[MERGE],
+        r#"{"spec":{"replicas":5}}"#,
+    )
+    .await;
+    assert_eq!(
+        status(&forced),
+        expect(
+            422,
+            "Invalid",
+            r#"PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch"#
+        )
+    );
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=kubectl-patch&fieldValidation=Strict"),
+        &[MERGE],
+        r#"{"spec":{"replicas":5}}"#,
+    )
+    .await;
+    assert_eq!(
+        (code, &json_of(&body)["spec"]["replicas"]),
+        (200, &json!(5))
+    );
+    let mut put = json_of(&body);
+    put["spec"]["replicas"] = json!(6);
+    let bad = call(
+        &f,
+        "PUT",
+        &format!("{DBS}/a?fieldValidation=Lax"),
+        &[],
+        &put.to_string(),
+    )
+    .await;
+    assert_eq!(status(&bad).1, "Invalid");
+    assert!(
+        status(&bad)
+            .2
+            .starts_with("UpdateOptions.meta.k8s.io \"\" is invalid: fieldValidation")
+    );
+}
+
+#[tokio::test]
+async fn pretty_indents_the_answer() {
+    let f = fixture(|_| {});
+    with_a(&f).await;
+    let (code, body) = call(&f, "GET", &format!("{DBS}/a?pretty=true"), &[], "").await;
+    assert_eq!(code, 200);
+    assert!(body.starts_with("{\n  \""), "{body}");
+    let (_, body) = call(&f, "GET", &format!("{DBS}/a"), &[], "").await;
+    assert!(!body.contains('\n'), "{body}");
+}
+
+#[test]
+fn parse_keeps_every_dry_run_value_and_reads_empty_values_as_unset() {
+    let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let o = RequestOptions::parse(&q(&[
+        ("dryRun", "All"),
+        ("dryRun", "All"),
+        ("resourceVersion", ""),
+        ("continue", ""),
+        ("limit", "-3"),
+        ("timeoutSeconds", "9"),
+        ("unknownParameter", "x"),
+    ]))
+    .unwrap();
+    assert_eq!(
+        (
+            o.dry_run.clone(),
+            o.resource_version.clone(),
+            o.continue_token.clone(),
+            o.limit,
+            o.timeout_seconds
+        ),
+        (
+            vec!["All".to_string(), "All".to_string()],
+            None,
+            None,
+            0,
+            Some(9)
+        )
+    );
+    let o = RequestOptions::parse(&q(&[("watch", "1"), ("sendInitialEvents", "true")])).unwrap();
+    assert_eq!((o.watch, o.send_initial_events), (true, Some(true)));
+    assert_eq!(
+        RequestOptions::parse(&q(&[("includeObject", "All")]))
+            .unwrap_err()
+            .code,
+        400
+    );
+}
