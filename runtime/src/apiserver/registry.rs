@@ -166,6 +166,27 @@ fn precondition(kind: &ApiKind, name: &str, asked: &str, revision: u64) -> Resul
     Ok(true)
 }
 
+/// Applies a JSON patch (RFC 6902) as kube-apiserver's (evanphx/json-patch) does: one
+/// difference from the RFC, which clients rely on, is that a `test` of the value `null` at a
+/// path that does not exist succeeds (kube-runtime's `finalizer` tests
+/// `/metadata/finalizers` for `null` before adding the first finalizer). Errors: the first
+/// operation that fails, as json-patch words it.
+pub(crate) fn apply_json_patch(
+    obj: &mut Value,
+    patch: &json_patch::Patch,
+) -> Result<(), json_patch::PatchError> {
+    for op in &patch.0 {
+        if let json_patch::PatchOperation::Test(t) = op
+            && t.value.is_null()
+            && obj.pointer(t.path.as_str()).is_none()
+        {
+            continue;
+        }
+        json_patch::patch(obj, std::slice::from_ref(op))?;
+    }
+    Ok(())
+}
+
 fn parse_rv(rv: &str) -> Result<u64, ApiError> {
     rv.parse()
         .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))
@@ -621,7 +642,7 @@ impl<S: Storage> Registry<S> {
         self.update_retrying(kind, namespace, name, part, |current, revision| {
             let mut obj = current.clone();
             match &json_patch {
-                Some(p) => json_patch::patch(&mut obj, p)
+                Some(p) => apply_json_patch(&mut obj, p)
                     .map_err(|e| ApiError::bad_request(format!("the patch does not apply: {e}")))?,
                 None => json_patch::merge(&mut obj, &patch),
             }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::super::kind::{ApiKind, ScalePaths};
 use super::super::status::ApiError;
 use super::super::storage::Storage;
+use super::apply_json_patch;
 use super::{Part, PatchType, Registry, meta, meta_str, precondition};
 
 impl<S: Storage> Registry<S> {
@@ -84,7 +85,7 @@ impl<S: Storage> Registry<S> {
         self.write_scale(kind, namespace, name, |old| {
             let mut scale = old.clone();
             match &json_patch {
-                Some(p) => json_patch::patch(&mut scale, p)
+                Some(p) => apply_json_patch(&mut scale, p)
                     .map_err(|e| ApiError::bad_request(format!("the patch does not apply: {e}")))?,
                 None => json_patch::merge(&mut scale, &patch),
             }

@@ -82,10 +82,13 @@ impl Answer {
 }
 
 /// What the client asked for in `Accept`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Accept {
     /// A `meta.k8s.io/v1` Table instead of the objects.
     pub table: bool,
+    /// `meta.k8s.io/v1` PartialObjectMetadata (and `...List`) instead of the objects: only
+    /// their metadata, as kube-runtime's metadata watcher (a controller's `owns`) asks.
+    pub metadata: bool,
 }
 
 /// The `Accept` header negotiated. Errors: 406 when it names nothing served here.
@@ -95,7 +98,7 @@ pub fn accept(headers: &HeaderMap) -> Result<Accept, ApiError> {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if raw.is_empty() {
-        return Ok(Accept { table: false });
+        return Ok(Accept::default());
     }
     let mut json_ok = false;
     for item in raw.split(',') {
@@ -103,9 +106,25 @@ pub fn accept(headers: &HeaderMap) -> Result<Accept, ApiError> {
         let media = parts.next().unwrap_or("");
         let params: Vec<&str> = parts.collect();
         let is_json = matches!(media, "application/json" | "*/*" | "application/*");
+        let meta_v1 = params.contains(&"v=v1") && params.contains(&"g=meta.k8s.io");
         if is_json && params.contains(&"as=Table") {
-            if params.contains(&"v=v1") && params.contains(&"g=meta.k8s.io") {
-                return Ok(Accept { table: true });
+            if meta_v1 {
+                return Ok(Accept {
+                    table: true,
+                    metadata: false,
+                });
+            }
+            continue;
+        }
+        if is_json
+            && (params.contains(&"as=PartialObjectMetadata")
+                || params.contains(&"as=PartialObjectMetadataList"))
+        {
+            if meta_v1 {
+                return Ok(Accept {
+                    table: false,
+                    metadata: true,
+                });
             }
             continue;
         }
@@ -114,10 +133,10 @@ pub fn accept(headers: &HeaderMap) -> Result<Accept, ApiError> {
         }
     }
     if json_ok {
-        Ok(Accept { table: false })
+        Ok(Accept::default())
     } else {
         Err(ApiError::not_acceptable(
-            "only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io",
+            "only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
         ))
     }
 }
@@ -145,7 +164,11 @@ pub fn wants_aggregated(headers: &HeaderMap) -> bool {
 /// One object of `kind` as the client asked: itself, or a one-row Table. A body of another
 /// kind (a Status) is sent as it is.
 pub fn object(kind: &ApiKind, accepts: Accept, include: IncludeObject, v: Value) -> Value {
-    if accepts.table && v.get("kind").and_then(Value::as_str) == Some(kind.kind.as_str()) {
+    let of_kind = v.get("kind").and_then(Value::as_str) == Some(kind.kind.as_str());
+    if accepts.metadata && of_kind {
+        return partial(&v);
+    }
+    if accepts.table && of_kind {
         let rv = v["metadata"]["resourceVersion"].clone();
         table::table(kind, &[v], json!({"resourceVersion": rv}), include, true)
     } else {
@@ -155,9 +178,33 @@ pub fn object(kind: &ApiKind, accepts: Accept, include: IncludeObject, v: Value)
 
 /// A `<Kind>List` as the client asked: itself, or a Table of its items.
 pub fn list(kind: &ApiKind, accepts: Accept, include: IncludeObject, list: Value) -> Value {
+    if accepts.metadata {
+        let items: Vec<Value> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(partial)
+            .collect();
+        return json!({
+            "apiVersion": "meta.k8s.io/v1",
+            "kind": "PartialObjectMetadataList",
+            "metadata": list["metadata"],
+            "items": items,
+        });
+    }
     if !accepts.table {
         return list;
     }
     let items = list["items"].as_array().cloned().unwrap_or_default();
     table::table(kind, &items, list["metadata"].clone(), include, true)
+}
+
+/// An object as a `meta.k8s.io/v1` PartialObjectMetadata: its metadata alone, as
+/// k8s.io/apiserver's handlers transform it for `as=PartialObjectMetadata`.
+pub fn partial(v: &Value) -> Value {
+    json!({
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": v.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
 }

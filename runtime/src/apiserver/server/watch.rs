@@ -51,6 +51,7 @@ pub async fn watch<S: Storage>(s: &Scope<'_, S>) -> Result<Response, ApiError> {
         deadline: tokio::time::Instant::now() + timeout,
         shutdown: srv.shutdown.clone(),
         table: s.accepts.table,
+        metadata: s.accepts.metadata,
         include: s.opts.include_object,
         headers_sent: false,
     };
@@ -79,6 +80,8 @@ struct WatchState {
     deadline: tokio::time::Instant,
     shutdown: CancellationToken,
     table: bool,
+    /// PartialObjectMetadata events ([`super::encode::partial`]).
+    metadata: bool,
     include: IncludeObject,
     headers_sent: bool,
 }
@@ -113,6 +116,9 @@ impl WatchState {
     }
 
     fn encode(&mut self, mut event: Event) -> String {
+        if self.metadata && event.kind != "ERROR" {
+            event.object = super::encode::partial(&event.object);
+        }
         if self.table && matches!(event.kind, "ADDED" | "MODIFIED" | "DELETED") {
             let rv = event.object["metadata"]["resourceVersion"].clone();
             event.object = table::table(
