@@ -535,7 +535,7 @@ async fn the_kubelets_part_is_played_by_the_test() {
             .iter()
             .any(|c| c.type_ == "Ready" && c.status == "True")
     );
-    assert_eq!(status.container_statuses.unwrap()[0].ready, true);
+    assert!(status.container_statuses.unwrap()[0].ready);
 }
 
 #[tokio::test]

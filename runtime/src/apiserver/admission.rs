@@ -158,7 +158,7 @@ where
 
     fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
-            Ok(match op {
+            match op {
                 Op::Create(o) => self.admission.validate_create(&read(o)?).await?,
                 Op::Update { old, new } => {
                     self.admission
@@ -166,7 +166,8 @@ where
                         .await?
                 }
                 Op::Delete(o) => self.admission.validate_delete(&read(o)?).await?,
-            })
+            }
+            Ok(())
         })
     }
 }

@@ -16,12 +16,15 @@ use serde_json::Value;
 
 use crate::apiserver::kind::{ApiKind, ScalePaths};
 
+/// Decodes a body into a built-in kind's k8s-openapi type and encodes it again. Errors:
+/// serde's message (a field of the wrong type).
+pub(crate) type Decode = fn(&Value) -> Result<Value, String>;
+
 /// A built-in kind: how it is served, and how a body is decoded into its type.
 pub(crate) struct Builtin {
     pub(crate) kind: ApiKind,
-    /// Decodes a body into the k8s-openapi type and encodes it again. Errors: serde's
-    /// message (a field of the wrong type).
-    pub(crate) decode: fn(&Value) -> Result<Value, String>,
+    /// Decodes a body into the k8s-openapi type and encodes it again.
+    pub(crate) decode: Decode,
 }
 
 fn round_trip<K>(value: &Value) -> Result<Value, String>

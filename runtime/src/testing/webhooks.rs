@@ -149,7 +149,7 @@ pub(crate) fn read_configs(path: &Path) -> anyhow::Result<Vec<WebhookConfig>> {
 /// project's mutating webhooks; after the schema, its validating webhooks.
 pub(crate) struct Chain {
     kind: ApiKind,
-    decode: Option<fn(&Value) -> Result<Value, String>>,
+    decode: Option<super::builtin::Decode>,
     webhooks: Vec<WebhookConfig>,
     routes: Routes,
 }
@@ -159,7 +159,7 @@ impl Chain {
     /// name the kind's group and resource. `None` when there is nothing to do.
     pub(crate) fn of(
         kind: &ApiKind,
-        decode: Option<fn(&Value) -> Result<Value, String>>,
+        decode: Option<super::builtin::Decode>,
         webhooks: &[WebhookConfig],
         routes: &Routes,
     ) -> Option<Self> {
