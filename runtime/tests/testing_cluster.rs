@@ -94,7 +94,7 @@ fn api_error(e: kube::Error) -> (u16, String, String) {
 }
 
 #[tokio::test]
-async fn core_kinds_are_served_under_api_v1_and_round_trip_through_their_types() {
+async fn core_kinds_are_served_under_api_v1_and_listed_by_discovery() {
     let cluster = cluster().await;
     let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
     let made = cms
@@ -577,4 +577,70 @@ async fn kubectl_reads_the_cluster_on_the_loopback_socket() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(stdout.trim(), "configmap/seen-by-kubectl");
+}
+
+#[tokio::test]
+async fn metadata_lists_and_watches_answer_partial_object_metadata() {
+    use futures::StreamExt as _;
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    cms.create(&PostParams::default(), &config_map("a", &[("k", "v")]))
+        .await
+        .unwrap();
+    let list = cms.list_metadata(&Default::default()).await.unwrap();
+    let names: Vec<String> = list.items.iter().map(|m| m.name_any()).collect();
+    assert_eq!(names, ["a"]);
+    assert_eq!(
+        list.items[0].types.as_ref().unwrap().kind,
+        "PartialObjectMetadata"
+    );
+    let rv = list.metadata.resource_version.unwrap();
+    let mut events = cms
+        .watch_metadata(&kube::api::WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    cms.create(&PostParams::default(), &config_map("b", &[]))
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(WAIT, events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    match event {
+        kube::api::WatchEvent::Added(m) => assert_eq!(m.name_any(), "b"),
+        other => panic!("expected ADDED, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_json_patch_testing_null_at_a_missing_path_applies_as_kube_apiserver_applies_it() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    cms.create(&PostParams::default(), &config_map("a", &[]))
+        .await
+        .unwrap();
+    // What kube-runtime's finalizer helper sends for the first finalizer.
+    let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
+        {"op": "test", "path": "/metadata/finalizers", "value": null},
+        {"op": "add", "path": "/metadata/finalizers", "value": ["x/y"]},
+    ]))
+    .unwrap();
+    let patched = cms
+        .patch("a", &PatchParams::default(), &Patch::<()>::Json(patch))
+        .await
+        .unwrap();
+    assert_eq!(patched.finalizers(), ["x/y"]);
+    // A test of null where there is a value still fails.
+    let again: json_patch::Patch = serde_json::from_value(serde_json::json!([
+        {"op": "test", "path": "/metadata/finalizers", "value": null},
+    ]))
+    .unwrap();
+    let (code, _, _) = api_error(
+        cms.patch("a", &PatchParams::default(), &Patch::<()>::Json(again))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 400);
 }
