@@ -644,3 +644,144 @@ async fn a_json_patch_testing_null_at_a_missing_path_applies_as_kube_apiserver_a
     );
     assert_eq!(code, 400);
 }
+
+mod two_versions {
+    use super::*;
+
+    pub mod v1 {
+        use super::*;
+        #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+        #[kube(
+            group = "test.rsbuilder.dev",
+            version = "v1",
+            kind = "Thing",
+            namespaced
+        )]
+        pub struct ThingSpec {
+            pub size_cm: i32,
+        }
+    }
+
+    pub mod v2 {
+        use super::*;
+        #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+        #[kube(
+            group = "test.rsbuilder.dev",
+            version = "v2",
+            kind = "Thing",
+            namespaced
+        )]
+        pub struct ThingSpec {
+            pub size_mm: i32,
+        }
+    }
+
+    impl Convert<v1::Thing> for v2::Thing {
+        fn to_hub(self) -> anyhow::Result<v1::Thing> {
+            let mut hub: v1::Thing = carry_over(
+                &serde_json::json!({"metadata": self.metadata, "spec": {"size_cm": 0}}),
+            )?;
+            hub.spec.size_cm = self.spec.size_mm / 10;
+            Ok(hub)
+        }
+        fn from_hub(hub: v1::Thing) -> anyhow::Result<Self> {
+            let mut spoke: v2::Thing =
+                carry_over(&serde_json::json!({"metadata": hub.metadata, "spec": {"size_mm": 0}}))?;
+            spoke.spec.size_mm = hub.spec.size_cm * 10;
+            Ok(spoke)
+        }
+    }
+
+    fn crd()
+    -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition
+    {
+        let mut crd =
+            kube::core::crd::merge_crds(vec![v1::Thing::crd(), v2::Thing::crd()], "v1").unwrap();
+        crd.spec.conversion = Some(serde_json::from_value(serde_json::json!({
+            "strategy": "Webhook",
+            "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"service": {"name": "webhook-service", "namespace": "system", "path": "/convert"}}},
+        })).unwrap());
+        crd
+    }
+
+    #[tokio::test]
+    async fn every_served_version_reads_and_writes_through_the_conversion_webhook() {
+        let webhooks =
+            Webhooks::new().conversion(Conversion::<v1::Thing>::new().spoke::<v2::Thing>());
+        let cluster = TestCluster::builder()
+            .mode(Mode::InProcess)
+            .crd(crd())
+            .webhooks(webhooks)
+            .webhook_manifests(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/testing/webhook-manifests.yaml"
+            ))
+            .start()
+            .await
+            .unwrap();
+        let new: Api<v2::Thing> = Api::default_namespaced(cluster.client());
+        let old: Api<v1::Thing> = Api::default_namespaced(cluster.client());
+        let made = new
+            .create(
+                &PostParams::default(),
+                &v2::Thing::new("t", v2::ThingSpec { size_mm: 120 }),
+            )
+            .await
+            .unwrap();
+        assert_eq!(made.spec.size_mm, 120);
+        assert_eq!(old.get("t").await.unwrap().spec.size_cm, 12, "stored as v1");
+        let listed = new.list(&Default::default()).await.unwrap();
+        assert_eq!(listed.items[0].spec.size_mm, 120);
+        {
+            use futures::StreamExt as _;
+            let rv = listed.metadata.resource_version.clone().unwrap();
+            let mut events = new
+                .watch(&kube::api::WatchParams::default(), &rv)
+                .await
+                .unwrap()
+                .boxed();
+            old.create(
+                &PostParams::default(),
+                &v1::Thing::new("u", v1::ThingSpec { size_cm: 3 }),
+            )
+            .await
+            .unwrap();
+            match tokio::time::timeout(WAIT, events.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap()
+            {
+                kube::api::WatchEvent::Added(t) => {
+                    assert_eq!((t.name_any(), t.spec.size_mm), ("u".to_string(), 30))
+                }
+                other => panic!("expected ADDED, got {other:?}"),
+            }
+        }
+        // A patch of v2 is refused rather than applied to the wrong shape.
+        let (code, _, message) = api_error(
+            new.patch(
+                "t",
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"spec": {"size_mm": 1}})),
+            )
+            .await
+            .unwrap_err(),
+        );
+        assert_eq!(code, 400, "{message}");
+        new.delete("t", &DeleteParams::default()).await.unwrap();
+        wait::until_gone(&old, "t", WAIT).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_webhook_conversion_without_the_projects_webhooks_is_refused_at_start() {
+        let err = TestCluster::builder()
+            .mode(Mode::InProcess)
+            .crd(crd())
+            .start()
+            .await
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("converts with a webhook"), "{err}");
+    }
+}

@@ -91,6 +91,7 @@ pub(crate) struct Front {
     pub(crate) registry: Registry<RedbStore>,
     pub(crate) kinds: Vec<ApiKind>,
     pub(crate) faults: Faults,
+    pub(crate) conversions: super::conversion::Conversions,
     /// One garbage-collector pass at a time.
     pub(crate) gc: tokio::sync::Mutex<()>,
 }
@@ -202,6 +203,40 @@ impl Front {
             return error_response(&e);
         }
         let (mut parts, mut body) = (parts, body);
+        // A version other than a multi-version CRD's storage version: the request goes on as
+        // one for the storage version, and its answer is converted back.
+        let converting = self
+            .conversions
+            .needed(&kind.group, &kind.plural, &kind.version)
+            .cloned();
+        let kind = match &converting {
+            None => kind,
+            Some(versions) => {
+                if verb == Verb::Patch {
+                    return error_response(&ApiError::bad_request(format!(
+                        "the test cluster patches {} only in its storage version {} (it does not apply a patch to a converted object)",
+                        kind.qualified(),
+                        versions.storage
+                    )));
+                }
+                let Some(storage) = self
+                    .kind(&kind.group, &versions.storage, &kind.plural)
+                    .cloned()
+                else {
+                    return error_response(&ApiError::internal(
+                        "the storage version is not served",
+                    ));
+                };
+                if !body.is_empty() && matches!(verb, Verb::Create | Verb::Update) {
+                    match self.to_storage(versions, &storage, &body).await {
+                        Ok(b) => body = b,
+                        Err(e) => return error_response(&e),
+                    }
+                }
+                parts.uri = with_version(&parts.uri, &kind.version, &versions.storage);
+                storage
+            }
+        };
         let mut added = None;
         if matches!(verb, Verb::Delete | Verb::DeleteCollection) && target.sub.is_none() {
             match self.prepare_delete(&kind, &target, &query, &body).await {
@@ -231,6 +266,14 @@ impl Front {
                 tracing::warn!(error = %e, "test cluster: taking back the finalizer of a failed delete");
             }
         }
+        let response = match &converting {
+            Some(versions) => {
+                let desired = format!("{}/{}", kind.group, target.version);
+                self.from_storage(versions, response, &desired, verb == Verb::Watch)
+                    .await
+            }
+            None => response,
+        };
         let written = !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
         if !written || !response.status().is_success() {
             return response;
@@ -240,6 +283,80 @@ impl Front {
         }
         self.collect_garbage().await;
         response
+    }
+
+    /// A request body in the storage version. Errors: 400 for a body that is not JSON; as
+    /// the conversion.
+    async fn to_storage(
+        &self,
+        versions: &super::conversion::Versions,
+        storage: &ApiKind,
+        body: &Bytes,
+    ) -> Result<Bytes, ApiError> {
+        let obj: Value = serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
+        })?;
+        let converted = self
+            .conversions
+            .convert_one(versions, obj, &storage.api_version())
+            .await?;
+        Ok(Bytes::from(converted.to_string()))
+    }
+
+    /// An answer of the storage version in `desired`: the object or list, or each watch
+    /// event's object.
+    async fn from_storage(
+        self: &Arc<Self>,
+        versions: &super::conversion::Versions,
+        response: http::Response<Body>,
+        desired: &str,
+        watch: bool,
+    ) -> http::Response<Body> {
+        let (parts, body) = response.into_parts();
+        if watch && parts.status.is_success() {
+            use futures_util::StreamExt as _;
+            let (front, versions, desired) = (self.clone(), versions.clone(), desired.to_string());
+            let events = body.into_data_stream().then(move |chunk| {
+                let (front, versions, desired) = (front.clone(), versions.clone(), desired.clone());
+                async move {
+                    let chunk = chunk?;
+                    let mut out = Vec::new();
+                    for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                        let mut event: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+                        let object = event["object"].take();
+                        event["object"] = match front
+                            .conversions
+                            .convert_answer(&versions, object, &desired)
+                            .await
+                        {
+                            Ok(o) => o,
+                            Err(e) => {
+                                event["type"] = json!("ERROR");
+                                e.to_status()
+                            }
+                        };
+                        out.extend_from_slice(event.to_string().as_bytes());
+                        out.push(b'\n');
+                    }
+                    Ok::<_, axum::Error>(Bytes::from(out))
+                }
+            });
+            return http::Response::from_parts(parts, Body::from_stream(events));
+        }
+        let Ok(bytes) = body.collect().await.map(|b| b.to_bytes()) else {
+            return error_response(&ApiError::internal("reading the answer to convert"));
+        };
+        let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+            return http::Response::from_parts(parts, Body::from(bytes));
+        };
+        match self
+            .conversions
+            .convert_answer(versions, value, desired)
+            .await
+        {
+            Ok(v) => http::Response::from_parts(parts, Body::from(v.to_string())),
+            Err(e) => error_response(&e),
+        }
     }
 
     /// Passes a request to the API server's router.
@@ -446,6 +563,24 @@ async fn remove_finalizer(
     }
     let left: Vec<String> = finalizers.into_iter().filter(|f| f != finalizer).collect();
     set_finalizers(registry, kind, &obj, &left).await
+}
+
+/// `uri` with the version segment after the group (`/apis/<group>/<from>/...`) set to `to`.
+fn with_version(uri: &http::Uri, from: &str, to: &str) -> http::Uri {
+    let path = uri.path();
+    let mut segs: Vec<&str> = path.split('/').collect();
+    // ["", "apis", group, version, ...]
+    if segs.len() > 3 && segs[1] == "apis" && segs[3] == from {
+        segs[3] = to;
+    }
+    let path = segs.join("/");
+    let path_and_query = match uri.query() {
+        Some(q) => format!("{path}?{q}"),
+        None => path,
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = path_and_query.parse().ok();
+    http::Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
 }
 
 /// `uri` without the `propagationPolicy` and `orphanDependents` query parameters.

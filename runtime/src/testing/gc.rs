@@ -77,13 +77,19 @@ impl Stored<'_> {
     }
 }
 
-/// One kind per stored resource: the registry keys objects by group and plural, so every
-/// version of a CRD reads the same objects.
+/// One kind per stored resource, in the version objects are stored in: the registry keys
+/// objects by group and plural, so every version of a CRD reads the same objects.
 fn stored_kinds(front: &Front) -> Vec<&ApiKind> {
     let mut seen = HashSet::new();
     front
         .kinds
         .iter()
+        .filter(|k| {
+            front
+                .conversions
+                .storage_version(&k.group, &k.plural)
+                .is_none_or(|v| v == k.version)
+        })
         .filter(|k| seen.insert((k.group.clone(), k.plural.clone())))
         .collect()
 }

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod builtin;
+mod conversion;
 pub mod crds;
 pub mod envtest;
 mod faults;
@@ -205,6 +206,7 @@ impl Builder {
             (Some(_), Some(path)) => webhooks::read_configs(path)?,
             (Some(_), None) => webhooks::read_configs(Path::new(WEBHOOK_MANIFESTS))?,
         };
+        let conversions = conversion::Conversions::new(&crds, routes.as_ref())?;
         let routes = routes.unwrap_or_default();
         let mut kinds = Vec::new();
         for b in builtin::all() {
@@ -220,12 +222,6 @@ impl Builder {
                     k.group == kind.group && k.plural == kind.plural && k.version == kind.version
                 }) {
                     anyhow::bail!("{} {} is served twice", kind.qualified(), kind.version);
-                }
-                if crd.spec.versions.iter().filter(|v| v.served).count() > 1 {
-                    anyhow::bail!(
-                        "CRD {}: the in-process test cluster serves one version of a kind (it does not convert between versions yet); serve the storage version only, or run the test on envtest",
-                        crd.metadata.name.as_deref().unwrap_or("")
-                    );
                 }
                 if let Some(chain) = webhooks::Chain::of(&kind, None, &configs, &routes) {
                     kind.admission = Some(Hook(Arc::new(chain)));
@@ -246,6 +242,7 @@ impl Builder {
             registry: Registry::with_clock(store, clock),
             kinds,
             faults: Default::default(),
+            conversions,
             gc: Default::default(),
         });
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
