@@ -15,6 +15,7 @@ pub mod cargo_dep;
 mod fault;
 pub mod lock;
 pub mod owned;
+mod record;
 pub mod txn;
 
 use std::collections::BTreeMap;
@@ -26,7 +27,24 @@ use cap_std::fs::Dir;
 use thiserror::Error;
 
 pub use lock::ProjectLock;
-pub use txn::{Recovery, STATE_DIR};
+pub use txn::{Mode, Recovery, STATE_DIR};
+
+/// Version-control directories: no plan writes into one, and no journal naming a path in one
+/// is applied (a file there, such as a git hook, is something the version-control tool runs).
+pub const VCS_DIRS: &[&str] = &[
+    ".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", "CVS", ".pijul",
+];
+
+/// Whether a component of the relative path `rel` is one of [`VCS_DIRS`] (compared without
+/// regard to ASCII case, as case-insensitive file systems compare names).
+pub fn is_vcs_path(rel: &Path) -> bool {
+    rel.components().any(|c| match c {
+        Component::Normal(name) => VCS_DIRS
+            .iter()
+            .any(|v| name.to_str().is_some_and(|n| n.eq_ignore_ascii_case(v))),
+        _ => false,
+    })
+}
 
 pub use crate::model::layout::{FileSpec, IfExists};
 
@@ -98,6 +116,14 @@ pub enum ScaffoldError {
         /// Offending path.
         path: PathBuf,
     },
+    /// A path lies in a version-control directory ([`VCS_DIRS`]).
+    #[error(
+        "refusing to write {path}: it is inside a version-control directory, which rsbuilder never writes"
+    )]
+    VcsDirectory {
+        /// Offending path.
+        path: PathBuf,
+    },
     /// A path (or one of its parents) is a symbolic link that leads outside the project.
     #[error(
         "refusing to write {path}: {link} is a symbolic link that leads outside the project; replace it with a real directory or file inside the project"
@@ -158,6 +184,40 @@ pub enum ScaffoldError {
         path: PathBuf,
         /// Why it cannot be read.
         reason: String,
+    },
+    /// `.rsbuilder/txn` holds a transaction this machine's rsbuilder did not record (it came
+    /// with a checkout, or its journal or staged files were changed): nothing in it is applied
+    /// or removed. See [`txn::recover`].
+    #[error(
+        "{path} holds an interrupted write that rsbuilder will not finish: {reason}. It may have come with the repository (`.rsbuilder/txn` should never be committed). Nothing in it was applied. Look at the files it names, then remove the {path} directory and re-run"
+    )]
+    UntrustedTxn {
+        /// The transaction directory.
+        path: PathBuf,
+        /// Which check failed.
+        reason: String,
+    },
+    /// A read-only command (`manifests --check`, `alpha update --dry-run`) found an apply an
+    /// interrupted command left behind; it does not finish it.
+    #[error(
+        "{} was interrupted while writing in {root}, and this command only reads, so it did not finish it; run `rsbuilder alpha recover` there (or any rsbuilder command that writes), then re-run",
+        command.as_ref().map_or_else(|| "an rsbuilder command".to_string(), |c| format!("`{c}`"))
+    )]
+    Interrupted {
+        /// The project directory.
+        root: PathBuf,
+        /// The interrupted command line, when its journal was committed.
+        command: Option<String>,
+    },
+    /// The run record outside the project cannot be written (see [`record`]).
+    #[error(
+        "cannot record this write under {path}, which rsbuilder needs to finish it if it is interrupted; set XDG_STATE_HOME (or HOME) to a directory you can write"
+    )]
+    Record {
+        /// The record (or the missing state directory).
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
     },
     /// A [`FileOp::EnsureDependency`] cannot be applied: the Cargo.toml does not parse, or
     /// lists the dependency with an incompatible version (see [`cargo_dep`]).
@@ -796,7 +856,7 @@ impl Plan {
             base
         };
         let dir = open_root(base)?;
-        if let Some(done) = txn::recover(base, &dir)? {
+        if let Some(done) = txn::recover(base, &dir, Mode::Repair)? {
             eprintln!("note: {done}");
         }
         txn::apply(base, &dir, &changes)?;
@@ -944,6 +1004,11 @@ impl<'r> PathCheck<'r> {
                 return Err(outside());
             }
         }
+        if is_vcs_path(rel) {
+            return Err(ScaffoldError::VcsDirectory {
+                path: rel.to_path_buf(),
+            });
+        }
         let root_path = self.root_path;
         let root = self
             .root
@@ -1048,9 +1113,32 @@ fn open_root(root: &Path) -> Result<Dir, ScaffoldError> {
 /// Errors: [`ScaffoldError::Locked`] after the wait; an unreadable journal; a file an
 /// interrupted apply cannot put in place or back.
 pub fn lock_project(root: &Path) -> Result<ProjectLock, ScaffoldError> {
+    lock_project_as(root, Mode::Repair)
+}
+
+/// [`lock_project`] for a command that only reads the project (`manifests --check`, `alpha
+/// update --dry-run`): an apply an interrupted command left behind is reported, never
+/// finished, and nothing is written.
+///
+/// Errors: [`lock_project`]'s, and [`ScaffoldError::Interrupted`] when there is an apply to
+/// finish.
+pub fn lock_project_read_only(root: &Path) -> Result<ProjectLock, ScaffoldError> {
+    lock_project_as(root, Mode::ReadOnly)
+}
+
+/// Takes the project lock on `root`, finishes an apply an interrupted command left behind, and
+/// releases the lock: `rsbuilder alpha recover`. Returns what was done, `None` when there was
+/// nothing to finish. Errors as [`lock_project`]'s.
+pub fn recover_project(root: &Path) -> Result<Option<Recovery>, ScaffoldError> {
+    let _lock = lock::acquire(root)?;
+    let dir = open_root(root)?;
+    txn::recover(root, &dir, Mode::Repair)
+}
+
+fn lock_project_as(root: &Path, mode: Mode) -> Result<ProjectLock, ScaffoldError> {
     let lock = lock::acquire(root)?;
     let dir = open_root(root)?;
-    if let Some(done) = txn::recover(root, &dir)? {
+    if let Some(done) = txn::recover(root, &dir, mode)? {
         eprintln!("note: {done}");
     }
     Ok(lock)
