@@ -332,6 +332,15 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         }
         return Ok(super::EXIT_OK);
     }
+    if output.marker_errors {
+        // A wrong marker usually means a grant or a webhook the user meant differs from what
+        // would be written: nothing is written until it is fixed.
+        eprintln!(
+            "error: {}; nothing was written (a marker error stops every file)",
+            failed_summary.as_deref().unwrap_or("a marker error")
+        );
+        return Ok(super::EXIT_FAILURE);
+    }
     let done = plan.apply()?;
     print!("{}", crate::scaffold::report(&done));
     if let Some(summary) = &failed_summary {
