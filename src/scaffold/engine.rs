@@ -16,6 +16,7 @@ mod fault;
 pub mod lock;
 pub mod owned;
 mod record;
+pub mod regular;
 pub mod txn;
 
 use std::collections::BTreeMap;
@@ -523,8 +524,9 @@ impl Plan {
                 let meta = root.metadata(&path).map_err(io(&path, "reading"))?;
                 if meta.is_dir() {
                     pending.push(path);
-                } else if meta.is_file() && path.extension().is_some_and(|e| e == ext) {
-                    let text = root.read_to_string(&path).map_err(io(&path, "reading"))?;
+                } else if path.extension().is_some_and(|e| e == ext) {
+                    // A FIFO or device with the extension is refused by name, not skipped.
+                    let text = regular::read_in(&root, &path).map_err(io(&path, "reading"))?;
                     out.push((self.root.join(&path), text));
                 }
             }
@@ -628,7 +630,7 @@ impl Plan {
             };
             checker.check(rel)?;
             if !files.contains_key(rel) {
-                let read = dir.as_ref().map(|d| d.read_to_string(rel));
+                let read = dir.as_ref().map(|d| regular::read_in(d, rel));
                 let original = match read {
                     Some(Ok(text)) => Some(text),
                     None => None,
@@ -773,7 +775,7 @@ impl Plan {
             .collect();
         if !written.is_empty() || !self.untracked.is_empty() {
             let read = |rel: &Path| -> Result<Option<String>, ScaffoldError> {
-                match dir.as_ref().map(|d| d.read_to_string(rel)) {
+                match dir.as_ref().map(|d| regular::read_in(d, rel)) {
                     None => Ok(None),
                     Some(Ok(text)) => Ok(Some(text)),
                     Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -872,7 +874,7 @@ pub fn read(root: &Path, rel: &Path) -> Result<Option<String>, ScaffoldError> {
     let Ok(dir) = Dir::open_ambient_dir(root, ambient_authority()) else {
         return Ok(None);
     };
-    match dir.read_to_string(rel) {
+    match regular::read_in(&dir, rel) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ScaffoldError::Io {
@@ -1084,7 +1086,7 @@ fn dangling_link_inside(link: &Path, root: &Path) -> bool {
 /// The Rust edition of the project opened as `dir` (`edition = "..."` in its `Cargo.toml`),
 /// 2024 when it cannot be read.
 fn rust_edition(dir: Option<&Dir>) -> String {
-    dir.and_then(|d| d.read_to_string("Cargo.toml").ok())
+    dir.and_then(|d| regular::read_in(d, Path::new("Cargo.toml")).ok())
         .and_then(|toml| {
             toml.lines().find_map(|line| {
                 let rest = line.trim().strip_prefix("edition")?.trim_start();

@@ -193,8 +193,8 @@ fn read_crd(file: &Path, opts: &ExternalOptions) -> Result<CrdKind> {
     // As the user gave it: relative to the working directory when under it.
     let cwd = std::env::current_dir().unwrap_or_default();
     let shown = file.strip_prefix(&cwd).unwrap_or(file).display();
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read the CRD {shown}"))?;
+    let text = crate::scaffold::engine::regular::read_path(file)
+        .with_context(|| format!("cannot read the CRD {shown}"))?;
     // One file, one CRD: serde-saphyr's own message for a stream names its API functions.
     if serde_saphyr::from_multiple::<serde::de::IgnoredAny>(&text).is_ok_and(|docs| docs.len() > 1)
     {
