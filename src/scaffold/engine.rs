@@ -135,6 +135,15 @@ pub enum ScaffoldError {
         /// The link found on the way.
         link: PathBuf,
     },
+    /// The file to replace or remove is read-only (no write permission bit): someone protected
+    /// it, and a rename would replace it anyway.
+    #[error(
+        "{path} is read-only, and rsbuilder does not replace a file you made read-only; make it writable (chmod u+w) if it should change, then re-run"
+    )]
+    ReadOnly {
+        /// Offending path.
+        path: PathBuf,
+    },
     /// A parent of the path exists but is not a directory.
     #[error(
         "cannot write {path}: {parent} exists and is not a directory; move or rename that file, then re-run"
@@ -852,6 +861,22 @@ impl Plan {
         if changes.is_empty() {
             return Ok(resolved);
         }
+        // A rename replaces a read-only file as easily as any other: refuse it first.
+        if let Ok(root) = Dir::open_ambient_dir(&self.root, ambient_authority()) {
+            for r in resolved
+                .iter()
+                .filter(|r| matches!(r.action, Action::Updated | Action::Removed))
+            {
+                if root
+                    .symlink_metadata(&r.path)
+                    .is_ok_and(|m| m.is_file() && m.permissions().readonly())
+                {
+                    return Err(ScaffoldError::ReadOnly {
+                        path: self.root.join(&r.path),
+                    });
+                }
+            }
+        }
         let base = if base.as_os_str().is_empty() {
             Path::new(".")
         } else {
@@ -1463,6 +1488,33 @@ mod tests {
             super::super::report(&done),
             "remove  src/gone.rs\ncreate  src/kept.rs\n"
         );
+    }
+
+    /// A read-only file is refused by name, not replaced by the rename; nothing is written.
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_file_is_refused_not_replaced() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "user").unwrap();
+        std::fs::set_permissions(dir.path().join("f"), std::fs::Permissions::from_mode(0o444))
+            .unwrap();
+        for remove in [false, true] {
+            let mut plan = Plan::new(dir.path(), true);
+            plan.create("new.txt", "x", IfExists::Error);
+            match remove {
+                true => plan.remove("f"),
+                false => plan.create("f", "new", IfExists::Overwrite),
+            }
+            let err = plan.apply().unwrap_err();
+            assert!(matches!(err, ScaffoldError::ReadOnly { .. }), "{err}");
+            assert!(err.to_string().contains("is read-only"), "{err}");
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join("f")).unwrap(),
+                "user"
+            );
+            assert!(!dir.path().join("new.txt").exists());
+        }
     }
 
     #[test]
