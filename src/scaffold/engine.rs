@@ -1159,12 +1159,17 @@ pub fn lock_project_read_only(root: &Path) -> Result<ProjectLock, ScaffoldError>
 pub fn recover_project(root: &Path) -> Result<Option<Recovery>, ScaffoldError> {
     let _lock = lock::acquire(root)?;
     let dir = open_root(root)?;
+    super::rustfmt::remove_leftovers(root);
     txn::recover(root, &dir, Mode::Repair)
 }
 
 fn lock_project_as(root: &Path, mode: Mode) -> Result<ProjectLock, ScaffoldError> {
     let lock = lock::acquire(root)?;
     let dir = open_root(root)?;
+    if mode == Mode::Repair {
+        // A killed command's formatting directory (see `super::rustfmt`).
+        super::rustfmt::remove_leftovers(root);
+    }
     if let Some(done) = txn::recover(root, &dir, mode)? {
         eprintln!("note: {done}");
     }
