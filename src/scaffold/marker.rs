@@ -279,7 +279,132 @@ fn rust_markers(text: &str, marker: &str) -> (Vec<usize>, Vec<(usize, &'static s
         }
         offset += len;
     }
+    if !found.is_empty()
+        && let Ok(file) = syn::parse_file(text)
+    {
+        let mut dead = DeadCode::default();
+        syn::visit::Visit::visit_file(&mut dead, &file);
+        found.retain(|&line| {
+            // Lines of proc-macro2 spans are 1-based.
+            let why = dead
+                .spans
+                .iter()
+                .find(|(a, b, _)| *a <= line + 1 && line < *b);
+            if let Some((_, _, why)) = why {
+                ignored.push((line, why));
+            }
+            why.is_none()
+        });
+        ignored.sort();
+    }
     (found, ignored)
+}
+
+/// Code cargo never compiles as written, where an inserted line would not take effect: the
+/// bodies of `macro_rules!` definitions and items or statements under a `cfg` that is never
+/// true (`#[cfg(any())]`, `#[cfg(not(all()))]`). Spans as (first line, last line, why).
+#[derive(Default)]
+struct DeadCode {
+    spans: Vec<(usize, usize, &'static str)>,
+}
+
+impl DeadCode {
+    fn add(&mut self, span: proc_macro2::Span, why: &'static str) {
+        self.spans.push((span.start().line, span.end().line, why));
+    }
+}
+
+/// Whether `attrs` hold a `cfg` that is never true.
+fn never_compiled(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.meta.require_list().is_ok_and(|l| {
+                let t: String = l.tokens.to_string().split_whitespace().collect();
+                t == "any()" || t == "not(all())"
+            })
+    })
+}
+
+const CFG_NEVER: &str = "inside an item whose cfg is never true (cargo does not compile it)";
+const IN_MACRO_RULES: &str = "inside a macro_rules! definition";
+
+impl<'ast> syn::visit::Visit<'ast> for DeadCode {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        use syn::spanned::Spanned as _;
+        if let syn::Item::Macro(m) = item
+            && m.mac.path.is_ident("macro_rules")
+        {
+            self.add(item.span(), IN_MACRO_RULES);
+            return;
+        }
+        let attrs: &[syn::Attribute] = match item {
+            syn::Item::Const(i) => &i.attrs,
+            syn::Item::Enum(i) => &i.attrs,
+            syn::Item::ExternCrate(i) => &i.attrs,
+            syn::Item::Fn(i) => &i.attrs,
+            syn::Item::ForeignMod(i) => &i.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Macro(i) => &i.attrs,
+            syn::Item::Mod(i) => &i.attrs,
+            syn::Item::Static(i) => &i.attrs,
+            syn::Item::Struct(i) => &i.attrs,
+            syn::Item::Trait(i) => &i.attrs,
+            syn::Item::TraitAlias(i) => &i.attrs,
+            syn::Item::Type(i) => &i.attrs,
+            syn::Item::Union(i) => &i.attrs,
+            syn::Item::Use(i) => &i.attrs,
+            _ => &[],
+        };
+        if never_compiled(attrs) {
+            self.add(item.span(), CFG_NEVER);
+            return;
+        }
+        syn::visit::visit_item(self, item);
+    }
+
+    fn visit_stmt(&mut self, stmt: &'ast syn::Stmt) {
+        use syn::spanned::Spanned as _;
+        match stmt {
+            syn::Stmt::Macro(m) if m.mac.path.is_ident("macro_rules") => {
+                self.add(stmt.span(), IN_MACRO_RULES)
+            }
+            syn::Stmt::Macro(m) if never_compiled(&m.attrs) => self.add(stmt.span(), CFG_NEVER),
+            syn::Stmt::Local(l) if never_compiled(&l.attrs) => self.add(stmt.span(), CFG_NEVER),
+            _ => syn::visit::visit_stmt(self, stmt),
+        }
+    }
+
+    fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
+        use syn::spanned::Spanned as _;
+        let attrs: &[syn::Attribute] = match item {
+            syn::ImplItem::Const(i) => &i.attrs,
+            syn::ImplItem::Fn(i) => &i.attrs,
+            syn::ImplItem::Type(i) => &i.attrs,
+            syn::ImplItem::Macro(i) => &i.attrs,
+            _ => &[],
+        };
+        match never_compiled(attrs) {
+            true => self.add(item.span(), CFG_NEVER),
+            false => syn::visit::visit_impl_item(self, item),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'ast syn::Expr) {
+        use syn::spanned::Spanned as _;
+        // A block or closure under `#[cfg(any())]` (statement expressions carry attributes).
+        let attrs: &[syn::Attribute] = match expr {
+            syn::Expr::Block(e) => &e.attrs,
+            syn::Expr::Unsafe(e) => &e.attrs,
+            syn::Expr::Closure(e) => &e.attrs,
+            syn::Expr::Call(e) => &e.attrs,
+            syn::Expr::MethodCall(e) => &e.attrs,
+            _ => &[],
+        };
+        match never_compiled(attrs) {
+            true => self.add(expr.span(), CFG_NEVER),
+            false => syn::visit::visit_expr(self, expr),
+        }
+    }
 }
 
 fn push_inner(
@@ -495,6 +620,36 @@ fn opens_block_scalar(trimmed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A marker in code cargo does not compile (a `#[cfg(any())]` item or block, a
+    /// `macro_rules!` body) does not count; before, it received the insert.
+    #[test]
+    fn markers_in_code_cargo_does_not_compile_do_not_count() {
+        for (text, why) in [
+            (
+                "#[cfg(any())]\nmod off {\n    // +kubebuilder:scaffold:controllers\n}\nfn main() {}\n",
+                "cfg is never true",
+            ),
+            (
+                "fn main() {\n    #[cfg(any())]\n    {\n        // +kubebuilder:scaffold:controllers\n    }\n}\n",
+                "cfg is never true",
+            ),
+            (
+                "macro_rules! m {\n    () => {\n        // +kubebuilder:scaffold:controllers\n    };\n}\nfn main() {}\n",
+                "macro_rules!",
+            ),
+            (
+                "fn main() {\n    macro_rules! m {\n        () => {\n            // +kubebuilder:scaffold:controllers\n        };\n    }\n}\n",
+                "macro_rules!",
+            ),
+        ] {
+            let err = rs(text).unwrap_err();
+            assert!(err.to_string().contains(why), "{text}: {err}");
+        }
+        // The same marker in compiled code still counts.
+        let text = "#[cfg(test)]\nmod on {\n    // +kubebuilder:scaffold:controllers\n}\n";
+        assert_eq!(rs(text).unwrap(), 2);
+    }
 
     /// A marker line inside a quoted YAML string running over lines, or inside a Dockerfile
     /// heredoc, is text of the value, not a marker: before, it received the insert.
