@@ -694,3 +694,57 @@ fn external_kind_refusals_name_the_crd_file_not_a_flag_the_user_did_not_give() {
         .stderr(predicate::str::contains("--external-api-domain"));
     assert_eq!(tree(&dir), before);
 }
+
+/// PROJECT comes with a checkout, so its `crd:` entry is not trusted to name any file: a path
+/// that is not a `.yaml`/`.yml`/`.json` file (`/etc/passwd`), or that climbs out with `..`, is
+/// refused before it is read, and nothing of it appears in the error. A `crdVersion` other
+/// than v1 is an error naming PROJECT's line. (Before, `alpha generate` read /etc/passwd and
+/// printed its first line.)
+#[test]
+fn a_recorded_crd_path_from_project_is_checked_before_it_is_read() {
+    for crd in ["/etc/passwd", "../../etc/passwd.yaml", ".git/config.yaml"] {
+        let (_tmp, dir) = init_with_crd();
+        let project = read(&dir, "PROJECT");
+        let project = project.replace(
+            "version: \"3\"",
+            "resources:\n- controller: true\n  domain: io\n  external: true\n  group: cert-manager\n  kind: Certificate\n  path: crate::api::external::cert_manager_io::v1::Certificate\n  version: v1\nversion: \"3\"",
+        );
+        let project = format!(
+            "{project}plugins:\n  external.rsbuilder.io/v1-alpha:\n    resources:\n    - crd: {crd}\n      group: cert-manager\n      kind: Certificate\n      version: v1\n"
+        );
+        std::fs::write(dir.join("PROJECT"), &project).unwrap();
+        let out_dir = dir.parent().unwrap().join("regenerated");
+        let out = rsbuilder(&dir)
+            .args(["alpha", "generate", "--output-dir"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{crd}: {err}");
+        assert!(
+            err.contains("which is not a CRD file rsbuilder reads for PROJECT"),
+            "{crd}: {err}"
+        );
+        assert!(!err.contains("root:"), "{crd}: {err}");
+    }
+    let (_tmp, dir) = init_with_crd();
+    rsbuilder(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .success();
+    let project = read(&dir, "PROJECT").replace("crdVersion: v1", "crdVersion: v1beta1");
+    std::fs::write(dir.join("PROJECT"), project).unwrap();
+    rsbuilder(&dir).arg("manifests").assert().code(1).stderr(
+        predicate::str::contains("invalid api.crdVersion \"v1beta1\"")
+            .and(predicate::str::contains("PROJECT:")),
+    );
+}

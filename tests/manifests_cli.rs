@@ -1027,3 +1027,57 @@ fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
         "PROJECT:{line}:1: Cart's `spec.replicas` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in src/api/v1/cart_types.rs), and the kind has a defaulting webhook: the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `spec.replicas` missing"
     )));
 }
+
+/// `n` struct types nested one in the next (`C0 { next: Option<C1> }` …) below a kind.
+fn nested_types(n: usize) -> String {
+    let mut src = format!(
+        "{HEADER}
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Deep\")]
+pub struct DeepSpec {{
+    pub next: Option<C0>,
+}}
+"
+    );
+    for i in 0..n {
+        let field = match i + 1 < n {
+            true => format!("pub next: Option<C{}>,", i + 1),
+            false => "pub v: i32,".to_string(),
+        };
+        src.push_str(&format!(
+            "\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\npub struct C{i} {{\n    {field}\n}}\n"
+        ));
+    }
+    src
+}
+
+/// 500 nested struct types overflowed the deriver's stack (the process aborted, exit 134):
+/// now a refusal naming the reference's file:line at 64 levels; 60 levels are derived.
+#[test]
+fn deeply_nested_types_are_refused_with_file_and_line_not_a_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(tmp.path(), "deep.rs", &nested_types(500));
+    let out = tmp.path().join("out");
+    let run = |f: &Path| {
+        let mut cmd = rsbuilder();
+        cmd.args(["manifests", "--evaluate", "static", "--paths"])
+            .arg(f)
+            .arg("--output-dir")
+            .arg(&out);
+        cmd
+    };
+    let line = nested_types(500)
+        .lines()
+        .position(|l| l.contains("Option<C63>"))
+        .unwrap()
+        + 1;
+    run(&f).assert().code(1).stderr(
+        predicate::str::contains(format!("{}:{line}:", f.display())).and(predicate::str::contains(
+            "`C63` is nested 64 user types deep",
+        )),
+    );
+    assert!(!out.exists());
+    let f = write(tmp.path(), "deep.rs", &nested_types(60));
+    run(&f).assert().success();
+    assert!(out.join("crd/bases/example.com_deeps.yaml").is_file());
+}

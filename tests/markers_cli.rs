@@ -185,11 +185,10 @@ fn misspelled_marker_fails_with_the_near_miss_and_writes_nothing() {
     assert!(!dir.path().join("config").exists());
 }
 
-/// A bad webhook marker fails the webhook configurations alone: the file stays as it was,
-/// the exit code is 1, and the RBAC role, whose markers are fine, is still brought up to date
-/// (one bad output stops no other, as one bad kind stops no other CRD).
+/// A bad webhook marker writes nothing: the exit code is 1, and neither the webhook
+/// configurations nor the RBAC role (whose markers changed too) nor a CRD changes.
 #[test]
-fn invalid_webhook_marker_fails_its_file_alone_and_rbac_is_still_written() {
+fn invalid_webhook_marker_writes_nothing() {
     let dir = project(CONTROLLER);
     manifests(dir.path()).assert().success();
     let webhooks = dir.path().join("config/webhook/manifests.yaml");
@@ -216,9 +215,27 @@ fn invalid_webhook_marker_fails_its_file_alone_and_rbac_is_still_written() {
     );
     let role = std::fs::read_to_string(dir.path().join("config/rbac/role.yaml")).unwrap();
     assert!(
-        role.contains("  - aijobs\n  verbs:\n  - get\n- apiGroups"),
-        "role.yaml follows the edited rbac marker:\n{role}"
+        !role.contains("  - aijobs\n  verbs:\n  - get\n- apiGroups"),
+        "role.yaml must not follow the edited rbac marker:\n{role}"
     );
+}
+
+/// A marker error in a project with a kind: exit 1, and the CRD is not written either.
+#[test]
+fn a_marker_error_writes_no_crd() {
+    let kind = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]\n#[kube(group = \"ai.example.com\", version = \"v1\", kind = \"AIJob\", namespaced)]\npub struct AIJobSpec {\n    pub size: i32,\n}\n";
+    for marker in [
+        "// +kubebuilder:rbac:groups=apps,resources=deployments",
+        "// +kubebuilder:rbca:groups=apps,resources=deployments,verbs=get",
+        "// +kubebuilder:webhook:path=/validate,mutating=false,failurePolicy=fail,groups=ai.example.com,resources=aijobs,verbs=create,versions=v1,name=v.ai.example.com,admissionReviewVersions=v1",
+    ] {
+        let dir = project(&format!("{kind}\n{marker}\nfn main() {{}}\n"));
+        manifests(dir.path())
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("nothing was written"));
+        assert!(!dir.path().join("config").exists(), "{marker}");
+    }
 }
 
 /// The generated role and webhook configurations pass `kubernetes-validate --strict`

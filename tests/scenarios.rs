@@ -557,10 +557,15 @@ fn a_read_only_directory_is_rolled_back() {
         for e in walkdir::WalkDir::new(&dir) {
             std::os::unix::fs::chown(e.unwrap().path(), Some(65534), Some(65534)).unwrap();
         }
+        // nobody's own state directory for the run record (its HOME is root's).
+        let state = tmp.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        std::os::unix::fs::chown(&state, Some(65534), Some(65534)).unwrap();
         let mut cmd = StdCommand::new("setpriv");
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
             .arg(bin())
             .args(&args)
+            .env("XDG_STATE_HOME", &state)
             .env("SOURCE_DATE_EPOCH", EPOCH_2026);
         cmd
     } else {

@@ -31,10 +31,18 @@ const MODEL: [&str; 8] = [
     "Model",
 ];
 
+/// The state directory of this test binary's commands (their run records), so that killed
+/// runs leave nothing in the user's own.
+fn state_home() -> &'static Path {
+    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    STATE.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 fn rsbuilder(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rsbuilder"));
     cmd.current_dir(dir)
         .args(args)
+        .env("XDG_STATE_HOME", state_home())
         .env("SOURCE_DATE_EPOCH", EPOCH_2026)
         .env_remove("RSBUILDER_FAULT_AT")
         .env_remove("RSBUILDER_LOCK_TIMEOUT");
@@ -241,12 +249,19 @@ fn a_command_waits_for_the_lock_then_fails_clearly() {
     run_ok(&dir, &AIJOB);
 }
 
+/// Whether `.rsbuilder/txn` in `dir` holds an interrupted apply (a journal or staged files; an
+/// empty directory or a lone `back` is a finished one).
+fn interrupted(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join(".rsbuilder/txn"))
+        .is_ok_and(|entries| entries.map(Result::unwrap).any(|e| e.file_name() != "back"))
+}
+
 /// Runs `args` on a copy of `base` killed (SIGKILL, through the engine's fault-injection hook
 /// `RSBUILDER_FAULT_AT`) right before its 1st, 2nd, … write step, until a run gets through.
-/// After every kill, the next command (`manifests --check`, which finishes an interrupted
-/// apply first) must leave the project exactly as before the killed command or exactly as
-/// after it, and say which when it had something to finish. Returns how many kills ended
-/// as before and as after.
+/// After every kill, `manifests --check` must change nothing and, when the kill left an
+/// interrupted apply, say so and exit non-zero; then `alpha recover` must leave the project
+/// exactly as before the killed command or exactly as after it, and say which when it had
+/// something to finish. Returns how many kills ended as before and as after.
 #[cfg(unix)]
 fn killed_at_every_step(base: &Path, args: &[&str]) -> (usize, usize) {
     use std::os::unix::process::ExitStatusExt as _;
@@ -274,8 +289,28 @@ fn killed_at_every_step(base: &Path, args: &[&str]) -> (usize, usize) {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
-        let next = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
-        let said = String::from_utf8_lossy(&next.stderr);
+        let killed = tree(&dir);
+        let pending = interrupted(&dir);
+        let check = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
+        assert_eq!(
+            diff(&killed, &tree(&dir)),
+            Vec::<String>::new(),
+            "{args:?} killed at step {n}: manifests --check wrote"
+        );
+        if pending {
+            let said = String::from_utf8_lossy(&check.stderr);
+            assert!(
+                !check.status.success() && said.contains("was interrupted while writing"),
+                "{args:?} killed at step {n}: manifests --check did not report it: {said}"
+            );
+        }
+        let next = rsbuilder(&dir, &["alpha", "recover"]).output().unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&next.stdout),
+            String::from_utf8_lossy(&next.stderr)
+        );
+        assert!(next.status.success(), "step {n}: {said}");
         let now = tree(&dir);
         if now == before {
             as_before += 1;
@@ -536,11 +571,11 @@ fn a_recovery_killed_at_every_step_is_finished_by_the_next_command() {
                 .output()
                 .unwrap();
             assert!(!out.status.success());
-            let recovering = rsbuilder(&dir, &["manifests", "--check"])
+            let recovering = rsbuilder(&dir, &["alpha", "recover"])
                 .env("RSBUILDER_FAULT_AT", m.to_string())
                 .output()
                 .unwrap();
-            let last = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
+            let last = rsbuilder(&dir, &["alpha", "recover"]).output().unwrap();
             let now = tree(&dir);
             assert!(
                 now == *expected,
@@ -556,7 +591,7 @@ fn a_recovery_killed_at_every_step_is_finished_by_the_next_command() {
                      {steps}):\n{}",
                     String::from_utf8_lossy(&recovering.stderr)
                 );
-                let said = String::from_utf8_lossy(&recovering.stderr);
+                let said = String::from_utf8_lossy(&recovering.stdout);
                 // A fresh copy each time: this run did the whole recovery.
                 assert!(
                     said.contains(says),
@@ -626,4 +661,102 @@ fn concurrent_init_and_edit_are_serialized() {
             diff(&orders[0], &got)
         );
     }
+}
+
+/// A `.rsbuilder/txn` carried by a repository (a journal naming `.git/hooks/pre-commit` and a
+/// staged 0755 script, with the hash the journal records) is never applied: every command,
+/// `manifests --check` and `alpha recover` included, reports it, exits non-zero and leaves
+/// the tree exactly as it was, with no git hook installed. (rsbuilder before the run record
+/// installed the hook on the first command, `--check` included.)
+#[cfg(unix)]
+#[test]
+fn a_journal_from_a_checkout_installs_nothing() {
+    use sha2::Digest as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_tmp, dir) = initialized();
+    std::fs::create_dir_all(dir.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(dir.join(".rsbuilder/txn")).unwrap();
+    let hook = b"#!/bin/sh\necho pwned > pwned\n";
+    let staged = dir.join(".rsbuilder/txn/0.new");
+    std::fs::write(&staged, hook).unwrap();
+    std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sha: String = sha2::Sha256::digest(hook)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let journal = serde_json::json!({
+        "command": "rsbuilder manifests",
+        "nonce": "0123456789abcdef0123456789abcdef",
+        "dirs": [],
+        "files": [{"path": ".git/hooks/pre-commit", "replaces": false, "sha256": sha}],
+    });
+    std::fs::write(
+        dir.join(".rsbuilder/txn/journal"),
+        serde_json::to_vec_pretty(&journal).unwrap(),
+    )
+    .unwrap();
+    let before = tree(&dir);
+    for args in [
+        &["manifests", "--check"][..],
+        &["manifests"],
+        &AIJOB,
+        &["alpha", "recover"],
+    ] {
+        let out = rsbuilder(&dir, args).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {said}");
+        assert!(
+            said.contains("holds an interrupted write that rsbuilder will not finish")
+                && said.contains("Nothing in it was applied"),
+            "{args:?}: {said}"
+        );
+        assert!(!dir.join(".git/hooks/pre-commit").exists(), "{args:?}");
+        assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new(), "{args:?}");
+    }
+}
+
+/// `manifests --check` on a project a killed `create api` left with a committed journal:
+/// exit 1, the interruption named, nothing written; `alpha recover` then rolls it forward.
+#[cfg(unix)]
+#[test]
+fn manifests_check_reports_an_interrupted_apply_and_writes_nothing() {
+    let (_tmp, base) = initialized();
+    let after = tree_after(&base, &[&AIJOB]);
+    // The last kill point before the run completes is after the commit.
+    let mut n = 1;
+    let dir = loop {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        let out = rsbuilder(&dir, &AIJOB)
+            .env("RSBUILDER_FAULT_AT", n.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            !out.status.success(),
+            "create api has no step after its journal"
+        );
+        if dir.join(".rsbuilder/txn/journal").exists() {
+            break (tmp, dir);
+        }
+        n += 1;
+    };
+    let (_keep, dir) = dir;
+    let killed = tree(&dir);
+    let check = rsbuilder(&dir, &["manifests", "--check"]).output().unwrap();
+    let said = String::from_utf8_lossy(&check.stderr);
+    assert_eq!(check.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("`rsbuilder create api --group ai --version v1 --kind AIJob` was interrupted while writing")
+            && said.contains("rsbuilder alpha recover"),
+        "{said}"
+    );
+    assert_eq!(diff(&killed, &tree(&dir)), Vec::<String>::new());
+    let out = run_ok(&dir, &["alpha", "recover"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("(rolled forward)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(diff(&after, &tree(&dir)), Vec::<String>::new());
 }

@@ -26,6 +26,11 @@ replaced by this version's; `git diff` then shows your changes to port back. To 
 edits in tool-owned files, use `rsbuilder alpha update` instead."
     )]
     Generate(GenerateArgs),
+    /// Finish a write that an interrupted rsbuilder command left in the project (rolled
+    /// forward or back from its journal), or say there is none. Every command that writes
+    /// does this first; this one does only that.
+    #[command(after_help = "Example:\n  rsbuilder alpha recover")]
+    Recover,
 }
 
 /// `rsbuilder alpha update` flags.
@@ -58,6 +63,13 @@ pub fn run(cwd: &Path, root: &Path, cmd: AlphaCommand) -> anyhow::Result<i32> {
     match cmd {
         AlphaCommand::Update(args) => update(root, args),
         AlphaCommand::Generate(args) => generate(cwd, root, args),
+        AlphaCommand::Recover => {
+            match crate::scaffold::engine::recover_project(root)? {
+                Some(done) => println!("{done}"),
+                None => println!("nothing to finish in {}", root.display()),
+            }
+            Ok(super::EXIT_OK)
+        }
     }
 }
 
@@ -66,7 +78,11 @@ pub fn run(cwd: &Path, root: &Path, cmd: AlphaCommand) -> anyhow::Result<i32> {
 /// with the list of conflicts when any remain.
 fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     use crate::scaffold::alpha;
-    let _lock = crate::scaffold::engine::lock_project(root)?;
+    let _lock = if args.dry_run {
+        crate::scaffold::engine::lock_project_read_only(root)?
+    } else {
+        crate::scaffold::engine::lock_project(root)?
+    };
     let update = alpha::plan_update(root)?;
     if args.dry_run {
         update.plan.resolve()?;
@@ -147,7 +163,11 @@ fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> 
             out.display()
         );
     }
-    let _lock = crate::scaffold::engine::lock_project(&input)?;
+    // Written only in place; read only when the output goes elsewhere.
+    let _lock = match &output_dir {
+        Some(_) => crate::scaffold::engine::lock_project_read_only(&input)?,
+        None => crate::scaffold::engine::lock_project(&input)?,
+    };
     let _out_lock = match &output_dir {
         Some(out) if out.is_dir() => Some(crate::scaffold::engine::lock_project(out)?),
         _ => None,

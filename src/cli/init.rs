@@ -11,12 +11,13 @@ pub fn parse_license(value: &str) -> Result<crate::scaffold::init::License, Stri
         "apache2" => Ok(License::Apache2),
         "mit" => Ok(License::Mit),
         path => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                format!(
-                    "expected none, apache2, mit or the path of a license header file; \
+            let text =
+                crate::scaffold::engine::regular::read_path(Path::new(path)).map_err(|e| {
+                    format!(
+                        "expected none, apache2, mit or the path of a license header file; \
                      cannot read {path:?}: {e}"
-                )
-            })?;
+                    )
+                })?;
             License::from_header_file(&text)
                 .ok_or_else(|| format!("the license header file {path:?} is empty"))
         }

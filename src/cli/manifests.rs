@@ -125,16 +125,19 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         (dir.clone(), output_dir.clone())
     };
     // Held from the first read of the project to the last write, `--check` included (it must
-    // not compare against a half-written tree, and it finishes an interrupted apply first).
+    // not compare against a half-written tree).
     // The lock is on the directory written: the project, or an absolute --output-dir (its
     // nearest existing ancestor while it does not exist yet: the engine creates it).
+    // `--check` only reads: an interrupted apply is reported, not finished.
+    let lock = match args.check {
+        true => crate::scaffold::engine::lock_project_read_only,
+        false => crate::scaffold::engine::lock_project,
+    };
     let _lock = if output_dir.is_absolute() {
         let existing = plan_root.ancestors().find(|a| a.is_dir());
-        existing
-            .map(crate::scaffold::engine::lock_project)
-            .transpose()?
+        existing.map(lock).transpose()?
     } else {
-        Some(crate::scaffold::engine::lock_project(&dir)?)
+        Some(lock(&dir)?)
     };
     let project = if dir.join(crate::model::project::FILE_NAME).is_file() {
         Some(crate::model::Project::load(&dir)?)
@@ -358,6 +361,15 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             return Ok(super::EXIT_FAILURE);
         }
         return Ok(super::EXIT_OK);
+    }
+    if output.marker_errors {
+        // A wrong marker usually means a grant or a webhook the user meant differs from what
+        // would be written: nothing is written until it is fixed.
+        eprintln!(
+            "error: {}; nothing was written (a marker error stops every file)",
+            failed_summary.as_deref().unwrap_or("a marker error")
+        );
+        return Ok(super::EXIT_FAILURE);
     }
     let done = plan.apply()?;
     print!("{}", crate::scaffold::report(&done));

@@ -81,6 +81,9 @@ pub struct Output {
     pub notes: Vec<String>,
     /// How many kinds came from the probe cache instead of a compile.
     pub cache_hits: usize,
+    /// A `// +kubebuilder:` marker is wrong (unknown, missing an argument, breaking an RBAC or
+    /// webhook rule): `manifests` then writes nothing at all, as docs/markers.md says.
+    pub marker_errors: bool,
 }
 
 impl Output {
@@ -404,6 +407,7 @@ fn assemble_output(
                 out.refusals.push((d, vec![what.to_string()]));
             }
             out.failed.push((what.to_string(), file));
+            out.marker_errors = true;
         };
     match super::markers::collect(sources) {
         Err(diags) => marker_failure(diags, "RBAC and webhook configurations", None, &mut out),

@@ -64,8 +64,10 @@ impl SourceSet {
                 .filter_entry(|e| e.depth() == 0 || !skipped_name(e.path()));
             for entry in walker {
                 match entry {
+                    // Not only regular files: a FIFO or device named `*.rs` is refused by
+                    // name when it is read, never skipped silently.
                     Ok(e)
-                        if e.file_type().is_file()
+                        if !e.file_type().is_dir()
                             && e.path().extension().is_some_and(|x| x == "rs") =>
                     {
                         found.push(e.path().to_path_buf())
@@ -88,7 +90,7 @@ impl SourceSet {
         found.dedup();
         let mut texts = Vec::with_capacity(found.len());
         for path in found {
-            match std::fs::read_to_string(&path) {
+            match crate::scaffold::engine::regular::read_path(&path) {
                 Ok(text) => texts.push((path, text)),
                 Err(e) => errors.push(Diagnostic::new(&path, 1, 1, format!("cannot read: {e}"))),
             }
@@ -138,7 +140,7 @@ impl SourceSet {
 
     /// Parses one file from disk.
     pub fn parse_file(path: &Path) -> Result<SourceFile, Diagnostic> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::scaffold::engine::regular::read_path(path)
             .map_err(|e| Diagnostic::new(path, 1, 1, format!("cannot read: {e}")))?;
         Self::parse_text(path, text)
     }

@@ -369,6 +369,17 @@ impl Project {
                     &e.reason,
                 ));
             }
+            if let Some(v) = r.api.as_ref().and_then(|a| a.crd_version.as_ref())
+                && v != "v1"
+            {
+                return Err(bad(
+                    line(|l| &l.api),
+                    "api.crdVersion",
+                    v,
+                    "Kubebuilder's --crd-version",
+                    "rsbuilder writes apiextensions.k8s.io/v1 CRDs only, so it must be v1",
+                ));
+            }
             if let Some(p) = &r.path {
                 validate::rust_path(p).map_err(|reason| {
                     bad(line(|l| &l.path), "path", p, "the type path", &reason)
@@ -527,6 +538,8 @@ enum Layout {
 
 #[derive(Debug, Default, Deserialize)]
 struct ResourceLines {
+    #[serde(default)]
+    api: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
     domain: Option<Spanned<IgnoredAny>>,
     #[serde(default)]

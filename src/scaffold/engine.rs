@@ -15,6 +15,8 @@ pub mod cargo_dep;
 mod fault;
 pub mod lock;
 pub mod owned;
+mod record;
+pub mod regular;
 pub mod txn;
 
 use std::collections::BTreeMap;
@@ -26,7 +28,24 @@ use cap_std::fs::Dir;
 use thiserror::Error;
 
 pub use lock::ProjectLock;
-pub use txn::{Recovery, STATE_DIR};
+pub use txn::{Mode, Recovery, STATE_DIR};
+
+/// Version-control directories: no plan writes into one, and no journal naming a path in one
+/// is applied (a file there, such as a git hook, is something the version-control tool runs).
+pub const VCS_DIRS: &[&str] = &[
+    ".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", "CVS", ".pijul",
+];
+
+/// Whether a component of the relative path `rel` is one of [`VCS_DIRS`] (compared without
+/// regard to ASCII case, as case-insensitive file systems compare names).
+pub fn is_vcs_path(rel: &Path) -> bool {
+    rel.components().any(|c| match c {
+        Component::Normal(name) => VCS_DIRS
+            .iter()
+            .any(|v| name.to_str().is_some_and(|n| n.eq_ignore_ascii_case(v))),
+        _ => false,
+    })
+}
 
 pub use crate::model::layout::{FileSpec, IfExists};
 
@@ -98,6 +117,14 @@ pub enum ScaffoldError {
         /// Offending path.
         path: PathBuf,
     },
+    /// A path lies in a version-control directory ([`VCS_DIRS`]).
+    #[error(
+        "refusing to write {path}: it is inside a version-control directory, which rsbuilder never writes"
+    )]
+    VcsDirectory {
+        /// Offending path.
+        path: PathBuf,
+    },
     /// A path (or one of its parents) is a symbolic link that leads outside the project.
     #[error(
         "refusing to write {path}: {link} is a symbolic link that leads outside the project; replace it with a real directory or file inside the project"
@@ -107,6 +134,15 @@ pub enum ScaffoldError {
         path: PathBuf,
         /// The link found on the way.
         link: PathBuf,
+    },
+    /// The file to replace or remove is read-only (no write permission bit): someone protected
+    /// it, and a rename would replace it anyway.
+    #[error(
+        "{path} is read-only, and rsbuilder does not replace a file you made read-only; make it writable (chmod u+w) if it should change, then re-run"
+    )]
+    ReadOnly {
+        /// Offending path.
+        path: PathBuf,
     },
     /// A parent of the path exists but is not a directory.
     #[error(
@@ -158,6 +194,40 @@ pub enum ScaffoldError {
         path: PathBuf,
         /// Why it cannot be read.
         reason: String,
+    },
+    /// `.rsbuilder/txn` holds a transaction this machine's rsbuilder did not record (it came
+    /// with a checkout, or its journal or staged files were changed): nothing in it is applied
+    /// or removed. See [`txn::recover`].
+    #[error(
+        "{path} holds an interrupted write that rsbuilder will not finish: {reason}. It may have come with the repository (`.rsbuilder/txn` should never be committed). Nothing in it was applied. Look at the files it names, then remove the {path} directory and re-run"
+    )]
+    UntrustedTxn {
+        /// The transaction directory.
+        path: PathBuf,
+        /// Which check failed.
+        reason: String,
+    },
+    /// A read-only command (`manifests --check`, `alpha update --dry-run`) found an apply an
+    /// interrupted command left behind; it does not finish it.
+    #[error(
+        "{} was interrupted while writing in {root}, and this command only reads, so it did not finish it; run `rsbuilder alpha recover` there (or any rsbuilder command that writes), then re-run",
+        command.as_ref().map_or_else(|| "an rsbuilder command".to_string(), |c| format!("`{c}`"))
+    )]
+    Interrupted {
+        /// The project directory.
+        root: PathBuf,
+        /// The interrupted command line, when its journal was committed.
+        command: Option<String>,
+    },
+    /// The run record outside the project cannot be written (see [`record`]).
+    #[error(
+        "cannot record this write under {path}, which rsbuilder needs to finish it if it is interrupted; set XDG_STATE_HOME (or HOME) to a directory you can write"
+    )]
+    Record {
+        /// The record (or the missing state directory).
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
     },
     /// A [`FileOp::EnsureDependency`] cannot be applied: the Cargo.toml does not parse, or
     /// lists the dependency with an incompatible version (see [`cargo_dep`]).
@@ -463,8 +533,9 @@ impl Plan {
                 let meta = root.metadata(&path).map_err(io(&path, "reading"))?;
                 if meta.is_dir() {
                     pending.push(path);
-                } else if meta.is_file() && path.extension().is_some_and(|e| e == ext) {
-                    let text = root.read_to_string(&path).map_err(io(&path, "reading"))?;
+                } else if path.extension().is_some_and(|e| e == ext) {
+                    // A FIFO or device with the extension is refused by name, not skipped.
+                    let text = regular::read_in(&root, &path).map_err(io(&path, "reading"))?;
                     out.push((self.root.join(&path), text));
                 }
             }
@@ -568,7 +639,7 @@ impl Plan {
             };
             checker.check(rel)?;
             if !files.contains_key(rel) {
-                let read = dir.as_ref().map(|d| d.read_to_string(rel));
+                let read = dir.as_ref().map(|d| regular::read_in(d, rel));
                 let original = match read {
                     Some(Ok(text)) => Some(text),
                     None => None,
@@ -713,7 +784,7 @@ impl Plan {
             .collect();
         if !written.is_empty() || !self.untracked.is_empty() {
             let read = |rel: &Path| -> Result<Option<String>, ScaffoldError> {
-                match dir.as_ref().map(|d| d.read_to_string(rel)) {
+                match dir.as_ref().map(|d| regular::read_in(d, rel)) {
                     None => Ok(None),
                     Some(Ok(text)) => Ok(Some(text)),
                     Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -790,13 +861,29 @@ impl Plan {
         if changes.is_empty() {
             return Ok(resolved);
         }
+        // A rename replaces a read-only file as easily as any other: refuse it first.
+        if let Ok(root) = Dir::open_ambient_dir(&self.root, ambient_authority()) {
+            for r in resolved
+                .iter()
+                .filter(|r| matches!(r.action, Action::Updated | Action::Removed))
+            {
+                if root
+                    .symlink_metadata(&r.path)
+                    .is_ok_and(|m| m.is_file() && m.permissions().readonly())
+                {
+                    return Err(ScaffoldError::ReadOnly {
+                        path: self.root.join(&r.path),
+                    });
+                }
+            }
+        }
         let base = if base.as_os_str().is_empty() {
             Path::new(".")
         } else {
             base
         };
         let dir = open_root(base)?;
-        if let Some(done) = txn::recover(base, &dir)? {
+        if let Some(done) = txn::recover(base, &dir, Mode::Repair)? {
             eprintln!("note: {done}");
         }
         txn::apply(base, &dir, &changes)?;
@@ -812,7 +899,7 @@ pub fn read(root: &Path, rel: &Path) -> Result<Option<String>, ScaffoldError> {
     let Ok(dir) = Dir::open_ambient_dir(root, ambient_authority()) else {
         return Ok(None);
     };
-    match dir.read_to_string(rel) {
+    match regular::read_in(&dir, rel) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ScaffoldError::Io {
@@ -944,6 +1031,11 @@ impl<'r> PathCheck<'r> {
                 return Err(outside());
             }
         }
+        if is_vcs_path(rel) {
+            return Err(ScaffoldError::VcsDirectory {
+                path: rel.to_path_buf(),
+            });
+        }
         let root_path = self.root_path;
         let root = self
             .root
@@ -1019,7 +1111,7 @@ fn dangling_link_inside(link: &Path, root: &Path) -> bool {
 /// The Rust edition of the project opened as `dir` (`edition = "..."` in its `Cargo.toml`),
 /// 2024 when it cannot be read.
 fn rust_edition(dir: Option<&Dir>) -> String {
-    dir.and_then(|d| d.read_to_string("Cargo.toml").ok())
+    dir.and_then(|d| regular::read_in(d, Path::new("Cargo.toml")).ok())
         .and_then(|toml| {
             toml.lines().find_map(|line| {
                 let rest = line.trim().strip_prefix("edition")?.trim_start();
@@ -1048,9 +1140,37 @@ fn open_root(root: &Path) -> Result<Dir, ScaffoldError> {
 /// Errors: [`ScaffoldError::Locked`] after the wait; an unreadable journal; a file an
 /// interrupted apply cannot put in place or back.
 pub fn lock_project(root: &Path) -> Result<ProjectLock, ScaffoldError> {
+    lock_project_as(root, Mode::Repair)
+}
+
+/// [`lock_project`] for a command that only reads the project (`manifests --check`, `alpha
+/// update --dry-run`): an apply an interrupted command left behind is reported, never
+/// finished, and nothing is written.
+///
+/// Errors: [`lock_project`]'s, and [`ScaffoldError::Interrupted`] when there is an apply to
+/// finish.
+pub fn lock_project_read_only(root: &Path) -> Result<ProjectLock, ScaffoldError> {
+    lock_project_as(root, Mode::ReadOnly)
+}
+
+/// Takes the project lock on `root`, finishes an apply an interrupted command left behind, and
+/// releases the lock: `rsbuilder alpha recover`. Returns what was done, `None` when there was
+/// nothing to finish. Errors as [`lock_project`]'s.
+pub fn recover_project(root: &Path) -> Result<Option<Recovery>, ScaffoldError> {
+    let _lock = lock::acquire(root)?;
+    let dir = open_root(root)?;
+    super::rustfmt::remove_leftovers(root);
+    txn::recover(root, &dir, Mode::Repair)
+}
+
+fn lock_project_as(root: &Path, mode: Mode) -> Result<ProjectLock, ScaffoldError> {
     let lock = lock::acquire(root)?;
     let dir = open_root(root)?;
-    if let Some(done) = txn::recover(root, &dir)? {
+    if mode == Mode::Repair {
+        // A killed command's formatting directory (see `super::rustfmt`).
+        super::rustfmt::remove_leftovers(root);
+    }
+    if let Some(done) = txn::recover(root, &dir, mode)? {
         eprintln!("note: {done}");
     }
     Ok(lock)
@@ -1373,6 +1493,33 @@ mod tests {
             super::super::report(&done),
             "remove  src/gone.rs\ncreate  src/kept.rs\n"
         );
+    }
+
+    /// A read-only file is refused by name, not replaced by the rename; nothing is written.
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_file_is_refused_not_replaced() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "user").unwrap();
+        std::fs::set_permissions(dir.path().join("f"), std::fs::Permissions::from_mode(0o444))
+            .unwrap();
+        for remove in [false, true] {
+            let mut plan = Plan::new(dir.path(), true);
+            plan.create("new.txt", "x", IfExists::Error);
+            match remove {
+                true => plan.remove("f"),
+                false => plan.create("f", "new", IfExists::Overwrite),
+            }
+            let err = plan.apply().unwrap_err();
+            assert!(matches!(err, ScaffoldError::ReadOnly { .. }), "{err}");
+            assert!(err.to_string().contains("is read-only"), "{err}");
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join("f")).unwrap(),
+                "user"
+            );
+            assert!(!dir.path().join("new.txt").exists());
+        }
     }
 
     #[test]

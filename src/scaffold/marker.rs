@@ -11,7 +11,11 @@
 //!   literal or a `/* */` comment (which nest) is not a marker, and neither is one in the
 //!   middle of an expression (`let x = a // ... \n + b;`), where inserted code would not parse.
 //! - **YAML and the other `#` formats:** a whole comment line (only blanks before the `#`), not
-//!   inside a YAML block scalar (`key: |`) or a TOML multi-line string (`"""`, `'''`).
+//!   inside a YAML block scalar (`key: |`) or a TOML multi-line string (`"""`, `'''`). In YAML
+//!   the file is also parsed (granit-parser, the parser serde-saphyr reads YAML with), and a
+//!   line inside any scalar's span (a double- or single-quoted string running over several
+//!   lines, a block scalar) is not a marker. In a Dockerfile, a line inside a heredoc
+//!   (`RUN <<EOF` … `EOF`) is not a marker: it is part of the instruction.
 //!
 //! Each marker must appear exactly once in its file: a missing marker, or one written twice
 //! (which would insert the code twice: a controller spawned twice), is a [`MarkerError`]
@@ -275,7 +279,132 @@ fn rust_markers(text: &str, marker: &str) -> (Vec<usize>, Vec<(usize, &'static s
         }
         offset += len;
     }
+    if !found.is_empty()
+        && let Ok(file) = syn::parse_file(text)
+    {
+        let mut dead = DeadCode::default();
+        syn::visit::Visit::visit_file(&mut dead, &file);
+        found.retain(|&line| {
+            // Lines of proc-macro2 spans are 1-based.
+            let why = dead
+                .spans
+                .iter()
+                .find(|(a, b, _)| *a <= line + 1 && line < *b);
+            if let Some((_, _, why)) = why {
+                ignored.push((line, why));
+            }
+            why.is_none()
+        });
+        ignored.sort();
+    }
     (found, ignored)
+}
+
+/// Code cargo never compiles as written, where an inserted line would not take effect: the
+/// bodies of `macro_rules!` definitions and items or statements under a `cfg` that is never
+/// true (`#[cfg(any())]`, `#[cfg(not(all()))]`). Spans as (first line, last line, why).
+#[derive(Default)]
+struct DeadCode {
+    spans: Vec<(usize, usize, &'static str)>,
+}
+
+impl DeadCode {
+    fn add(&mut self, span: proc_macro2::Span, why: &'static str) {
+        self.spans.push((span.start().line, span.end().line, why));
+    }
+}
+
+/// Whether `attrs` hold a `cfg` that is never true.
+fn never_compiled(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.meta.require_list().is_ok_and(|l| {
+                let t: String = l.tokens.to_string().split_whitespace().collect();
+                t == "any()" || t == "not(all())"
+            })
+    })
+}
+
+const CFG_NEVER: &str = "inside an item whose cfg is never true (cargo does not compile it)";
+const IN_MACRO_RULES: &str = "inside a macro_rules! definition";
+
+impl<'ast> syn::visit::Visit<'ast> for DeadCode {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        use syn::spanned::Spanned as _;
+        if let syn::Item::Macro(m) = item
+            && m.mac.path.is_ident("macro_rules")
+        {
+            self.add(item.span(), IN_MACRO_RULES);
+            return;
+        }
+        let attrs: &[syn::Attribute] = match item {
+            syn::Item::Const(i) => &i.attrs,
+            syn::Item::Enum(i) => &i.attrs,
+            syn::Item::ExternCrate(i) => &i.attrs,
+            syn::Item::Fn(i) => &i.attrs,
+            syn::Item::ForeignMod(i) => &i.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Macro(i) => &i.attrs,
+            syn::Item::Mod(i) => &i.attrs,
+            syn::Item::Static(i) => &i.attrs,
+            syn::Item::Struct(i) => &i.attrs,
+            syn::Item::Trait(i) => &i.attrs,
+            syn::Item::TraitAlias(i) => &i.attrs,
+            syn::Item::Type(i) => &i.attrs,
+            syn::Item::Union(i) => &i.attrs,
+            syn::Item::Use(i) => &i.attrs,
+            _ => &[],
+        };
+        if never_compiled(attrs) {
+            self.add(item.span(), CFG_NEVER);
+            return;
+        }
+        syn::visit::visit_item(self, item);
+    }
+
+    fn visit_stmt(&mut self, stmt: &'ast syn::Stmt) {
+        use syn::spanned::Spanned as _;
+        match stmt {
+            syn::Stmt::Macro(m) if m.mac.path.is_ident("macro_rules") => {
+                self.add(stmt.span(), IN_MACRO_RULES)
+            }
+            syn::Stmt::Macro(m) if never_compiled(&m.attrs) => self.add(stmt.span(), CFG_NEVER),
+            syn::Stmt::Local(l) if never_compiled(&l.attrs) => self.add(stmt.span(), CFG_NEVER),
+            _ => syn::visit::visit_stmt(self, stmt),
+        }
+    }
+
+    fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
+        use syn::spanned::Spanned as _;
+        let attrs: &[syn::Attribute] = match item {
+            syn::ImplItem::Const(i) => &i.attrs,
+            syn::ImplItem::Fn(i) => &i.attrs,
+            syn::ImplItem::Type(i) => &i.attrs,
+            syn::ImplItem::Macro(i) => &i.attrs,
+            _ => &[],
+        };
+        match never_compiled(attrs) {
+            true => self.add(item.span(), CFG_NEVER),
+            false => syn::visit::visit_impl_item(self, item),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'ast syn::Expr) {
+        use syn::spanned::Spanned as _;
+        // A block or closure under `#[cfg(any())]` (statement expressions carry attributes).
+        let attrs: &[syn::Attribute] = match expr {
+            syn::Expr::Block(e) => &e.attrs,
+            syn::Expr::Unsafe(e) => &e.attrs,
+            syn::Expr::Closure(e) => &e.attrs,
+            syn::Expr::Call(e) => &e.attrs,
+            syn::Expr::MethodCall(e) => &e.attrs,
+            _ => &[],
+        };
+        match never_compiled(attrs) {
+            true => self.add(expr.span(), CFG_NEVER),
+            false => syn::visit::visit_expr(self, expr),
+        }
+    }
 }
 
 fn push_inner(
@@ -368,7 +497,105 @@ fn hash_comment_markers(
             }
         }
     }
+    let inside: Option<(Vec<bool>, &'static str)> = if yaml {
+        yaml_scalar_lines(text).map(|lines| (lines, "inside a YAML string"))
+    } else if is_dockerfile(path) {
+        Some((heredoc_lines(text), "inside a Dockerfile heredoc"))
+    } else {
+        None
+    };
+    if let Some((inside, why)) = inside {
+        found.retain(|&i| {
+            let keep = !inside.get(i).copied().unwrap_or(false);
+            if !keep {
+                ignored.push((i, why));
+            }
+            keep
+        });
+        ignored.sort();
+    }
     (found, ignored)
+}
+
+/// For each line of `text` (0-based), whether it lies inside a scalar of the YAML parsed from
+/// it: after the line where a scalar starts and up to the line where it ends (the end's line
+/// only when the scalar ends after its first column). `None` when `text` is not YAML the
+/// parser reads (the line rules above still apply).
+fn yaml_scalar_lines(text: &str) -> Option<Vec<bool>> {
+    let lines = text.lines().count();
+    let mut inside = vec![false; lines + 1];
+    for event in granit_parser::Parser::new_from_str(text) {
+        let (event, span) = event.ok()?;
+        if !matches!(event, granit_parser::Event::Scalar(..)) {
+            continue;
+        }
+        // Lines are 1-based in the parser.
+        let (first, last) = (span.start.line(), span.end.line());
+        let last = if span.end.col() == 0 {
+            last.saturating_sub(1)
+        } else {
+            last
+        };
+        for l in first..=last {
+            // The scalar's first line holds its key or indicator: a comment there is not a
+            // whole line. Lines after it are the scalar's own.
+            if l > first
+                && let Some(slot) = inside.get_mut(l - 1)
+            {
+                *slot = true;
+            }
+        }
+    }
+    Some(inside)
+}
+
+/// Whether `path` is a Dockerfile (`Dockerfile`, `Dockerfile.<x>`, `<x>.Dockerfile`).
+fn is_dockerfile(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name == "Dockerfile" || name.starts_with("Dockerfile.") || name.ends_with(".Dockerfile")
+}
+
+/// For each line of a Dockerfile (0-based), whether it is inside a heredoc: the lines after
+/// an instruction line holding `<<WORD` (also `<<-WORD`, `<<"WORD"`, `<<'WORD'`), up to and
+/// including the line that is `WORD` (leading tabs allowed after `<<-`). Several heredocs of
+/// one line follow each other.
+fn heredoc_lines(text: &str) -> Vec<bool> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut inside = vec![false; lines.len()];
+    let mut pending: std::collections::VecDeque<(String, bool)> = Default::default();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some((word, dash)) = pending.front() {
+            inside[i] = true;
+            let candidate = if *dash {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            if candidate == word {
+                pending.pop_front();
+            }
+            continue;
+        }
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        let mut rest = *line;
+        while let Some(at) = rest.find("<<") {
+            rest = &rest[at + 2..];
+            let dash = rest.starts_with('-');
+            let word_part = rest.trim_start_matches('-');
+            let word: String = word_part
+                .trim_start_matches(['"', '\''])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !word.is_empty() {
+                pending.push_back((word, dash));
+            }
+        }
+    }
+    inside
 }
 
 /// Whether a YAML line (trimmed, not a comment) ends with a block scalar indicator: `key: |`,
@@ -393,6 +620,66 @@ fn opens_block_scalar(trimmed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A marker in code cargo does not compile (a `#[cfg(any())]` item or block, a
+    /// `macro_rules!` body) does not count; before, it received the insert.
+    #[test]
+    fn markers_in_code_cargo_does_not_compile_do_not_count() {
+        for (text, why) in [
+            (
+                "#[cfg(any())]\nmod off {\n    // +kubebuilder:scaffold:controllers\n}\nfn main() {}\n",
+                "cfg is never true",
+            ),
+            (
+                "fn main() {\n    #[cfg(any())]\n    {\n        // +kubebuilder:scaffold:controllers\n    }\n}\n",
+                "cfg is never true",
+            ),
+            (
+                "macro_rules! m {\n    () => {\n        // +kubebuilder:scaffold:controllers\n    };\n}\nfn main() {}\n",
+                "macro_rules!",
+            ),
+            (
+                "fn main() {\n    macro_rules! m {\n        () => {\n            // +kubebuilder:scaffold:controllers\n        };\n    }\n}\n",
+                "macro_rules!",
+            ),
+        ] {
+            let err = rs(text).unwrap_err();
+            assert!(err.to_string().contains(why), "{text}: {err}");
+        }
+        // The same marker in compiled code still counts.
+        let text = "#[cfg(test)]\nmod on {\n    // +kubebuilder:scaffold:controllers\n}\n";
+        assert_eq!(rs(text).unwrap(), 2);
+    }
+
+    /// A marker line inside a quoted YAML string running over lines, or inside a Dockerfile
+    /// heredoc, is text of the value, not a marker: before, it received the insert.
+    #[test]
+    fn markers_inside_yaml_strings_and_dockerfile_heredocs_do_not_count() {
+        let yaml = Path::new("config/x.yaml");
+        for text in [
+            "a: \"one\n  # +kubebuilder:scaffold:crdkustomizeresource\n  two\"\nb: 1\n",
+            "a: 'one\n  # +kubebuilder:scaffold:crdkustomizeresource\n  two'\nb: 1\n",
+            "a: |\n  x\n  # +kubebuilder:scaffold:crdkustomizeresource\nb: 1\n",
+        ] {
+            let err = locate(yaml, text, "crdkustomizeresource").unwrap_err();
+            assert!(
+                matches!(&err, MarkerError::Missing { ignored, .. } if ignored.len() == 1),
+                "{text}: {err}"
+            );
+        }
+        // A real comment line between keys still counts.
+        let text = "a: \"one two\"\n# +kubebuilder:scaffold:crdkustomizeresource\nb: 1\n";
+        assert_eq!(locate(yaml, text, "crdkustomizeresource").unwrap(), 1);
+        let docker = Path::new("Dockerfile");
+        let text = "FROM x\nRUN <<EOF\necho hi\n# +kubebuilder:scaffold:copy\nEOF\n";
+        let err = locate(docker, text, "copy").unwrap_err();
+        assert!(
+            err.to_string().contains("inside a Dockerfile heredoc"),
+            "{err}"
+        );
+        let text = "FROM x\nRUN <<-\"EOF\"\n\techo hi\n\tEOF\n# +kubebuilder:scaffold:copy\n";
+        assert_eq!(locate(docker, text, "copy").unwrap(), 4);
+    }
 
     fn rs(text: &str) -> Result<usize, MarkerError> {
         locate(Path::new("src/main.rs"), text, "controllers")

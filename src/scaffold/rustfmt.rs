@@ -3,8 +3,12 @@
 //!
 //! Starting rustfmt costs more than formatting a scaffold's files (through the rustup proxy,
 //! tens of milliseconds per process), so all files of a plan go to **one** rustfmt process: they
-//! are written to a temporary directory (outside the project) at their relative paths and
-//! formatted in place. rustfmt follows `mod name;` declarations and fails when the module's file
+//! are written to a temporary directory at their relative paths and formatted in place. That
+//! directory is `.rsbuilder/fmt-*` in the project (so a `rustfmt.toml` someone left in the
+//! system's temporary directory cannot apply), falling back to the system's temporary directory
+//! only where the project cannot hold it; either way rustfmt gets its configuration explicitly
+//! (`--config-path`): the project's, or an empty file meaning the defaults. A killed run's
+//! directory is removed by the next command ([`remove_leftovers`]). rustfmt follows `mod name;` declarations and fails when the module's file
 //! is missing, so each declared module that is not among the files gets an empty stand-in file.
 //! When that run fails (a syntax error in one file, a `#[path]` module rustfmt cannot find), each
 //! file is formatted on its own through standard input, so the result is the same as formatting
@@ -24,7 +28,7 @@ use ra_ap_rustc_lexer::{FrontmatterAllowed, TokenKind, tokenize};
 pub fn format_all(files: &[(&Path, &str)], edition: &str, root: &Path) -> Vec<Option<String>> {
     let config = config_file(root);
     if files.len() > 1
-        && let Some(formatted) = format_in_one_run(files, edition, config.as_deref())
+        && let Some(formatted) = format_in_one_run(files, edition, config.as_deref(), root)
     {
         return formatted;
     }
@@ -41,15 +45,82 @@ pub(crate) fn config_file(root: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn format_in_one_run(
-    files: &[(&Path, &str)],
-    edition: &str,
-    config: Option<&Path>,
-) -> Option<Vec<Option<String>>> {
+/// The prefix of the formatting directories under `.rsbuilder/`.
+const FMT_PREFIX: &str = "fmt-";
+
+/// Removes the formatting directories a killed command left under `root/.rsbuilder/` (called
+/// with the project lock held, so no running command uses them), and `.rsbuilder` when that
+/// leaves it empty.
+pub fn remove_leftovers(root: &Path) {
+    let state = root.join(super::engine::STATE_DIR);
+    // Never through a link: `.rsbuilder` must be the project's own directory.
+    if !std::fs::symlink_metadata(&state).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&state) else {
+        return;
+    };
+    let mut removed = false;
+    for e in entries.flatten() {
+        let is_fmt = e.file_name().to_string_lossy().starts_with(FMT_PREFIX)
+            && e.file_type().is_ok_and(|t| t.is_dir());
+        if is_fmt {
+            removed |= std::fs::remove_dir_all(e.path()).is_ok();
+        }
+    }
+    if removed {
+        let _ = std::fs::remove_dir(&state); // only when empty
+    }
+}
+
+/// A temporary directory for one rustfmt run: under `root/.rsbuilder/` when that is (or can
+/// be made) a real directory of the project, else in the system's temporary directory. The
+/// flag says whether `.rsbuilder` was created for it (and is to be removed when empty).
+fn fmt_dir(root: &Path) -> Option<(tempfile::TempDir, bool)> {
+    let state = root.join(super::engine::STATE_DIR);
+    let existed = std::fs::symlink_metadata(&state).ok();
+    let usable = match &existed {
+        Some(m) => m.is_dir(),
+        None => root.is_dir() && std::fs::create_dir(&state).is_ok(),
+    };
+    if usable
+        && let Ok(tmp) = tempfile::Builder::new()
+            .prefix(FMT_PREFIX)
+            .tempdir_in(&state)
+    {
+        return Some((tmp, existed.is_none()));
+    }
+    if existed.is_none() && usable {
+        let _ = std::fs::remove_dir(&state);
+    }
     let tmp = tempfile::Builder::new()
         .prefix("rsbuilder-fmt-")
         .tempdir()
         .ok()?;
+    Some((tmp, false))
+}
+
+fn format_in_one_run(
+    files: &[(&Path, &str)],
+    edition: &str,
+    config: Option<&Path>,
+    root: &Path,
+) -> Option<Vec<Option<String>>> {
+    let (tmp, created_state) = fmt_dir(root)?;
+    let result = format_in(&tmp, files, edition, config);
+    drop(tmp);
+    if created_state {
+        let _ = std::fs::remove_dir(root.join(super::engine::STATE_DIR));
+    }
+    result
+}
+
+fn format_in(
+    tmp: &tempfile::TempDir,
+    files: &[(&Path, &str)],
+    edition: &str,
+    config: Option<&Path>,
+) -> Option<Vec<Option<String>>> {
     let write = |rel: &Path, text: &str| -> Option<()> {
         let abs = tmp.path().join(rel);
         std::fs::create_dir_all(abs.parent()?).ok()?;
@@ -80,9 +151,17 @@ fn format_in_one_run(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    if let Some(config) = config {
-        cmd.arg("--config-path").arg(config);
-    }
+    // Always explicit: without a project configuration, an empty file (rustfmt's defaults),
+    // so no rustfmt.toml above the temporary directory applies.
+    let defaults = tmp.path().join(".rsbuilder-defaults-rustfmt.toml");
+    let config = match config {
+        Some(config) => config.to_path_buf(),
+        None => {
+            std::fs::write(&defaults, "").ok()?;
+            defaults
+        }
+    };
+    cmd.arg("--config-path").arg(config);
     cmd.args(files.iter().map(|(rel, _)| rel));
     if !cmd.status().ok()?.success() {
         return None;
@@ -222,7 +301,7 @@ mod tests {
             (Path::new("src/controller.rs"), controller),
         ];
         assert!(
-            format_in_one_run(&files, "2024", None).is_some(),
+            format_in_one_run(&files, "2024", None, root.path()).is_some(),
             "one run for both files"
         );
         let one = format_all(&files, "2024", root.path());

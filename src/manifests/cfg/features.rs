@@ -264,9 +264,11 @@ pub fn resolve(
 ) -> Result<(BTreeSet<String>, FeatureSource), FeatureError> {
     let text = match manifest {
         Some(path) => Some(
-            std::fs::read_to_string(path).map_err(|e| FeatureError::Manifest {
-                path: path.to_path_buf(),
-                message: format!("cannot read: {e}"),
+            crate::scaffold::engine::regular::read_path(path).map_err(|e| {
+                FeatureError::Manifest {
+                    path: path.to_path_buf(),
+                    message: format!("cannot read: {e}"),
+                }
             })?,
         ),
         None => None,

@@ -114,6 +114,7 @@ pub fn options(project: &Project, r: &ProjectResource, root: &Path) -> Result<Ex
     let gvk = format!("{}/{} {}", r.group, r.version, r.kind);
     let source = match recorded_crd(project, r) {
         Some(crd) => {
+            check_recorded_crd(&crd, &gvk)?;
             let file = root.join(&crd);
             if !file.is_file() {
                 bail!(
@@ -144,6 +145,32 @@ pub fn options(project: &Project, r: &ProjectResource, root: &Path) -> Result<Ex
         force: false,
         replay: true,
     })
+}
+
+/// A `crd:` path PROJECT records (PROJECT comes with a checkout, so it is not trusted to name
+/// any file): a relative path must stay inside the project (plain components, no `..`); an
+/// absolute one, which `create api --external-api-crd` records for a CRD outside the project,
+/// must name a `.yaml`, `.yml` or `.json` file. The file is read only after this check, and
+/// errors about its contents name lines, never quote them.
+fn check_recorded_crd(crd: &Path, gvk: &str) -> Result<()> {
+    use std::path::Component;
+    let plain = crd.components().all(|c| {
+        matches!(
+            c,
+            Component::Normal(_) | Component::RootDir | Component::Prefix(_)
+        )
+    });
+    let crd_like = crd
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json"));
+    if !plain || !crd_like || crate::scaffold::engine::is_vcs_path(crd) {
+        bail!(
+            "PROJECT records the external kind {gvk} as made from {}, which is not a CRD file rsbuilder reads for PROJECT: the `crd:` entry must be a `.yaml`, `.yml` or `.json` file, inside the project unless it is an absolute path, with no `..`; fix that entry in PROJECT",
+            crd.display()
+        );
+    }
+    Ok(())
 }
 
 /// The fields of a CRD this command reads (serde ignores the rest; kopium reads the schema).
@@ -193,8 +220,8 @@ fn read_crd(file: &Path, opts: &ExternalOptions) -> Result<CrdKind> {
     // As the user gave it: relative to the working directory when under it.
     let cwd = std::env::current_dir().unwrap_or_default();
     let shown = file.strip_prefix(&cwd).unwrap_or(file).display();
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read the CRD {shown}"))?;
+    let text = crate::scaffold::engine::regular::read_path(file)
+        .with_context(|| format!("cannot read the CRD {shown}"))?;
     // One file, one CRD: serde-saphyr's own message for a stream names its API functions.
     if serde_saphyr::from_multiple::<serde::de::IgnoredAny>(&text).is_ok_and(|docs| docs.len() > 1)
     {
@@ -207,13 +234,21 @@ fn read_crd(file: &Path, opts: &ExternalOptions) -> Result<CrdKind> {
             .location()
             .map(|l| format!("{shown}:{}:{}", l.line(), l.column()))
             .unwrap_or_else(|| shown.to_string());
-        anyhow::anyhow!("{at}: cannot be read as a CustomResourceDefinition: {e}")
+        // A path from PROJECT may name any file: the parser's message can quote it.
+        match opts.replay {
+            true => anyhow::anyhow!("{at}: cannot be read as a CustomResourceDefinition"),
+            false => anyhow::anyhow!("{at}: cannot be read as a CustomResourceDefinition: {e}"),
+        }
     })?;
     let at = |line: u64| format!("{shown}:{}", line.max(1));
     let kind_line = doc.kind.as_ref().map_or(1, |k| k.referenced.line());
     match (&doc.api_version, &doc.kind) {
         (Some(v), Some(k))
             if v.value == "apiextensions.k8s.io/v1" && k.value == "CustomResourceDefinition" => {}
+        _ if opts.replay => bail!(
+            "{}: not a CustomResourceDefinition of apiextensions.k8s.io/v1",
+            at(kind_line)
+        ),
         (v, k) => bail!(
             "{}: not a CustomResourceDefinition of apiextensions.k8s.io/v1 (apiVersion {:?}, kind {:?}); --external-api-crd takes a CRD file, as `kubectl get crd <name> -o yaml` prints it",
             at(kind_line),

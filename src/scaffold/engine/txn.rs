@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ScaffoldError;
 use super::fault::step;
+use super::record;
 
 /// The directory holding rsbuilder's own state while a command writes.
 pub const STATE_DIR: &str = ".rsbuilder";
@@ -43,6 +44,10 @@ const BACK: &str = ".rsbuilder/txn/back";
 struct Journal {
     /// The command line that planned the apply, for the message of the next command.
     command: String,
+    /// The nonce of this apply's run record ([`record`]); a journal whose nonce is not the
+    /// record's (or that has none) is not this machine's and is never applied.
+    #[serde(default)]
+    nonce: String,
     /// Directories that did not exist when the apply was planned, parents first.
     dirs: Vec<PathBuf>,
     files: Vec<Entry>,
@@ -57,6 +62,9 @@ struct Entry {
     /// without removals.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     removes: bool,
+    /// SHA-256 (hex) of `<i>.new`; a staged file with other bytes is not applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sha256: Option<String>,
 }
 
 /// One file to write: its path relative to the root and its new contents; or, with
@@ -208,7 +216,7 @@ pub(super) fn apply(root: &Path, dir: &Dir, changes: &[Change<'_>]) -> Result<()
     let journal = match prepare(root, dir, changes, &sync) {
         Ok(j) => j,
         Err(e) => {
-            discard(dir, &sync);
+            discard(root, dir, &sync);
             return Err(e);
         }
     };
@@ -240,6 +248,17 @@ fn prepare(
     changes: &[Change<'_>],
     sync: &DirSync,
 ) -> Result<Journal, ScaffoldError> {
+    // The run record outside the project, before anything is staged: from here on the next
+    // command in this directory knows the transaction is this machine's.
+    let run = record::name(root, dir).map_err(io_err(root, "opening", Path::new("")))?;
+    let nonce = record::nonce().map_err(io_err(root, "writing", Path::new(TXN_DIR)))?;
+    record::write(
+        &run,
+        &record::Record {
+            nonce: nonce.clone(),
+            root: root.to_path_buf(),
+        },
+    )?;
     let state = Path::new(STATE_DIR);
     if missing(dir, state) {
         step();
@@ -276,6 +295,7 @@ fn prepare(
                 path: c.path.to_path_buf(),
                 replaces: true,
                 removes: true,
+                sha256: None,
             });
             continue;
         }
@@ -322,10 +342,12 @@ fn prepare(
             path: c.path.to_path_buf(),
             replaces: c.replaces,
             removes: false,
+            sha256: Some(sha256_hex(c.contents)),
         });
     }
     let journal = Journal {
         command: command_line(),
+        nonce,
         dirs,
         files,
     };
@@ -537,11 +559,11 @@ fn forward(
             let _ = f.sync_all();
         }
         let _ = sync.sync(dir, Path::new(TXN_DIR));
-        let _ = back(dir, &journal, sync);
+        let _ = back(root, dir, &journal, sync);
         return Err(err);
     }
     sync_touched(dir, &journal, sync);
-    finish(dir, sync);
+    finish(root, dir, sync);
     Ok(())
 }
 
@@ -567,8 +589,12 @@ fn rename_all(
             continue;
         }
         let new = new_name(i);
-        if fresh == Fresh::Recovering && missing(&txn, Path::new(&new)) {
-            continue; // renamed before the interruption
+        if fresh == Fresh::Recovering {
+            if missing(&txn, Path::new(&new)) {
+                continue; // renamed before the interruption
+            }
+            set_mode(dir, &txn, &new, &e.path, e.replaces)
+                .map_err(io_err(root, "writing", &e.path))?;
         }
         step();
         parents
@@ -582,7 +608,7 @@ fn rename_all(
 /// Puts every replaced file back, removes every created file and directory, and removes the
 /// transaction. Returns the first error (the transaction is then kept, so the next command
 /// tries again).
-fn back(dir: &Dir, journal: &Journal, sync: &DirSync) -> std::io::Result<()> {
+fn back(root: &Path, dir: &Dir, journal: &Journal, sync: &DirSync) -> std::io::Result<()> {
     let mut first_err = None;
     for (i, e) in journal.files.iter().enumerate().rev() {
         if e.removes {
@@ -629,7 +655,7 @@ fn back(dir: &Dir, journal: &Journal, sync: &DirSync) -> std::io::Result<()> {
     match first_err {
         Some(err) => Err(err),
         None => {
-            finish(dir, sync);
+            finish(root, dir, sync);
             Ok(())
         }
     }
@@ -657,8 +683,8 @@ fn sync_touched(dir: &Dir, journal: &Journal, sync: &DirSync) {
 /// Removes the transaction directory: first the staged and old files, then the journal (from
 /// then on nothing is left to do), then the `back` marker and the directories. So while the
 /// journal exists, `back` tells the direction; once it is gone, a directory holding nothing
-/// but `back` is a finished apply.
-fn finish(dir: &Dir, sync: &DirSync) {
+/// but `back` is a finished apply. The run record goes last.
+fn finish(root: &Path, dir: &Dir, sync: &DirSync) {
     if let Ok(txn) = dir.open_dir(TXN_DIR)
         && let Ok(entries) = txn.entries()
     {
@@ -682,6 +708,16 @@ fn finish(dir: &Dir, sync: &DirSync) {
         let _ = dir.remove_file(BACK);
     }
     remove_state_dirs(dir, sync);
+    forget_run(root, dir);
+}
+
+/// Removes this directory's run record once its transaction directory is gone.
+fn forget_run(root: &Path, dir: &Dir) {
+    if missing(dir, Path::new(TXN_DIR))
+        && let Ok(run) = record::name(root, dir)
+    {
+        record::remove(&run);
+    }
 }
 
 fn remove_state_dirs(dir: &Dir, sync: &DirSync) {
@@ -701,45 +737,73 @@ fn remove_state_dirs(dir: &Dir, sync: &DirSync) {
 }
 
 /// After a failed prepare: the staged files go; nothing in the project had changed.
-fn discard(dir: &Dir, sync: &DirSync) {
+fn discard(root: &Path, dir: &Dir, sync: &DirSync) {
     // A fault point of its own: in a project whose `.rsbuilder/` also holds the tool-owned
     // records, this removal is the discard's only step, and a kill here must leave a project
     // the next command discards again.
     step();
     let _ = dir.remove_dir_all(TXN_DIR);
     remove_state_dirs(dir, sync);
+    forget_run(root, dir);
 }
+
+/// What [`recover`] may do about an interrupted apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Finish it (a command that writes).
+    Repair,
+    /// Report it and change nothing (`manifests --check`, `alpha update --dry-run`).
+    ReadOnly,
+}
+
+/// The largest journal read: some 2,000 entries of `manifests` take about 400 KiB.
+const JOURNAL_LIMIT: u64 = 64 << 20;
 
 /// Finishes an apply that a killed command left in the project opened as `dir` (at `root`):
 /// rolls it forward from a complete journal, finishes a rollback, or discards the staged files
 /// of an apply killed before its journal was complete. `Ok(None)`: there was nothing to do.
 ///
-/// Errors: a journal that cannot be read (the error says to look at `.rsbuilder/txn`), or a
-/// file that cannot be put in place or back (the transaction is kept for the next try).
-pub(super) fn recover(root: &Path, dir: &Dir) -> Result<Option<Recovery>, ScaffoldError> {
+/// Only an apply this machine's rsbuilder recorded is touched: its run record ([`record`])
+/// must exist for this directory with the journal's nonce, every path the journal names must
+/// be one a plan can write (inside the project, never in a version-control directory or in
+/// `.rsbuilder/txn`), and every staged file must have the bytes the journal's hash says. The
+/// files put in place get the modes rsbuilder's own rule gives them (a replaced file's mode,
+/// or 0666 minus the umask), never the staged file's. In [`Mode::ReadOnly`] nothing is done.
+///
+/// Errors: [`ScaffoldError::UntrustedTxn`] for a `.rsbuilder/txn` that fails those checks
+/// (nothing in it is applied or removed); [`ScaffoldError::Interrupted`] in
+/// [`Mode::ReadOnly`] when there is an apply to finish; a journal that cannot be read (the
+/// error says to look at `.rsbuilder/txn`); a file that cannot be put in place or back (the
+/// transaction is kept for the next try).
+pub(super) fn recover(
+    root: &Path,
+    dir: &Dir,
+    mode: Mode,
+) -> Result<Option<Recovery>, ScaffoldError> {
     let sync = DirSync::new();
+    let repair = mode == Mode::Repair;
     if missing(dir, Path::new(TXN_DIR)) {
-        if dir
-            .read_dir(STATE_DIR)
-            .is_ok_and(|mut entries| entries.next().is_none())
-        {
-            remove_state_dirs(dir, &sync);
+        if repair {
+            if dir
+                .read_dir(STATE_DIR)
+                .is_ok_and(|mut entries| entries.next().is_none())
+            {
+                remove_state_dirs(dir, &sync);
+            }
+            // A record whose apply finished, killed before the record's removal.
+            forget_run(root, dir);
         }
         return Ok(None);
     }
-    let text = match dir.read(JOURNAL) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // Staged files: killed before the commit point. Nothing or only `back`: killed
-            // after a finished apply had removed its journal.
-            let staged = dir.read_dir(TXN_DIR).is_ok_and(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .any(|e| e.file_name() != "back")
-            });
-            discard(dir, &sync);
-            return Ok(staged.then_some(Recovery::Discarded));
-        }
+    let untrusted = |reason: String| ScaffoldError::UntrustedTxn {
+        path: root.join(TXN_DIR),
+        reason,
+    };
+    let run = record::name(root, dir).map_err(io_err(root, "opening", Path::new("")))?;
+    let record = record::read(&run);
+    let journal_meta = match dir.symlink_metadata(JOURNAL) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(source) => {
             return Err(ScaffoldError::Io {
                 action: "reading",
@@ -748,22 +812,208 @@ pub(super) fn recover(root: &Path, dir: &Dir) -> Result<Option<Recovery>, Scaffo
             });
         }
     };
-    let journal: Journal = serde_json::from_slice(&text).map_err(|e| ScaffoldError::Journal {
+    let Some(journal_meta) = journal_meta else {
+        // Staged files: killed before the commit point. Nothing or only `back`: killed
+        // after a finished apply had removed its journal.
+        let staged = dir.read_dir(TXN_DIR).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.file_name() != "back")
+        });
+        if staged && record.is_none() {
+            return Err(untrusted(
+                "staged files without a journal, and this machine has no record of an rsbuilder command interrupted in this directory".into(),
+            ));
+        }
+        if !repair {
+            return match staged {
+                true => Err(ScaffoldError::Interrupted {
+                    root: root.to_path_buf(),
+                    command: None,
+                }),
+                false => Ok(None),
+            };
+        }
+        discard(root, dir, &sync);
+        return Ok(staged.then_some(Recovery::Discarded));
+    };
+    if !journal_meta.is_file() || journal_meta.len() > JOURNAL_LIMIT {
+        return Err(untrusted(format!(
+            "{JOURNAL} is not a regular file of at most {JOURNAL_LIMIT} bytes"
+        )));
+    }
+    let text = dir.read(JOURNAL).map_err(|source| ScaffoldError::Io {
+        action: "reading",
         path: root.join(JOURNAL),
-        reason: e.to_string(),
+        source,
     })?;
+    let journal: Journal = match serde_json::from_slice(&text) {
+        Ok(journal) => journal,
+        Err(_) if record.is_none() => {
+            return Err(untrusted(
+                "this machine has no record of an rsbuilder command interrupted in this directory"
+                    .into(),
+            ));
+        }
+        Err(e) => {
+            return Err(ScaffoldError::Journal {
+                path: root.join(JOURNAL),
+                reason: e.to_string(),
+            });
+        }
+    };
+    match &record {
+        None => {
+            return Err(untrusted(format!(
+                "its journal names `{}`, and this machine has no record of an rsbuilder command interrupted in this directory",
+                journal.command
+            )));
+        }
+        Some(r) if journal.nonce.is_empty() || r.nonce != journal.nonce => {
+            return Err(untrusted(
+                "its journal is not the one this machine's record of the interrupted command names"
+                    .into(),
+            ));
+        }
+        Some(_) => {}
+    }
+    verify(dir, &journal).map_err(untrusted)?;
     let files = journal.files.len();
     let command = journal.command.clone();
+    if !repair {
+        return Err(ScaffoldError::Interrupted {
+            root: root.to_path_buf(),
+            command: Some(command),
+        });
+    }
     if missing(dir, Path::new(BACK)) {
         forward(root, dir, journal, Fresh::Recovering, &sync)?;
         Ok(Some(Recovery::RolledForward { command, files }))
     } else {
-        back(dir, &journal, &sync).map_err(|source| ScaffoldError::Io {
+        back(root, dir, &journal, &sync).map_err(|source| ScaffoldError::Io {
             action: "restoring",
             path: root.join(TXN_DIR),
             source,
         })?;
         Ok(Some(Recovery::RolledBack { command, files }))
+    }
+}
+
+/// Whether `rel` is a path a plan can write: relative, plain components only, not in a
+/// version-control directory ([`super::is_vcs_path`]) and not in `.rsbuilder/txn`.
+fn plannable(rel: &Path) -> bool {
+    !rel.as_os_str().is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        && !super::is_vcs_path(rel)
+        && !rel.starts_with(TXN_DIR)
+}
+
+/// The checks of a recorded journal before anything of it is applied: every path plannable,
+/// every staged file still present a regular file with the bytes its hash says. `Err` says
+/// which check failed.
+fn verify(dir: &Dir, journal: &Journal) -> Result<(), String> {
+    for d in &journal.dirs {
+        if !plannable(d) {
+            return Err(format!(
+                "its journal names the directory {}, which no rsbuilder command writes",
+                d.display()
+            ));
+        }
+    }
+    for (i, e) in journal.files.iter().enumerate() {
+        if !plannable(&e.path) {
+            return Err(format!(
+                "its journal names {}, which no rsbuilder command writes",
+                e.path.display()
+            ));
+        }
+        if e.removes {
+            continue;
+        }
+        let new = stage_new(i);
+        let meta = match dir.symlink_metadata(&new) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // renamed already
+            Err(e) => return Err(format!("{} cannot be read: {e}", new.display())),
+        };
+        let bytes = match meta.is_file() {
+            true => dir
+                .read(&new)
+                .map_err(|e| format!("{}: {e}", new.display()))?,
+            false => return Err(format!("{} is not a regular file", new.display())),
+        };
+        if e.sha256.as_deref() != Some(sha256_hex(&bytes).as_str()) {
+            return Err(format!(
+                "{} does not hold the bytes its journal records for {}",
+                new.display(),
+                e.path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The mode a new file gets from any program: 0666 minus the process's umask.
+#[cfg(unix)]
+fn new_file_mode() -> u32 {
+    0o666 & !umask()
+}
+
+/// The process's umask: from `/proc/self/status` on Linux (4.7 and later), else set and put
+/// back, which is safe here because recovery runs before the command starts other threads.
+#[cfg(unix)]
+fn umask() -> u32 {
+    #[cfg(target_os = "linux")]
+    if let Some(mask) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        })
+    {
+        return mask;
+    }
+    // SAFETY: umask(2) cannot fail; the old value is put back at once.
+    unsafe {
+        let old = libc::umask(0o022);
+        libc::umask(old);
+        old as u32
+    }
+}
+
+/// Gives the staged file `new` (in `txn`) the mode rsbuilder's rule gives the file it becomes
+/// at `target`: the replaced file's permission bits, or [`new_file_mode`] for a new file.
+/// Whatever mode the staged file carries is not used.
+fn set_mode(dir: &Dir, txn: &Dir, new: &str, target: &Path, replaces: bool) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::PermissionsExt as _;
+        let current = match dir.symlink_metadata(target) {
+            Ok(meta) if replaces && meta.is_file() => {
+                use cap_std::fs::MetadataExt as _;
+                Some(meta.mode() & 0o777)
+            }
+            _ => None,
+        };
+        let mode = current.unwrap_or_else(new_file_mode);
+        txn.set_permissions(new, cap_std::fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, txn, new, target, replaces);
+        Ok(())
     }
 }
 
@@ -819,7 +1069,7 @@ mod tests {
             std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
             "old"
         );
-        let done = recover(tmp.path(), &dir).unwrap().unwrap();
+        let done = recover(tmp.path(), &dir, Mode::Repair).unwrap().unwrap();
         assert!(
             matches!(&done, Recovery::RolledForward { files: 2, .. }),
             "{done:?}"
@@ -834,7 +1084,123 @@ mod tests {
             "a"
         );
         assert_eq!(names(tmp.path()), ["new", "new/a.txt", "old.txt"]);
-        assert_eq!(recover(tmp.path(), &dir).unwrap(), None);
+        assert_eq!(recover(tmp.path(), &dir, Mode::Repair).unwrap(), None);
+    }
+
+    /// The journal's text, rewritten by `edit` (as a checkout or a person could).
+    fn tamper(dir: &Dir, edit: impl FnOnce(&mut serde_json::Value)) {
+        let mut j: serde_json::Value = serde_json::from_slice(&dir.read(JOURNAL).unwrap()).unwrap();
+        edit(&mut j);
+        dir.write(JOURNAL, serde_json::to_vec(&j).unwrap()).unwrap();
+    }
+
+    /// A transaction this machine did not record, or whose journal or staged files were
+    /// changed after the record, is reported and left exactly as it is.
+    #[test]
+    fn only_a_recorded_untampered_journal_is_applied() {
+        type Attack = fn(&Path, &Dir);
+        let attacks: [(&str, Attack); 5] = [
+            ("no record", |root, dir| {
+                record::remove(&record::name(root, dir).unwrap());
+            }),
+            ("another nonce", |_, dir| {
+                tamper(dir, |j| {
+                    j["nonce"] = "00000000000000000000000000000000".into()
+                });
+            }),
+            ("a path in .git", |_, dir| {
+                tamper(dir, |j| {
+                    j["files"][0]["path"] = ".git/hooks/pre-commit".into()
+                });
+            }),
+            ("a path in .rsbuilder/txn", |_, dir| {
+                tamper(dir, |j| j["dirs"] = serde_json::json!([".rsbuilder/txn/x"]));
+            }),
+            ("other staged bytes", |_, dir| {
+                dir.write(stage_new(1), "evil").unwrap();
+            }),
+        ];
+        for (what, attack) in attacks {
+            let (tmp, dir) = project();
+            prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+            attack(tmp.path(), &dir);
+            let before = names(tmp.path());
+            let err = recover(tmp.path(), &dir, Mode::Repair).unwrap_err();
+            assert!(
+                matches!(err, ScaffoldError::UntrustedTxn { .. }),
+                "{what}: {err}"
+            );
+            assert!(
+                err.to_string().contains("Nothing in it was applied"),
+                "{err}"
+            );
+            assert_eq!(names(tmp.path()), before, "{what}");
+            assert_eq!(
+                std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
+                "old",
+                "{what}"
+            );
+            // Read-only, the same answer.
+            let err = recover(tmp.path(), &dir, Mode::ReadOnly).unwrap_err();
+            assert!(
+                matches!(err, ScaffoldError::UntrustedTxn { .. }),
+                "{what}: {err}"
+            );
+            record::remove(&record::name(tmp.path(), &dir).unwrap());
+        }
+    }
+
+    /// A genuine interrupted apply is reported, not finished, by a read-only command, which
+    /// changes nothing; the next command that writes finishes it.
+    #[test]
+    fn a_read_only_recovery_reports_and_changes_nothing() {
+        let (tmp, dir) = project();
+        prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+        let before = names(tmp.path());
+        let err = recover(tmp.path(), &dir, Mode::ReadOnly).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ScaffoldError::Interrupted {
+                    command: Some(_),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("rsbuilder alpha recover"), "{err}");
+        assert_eq!(names(tmp.path()), before);
+        assert!(matches!(
+            recover(tmp.path(), &dir, Mode::Repair).unwrap(),
+            Some(Recovery::RolledForward { .. })
+        ));
+        assert_eq!(recover(tmp.path(), &dir, Mode::ReadOnly).unwrap(), None);
+    }
+
+    /// Files put in place by a recovery get rsbuilder's modes, not the staged files'.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_recovery_sets_the_modes_itself() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let (tmp, dir) = project();
+        std::fs::set_permissions(
+            tmp.path().join("old.txt"),
+            std::fs::Permissions::from_mode(0o640),
+        )
+        .unwrap();
+        prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+        for i in 0..2 {
+            std::fs::set_permissions(
+                tmp.path().join(stage_new(i)),
+                std::fs::Permissions::from_mode(0o4755),
+            )
+            .unwrap();
+        }
+        recover(tmp.path(), &dir, Mode::Repair).unwrap().unwrap();
+        assert_eq!(mode(&tmp.path().join("new/a.txt")), new_file_mode());
+        assert_eq!(new_file_mode() & 0o111, 0);
+        assert_eq!(mode(&tmp.path().join("old.txt")), 0o640);
     }
 
     #[test]
@@ -844,7 +1210,7 @@ mod tests {
         // Killed before the journal's rename: as if it had never been written.
         dir.remove_file(JOURNAL).unwrap();
         assert_eq!(
-            recover(tmp.path(), &dir).unwrap(),
+            recover(tmp.path(), &dir, Mode::Repair).unwrap(),
             Some(Recovery::Discarded)
         );
         assert_eq!(
@@ -863,7 +1229,7 @@ mod tests {
         dir.rename(stage_new(0), &dir, "new/a.txt").unwrap();
         dir.rename(stage_new(1), &dir, "old.txt").unwrap();
         dir.create(BACK).unwrap();
-        let done = recover(tmp.path(), &dir).unwrap().unwrap();
+        let done = recover(tmp.path(), &dir, Mode::Repair).unwrap().unwrap();
         assert!(
             matches!(&done, Recovery::RolledBack { files: 2, .. }),
             "{done:?}"
@@ -878,9 +1244,17 @@ mod tests {
     #[test]
     fn a_journal_that_does_not_parse_is_an_error_naming_it() {
         let (tmp, dir) = project();
+        // Recorded (this machine's run), then the journal's text was damaged.
+        let run = record::name(tmp.path(), &dir).unwrap();
+        let rec = record::Record {
+            nonce: record::nonce().unwrap(),
+            root: tmp.path().to_path_buf(),
+        };
+        record::write(&run, &rec).unwrap();
         dir.create_dir_all(TXN_DIR).unwrap();
         dir.write(JOURNAL, "{ not json").unwrap();
-        let err = recover(tmp.path(), &dir).unwrap_err();
+        let err = recover(tmp.path(), &dir, Mode::Repair).unwrap_err();
+        record::remove(&run);
         assert!(matches!(err, ScaffoldError::Journal { .. }), "{err}");
         assert!(err.to_string().contains(".rsbuilder/txn/journal"), "{err}");
         // Left for the user to look at.
@@ -892,7 +1266,7 @@ mod tests {
         let (tmp, dir) = project();
         dir.create_dir_all(TXN_DIR).unwrap();
         dir.create(BACK).unwrap();
-        assert_eq!(recover(tmp.path(), &dir).unwrap(), None);
+        assert_eq!(recover(tmp.path(), &dir, Mode::Repair).unwrap(), None);
         assert_eq!(names(tmp.path()), ["old.txt"]);
     }
 
@@ -967,7 +1341,7 @@ mod tests {
         let (tmp, dir) = project();
         prepare(tmp.path(), &dir, &with_removal(&dir), &DirSync::new()).unwrap();
         assert!(tmp.path().join("gone.txt").is_file());
-        recover(tmp.path(), &dir).unwrap().unwrap();
+        recover(tmp.path(), &dir, Mode::Repair).unwrap().unwrap();
         assert_eq!(names(tmp.path()), ["new", "new/a.txt", "old.txt"]);
 
         let (tmp, dir) = project();
@@ -977,7 +1351,7 @@ mod tests {
         dir.create_dir("new").unwrap();
         dir.rename(stage_new(0), &dir, "new/a.txt").unwrap();
         dir.create(BACK).unwrap();
-        let done = recover(tmp.path(), &dir).unwrap().unwrap();
+        let done = recover(tmp.path(), &dir, Mode::Repair).unwrap().unwrap();
         assert!(
             matches!(&done, Recovery::RolledBack { files: 3, .. }),
             "{done:?}"

@@ -240,6 +240,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
         }
     }
 
+    /// How many user types deep a schema is derived (a struct whose field is a struct whose
+    /// field is ...). Each level costs the deriver some stack; 500 levels overflowed it (the
+    /// process aborted). Deeper nesting is refused with the reference's file:line.
+    pub(super) const MAX_TYPE_NESTING: usize = 64;
+
     /// The schema of the user's struct or enum `name` in module `tm`, referenced from module
     /// `from` at `span`.
     pub(super) fn user_type(
@@ -305,6 +310,18 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     cycle.join(" -> ")
                 ),
                 Some("break the cycle: type the recursive field as `serde_json::Value` with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`, or unroll the nesting into distinct types".into()),
+            ));
+        }
+        let max = Self::MAX_TYPE_NESTING;
+        if self.in_progress.len() >= max {
+            let chain = self.in_progress.first().map_or("", |(_, n)| n.as_str());
+            return Err(self.error(
+                from,
+                span,
+                format!(
+                    "`{name}` is nested {max} user types deep (from `{chain}`); rsbuilder derives schemas at most {max} types deep, so it stops here rather than risk running out of stack"
+                ),
+                Some("unroll the nesting (a list of the inner type, or `serde_json::Value` with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]` at some depth)".into()),
             ));
         }
         match self.cache.get(&cache_key) {

@@ -1,0 +1,101 @@
+//! Reading a file only when it is a regular file of bounded size. A FIFO at a path rsbuilder
+//! reads (`PROJECT`, `Cargo.toml`, a source file, a CRD) would make a plain open wait forever
+//! for a writer, while the command holds the project lock; a device such as `/dev/zero` would
+//! be read without end. So every read opens without blocking (`O_NONBLOCK`, which changes
+//! nothing for a regular file), checks the opened file's type, and reads at most [`LIMIT`]
+//! bytes.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use cap_std::fs::Dir;
+
+/// The largest file rsbuilder reads: far above any source, manifest or CRD it expects.
+pub const LIMIT: u64 = 256 << 20;
+
+/// The error of a path that is not a regular file, or is too large.
+fn refuse(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string())
+}
+
+const NOT_REGULAR: &str =
+    "not a regular file (a FIFO, a device or a socket); rsbuilder reads only regular files";
+
+/// The bytes of an opened file, if it is a regular file of at most [`LIMIT`] bytes.
+fn read_opened(mut file: impl std::io::Read, is_file: bool) -> std::io::Result<Vec<u8>> {
+    if !is_file {
+        return Err(refuse(NOT_REGULAR));
+    }
+    let mut bytes = Vec::new();
+    (&mut file).take(LIMIT + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > LIMIT {
+        return Err(refuse(&format!(
+            "larger than {} MiB, more than rsbuilder reads",
+            LIMIT >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
+fn utf8(bytes: Vec<u8>) -> std::io::Result<String> {
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// The text of the file at `path` (links followed), refused unless it is a regular file of at
+/// most [`LIMIT`] bytes; never blocks on a FIFO.
+///
+/// Errors: the open's or read's error; `InvalidInput` for a FIFO, device, socket, directory or
+/// a file over the limit; `InvalidData` for text that is not UTF-8.
+pub fn read_path(path: &Path) -> std::io::Result<String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let is_file = file.metadata()?.is_file();
+    utf8(read_opened(file, is_file)?)
+}
+
+/// [`read_path`] for `rel` below the rooted handle `dir` (resolved beneath it, as every
+/// engine read is).
+pub fn read_in(dir: &Dir, rel: &Path) -> std::io::Result<String> {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = dir.open_with(rel, &options)?;
+    let is_file = file.metadata()?.is_file();
+    utf8(read_opened(file, is_file)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A FIFO is refused at once (a plain read waits for a writer forever); a device is
+    /// refused, not read without end; a regular file is read.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("PROJECT");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path and mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let err = read_path(&fifo).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let dir = Dir::open_ambient_dir(tmp.path(), cap_std::ambient_authority()).unwrap();
+        let err = read_in(&dir, Path::new("PROJECT")).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let err = read_path(Path::new("/dev/zero")).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        std::fs::write(tmp.path().join("a"), "text").unwrap();
+        assert_eq!(read_in(&dir, Path::new("a")).unwrap(), "text");
+        assert_eq!(read_path(&tmp.path().join("a")).unwrap(), "text");
+    }
+}
