@@ -39,14 +39,22 @@ pub enum StoreError {
         /// The key's current revision.
         actual: u64,
     },
-    /// The revision asked for is older than the retained history (etcd's "compacted"), or a
-    /// consistent read at it is no longer possible; the client must list again.
+    /// The revision asked for is older than the retained history (etcd's "compacted"); the
+    /// client must list again.
     #[error("revision {requested} is too old (oldest available: {oldest})")]
     Expired {
         /// The revision asked for.
         requested: u64,
         /// The oldest revision a watch or list can still start from.
         oldest: u64,
+    },
+    /// The revision asked for has not been written yet (etcd's "future revision").
+    #[error("revision {requested} is newer than the store's ({current})")]
+    Future {
+        /// The revision asked for.
+        requested: u64,
+        /// The store's current revision.
+        current: u64,
     },
     /// The database failed (I/O, corruption) or a value could not be decoded.
     #[error("storage backend: {0}")]
@@ -64,13 +72,29 @@ pub struct Versioned {
     pub revision: u64,
 }
 
+/// Which part of a prefix [`Storage::list`] reads, and at which revision: one page of a list,
+/// as etcd's range request reads it (start key, `limit`, `revision`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListRange<'a> {
+    /// Only keys from this one on (inclusive); `None` for the start of the prefix. A page
+    /// continues after key `k` with `start` = `k` followed by a zero byte, as k8s.io/apiserver
+    /// continues an etcd range.
+    pub start: Option<&'a str>,
+    /// Read the state at this past revision; `None` for the latest.
+    pub revision: Option<u64>,
+    /// At most this many items (0: no limit).
+    pub limit: usize,
+}
+
 /// The answer to [`Storage::list`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListResult {
-    /// The objects under the prefix after the start key, in key order.
+    /// The objects under the prefix from the start key, in key order, at most `limit`.
     pub items: Vec<Versioned>,
     /// The revision the list was read at.
     pub revision: u64,
+    /// How many more objects the range holds after the last item (0: the list is complete).
+    pub remaining: u64,
 }
 
 /// Whether a change wrote or removed the key.
@@ -105,15 +129,14 @@ pub trait Storage: Send + Sync + 'static {
     /// The value under `key`, or `None`.
     fn get(&self, key: &str) -> impl Future<Output = Result<Option<Versioned>, StoreError>> + Send;
 
-    /// The objects whose keys start with `prefix` and sort after `start_after` (when given),
-    /// with the revision the list was read at. With `at_revision`, the answer must be the
-    /// state at that revision (a continued, paged list): a store that cannot serve it answers
-    /// [`StoreError::Expired`].
+    /// One page of the objects whose keys start with `prefix` ([`ListRange`]: from a start
+    /// key, at most `limit`), with the revision it was read at. With `range.revision`, the
+    /// page shows the state at that revision, as etcd's read at a revision does. Errors:
+    /// `Expired` for a revision before the last compaction, `Future` for one not yet written.
     fn list(
         &self,
         prefix: &str,
-        start_after: Option<&str>,
-        at_revision: Option<u64>,
+        range: ListRange<'_>,
     ) -> impl Future<Output = Result<ListResult, StoreError>> + Send;
 
     /// Stores `value` under a free `key`. Out: the new revision. Errors: `AlreadyExists`.
@@ -150,6 +173,43 @@ pub trait Storage: Send + Sync + 'static {
 
     /// The store's current revision.
     fn revision(&self) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Forgets the history before `revision`, as etcd's compaction does: afterwards a list at
+    /// an older revision, and a watch from before `revision - 1`, are `Expired`. Compacting to
+    /// a revision at or before the last compaction changes nothing. Errors: `Future` for a
+    /// revision not yet written.
+    fn compact(&self, revision: u64) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// How long the API server keeps the history of its store by default: five minutes, as
+/// kube-apiserver's `--etcd-compaction-interval`. A continue token, or a list or watch at a
+/// past resourceVersion, stays valid at least this long (at most twice this long).
+pub const DEFAULT_COMPACTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Compacts `store` every `interval` until `shutdown`, as kube-apiserver's compactor does:
+/// each round compacts to the revision the previous round saw, so at least one interval of
+/// history is always kept. Failures are logged and retried at the next round.
+pub async fn compact_periodically<S: Storage>(
+    store: S,
+    interval: std::time::Duration,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let mut seen: Option<u64> = None;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(interval) => {}
+        }
+        if let Some(revision) = seen
+            && let Err(e) = store.compact(revision).await
+        {
+            tracing::warn!(revision, error = %e, "compacting the store");
+        }
+        match store.revision().await {
+            Ok(now) => seen = Some(now),
+            Err(e) => tracing::warn!(error = %e, "reading the store's revision"),
+        }
+    }
 }
 
 /// A running watch: first the retained changes after the starting revision, then live ones.
@@ -228,4 +288,4 @@ impl Watch {
 pub(crate) mod contract;
 mod redb;
 
-pub use self::redb::{DEFAULT_HISTORY, RedbStore};
+pub use self::redb::RedbStore;

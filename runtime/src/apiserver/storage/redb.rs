@@ -1,5 +1,17 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! [`RedbStore`]: the embedded, persistent default [`Storage`], one redb database file.
+//!
+//! Four tables, written together in each write's transaction:
+//! - `objects`: key → (mod revision, value), the current state;
+//! - `past`: (key, revision) → (the revision that replaced or deleted it, value), every
+//!   version a write replaced since the last compaction: with `objects`, the state at any
+//!   retained revision, which paged lists and `Exact` reads need (etcd keeps the same history
+//!   of every key);
+//! - `changes`: revision → the change it made, which watches replay;
+//! - `meta`: the current revision and the compacted one.
+//!
+//! [`Storage::compact`] drops the versions and changes no read at or after the compacted
+//! revision needs, as etcd's compaction does.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -8,26 +20,29 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::{Change, ChangeKind, ListResult, Storage, StoreError, Versioned, Watch, WatchSource};
+use super::{
+    Change, ChangeKind, ListRange, ListResult, Storage, StoreError, Versioned, Watch, WatchSource,
+};
 
 /// Key → (mod revision, JSON value).
 const OBJECTS: TableDefinition<&str, (u64, &[u8])> = TableDefinition::new("objects");
+/// (key, mod revision of a past version) → (revision of the write that replaced or deleted
+/// it, JSON value): the version is the key's state for the revisions in between.
+const PAST: TableDefinition<(&str, u64), (u64, &[u8])> = TableDefinition::new("past");
 /// Revision → the change it made (JSON of [`Change`]), the retained history watches replay.
 const CHANGES: TableDefinition<u64, &[u8]> = TableDefinition::new("changes");
-/// "revision" → the current revision.
+/// "revision" → the current revision; "compacted" → the revision of the last compaction.
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
-
-/// How many changes [`RedbStore`] keeps for watches to replay unless told otherwise
-/// ([`RedbStore::open_with_history`]); a watch from an older revision gets `Expired`.
-pub const DEFAULT_HISTORY: u64 = 10_000;
 
 /// The embedded default [`Storage`]: one redb database file.
 ///
 /// redb commits with fsync by default (`Durability::Immediate`) and its copy-on-write B-trees
 /// keep the last committed state intact if the process dies mid-write, so an acknowledged
-/// write survives a restart or a kill (docs/apiserver.md says why redb). The objects, the
-/// revision and the recent changes are all in the file, so a reopened store serves
-/// watches from revisions written before the restart.
+/// write survives a restart or a kill (docs/apiserver.md says why redb). The objects, their
+/// past versions, the revision and the changes are all in the file, so a reopened store
+/// serves lists at past revisions and watches from revisions written before the restart.
+/// The history grows until [`Storage::compact`] (the API server compacts on a schedule,
+/// [`super::compact_periodically`]).
 #[derive(Clone)]
 pub struct RedbStore {
     inner: Arc<Inner>,
@@ -35,7 +50,6 @@ pub struct RedbStore {
 
 struct Inner {
     db: redb::Database,
-    history: u64,
     /// Held for the whole of a write and its broadcast, so watchers see changes in revision
     /// order and a watch being set up cannot miss one.
     write: Mutex<()>,
@@ -46,30 +60,34 @@ fn backend(e: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
-impl RedbStore {
-    /// Opens (or creates) the database file at `path`, keeping [`DEFAULT_HISTORY`] changes.
-    /// Errors: the file cannot be opened or created, is locked by another process, or is not
-    /// a redb database.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
-        Self::open_with_history(path, DEFAULT_HISTORY)
-    }
+fn meta_get(meta: &impl ReadableTable<&'static str, u64>, name: &str) -> Result<u64, StoreError> {
+    Ok(meta.get(name).map_err(backend)?.map_or(0, |v| v.value()))
+}
 
-    /// As [`RedbStore::open`], keeping the last `history` changes (at least 1) for watches.
-    pub fn open_with_history(path: &Path, history: u64) -> Result<Self, StoreError> {
+impl RedbStore {
+    /// Opens (or creates) the database file at `path`. A file written before the store kept
+    /// past versions starts its history at its current revision. Errors: the file cannot be
+    /// opened or created, is locked by another process, or is not a redb database.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
         let db = redb::Database::create(path)
             .map_err(|e| StoreError::Backend(format!("{}: {e}", path.display())))?;
         let txn = db.begin_write().map_err(backend)?;
         {
             txn.open_table(OBJECTS).map_err(backend)?;
+            txn.open_table(PAST).map_err(backend)?;
             txn.open_table(CHANGES).map_err(backend)?;
-            txn.open_table(META).map_err(backend)?;
+            let mut meta = txn.open_table(META).map_err(backend)?;
+            if meta.get("compacted").map_err(backend)?.is_none() {
+                // No past versions were recorded before this revision.
+                let current = meta_get(&meta, "revision")?;
+                meta.insert("compacted", current).map_err(backend)?;
+            }
         }
         txn.commit().map_err(backend)?;
         let (events, _) = broadcast::channel(4096);
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
-                history: history.max(1),
                 write: Mutex::new(()),
                 events,
             }),
@@ -91,30 +109,12 @@ impl RedbStore {
 impl Inner {
     fn current_revision(&self) -> Result<u64, StoreError> {
         let txn = self.db.begin_read().map_err(backend)?;
-        let meta = txn.open_table(META).map_err(backend)?;
-        Ok(meta
-            .get("revision")
-            .map_err(backend)?
-            .map_or(0, |v| v.value()))
-    }
-
-    /// The oldest revision a watch can start after: changes after it are all retained.
-    fn oldest(&self, txn: &redb::ReadTransaction) -> Result<u64, StoreError> {
-        let changes = txn.open_table(CHANGES).map_err(backend)?;
-        let first = changes.first().map_err(backend)?;
-        let meta = txn.open_table(META).map_err(backend)?;
-        let current = meta
-            .get("revision")
-            .map_err(backend)?
-            .map_or(0, |v| v.value());
-        Ok(match first {
-            Some((rev, _)) => rev.value() - 1,
-            None => current,
-        })
+        meta_get(&txn.open_table(META).map_err(backend)?, "revision")
     }
 
     /// One write: checks `precondition` against the key's current entry, stores `value`
-    /// (or removes the key when `None`), records the change and broadcasts it.
+    /// (or removes the key when `None`), keeps the replaced version, records the change and
+    /// broadcasts it.
     fn write(
         &self,
         key: &str,
@@ -125,22 +125,29 @@ impl Inner {
         let txn = self.db.begin_write().map_err(backend)?;
         let (revision, change) = {
             let mut objects = txn.open_table(OBJECTS).map_err(backend)?;
+            let mut past = txn.open_table(PAST).map_err(backend)?;
             let mut meta = txn.open_table(META).map_err(backend)?;
             let mut changes = txn.open_table(CHANGES).map_err(backend)?;
             let existing = match objects.get(key).map_err(backend)? {
                 Some(entry) => {
                     let (rev, bytes) = entry.value();
-                    Some((rev, serde_json::from_slice(bytes).map_err(backend)?))
+                    Some((rev, bytes.to_vec()))
                 }
                 None => None,
             };
-            let prev = precondition(existing)?.map(|(_, v)| v);
-            let revision = meta
-                .get("revision")
-                .map_err(backend)?
-                .map_or(0, |v| v.value())
-                + 1;
+            let decoded = existing
+                .as_ref()
+                .map(|(rev, bytes)| {
+                    Ok::<_, StoreError>((*rev, serde_json::from_slice(bytes).map_err(backend)?))
+                })
+                .transpose()?;
+            let prev = precondition(decoded)?.map(|(_, v)| v);
+            let revision = meta_get(&meta, "revision")? + 1;
             meta.insert("revision", revision).map_err(backend)?;
+            if let Some((old_revision, bytes)) = &existing {
+                past.insert((key, *old_revision), (revision, bytes.as_slice()))
+                    .map_err(backend)?;
+            }
             let change = match value {
                 Some(value) => {
                     let bytes = serde_json::to_vec(&value).map_err(backend)?;
@@ -171,12 +178,6 @@ impl Inner {
             changes
                 .insert(revision, bytes.as_slice())
                 .map_err(backend)?;
-            if revision > self.history {
-                let drop_to = revision - self.history;
-                changes
-                    .retain_in(..=drop_to, |_, _| false)
-                    .map_err(backend)?;
-            }
             (revision, change)
         };
         txn.commit().map_err(backend)?;
@@ -187,6 +188,143 @@ impl Inner {
         // No receiver is not an error: nobody is watching.
         let _ = self.events.send(Arc::new(change));
         Ok((revision, value))
+    }
+
+    /// One page of the keys under `prefix` at revision `at` (the current one when `None`):
+    /// the current entries of `objects` merged in key order with the versions in `past`. A
+    /// key's version at `at` is the one written at or before `at` and not replaced by then.
+    fn list(
+        &self,
+        prefix: &str,
+        start: Option<&str>,
+        at: Option<u64>,
+        limit: usize,
+    ) -> Result<ListResult, StoreError> {
+        // One read transaction: a consistent snapshot of every table.
+        let txn = self.db.begin_read().map_err(backend)?;
+        let meta = txn.open_table(META).map_err(backend)?;
+        let current = meta_get(&meta, "revision")?;
+        let compacted = meta_get(&meta, "compacted")?;
+        let at = at.unwrap_or(current);
+        if at > current {
+            return Err(StoreError::Future {
+                requested: at,
+                current,
+            });
+        }
+        if at < compacted {
+            return Err(StoreError::Expired {
+                requested: at,
+                oldest: compacted,
+            });
+        }
+        let start = match start {
+            Some(s) if s > prefix => s,
+            _ => prefix,
+        };
+        let objects = txn.open_table(OBJECTS).map_err(backend)?;
+        let past_table = txn.open_table(PAST).map_err(backend)?;
+        let mut objs = objects.range(start..).map_err(backend)?;
+        // At the current revision every visible version is in `objects`.
+        let mut pasts = if at < current {
+            Some(past_table.range((start, 0u64)..).map_err(backend)?)
+        } else {
+            None
+        };
+        let mut obj = objs.next().transpose().map_err(backend)?;
+        let mut old = match pasts.as_mut() {
+            Some(p) => p.next().transpose().map_err(backend)?,
+            None => None,
+        };
+        let mut items = Vec::new();
+        let mut remaining = 0u64;
+        loop {
+            let obj_key = obj.as_ref().map(|(k, _)| k.value().to_string());
+            let old_key = old.as_ref().map(|(k, _)| k.value().0.to_string());
+            let key = match (obj_key, old_key) {
+                (None, None) => break,
+                (Some(k), None) | (None, Some(k)) => k,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            if !key.starts_with(prefix) {
+                break;
+            }
+            let full = limit > 0 && items.len() == limit;
+            let mut visible = false;
+            if let Some((k, entry)) = &obj
+                && k.value() == key
+            {
+                let (revision, bytes) = entry.value();
+                if revision <= at {
+                    visible = true;
+                    if !full {
+                        items.push(Versioned {
+                            key: key.clone(),
+                            value: serde_json::from_slice(bytes).map_err(backend)?,
+                            revision,
+                        });
+                    }
+                }
+                obj = objs.next().transpose().map_err(backend)?;
+            }
+            while let Some((k, entry)) = &old
+                && k.value().0 == key
+            {
+                let revision = k.value().1;
+                let (replaced_at, bytes) = entry.value();
+                if !visible && revision <= at && at < replaced_at {
+                    visible = true;
+                    if !full {
+                        items.push(Versioned {
+                            key: key.clone(),
+                            value: serde_json::from_slice(bytes).map_err(backend)?,
+                            revision,
+                        });
+                    }
+                }
+                old = match pasts.as_mut() {
+                    Some(p) => p.next().transpose().map_err(backend)?,
+                    None => None,
+                };
+            }
+            if full && visible {
+                remaining += 1;
+            }
+        }
+        Ok(ListResult {
+            items,
+            revision: at,
+            remaining,
+        })
+    }
+
+    /// Drops the versions replaced at or before `revision` and the changes before it, and
+    /// records `revision` as compacted.
+    fn compact(&self, revision: u64) -> Result<(), StoreError> {
+        let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
+        let txn = self.db.begin_write().map_err(backend)?;
+        {
+            let mut meta = txn.open_table(META).map_err(backend)?;
+            let current = meta_get(&meta, "revision")?;
+            if revision > current {
+                return Err(StoreError::Future {
+                    requested: revision,
+                    current,
+                });
+            }
+            if revision <= meta_get(&meta, "compacted")? {
+                return Ok(());
+            }
+            let mut past = txn.open_table(PAST).map_err(backend)?;
+            past.retain(|_, (replaced_at, _)| replaced_at > revision)
+                .map_err(backend)?;
+            let mut changes = txn.open_table(CHANGES).map_err(backend)?;
+            changes
+                .retain_in(..revision, |_, _| false)
+                .map_err(backend)?;
+            meta.insert("compacted", revision).map_err(backend)?;
+        }
+        txn.commit().map_err(backend)
     }
 }
 
@@ -209,67 +347,12 @@ impl Storage for RedbStore {
         .await
     }
 
-    async fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-        at_revision: Option<u64>,
-    ) -> Result<ListResult, StoreError> {
+    async fn list(&self, prefix: &str, range: ListRange<'_>) -> Result<ListResult, StoreError> {
         let prefix = prefix.to_string();
-        let start_after = start_after.map(str::to_string);
-        self.blocking(move |inner| {
-            // One read transaction: a consistent snapshot of objects and changes.
-            let txn = inner.db.begin_read().map_err(backend)?;
-            let meta = txn.open_table(META).map_err(backend)?;
-            let revision = meta
-                .get("revision")
-                .map_err(backend)?
-                .map_or(0, |v| v.value());
-            if let Some(at) = at_revision {
-                // No multi-version history of objects is kept: the state at `at` is the
-                // current one exactly when nothing under the prefix changed since.
-                let oldest = inner.oldest(&txn)?;
-                let expired = StoreError::Expired {
-                    requested: at,
-                    oldest: revision,
-                };
-                if at < oldest || at > revision {
-                    return Err(expired);
-                }
-                let changes = txn.open_table(CHANGES).map_err(backend)?;
-                for entry in changes.range(at + 1..).map_err(backend)? {
-                    let (_, bytes) = entry.map_err(backend)?;
-                    let change: Change = serde_json::from_slice(bytes.value()).map_err(backend)?;
-                    if change.key.starts_with(&prefix) {
-                        return Err(expired);
-                    }
-                }
-            }
-            let objects = txn.open_table(OBJECTS).map_err(backend)?;
-            let start = match &start_after {
-                Some(after) if after.as_str() >= prefix.as_str() => after.clone(),
-                _ => prefix.clone(),
-            };
-            let mut items = Vec::new();
-            for entry in objects.range(start.as_str()..).map_err(backend)? {
-                let (key, entry) = entry.map_err(backend)?;
-                let key = key.value();
-                if !key.starts_with(&prefix) {
-                    break;
-                }
-                if start_after.as_deref() == Some(key) {
-                    continue;
-                }
-                let (rev, bytes) = entry.value();
-                items.push(Versioned {
-                    key: key.to_string(),
-                    value: serde_json::from_slice(bytes).map_err(backend)?,
-                    revision: rev,
-                });
-            }
-            Ok(ListResult { items, revision })
-        })
-        .await
+        let start = range.start.map(str::to_string);
+        let (at, limit) = (range.revision, range.limit);
+        self.blocking(move |inner| inner.list(&prefix, start.as_deref(), at, limit))
+            .await
     }
 
     async fn create(&self, key: &str, value: Value) -> Result<u64, StoreError> {
@@ -332,9 +415,11 @@ impl Storage for RedbStore {
             let _guard = inner.write.lock().unwrap_or_else(|e| e.into_inner());
             let live = inner.events.subscribe();
             let txn = inner.db.begin_read().map_err(backend)?;
-            let oldest = inner.oldest(&txn)?;
-            let current = inner.current_revision()?;
-            if after < oldest {
+            let meta = txn.open_table(META).map_err(backend)?;
+            let current = meta_get(&meta, "revision")?;
+            // Changes from the compacted revision on are kept, as etcd keeps them.
+            let oldest = meta_get(&meta, "compacted")?;
+            if after.saturating_add(1) < oldest {
                 return Err(StoreError::Expired {
                     requested: after,
                     oldest,
@@ -364,6 +449,10 @@ impl Storage for RedbStore {
     async fn revision(&self) -> Result<u64, StoreError> {
         self.blocking(|inner| inner.current_revision()).await
     }
+
+    async fn compact(&self, revision: u64) -> Result<(), StoreError> {
+        self.blocking(move |inner| inner.compact(revision)).await
+    }
 }
 
 #[cfg(test)]
@@ -388,18 +477,46 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_continued_list_after_a_change_under_its_prefix_is_expired() {
+    async fn a_file_without_past_versions_starts_its_history_at_its_revision() {
         let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        {
+            // A store file as written before past versions were kept: no "compacted" entry.
+            let s = store(&dir);
+            s.create("/a/x", json!(1)).await.unwrap();
+            s.update("/a/x", json!(2), 1).await.unwrap();
+            let db = redb::Database::create(&path);
+            assert!(db.is_err(), "the store holds the file open");
+        }
+        let db = redb::Database::create(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(META).unwrap().remove("compacted").unwrap();
+        txn.commit().unwrap();
+        drop(db);
         let s = store(&dir);
-        s.create("/a/x", json!(1)).await.unwrap();
-        s.create("/b/x", json!(1)).await.unwrap();
-        // A change elsewhere keeps revision 1's view of /a/ valid.
-        assert!(s.list("/a/", None, Some(1)).await.is_ok());
-        s.create("/a/y", json!(1)).await.unwrap();
         assert!(matches!(
-            s.list("/a/", None, Some(1)).await.unwrap_err(),
-            StoreError::Expired { requested: 1, .. }
+            s.list(
+                "/a/",
+                ListRange {
+                    revision: Some(1),
+                    ..Default::default()
+                }
+            )
+            .await
+            .unwrap_err(),
+            StoreError::Expired {
+                requested: 1,
+                oldest: 2
+            }
         ));
+        assert_eq!(
+            s.list("/a/", ListRange::default())
+                .await
+                .unwrap()
+                .items
+                .len(),
+            1
+        );
     }
 
     #[tokio::test]
@@ -428,12 +545,17 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_watch_from_before_the_retained_history_is_expired() {
+    async fn compaction_keeps_the_history_after_it_across_a_reopen() {
         let dir = tempfile::tempdir().unwrap();
-        let s = RedbStore::open_with_history(&dir.path().join("db"), 2).unwrap();
-        for i in 0..5 {
-            s.create(&format!("/a/{i}"), json!(i)).await.unwrap();
+        {
+            let s = store(&dir);
+            for i in 0..5 {
+                s.create(&format!("/a/{i}"), json!(i)).await.unwrap();
+            }
+            s.update("/a/0", json!(10), 1).await.unwrap();
+            s.compact(3).await.unwrap();
         }
+        let s = store(&dir);
         assert!(matches!(
             s.watch("/a/", 1).await.err().unwrap(),
             StoreError::Expired {
@@ -441,8 +563,20 @@ mod tests {
                 oldest: 3
             }
         ));
-        let mut w = s.watch("/a/", 3).await.unwrap();
-        assert_eq!(w.next().await.unwrap().unwrap().revision, 4);
+        let mut w = s.watch("/a/", 2).await.unwrap();
+        assert_eq!(w.next().await.unwrap().unwrap().revision, 3);
+        let old = s
+            .list(
+                "/a/",
+                ListRange {
+                    revision: Some(5),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(old.items[0].value, json!(0));
+        assert_eq!(old.items.len(), 5);
     }
 
     /// The writer of [`acknowledged_writes_survive_a_kill`]: runs only in the child process,
