@@ -579,6 +579,40 @@ mod tests {
         assert_eq!(old.items.len(), 5);
     }
 
+    #[tokio::test]
+    async fn the_periodic_compaction_compacts_to_the_revision_of_the_round_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(&dir);
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let every = std::time::Duration::from_millis(300);
+        let task = tokio::spawn(crate::apiserver::storage::compact_periodically(
+            s.clone(),
+            every,
+            shutdown.clone(),
+        ));
+        s.create("/a/x", json!(1)).await.unwrap();
+        s.update("/a/x", json!(2), 1).await.unwrap();
+        // First round (at 300 ms) only notes revision 2; the second (600 ms) compacts to it.
+        tokio::time::sleep(std::time::Duration::from_millis(450)).await;
+        s.update("/a/x", json!(3), 2).await.unwrap();
+        let at = |revision| ListRange {
+            revision: Some(revision),
+            ..Default::default()
+        };
+        assert!(s.list("/a/", at(1)).await.is_ok(), "nothing compacted yet");
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        assert!(matches!(
+            s.list("/a/", at(1)).await.unwrap_err(),
+            StoreError::Expired {
+                requested: 1,
+                oldest: 2
+            }
+        ));
+        assert_eq!(s.list("/a/", at(2)).await.unwrap().items[0].value, json!(2));
+        shutdown.cancel();
+        task.await.unwrap();
+    }
+
     /// The writer of [`acknowledged_writes_survive_a_kill`]: runs only in the child process,
     /// writing until killed and reporting each write the store acknowledged.
     #[tokio::test]
