@@ -69,6 +69,11 @@ pub struct ApiServerArgs {
     /// Largest request body accepted, in bytes (413 above it).
     #[arg(long, default_value_t = 3 * 1024 * 1024)]
     pub max_request_body_bytes: usize,
+    /// How often the store's history is compacted, in seconds (0: never), as
+    /// kube-apiserver's `--etcd-compaction-interval` (5 minutes): continue tokens and lists or
+    /// watches at a past resourceVersion stay valid at least this long.
+    #[arg(long, default_value_t = super::storage::DEFAULT_COMPACTION_INTERVAL.as_secs())]
+    pub compaction_interval_seconds: u64,
 }
 
 impl ApiServerArgs {
@@ -126,7 +131,7 @@ impl ApiServerArgs {
         self.serve(kinds, extra, store).await
     }
 
-    async fn serve<S: Storage>(
+    async fn serve<S: Storage + Clone>(
         &self,
         kinds: Vec<ApiKind>,
         extra: axum::Router,
@@ -139,6 +144,13 @@ impl ApiServerArgs {
         };
         let shutdown = CancellationToken::new();
         tokio::spawn(signals(shutdown.clone()));
+        if self.compaction_interval_seconds > 0 {
+            tokio::spawn(super::storage::compact_periodically(
+                store.clone(),
+                Duration::from_secs(self.compaction_interval_seconds),
+                shutdown.clone(),
+            ));
+        }
         let listener = tls::bind(self.bind_address)
             .await
             .with_context(|| format!("--bind-address {}", self.bind_address))?;
@@ -195,6 +207,7 @@ mod tests {
         assert_eq!(config.limits, Limits::default());
         assert_eq!(config.request_timeout, Duration::from_secs(60));
         assert_eq!(config.max_body_bytes, 3 * 1024 * 1024);
+        assert_eq!(args.compaction_interval_seconds, 300);
 
         let args = ApiServerArgs::try_parse_from([
             "apiserver",

@@ -495,6 +495,7 @@ fn unauthorized() -> ApiError {
         reason: "Unauthorized",
         message: "Unauthorized".into(),
         details: None,
+        continue_token: None,
     }
 }
 
@@ -645,6 +646,7 @@ impl Delegated {
                         reason: "InternalError",
                         message: "Internal error occurred: authorization failed".into(),
                         details: None,
+                        continue_token: None,
                     }
                 })?;
                 if let Ok(mut cache) = self.decisions.lock() {
@@ -734,6 +736,7 @@ fn forbidden(user: &UserInfo, attrs: &Attributes, reason: &str) -> ApiError {
         reason: "Forbidden",
         message,
         details,
+        continue_token: None,
     }
 }
 

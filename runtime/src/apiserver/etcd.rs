@@ -11,25 +11,33 @@
 //! setup), so several servers or tests can share one cluster.
 
 use etcd_client::{
-    Client, Compare, CompareOp, DeleteOptions, EventType, GetOptions, KeyValue, PutOptions, Txn,
-    TxnOp, TxnOpResponse, WatchOptions,
+    Client, Compare, CompareOp, DeleteOptions, EventType, GetOptions, KeyValue, KvClient,
+    PutOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
 };
 use serde_json::Value;
 
-use super::storage::{Change, ChangeKind, ListResult, Storage, StoreError, Versioned, Watch};
+use super::storage::{
+    Change, ChangeKind, ListRange, ListResult, Storage, StoreError, Versioned, Watch,
+};
+
+/// The largest gRPC message the store decodes: as large as gRPC allows, as kube-apiserver
+/// sets its etcd client's receive limit, so that no single object is too large to read (a
+/// list is read in pages, [`Storage::list`]'s `limit`, so no page needs the whole prefix).
+const MAX_DECODING_MESSAGE_SIZE: usize = i32::MAX as usize;
 
 /// The [`Storage`] on etcd. Cloning shares the connection.
 #[derive(Clone)]
 pub struct EtcdStorage {
     client: Client,
+    /// The key-value client with the raised message limit, for reads that return values.
+    kv: KvClient,
     root: String,
 }
 
-/// etcd's answer to a read at a compacted revision or a future one: the registry's 410.
-fn is_expired(e: &etcd_client::Error) -> bool {
-    is_compacted(e)
-        || e.to_string()
-            .contains("required revision is a future revision")
+/// etcd's answer to a read at a future revision.
+fn is_future(e: &etcd_client::Error) -> bool {
+    e.to_string()
+        .contains("required revision is a future revision")
 }
 
 /// etcd's answer to a read at a revision lost to compaction.
@@ -70,8 +78,12 @@ impl EtcdStorage {
     /// when no endpoint answers.
     pub async fn connect(endpoints: &[String], root: &str) -> Result<Self, StoreError> {
         let client = Client::connect(endpoints, None).await.map_err(backend)?;
+        let kv = client
+            .kv_client()
+            .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
         let mut store = EtcdStorage {
             client,
+            kv,
             root: root.trim_end_matches('/').to_string(),
         };
         // A first round trip, so a wrong endpoint fails here and not at the first request.
@@ -129,6 +141,21 @@ impl EtcdStorage {
         Ok(Err(self.current_of(&resp.op_responses())?))
     }
 
+    /// The store's error for a failed read at revision `requested`: `Expired` when etcd has
+    /// compacted it (etcd does not say to which revision; the current one is reported as the
+    /// oldest), `Future` when it is not yet written.
+    async fn read_error(&self, e: etcd_client::Error, requested: u64) -> StoreError {
+        if is_compacted(&e) {
+            let oldest = self.clone().current().await.unwrap_or(0);
+            StoreError::Expired { requested, oldest }
+        } else if is_future(&e) {
+            let current = self.clone().current().await.unwrap_or(0);
+            StoreError::Future { requested, current }
+        } else {
+            backend(e)
+        }
+    }
+
     /// The key's state from the `get` of a failed transaction's else branch.
     fn current_of(&self, ops: &[TxnOpResponse]) -> Result<Option<Versioned>, StoreError> {
         for op in ops {
@@ -151,36 +178,24 @@ impl Storage for EtcdStorage {
         resp.kvs().first().map(|kv| self.versioned(kv)).transpose()
     }
 
-    async fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-        at_revision: Option<u64>,
-    ) -> Result<ListResult, StoreError> {
+    async fn list(&self, prefix: &str, range: ListRange<'_>) -> Result<ListResult, StoreError> {
         let full_prefix = self.full(prefix);
-        let start = match start_after {
-            // The key right after `start_after`: itself with a zero byte appended.
-            Some(after) if after >= prefix => {
-                let mut k = self.full(after).into_bytes();
-                k.push(0);
-                k
-            }
-            _ => full_prefix.clone().into_bytes(),
+        let start = match range.start {
+            Some(start) if start > prefix => self.full(start),
+            _ => full_prefix.clone(),
         };
+        // etcd's range request: a `limit`, at a revision; its `count` is every key of the
+        // range from the start key, whatever the limit.
         let mut opts = GetOptions::new().with_range(prefix_end(full_prefix.as_bytes()));
-        if let Some(at) = at_revision {
+        if range.limit > 0 {
+            opts = opts.with_limit(i64::try_from(range.limit).unwrap_or(i64::MAX));
+        }
+        if let Some(at) = range.revision {
             opts = opts.with_revision(to_i64(at));
         }
-        let resp = match self.client.clone().get(start, Some(opts)).await {
+        let resp = match self.kv.clone().get(start, Some(opts)).await {
             Ok(resp) => resp,
-            Err(e) if is_expired(&e) => {
-                let oldest = self.clone().current().await.unwrap_or(0);
-                return Err(StoreError::Expired {
-                    requested: at_revision.unwrap_or(0),
-                    oldest,
-                });
-            }
-            Err(e) => return Err(backend(e)),
+            Err(e) => return Err(self.read_error(e, range.revision.unwrap_or(0)).await),
         };
         let items = resp
             .kvs()
@@ -188,11 +203,16 @@ impl Storage for EtcdStorage {
             .map(|kv| self.versioned(kv))
             .collect::<Result<Vec<_>, _>>()?;
         // A read at a past revision reports that revision; etcd's header carries the current one.
-        let revision = match at_revision {
+        let revision = match range.revision {
             Some(at) => at,
             None => resp.header().map_or(0, |h| rev(h.revision())),
         };
-        Ok(ListResult { items, revision })
+        let remaining = rev(resp.count()).saturating_sub(items.len() as u64);
+        Ok(ListResult {
+            items,
+            revision,
+            remaining,
+        })
     }
 
     async fn create(&self, key: &str, value: Value) -> Result<u64, StoreError> {
@@ -267,7 +287,8 @@ impl Storage for EtcdStorage {
             .with_prev_key();
         let mut stream = self
             .client
-            .clone()
+            .watch_client()
+            .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE)
             .watch(full_prefix, Some(opts))
             .await
             .map_err(backend)?;
@@ -372,6 +393,16 @@ impl Storage for EtcdStorage {
 
     async fn revision(&self) -> Result<u64, StoreError> {
         self.clone().current().await
+    }
+
+    async fn compact(&self, revision: u64) -> Result<(), StoreError> {
+        match self.client.clone().compact(to_i64(revision), None).await {
+            Ok(_) => Ok(()),
+            // Already compacted to it or past it (by another server or etcd's own
+            // auto-compaction): nothing to do.
+            Err(e) if is_compacted(&e) => Ok(()),
+            Err(e) => Err(self.read_error(e, revision).await),
+        }
     }
 }
 
@@ -496,14 +527,23 @@ mod tests {
         let got = raw.get("/registry/g/things/ns/a", None).await.unwrap();
         assert_eq!(got.kvs()[0].value(), br#"{"v":2}"#);
         // A continued list reads the state at the list's revision, even after a change.
-        let old = s.list("/g/things/", None, Some(r0 + 2)).await.unwrap();
+        let old = s
+            .list(
+                "/g/things/",
+                ListRange {
+                    revision: Some(r0 + 2),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
         assert_eq!(old.revision, r0 + 2);
         let values: Vec<_> = old.items.iter().map(|i| i.value.clone()).collect();
         assert_eq!(values, [json!({"v": 1}), json!({"v": 1})]);
         // Once etcd compacts past it, that revision is gone: Expired, for lists and watches.
         raw.compact(to_i64(r0 + 3), None).await.unwrap();
         assert!(matches!(
-            s.list("/g/things/", None, Some(r0 + 2)).await.unwrap_err(),
+            s.list("/g/things/", ListRange { revision: Some(r0 + 2), ..Default::default() }).await.unwrap_err(),
             StoreError::Expired { requested, .. } if requested == r0 + 2
         ));
         match s.watch("/g/things/", r0 + 1).await {

@@ -77,6 +77,9 @@ fn storage_error(kind: &ApiKind, name: &str, e: StoreError) -> ApiError {
         StoreError::Expired { requested, oldest } => {
             ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
         }
+        StoreError::Future { requested, current } => {
+            ApiError::too_large_resource_version(requested, current)
+        }
         StoreError::Backend(m) => ApiError::internal(m),
     }
 }

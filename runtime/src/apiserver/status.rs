@@ -17,6 +17,9 @@ pub struct ApiError {
     pub message: String,
     /// The Status `details` (name, group, kind, causes), if any.
     pub details: Option<Value>,
+    /// The Status `metadata.continue`: a 410 for a continue token whose revision was
+    /// compacted carries a token that continues the list at the latest revision.
+    pub continue_token: Option<String>,
 }
 
 impl std::fmt::Display for ApiError {
@@ -38,6 +41,7 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            continue_token: None,
         }
     }
 
@@ -138,6 +142,23 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
+    /// 504 Timeout for a resourceVersion the store has not reached (after waiting for it),
+    /// as k8s.io/apiserver's `NewTooLargeResourceVersionError` answers: the
+    /// `ResourceVersionTooLarge` cause and a retry after one second.
+    pub fn too_large_resource_version(requested: u64, current: u64) -> Self {
+        Self {
+            details: Some(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            })),
+            ..Self::new(
+                504,
+                "Timeout",
+                format!("Timeout: Too large resource version: {requested}, current: {current}"),
+            )
+        }
+    }
+
     /// 415 UnsupportedMediaType.
     pub fn unsupported_media_type(message: impl Into<String>) -> Self {
         Self::new(415, "UnsupportedMediaType", message)
@@ -213,6 +234,9 @@ impl ApiError {
         });
         if let Some(d) = &self.details {
             status["details"] = d.clone();
+        }
+        if let Some(token) = &self.continue_token {
+            status["metadata"]["continue"] = Value::String(token.clone());
         }
         status
     }

@@ -183,6 +183,7 @@ impl Front {
                     target.plural
                 ),
                 details: None,
+                continue_token: None,
             });
         };
         let Some(verb) = verb(&parts.method, &target, &query) else {
@@ -383,6 +384,7 @@ impl Front {
                 details: Some(
                     json!({"causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]}),
                 ),
+                continue_token: None,
             });
         }
         Ok(())

@@ -274,6 +274,7 @@ impl Chain {
                     hook.name
                 ),
                 details: None,
+                continue_token: None,
             }));
         }
         Ok(Some(response))

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::super::kind::ApiKind;
 use super::super::selector::{FieldSelector, LabelSelector};
 use super::super::status::ApiError;
-use super::super::storage::{ChangeKind, Storage, StoreError};
+use super::super::storage::{ChangeKind, ListRange, Storage, StoreError};
 use super::{Registry, labels, meta_str, parse_rv, served, storage_error};
 
 /// The query of a list, watch or deletecollection.
@@ -37,24 +37,71 @@ pub struct Event {
     pub object: Value,
 }
 
-/// The continue token: which list it continues (its revision) and the last key returned, in
-/// the shape the API server uses (base64 of a small JSON document).
-fn encode_continue(revision: u64, last_key: &str) -> String {
+/// How many objects the registry asks the store for at once when a list has no `limit` (a
+/// list without a limit, a watch's initial list, deletecollection): such a list is read in
+/// pages at one revision, so no single store read holds the whole prefix.
+const STORE_PAGE: usize = 1000;
+
+/// How long a list waits for the store to reach a `resourceVersion` it has not reached yet,
+/// as k8s.io/apiserver's watch cache waits (`blockTimeout`), before answering 504.
+const RESOURCE_VERSION_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The revision a continue token stands for when its own was compacted: the latest, as the
+/// token in a 410's Status continues an inconsistent list (k8s.io/apiserver's `-1`).
+const LATEST: i64 = -1;
+
+/// The answer to a list whose resourceVersion was compacted, in k8s.io/apiserver's words.
+const EXPIRED_LIST: &str = "The resourceVersion for the provided list is too old.";
+
+/// The answer to a continue token whose revision was compacted, in k8s.io/apiserver's words.
+const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// The continue token, in k8s.io/apiserver's shape (base64 of `{"v": "meta.k8s.io/v1",
+/// "rv": <revision>, "start": <key relative to the list's prefix>}`): the list's revision and
+/// the key the next page starts at (the last key read with a zero byte appended).
+fn encode_continue(revision: i64, prefix: &str, start: &str) -> String {
     use base64::Engine;
-    let doc = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": last_key});
+    let relative = start.strip_prefix(prefix).unwrap_or(start);
+    let doc = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": relative});
     base64::engine::general_purpose::URL_SAFE.encode(doc.to_string())
 }
 
-fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
+/// The revision (`None` for the latest) and the start key of a continue token for a list
+/// under `prefix`. Errors: 400 for a token that is not one, or whose start key would leave
+/// the prefix (`..`, a leading `/`), as k8s.io/apiserver refuses it.
+fn decode_continue(token: &str, prefix: &str) -> Result<(Option<u64>, String), ApiError> {
     use base64::Engine;
-    let bad = || ApiError::bad_request(format!("continue key is not valid: {token}"));
+    let bad = |why: &str| {
+        ApiError::bad_request(format!(
+            "invalid continue token: continue key is not valid: {why}"
+        ))
+    };
     let bytes = base64::engine::general_purpose::URL_SAFE
         .decode(token)
-        .map_err(|_| bad())?;
-    let doc: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
-    let rv = doc.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
-    let start = doc.get("start").and_then(Value::as_str).ok_or_else(bad)?;
-    Ok((rv, start.to_string()))
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token))
+        .map_err(|_| bad("not base64"))?;
+    let doc: Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
+    if doc.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+        return Err(bad("server does not recognize this encoded key"));
+    }
+    let rv = doc.get("rv").and_then(Value::as_i64).unwrap_or(0);
+    let revision = match rv {
+        LATEST => None,
+        rv if rv > 0 => Some(rv as u64),
+        _ => {
+            return Err(bad(
+                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            ));
+        }
+    };
+    let start = doc.get("start").and_then(Value::as_str).unwrap_or("");
+    if start.is_empty() {
+        return Err(bad("encoded start key empty (version meta.k8s.io/v1)"));
+    }
+    if start.starts_with('/') || start.split('/').any(|segment| segment == "..") {
+        return Err(bad("encoded start key is not a relative key"));
+    }
+    Ok((revision, format!("{prefix}{start}")))
 }
 
 impl<S: Storage> Registry<S> {
@@ -69,74 +116,53 @@ impl<S: Storage> Registry<S> {
         opts: &ListOptions,
     ) -> Result<Value, ApiError> {
         let prefix = Self::prefix(kind, namespace);
-        let (at, start) = match &opts.continue_token {
-            Some(t) => {
-                let (rv, start) = decode_continue(t)?;
-                (Some(rv), Some(start))
-            }
-            None => (None, None),
-        };
-        let at = match (
-            at,
-            opts.resource_version.as_deref(),
-            opts.resource_version_match.as_deref(),
-        ) {
-            (Some(rv), _, _) => Some(rv),
-            (None, Some(rv), Some("Exact")) => Some(parse_rv(rv)?),
-            (None, Some(rv), _) if !rv.is_empty() && rv != "0" => {
-                // NotOlderThan (the default for a set resourceVersion): the latest state
-                // serves it, unless the store has not reached that revision yet.
-                let want = parse_rv(rv)?;
-                let current = self
-                    .store
-                    .revision()
-                    .await
-                    .map_err(|e| storage_error(kind, "", e))?;
-                if want > current {
-                    return Err(ApiError {
-                        code: 504,
-                        reason: "Timeout",
-                        message: format!(
-                            "Too large resource version: {want}, current resource version: {current}"
-                        ),
-                        details: Some(
-                            json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}),
-                        ),
-                    });
-                }
-                None
-            }
-            _ => None,
-        };
-        let result = self
-            .store
-            .list(&prefix, start.as_deref(), at)
-            .await
-            .map_err(|e| match e {
-                StoreError::Expired { .. } if opts.continue_token.is_some() => ApiError::expired(
-                    "the list this continue token belongs to changed since; list again without it",
-                ),
-                e => storage_error(kind, "", e),
-            })?;
+        let (at, mut start) = self.list_from(&prefix, opts).await?;
+        let mut revision = at;
         let mut items = Vec::new();
         let mut next = None;
-        let mut remaining = 0i64;
-        for item in result.items {
-            if !selected(opts, &item.value) {
-                continue;
-            }
-            if opts.limit > 0 && items.len() == opts.limit {
-                if next.is_none() {
-                    next = Some(encode_continue(result.revision, &last_key(&items)));
+        loop {
+            let want = match opts.limit {
+                0 => STORE_PAGE,
+                limit => limit - items.len(),
+            };
+            let range = ListRange {
+                start: start.as_deref(),
+                revision,
+                limit: want,
+            };
+            let page = self.store.list(&prefix, range).await.map_err(|e| match e {
+                StoreError::Expired { .. } if opts.continue_token.is_some() => ApiError {
+                    continue_token: Some(encode_continue(
+                        LATEST,
+                        &prefix,
+                        start.as_deref().unwrap_or(&prefix),
+                    )),
+                    ..ApiError::expired(EXPIRED_CONTINUE)
+                },
+                StoreError::Expired { .. } => ApiError::expired(EXPIRED_LIST),
+                e => storage_error(kind, "", e),
+            })?;
+            revision = Some(page.revision);
+            let last = page.items.last().map(|i| format!("{}\0", i.key));
+            for item in page.items {
+                if selected(opts, &item.value) {
+                    items.push(served(item.value, item.revision));
                 }
-                remaining += 1;
-                continue;
             }
-            items.push((item.key, served(item.value, item.revision)));
+            if page.remaining == 0 {
+                break;
+            }
+            start = last;
+            if opts.limit > 0 && items.len() >= opts.limit {
+                next = Some((start.clone().unwrap_or_default(), page.remaining));
+                break;
+            }
         }
-        let mut list_meta = json!({"resourceVersion": result.revision.to_string()});
-        if let Some(token) = next {
-            list_meta["continue"] = Value::String(token);
+        let revision = revision.unwrap_or_default();
+        let mut list_meta = json!({"resourceVersion": revision.to_string()});
+        if let Some((start, remaining)) = next {
+            list_meta["continue"] =
+                Value::String(encode_continue(revision as i64, &prefix, &start));
             if opts.labels.is_empty() && opts.fields.is_empty() {
                 list_meta["remainingItemCount"] = json!(remaining);
             }
@@ -145,8 +171,85 @@ impl<S: Storage> Registry<S> {
             "apiVersion": kind.api_version(),
             "kind": kind.list_kind,
             "metadata": list_meta,
-            "items": items.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+            "items": items,
         }))
+    }
+
+    /// The revision a list reads at (`None`: the latest) and the key it starts from, from its
+    /// `continue`, `resourceVersion` and `resourceVersionMatch`, as k8s.io/apiserver's storage
+    /// decides them:
+    /// - a continue token: its revision (the latest for a token from a 410), its start key;
+    /// - no resourceVersion: the latest;
+    /// - `Exact` (and, as the API server reads a paged list, a resourceVersion other than `0`
+    ///   with a `limit` and no match): that revision;
+    /// - `NotOlderThan` (or no match): the latest, once the store has reached it; waits up to
+    ///   3 s for it, then 504. `0` is any revision: the latest.
+    ///
+    /// Errors: 400 for a resourceVersion with a continue token, a bad token or revision, a
+    /// match without a resourceVersion or an unknown one, `Exact` at `0`; 504 as above.
+    async fn list_from(
+        &self,
+        prefix: &str,
+        opts: &ListOptions,
+    ) -> Result<(Option<u64>, Option<String>), ApiError> {
+        let rv = opts.resource_version.as_deref().filter(|rv| !rv.is_empty());
+        let rv_match = opts
+            .resource_version_match
+            .as_deref()
+            .filter(|m| !m.is_empty());
+        if let Some(token) = &opts.continue_token {
+            if rv.is_some_and(|rv| rv != "0") {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            if rv_match.is_some() {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            let (revision, start) = decode_continue(token, prefix)?;
+            return Ok((revision, Some(start)));
+        }
+        let Some(rv) = rv else {
+            if rv_match.is_some() {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            return Ok((None, None));
+        };
+        let want = parse_rv(rv)?;
+        match rv_match {
+            Some("Exact") if want == 0 => Err(ApiError::bad_request(
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            )),
+            Some("Exact") => Ok((Some(want), None)),
+            None if opts.limit > 0 && want > 0 => Ok((Some(want), None)),
+            None | Some("NotOlderThan") => {
+                self.wait_for_revision(want).await?;
+                Ok((None, None))
+            }
+            Some(other) => Err(ApiError::bad_request(format!(
+                "resourceVersionMatch: Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+            ))),
+        }
+    }
+
+    /// Waits until the store's revision reaches `want`, at most [`RESOURCE_VERSION_WAIT`].
+    /// Errors: 504 "Too large resource version" after it.
+    async fn wait_for_revision(&self, want: u64) -> Result<(), ApiError> {
+        let deadline = tokio::time::Instant::now() + RESOURCE_VERSION_WAIT;
+        loop {
+            let current = self.store.revision().await.map_err(ApiError::internal)?;
+            if current >= want {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ApiError::too_large_resource_version(want, current));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     /// Starts a watch. With no resourceVersion (or `0`) the current objects come first as
@@ -164,21 +267,31 @@ impl<S: Storage> Registry<S> {
         let prefix = Self::prefix(kind, namespace);
         let (initial, after) = match opts.resource_version.as_deref() {
             None | Some("") | Some("0") => {
-                let list = self
-                    .store
-                    .list(&prefix, None, None)
-                    .await
-                    .map_err(|e| storage_error(kind, "", e))?;
-                let events = list
-                    .items
-                    .into_iter()
-                    .filter(|i| selected(opts, &i.value))
-                    .map(|i| Event {
-                        kind: "ADDED",
-                        object: served(i.value, i.revision),
-                    })
-                    .collect();
-                (events, list.revision)
+                // The current objects, read as a list without a limit (in pages at one
+                // revision).
+                let all = ListOptions {
+                    limit: 0,
+                    continue_token: None,
+                    resource_version: None,
+                    resource_version_match: None,
+                    ..opts.clone()
+                };
+                let mut list = self.list(kind, namespace, &all).await?;
+                let revision = list["metadata"]["resourceVersion"]
+                    .as_str()
+                    .and_then(|rv| rv.parse().ok())
+                    .unwrap_or_default();
+                let events = match list["items"].take() {
+                    Value::Array(items) => items
+                        .into_iter()
+                        .map(|object| Event {
+                            kind: "ADDED",
+                            object,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                (events, revision)
             }
             Some(rv) => (Vec::new(), parse_rv(rv)?),
         };
@@ -202,10 +315,6 @@ impl<S: Storage> Registry<S> {
             },
         ))
     }
-}
-
-fn last_key(items: &[(String, Value)]) -> String {
-    items.last().map(|(k, _)| k.clone()).unwrap_or_default()
 }
 
 /// The changes of a watch, filtered by its selectors and turned into API events.

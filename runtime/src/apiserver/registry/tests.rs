@@ -398,15 +398,55 @@ async fn list_selects_pages_and_continues_consistently() {
     let second = r.list(&k, None, &page).await.unwrap();
     assert_eq!(names(&second), ["d2", "d3"]);
     assert!(second["metadata"].get("continue").is_none());
-    // After a change, the old token cannot give a consistent answer: 410 Expired.
-    r.create(&k, Some("ns"), db("d9", 1)).await.unwrap();
+    // After writes, the token still reads the list's revision: the same second page.
+    r.create(&k, Some("ns"), db("d25", 1)).await.unwrap();
+    r.delete(&k, Some("ns"), "d2", &json!({})).await.unwrap();
+    let again = r.list(&k, None, &page).await.unwrap();
+    assert_eq!(names(&again), ["d2", "d3"]);
+    assert_eq!(again["metadata"]["resourceVersion"], "4");
+    // Once compacted past the list's revision: 410 with a token for the rest at the latest
+    // revision, as k8s.io/apiserver answers; that token reads the current state.
+    r.store().compact(6).await.unwrap();
     let err = r.list(&k, None, &page).await.unwrap_err();
     assert_eq!((err.code, err.reason), (410, "Expired"));
-    let bad = ListOptions {
-        continue_token: Some("%%".into()),
-        ..Default::default()
+    assert!(
+        err.message
+            .starts_with("The provided continue parameter is too old")
+    );
+    let status = err.to_status();
+    let rest = status["metadata"]["continue"].as_str().unwrap().to_string();
+    let inconsistent = r
+        .list(
+            &k,
+            None,
+            &ListOptions {
+                limit: 2,
+                continue_token: Some(rest),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(&inconsistent), ["d25", "d3"]);
+    assert_eq!(inconsistent["metadata"]["resourceVersion"], "6");
+    for token in [
+        "%%",
+        "e30=",
+        "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6Miwic3RhcnQiOiIuLi94In0=",
+    ] {
+        let bad = ListOptions {
+            continue_token: Some(token.into()),
+            ..Default::default()
+        };
+        let err = r.list(&k, None, &bad).await.unwrap_err();
+        assert_eq!(err.code, 400, "{token}: {err}");
+    }
+    // A resourceVersion beside a continue token is refused.
+    let both = ListOptions {
+        resource_version: Some("4".into()),
+        ..page.clone()
     };
-    assert_eq!(r.list(&k, None, &bad).await.unwrap_err().code, 400);
+    assert_eq!(r.list(&k, None, &both).await.unwrap_err().code, 400);
 }
 
 #[tokio::test]
@@ -517,33 +557,77 @@ async fn resource_version_match_reads_as_the_api_server_does() {
     r.create(&k, Some("ns"), db("b", 1)).await.unwrap();
     let l = r.list(&k, Some("ns"), &at("1", None)).await.unwrap();
     assert_eq!(l["items"].as_array().unwrap().len(), 2);
-    // A revision the store has not reached: 504 with the ResourceVersionTooLarge cause.
-    let e = r.list(&k, Some("ns"), &at("99", None)).await.unwrap_err();
-    assert_eq!((e.code, e.reason), (504, "Timeout"));
+    assert_eq!(l["metadata"]["resourceVersion"], "2");
+    let l = r
+        .list(&k, Some("ns"), &at("1", Some("NotOlderThan")))
+        .await
+        .unwrap();
+    assert_eq!(l["items"].as_array().unwrap().len(), 2);
+    // Exact: the state at that revision, also after later writes.
+    r.delete(&k, Some("ns"), "a", &json!({})).await.unwrap();
+    let l = r
+        .list(&k, Some("ns"), &at("1", Some("Exact")))
+        .await
+        .unwrap();
+    assert_eq!(l["metadata"]["resourceVersion"], "1");
+    let items = l["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["metadata"]["name"], "a");
+    assert_eq!(items[0]["metadata"]["resourceVersion"], "1");
+    // A resourceVersion with a limit and no match is Exact too, as the API server pages.
+    let paged = ListOptions {
+        limit: 10,
+        ..at("2", None)
+    };
+    let l = r.list(&k, Some("ns"), &paged).await.unwrap();
+    assert_eq!(l["metadata"]["resourceVersion"], "2");
+    assert_eq!(l["items"].as_array().unwrap().len(), 2);
+    // 0 is any revision: the latest.
+    let l = r.list(&k, Some("ns"), &at("0", None)).await.unwrap();
+    assert_eq!(l["items"].as_array().unwrap().len(), 1);
+    // A revision the store has not reached: 504 with the ResourceVersionTooLarge cause,
+    // after waiting for it; Exact the same.
+    for m in [None, Some("NotOlderThan"), Some("Exact")] {
+        let e = r.list(&k, Some("ns"), &at("99", m)).await.unwrap_err();
+        assert_eq!((e.code, e.reason), (504, "Timeout"), "{m:?}");
+        assert_eq!(
+            e.message,
+            "Timeout: Too large resource version: 99, current: 3"
+        );
+        assert_eq!(
+            e.details.unwrap()["causes"][0]["reason"],
+            "ResourceVersionTooLarge"
+        );
+    }
+    // A revision reached while the list waits is served.
+    let four = at("4", None);
+    let waiting = r.list(&k, Some("ns"), &four);
+    let writer = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        r.create(&k, Some("ns"), db("c", 1)).await.unwrap();
+    };
+    let (l, ()) = tokio::join!(waiting, writer);
+    assert_eq!(l.unwrap()["metadata"]["resourceVersion"], "4");
+    // Compacted: Exact is 410 in the API server's words.
+    r.store().compact(3).await.unwrap();
+    let e = r
+        .list(&k, Some("ns"), &at("2", Some("Exact")))
+        .await
+        .unwrap_err();
     assert_eq!(
-        e.details.unwrap()["causes"][0]["reason"],
-        "ResourceVersionTooLarge"
+        (e.code, e.message.as_str()),
+        (410, "The resourceVersion for the provided list is too old.")
     );
-    // Exact at the current revision works; at a revision since overwritten it is 410.
-    assert!(
-        r.list(&k, Some("ns"), &at("2", Some("Exact")))
-            .await
-            .is_ok()
-    );
-    assert_eq!(
-        r.list(&k, Some("ns"), &at("1", Some("Exact")))
-            .await
-            .unwrap_err()
-            .code,
-        410
-    );
-    assert_eq!(
-        r.list(&k, Some("ns"), &at("x", None))
-            .await
-            .unwrap_err()
-            .code,
-        400
-    );
+    // Refused combinations and values.
+    for (rv, m) in [("x", None), ("0", Some("Exact")), ("1", Some("Newest"))] {
+        let e = r.list(&k, Some("ns"), &at(rv, m)).await.unwrap_err();
+        assert_eq!(e.code, 400, "{rv} {m:?}: {e}");
+    }
+    let no_rv = ListOptions {
+        resource_version_match: Some("Exact".into()),
+        ..Default::default()
+    };
+    assert_eq!(r.list(&k, Some("ns"), &no_rv).await.unwrap_err().code, 400);
 }
 
 fn with_status(mut obj: Value, status: Value) -> Value {

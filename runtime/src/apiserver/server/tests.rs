@@ -262,10 +262,9 @@ impl Storage for SlowStore {
     async fn list(
         &self,
         prefix: &str,
-        start_after: Option<&str>,
-        at: Option<u64>,
+        range: crate::apiserver::storage::ListRange<'_>,
     ) -> Result<crate::apiserver::storage::ListResult, crate::apiserver::storage::StoreError> {
-        self.0.list(prefix, start_after, at).await
+        self.0.list(prefix, range).await
     }
     async fn create(
         &self,
@@ -299,6 +298,9 @@ impl Storage for SlowStore {
     }
     async fn revision(&self) -> Result<u64, crate::apiserver::storage::StoreError> {
         self.0.revision().await
+    }
+    async fn compact(&self, revision: u64) -> Result<(), crate::apiserver::storage::StoreError> {
+        self.0.compact(revision).await
     }
 }
 
