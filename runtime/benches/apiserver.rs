@@ -128,12 +128,11 @@ async fn start<S: Storage>(store: S) -> anyhow::Result<Running> {
     });
     let mut roots = rustls::RootCertStore::empty();
     roots.add(leaf)?;
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let config =
+        rustls::ClientConfig::builder_with_provider(rsbuilder_runtime::tls::crypto_provider())
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
     Ok(Running {
         addr,
         shutdown,

@@ -43,6 +43,20 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open connections may take to finish after shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// The rustls crypto provider of every TLS server and verifier here: the process's default,
+/// taken as kube's client takes it (`ClientConfig::builder()`): the provider the program
+/// installed with [`rustls::crypto::CryptoProvider::install_default`], else the one rustls's
+/// crate features name, *ring* (the only one this crate and kube's `ring` feature enable).
+/// That is rustls's supported way to pick *ring*: its `crypto::ring::default_provider()` is
+/// deprecated since rustls 0.23.48 ("no support for post-quantum algorithms").
+///
+/// Panics, with rustls's own message, when no provider is installed and the build enables
+/// both of rustls's providers (a dependency that turns on `aws-lc-rs`); kube's client panics
+/// there too. Such a program installs one at the start of `main`.
+pub fn crypto_provider() -> Arc<rustls::crypto::CryptoProvider> {
+    rustls::ServerConfig::builder().crypto_provider().clone()
+}
+
 /// What a server answers requests with: [`Routes`], or (with the `apiserver` feature) an
 /// axum router. The request is hyper's, with a [`PeerCertificates`] extension when
 /// [`serve_with_client_certs`] got a client certificate.
@@ -121,8 +135,7 @@ impl Certificates {
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
             generated.signing_key.serialize_der(),
         ));
-        let provider = rustls::crypto::ring::default_provider();
-        let certified = CertifiedKey::from_der(vec![cert], key, &provider)
+        let certified = CertifiedKey::from_der(vec![cert], key, &crypto_provider())
             .map_err(|e| anyhow::anyhow!("cannot use the self-signed certificate: {e}"))?;
         Ok(Self {
             current: RwLock::new((Vec::new(), Arc::new(certified))),
@@ -186,8 +199,7 @@ fn read_cert(dir: &Path) -> anyhow::Result<(Vec<u8>, Arc<CertifiedKey>)> {
     }
     let key = PrivateKeyDer::from_pem_slice(&key_pem)
         .map_err(|e| anyhow::anyhow!("{}: {e}", key_path.display()))?;
-    let provider = rustls::crypto::ring::default_provider();
-    let certified = CertifiedKey::from_der(certs, key, &provider)
+    let certified = CertifiedKey::from_der(certs, key, &crypto_provider())
         .map_err(|e| anyhow::anyhow!("{}: {e}", key_path.display()))?;
     let mut raw = cert_pem;
     raw.extend_from_slice(&key_pem);
@@ -378,7 +390,7 @@ async fn serve_inner(
 ) -> anyhow::Result<()> {
     let acceptor = match &certs {
         Some(certs) => {
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let provider = crypto_provider();
             let algorithms = provider.signature_verification_algorithms;
             let builder = rustls::ServerConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()?;

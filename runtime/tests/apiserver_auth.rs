@@ -241,12 +241,11 @@ impl Fixture {
     ) -> (u16, Value) {
         let mut roots = rustls::RootCertStore::empty();
         roots.add(self.server_cert.clone()).unwrap();
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots);
+        let builder =
+            rustls::ClientConfig::builder_with_provider(rsbuilder_runtime::tls::crypto_provider())
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots);
         let config = match cert {
             Some((chain, key)) => builder.with_client_auth_cert(chain, key).unwrap(),
             None => builder.with_no_client_auth(),

@@ -369,13 +369,12 @@ impl SecureMetrics {
     async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, String) {
         let mut roots = rustls::RootCertStore::empty();
         roots.add(self.certificate.clone()).unwrap();
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        let config =
+            rustls::ClientConfig::builder_with_provider(rsbuilder_runtime::tls::crypto_provider())
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
         let tcp = tokio::net::TcpStream::connect(self.addr).await.unwrap();
         let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
             .connect(ServerName::try_from("localhost").unwrap(), tcp)
@@ -599,13 +598,12 @@ async fn an_https_client_that_sends_no_request_is_disconnected() {
     let (addr, certificate) = start_server_with_a_short_header_timeout(true, &shutdown).await;
     let mut roots = rustls::RootCertStore::empty();
     roots.add(certificate.unwrap()).unwrap();
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let mut config =
+        rustls::ClientConfig::builder_with_provider(rsbuilder_runtime::tls::crypto_provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let connect = || async {

@@ -89,7 +89,7 @@ impl CaPool {
         }
         let verifier = WebPkiClientVerifier::builder_with_provider(
             Arc::new(roots),
-            Arc::new(rustls::crypto::ring::default_provider()),
+            crate::tls::crypto_provider(),
         )
         .build()
         .map_err(|e| format!("cannot build a verifier: {e}"))?;

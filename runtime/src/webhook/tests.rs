@@ -240,13 +240,11 @@ impl Server {
     /// POSTs `body` to `path` with `content_type` over HTTPS, as the API server does
     /// (verifying the server's certificate). Returns the HTTP status and the JSON answer.
     async fn post_raw(&self, path: &str, content_type: &str, body: Vec<u8>) -> (u16, Value) {
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_root_certificates(self.roots.clone())
-        .with_no_client_auth();
+        let config = rustls::ClientConfig::builder_with_provider(crate::tls::crypto_provider())
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_root_certificates(self.roots.clone())
+            .with_no_client_auth();
         let tcp = tokio::net::TcpStream::connect(self.addr)
             .await
             .expect("connect");
