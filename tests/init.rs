@@ -40,6 +40,7 @@ const EXPECTED_FILES: &[&str] = &[
     ".github/workflows/test-e2e.yml",
     ".github/workflows/test.yml",
     ".gitignore",
+    "Cargo.lock",
     "Cargo.toml",
     "Dockerfile",
     "LICENSE",
@@ -91,6 +92,13 @@ fn init_writes_the_whole_tree() {
             // The license text itself is not ours to review line by line.
             assert!(text.contains("Apache License"), "{text}");
             assert!(text.contains("Version 2.0, January 2004"), "{text}");
+            continue;
+        }
+        if path == "Cargo.lock" {
+            // rsbuilder's own lock file less its own entry (src/scaffold/lockfile.rs tests
+            // it): the versions the runtime was tested with, not a text to review here.
+            assert_eq!(text, rsbuilder::scaffold::lockfile::project_lock());
+            assert!(text.contains("\nname = \"rustls\"\n"), "{text:.300}");
             continue;
         }
         assert!(text.ends_with('\n') && !text.ends_with("\n\n"), "{path}");

@@ -454,6 +454,8 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
     if let Some(text) = opts.license.license_file(opts.year, &opts.owner) {
         files.push(("LICENSE", text));
     }
+    // The crate versions rsbuilder's tests built the runtime with (src/scaffold/lockfile.rs).
+    files.push(("Cargo.lock", super::lockfile::project_lock()));
     files.extend(super::runtime::project_files().map(|(path, text)| (path, text.to_owned())));
     files
 }

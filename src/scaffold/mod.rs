@@ -9,6 +9,7 @@ pub mod edit;
 pub mod engine;
 pub mod grafana;
 pub mod init;
+pub mod lockfile;
 pub mod marker;
 pub mod multigroup;
 pub mod relicense;
