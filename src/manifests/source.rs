@@ -162,6 +162,7 @@ impl SourceSet {
     ) -> Result<SourceFile, Vec<Diagnostic>> {
         let text = normalize_src(text);
         let mut ast = super::parse::parse_rust(path, &text).map_err(|d| vec![d])?;
+        syn::visit_mut::VisitMut::visit_file_mut(&mut NfcIdents, &mut ast);
         let errors = super::cfg::strip(&mut ast, cfg);
         if !errors.is_empty() {
             return Err(errors
@@ -196,6 +197,34 @@ pub fn normalize_src(text: String) -> String {
         text.replace("\r\n", "\n")
     } else {
         text
+    }
+}
+
+/// Rewrites every identifier of the syntax tree in Unicode NFC, as rustc normalizes
+/// identifiers when it lexes them: a field or type written in NFD (decomposed accents) names
+/// the same item, and gives the same property name, as its NFC spelling. Identifiers inside
+/// attribute arguments and macro calls stay token streams and are not visited.
+struct NfcIdents;
+
+impl syn::visit_mut::VisitMut for NfcIdents {
+    fn visit_ident_mut(&mut self, ident: &mut proc_macro2::Ident) {
+        use unicode_normalization::UnicodeNormalization;
+        let text = ident.to_string();
+        if text.is_ascii() {
+            return;
+        }
+        let (raw, name) = match text.strip_prefix("r#") {
+            Some(name) => (true, name),
+            None => (false, text.as_str()),
+        };
+        let nfc: String = name.nfc().collect();
+        if nfc != name {
+            *ident = if raw {
+                proc_macro2::Ident::new_raw(&nfc, ident.span())
+            } else {
+                proc_macro2::Ident::new(&nfc, ident.span())
+            };
+        }
     }
 }
 
@@ -288,6 +317,24 @@ description")]
         assert_eq!(crd_of(crlf.clone()), lf, "CRLF");
         assert_eq!(crd_of(format!("\u{feff}{LEXICAL}")), lf, "BOM");
         assert_eq!(crd_of(format!("\u{feff}{crlf}")), lf, "BOM and CRLF");
+    }
+
+    #[test]
+    fn nfd_identifiers_read_as_their_nfc_spelling() {
+        let nfc = "pub struct CaféSpec {\n    pub café: String,\n    pub naïve: i32,\n}\n";
+        let nfd: String = {
+            use unicode_normalization::UnicodeNormalization;
+            nfc.nfd().collect()
+        };
+        assert_ne!(nfd, nfc);
+        let text = |idents: &str| {
+            format!(
+                "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{{Deserialize, Serialize}};\n\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"example.com\", version = \"v1\", kind = \"Cafe\")]\n{idents}"
+            )
+        };
+        let from_nfc = crd_of(text(nfc));
+        assert!(from_nfc.contains("\"café\""), "{from_nfc}");
+        assert_eq!(crd_of(text(&nfd)), from_nfc);
     }
 
     #[test]
