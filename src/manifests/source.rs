@@ -162,7 +162,9 @@ impl SourceSet {
         text: String,
         cfg: &Cfg,
     ) -> Result<SourceFile, Vec<Diagnostic>> {
+        let text = normalize_src(text);
         let mut ast = super::parse::parse_rust(path, &text).map_err(|d| vec![d])?;
+        syn::visit_mut::VisitMut::visit_file_mut(&mut NfcIdents, &mut ast);
         let errors = super::cfg::strip(&mut ast, cfg);
         if !errors.is_empty() {
             return Err(errors
@@ -183,6 +185,51 @@ impl SourceSet {
 }
 
 /// Names the walk does not descend into or read: hidden entries and `target`.
+/// The text rustc lexes for a source file: a leading byte order mark dropped and every `\r\n`
+/// turned into `\n`, as rustc_span's `normalize_src` does before lexing. Without it a CRLF
+/// checkout (git's autocrlf on Windows) would keep `\r` in raw strings, `/** */` docs,
+/// defaults and CEL rules, where the compiled `crd()` has none. A lone `\r` stays: rustc
+/// keeps it too (and rejects it where it is not allowed).
+pub fn normalize_src(text: String) -> String {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
+    if text.contains("\r\n") {
+        text.replace("\r\n", "\n")
+    } else {
+        text
+    }
+}
+
+/// Rewrites every identifier of the syntax tree in Unicode NFC, as rustc normalizes
+/// identifiers when it lexes them: a field or type written in NFD (decomposed accents) names
+/// the same item, and gives the same property name, as its NFC spelling. Identifiers inside
+/// attribute arguments and macro calls stay token streams and are not visited.
+struct NfcIdents;
+
+impl syn::visit_mut::VisitMut for NfcIdents {
+    fn visit_ident_mut(&mut self, ident: &mut proc_macro2::Ident) {
+        use unicode_normalization::UnicodeNormalization;
+        let text = ident.to_string();
+        if text.is_ascii() {
+            return;
+        }
+        let (raw, name) = match text.strip_prefix("r#") {
+            Some(name) => (true, name),
+            None => (false, text.as_str()),
+        };
+        let nfc: String = name.nfc().collect();
+        if nfc != name {
+            *ident = if raw {
+                proc_macro2::Ident::new_raw(&nfc, ident.span())
+            } else {
+                proc_macro2::Ident::new(&nfc, ident.span())
+            };
+        }
+    }
+}
+
 fn skipped_name(path: &Path) -> bool {
     path.file_name().is_some_and(|n| {
         let n = n.to_string_lossy();
@@ -229,6 +276,74 @@ fn walk_error(path: &Path, e: &walkdir::Error) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CRD YAML of `text` read as `src/types.rs`.
+    fn crd_of(text: String) -> String {
+        let set = SourceSet::parse_all(vec![(PathBuf::from("src/types.rs"), text)]).unwrap();
+        let crds = crate::manifests::crds_from_sources(&set).unwrap();
+        serde_json::to_string_pretty(&crds[0].crd).unwrap()
+    }
+
+    const LEXICAL: &str = r####"use kube::CustomResource;
+use kube::core::Rule;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/** A spec
+   written in a block doc comment. */
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Lexical", namespaced)]
+#[kube(validation = Rule::new(r#"self.size >= 0
+  && self.size < 10"#).message("size out of range"))]
+pub struct LexicalSpec {
+    /// Line one
+    /// line two.
+    #[doc = "attribute
+doc"]
+    pub size: i32,
+    #[schemars(description = r"raw
+description")]
+    pub name: String,
+}
+"####;
+
+    #[test]
+    fn crlf_and_bom_read_as_rustc_reads_them() {
+        let lf = crd_of(LEXICAL.to_string());
+        assert!(lf.contains(r"self.size >= 0\n  && self.size < 10"), "{lf}");
+        assert!(lf.contains(r"raw\ndescription"), "{lf}");
+        assert!(lf.contains(r"A spec\n   written"), "{lf}");
+        assert!(lf.contains(r"attribute\ndoc"), "{lf}");
+        assert!(!lf.contains(r"\r"), "{lf}");
+        let crlf = LEXICAL.replace('\n', "\r\n");
+        assert_eq!(crd_of(crlf.clone()), lf, "CRLF");
+        assert_eq!(crd_of(format!("\u{feff}{LEXICAL}")), lf, "BOM");
+        assert_eq!(crd_of(format!("\u{feff}{crlf}")), lf, "BOM and CRLF");
+    }
+
+    #[test]
+    fn nfd_identifiers_read_as_their_nfc_spelling() {
+        let nfc = "pub struct CaféSpec {\n    pub café: String,\n    pub naïve: i32,\n}\n";
+        let nfd: String = {
+            use unicode_normalization::UnicodeNormalization;
+            nfc.nfd().collect()
+        };
+        assert_ne!(nfd, nfc);
+        let text = |idents: &str| {
+            format!(
+                "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{{Deserialize, Serialize}};\n\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"example.com\", version = \"v1\", kind = \"Cafe\")]\n{idents}"
+            )
+        };
+        let from_nfc = crd_of(text(nfc));
+        assert!(from_nfc.contains("\"café\""), "{from_nfc}");
+        assert_eq!(crd_of(text(&nfd)), from_nfc);
+    }
+
+    #[test]
+    fn normalize_src_keeps_a_lone_carriage_return() {
+        assert_eq!(normalize_src("a\r\nb\rc\r\n".into()), "a\nb\rc\n");
+        assert_eq!(normalize_src("\u{feff}x\u{feff}".into()), "x\u{feff}");
+    }
 
     #[test]
     fn syntax_error_has_line_and_column() {
