@@ -150,10 +150,10 @@ fn reconciled_kinds(project: &str) -> Vec<(String, String)> {
             None => line.trim_start(),
         };
         // Only the resource's own keys (two spaces deep), not those of nested maps.
-        if line.starts_with("- ") || line.starts_with("  ") && !line.starts_with("   ") {
-            if let Some((key, value)) = entry.split_once(':') {
-                resource.push((key.trim().into(), value.trim().trim_matches('"').into()));
-            }
+        let own_key =
+            line.starts_with("- ") || (line.starts_with("  ") && !line.starts_with("   "));
+        if own_key && let Some((key, value)) = entry.split_once(':') {
+            resource.push((key.trim().into(), value.trim().trim_matches('"').into()));
         }
     }
     finish(&mut resource);
