@@ -195,6 +195,28 @@ pub struct Scope<'a, S> {
     pub body: Bytes,
 }
 
+/// The refusal of a request that asks to act as another user (`Impersonate-User`,
+/// `Impersonate-Group`, `Impersonate-Uid`, `Impersonate-Extra-*`), or `None` when it does not.
+///
+/// This server does not impersonate: it never runs a request as the impersonated user, and it
+/// does not ignore the headers (which would run it as the caller). A client reaches an
+/// aggregated API through the cluster's kube-apiserver, whose impersonation filter checks the
+/// `impersonate` verb, removes these headers and forwards the impersonated user as the front
+/// proxy's `X-Remote-*` headers; they reach this server only from a client that calls it
+/// directly. Answered 403 Forbidden, as k8s.io/apiserver answers an impersonation it does not
+/// allow.
+fn impersonation(headers: &HeaderMap) -> Option<ApiError> {
+    let asked: Vec<&str> = headers
+        .keys()
+        .map(|k| k.as_str())
+        .filter(|k| k.starts_with("impersonate-"))
+        .collect();
+    let first = asked.first()?;
+    Some(ApiError::forbidden(format!(
+        "impersonation is not supported by this server ({first} header): send the request through the cluster's API server, which checks the impersonation and forwards the user"
+    )))
+}
+
 async fn handle<S: Storage>(
     State(srv): State<Arc<ApiServer<S>>>,
     method: Method,
@@ -212,6 +234,9 @@ async fn handle<S: Storage>(
             return json_response(StatusCode::OK, &health::version(&srv.config.version), false);
         }
         _ => {}
+    }
+    if let Some(e) = impersonation(&headers) {
+        return e.into_response();
     }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
         return match openapi::serve(&srv.config.kinds, &path) {

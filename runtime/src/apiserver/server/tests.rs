@@ -533,3 +533,42 @@ async fn a_kind_without_scale_answers_404_on_scale() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn impersonation_headers_are_refused_not_ignored() {
+    let f = fixture(|_| {});
+    for header in [
+        "Impersonate-User",
+        "Impersonate-Group",
+        "Impersonate-Uid",
+        "Impersonate-Extra-Scopes",
+    ] {
+        let (code, body) = call(&f, "GET", DBS, &[(header, "admin")], "").await;
+        let s = json_of(&body);
+        assert_eq!(
+            (code, s["reason"].as_str()),
+            (403, Some("Forbidden")),
+            "{header}: {body}"
+        );
+        assert!(
+            s["message"].as_str().unwrap().contains(&format!(
+                "impersonation is not supported by this server ({} header)",
+                header.to_lowercase()
+            )),
+            "{body}"
+        );
+    }
+    // A create with the header writes nothing.
+    let (code, _) = call(&f, "POST", DBS, &[("Impersonate-User", "admin")], BODY).await;
+    assert_eq!(code, 403);
+    let (code, body) = call(&f, "GET", DBS, &[], "").await;
+    assert_eq!(code, 200);
+    assert_eq!(json_of(&body)["items"], json!([]));
+    // Health stays open.
+    assert_eq!(
+        call(&f, "GET", "/livez", &[("Impersonate-User", "x")], "")
+            .await
+            .0,
+        200
+    );
+}
