@@ -912,23 +912,20 @@ fn an_undecidable_cfg_on_a_kind_is_an_error_naming_it() {
     assert!(!tmp.path().join("config").exists());
 }
 
-/// A kind PROJECT records whose `#[derive(CustomResource)]` is gone (commented out) gets no CRD:
-/// `manifests` says so at PROJECT's line for the kind and names the types file `create api`
-/// wrote, instead of leaving the kind out without a word.
-#[test]
-fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
+/// A project `shop` (domain example.com) in a new temporary directory, with a `Cart` kind of
+/// group `shop`, version `v1`, and the `rsbuilder` commands `more` run after it in order.
+fn shop_project(more: &[&[&str]]) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = &tmp.path().join("shop");
-    std::fs::create_dir(dir).unwrap();
-    let run = |args: &[&str]| rsbuilder().current_dir(dir).args(args).assert().success();
-    run(&[
+    let dir = tmp.path().join("shop");
+    std::fs::create_dir(&dir).unwrap();
+    let init: &[&str] = &[
         "init",
         "--domain",
         "example.com",
         "--repo",
         "example.com/shop",
-    ]);
-    run(&[
+    ];
+    let cart: &[&str] = &[
         "create",
         "api",
         "--group",
@@ -937,8 +934,34 @@ fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
         "v1",
         "--kind",
         "Cart",
-    ]);
-    run(&[
+    ];
+    for args in [init, cart].iter().chain(more) {
+        rsbuilder().current_dir(&dir).args(*args).assert().success();
+    }
+    (tmp, dir)
+}
+
+/// Runs `rsbuilder manifests` in `dir`, which must succeed.
+fn manifests_in(dir: &Path) -> assert_cmd::assert::Assert {
+    rsbuilder()
+        .current_dir(dir)
+        .arg("manifests")
+        .assert()
+        .success()
+}
+
+/// The 1-based line of PROJECT in `dir` that reads `text` (trimmed).
+fn project_line(dir: &Path, text: &str) -> usize {
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    project.lines().position(|l| l.trim() == text).unwrap() + 1
+}
+
+/// A kind PROJECT records whose `#[derive(CustomResource)]` is gone (commented out) gets no CRD:
+/// `manifests` says so at PROJECT's line for the kind and names the types file `create api`
+/// wrote, instead of leaving the kind out without a word.
+#[test]
+fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
+    let order: &[&str] = &[
         "create",
         "api",
         "--group",
@@ -947,29 +970,23 @@ fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
         "v1",
         "--kind",
         "Order",
-    ]);
-    run(&["manifests"]).stderr(predicate::str::contains("PROJECT records the kind").not());
+    ];
+    let (_tmp, dir) = shop_project(&[order]);
+    manifests_in(&dir).stderr(predicate::str::contains("PROJECT records the kind").not());
     let types = dir.join("src/api/v1/cart_types.rs");
     let text = std::fs::read_to_string(&types).unwrap();
     assert!(text.contains("#[derive(CustomResource"), "{text}");
-    std::fs::write(
-        &types,
-        text.replace("#[derive(CustomResource", "// #[derive(CustomResource"),
-    )
-    .unwrap();
-    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
-    let line = project
-        .lines()
-        .position(|l| l.trim() == "kind: Cart")
-        .unwrap()
-        + 1;
-    run(&["manifests"]).stderr(predicate::str::contains(format!(
-        "PROJECT:{line}:1: PROJECT records the kind Cart (shop.example.com), but no `#[derive(CustomResource)]` in the sources defines it: it gets no CRD"
-    )))
-    .stderr(predicate::str::contains(
-        "`create api` put its type in src/api/v1/cart_types.rs",
-    ))
-    .stderr(predicate::str::contains("kind Order").not());
+    let commented = text.replace("#[derive(CustomResource", "// #[derive(CustomResource");
+    std::fs::write(&types, commented).unwrap();
+    let line = project_line(&dir, "kind: Cart");
+    manifests_in(&dir)
+        .stderr(predicate::str::contains(format!(
+            "PROJECT:{line}:1: PROJECT records the kind Cart (shop.example.com), but no `#[derive(CustomResource)]` in the sources defines it: it gets no CRD"
+        )))
+        .stderr(predicate::str::contains(
+            "`create api` put its type in src/api/v1/cart_types.rs",
+        ))
+        .stderr(predicate::str::contains("kind Order").not());
 }
 
 /// A field with a serde default (so a `default:` in the CRD) of a kind with a defaulting
@@ -977,28 +994,7 @@ fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
 /// it never applies. `manifests` says so at PROJECT's `defaulting: true` line.
 #[test]
 fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = &tmp.path().join("shop");
-    std::fs::create_dir(dir).unwrap();
-    let run = |args: &[&str]| rsbuilder().current_dir(dir).args(args).assert().success();
-    run(&[
-        "init",
-        "--domain",
-        "example.com",
-        "--repo",
-        "example.com/shop",
-    ]);
-    run(&[
-        "create",
-        "api",
-        "--group",
-        "shop",
-        "--version",
-        "v1",
-        "--kind",
-        "Cart",
-    ]);
-    run(&[
+    let webhook: &[&str] = &[
         "create",
         "webhook",
         "--group",
@@ -1008,8 +1004,9 @@ fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
         "--kind",
         "Cart",
         "--defaulting",
-    ]);
-    run(&["manifests"]).stderr(predicate::str::contains("has a default in the CRD").not());
+    ];
+    let (_tmp, dir) = shop_project(&[webhook]);
+    manifests_in(&dir).stderr(predicate::str::contains("has a default in the CRD").not());
     let types = dir.join("src/api/v1/cart_types.rs");
     let text = std::fs::read_to_string(&types).unwrap();
     let text = text.replace(
@@ -1017,13 +1014,8 @@ fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
         "    pub foo: Option<String>,\n    #[serde(default = \"one\")]\n    pub replicas: i32,",
     ) + "\nfn one() -> i32 {\n    1\n}\n";
     std::fs::write(&types, text).unwrap();
-    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
-    let line = project
-        .lines()
-        .position(|l| l.trim() == "defaulting: true")
-        .unwrap()
-        + 1;
-    run(&["manifests"]).stderr(predicate::str::contains(format!(
+    let line = project_line(&dir, "defaulting: true");
+    manifests_in(&dir).stderr(predicate::str::contains(format!(
         "PROJECT:{line}:1: Cart's `spec.replicas` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in src/api/v1/cart_types.rs), and the kind has a defaulting webhook: the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `spec.replicas` missing"
     )));
 }
