@@ -38,6 +38,11 @@ pub const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
 /// start the next request) before the connection is closed; the `ReadHeaderTimeout` of
 /// controller-runtime's metrics, health-probe and webhook servers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+/// How long a kept-alive connection of the webhook server may stay idle (and a client may take
+/// to send a request's headers) before it is closed. The API server's client keeps idle
+/// connections for 90 seconds (Go's `http.Transport` `IdleConnTimeout`) and does not retry a
+/// POST that races the server's close, so the server must not close them sooner.
+pub const KEEP_ALIVE_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a TLS handshake may take before the connection is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open connections may take to finish after shutdown starts.
@@ -349,7 +354,8 @@ impl rustls::server::danger::ClientCertVerifier for DeferredClientVerifier {
 }
 
 /// Serves `service` on an already bound listener, over TLS with `certs` or over plain HTTP
-/// without, until `shutdown` is cancelled; then open connections get 10 seconds to finish.
+/// without, until `shutdown` is cancelled; then the listener is closed (new connections are
+/// refused), idle connections are closed and in-flight requests get 10 seconds to finish.
 ///
 /// Only HTTP/1.1 is served (TLS offers ALPN `http/1.1` alone), as a Kubebuilder manager
 /// does by default (`--enable-http2=false`, since HTTP/2 Rapid Reset, CVE-2023-44487). A
@@ -467,6 +473,10 @@ async fn serve_inner(
             }
         });
     }
+    // Close the listening socket before waiting for open connections, as Go's
+    // `http.Server.Shutdown` does: a new connection is refused at once instead of waiting in
+    // the accept queue until the grace period ends.
+    drop(listener);
     if let Some(reload) = reload {
         reload.abort();
     }

@@ -107,13 +107,17 @@ fn group_version(group: &str, version: &str) -> String {
 type Failure = (u16, String);
 
 /// Denies (code 400) a request whose `kind` or `resource` is not `K`: the webhook reads the
-/// object as a `K`, and a patch computed that way would rewrite another kind's object.
+/// object as a `K`, and a patch computed that way would rewrite another kind's object. A
+/// `CONNECT` request is checked on its resource alone (its kind is the connect options).
 fn check_kind<K: WebhookKind>(req: &AdmissionRequest) -> Result<(), Failure> {
     let (group, version, kind, plural) =
         (K::group(&()), K::version(&()), K::kind(&()), K::plural(&()));
     let k = &req.kind;
     let r = &req.resource;
-    let kind_matches = k.group == group && k.version == version && k.kind == kind;
+    // A CONNECT request carries the connect options (`PodExecOptions` for `pods/exec`) as
+    // its kind; only its resource names the webhook's kind.
+    let kind_matches =
+        req.operation == "CONNECT" || (k.group == group && k.version == version && k.kind == kind);
     let resource_matches = r.group == group && r.version == version && r.resource == plural;
     if kind_matches && resource_matches {
         return Ok(());
@@ -181,7 +185,9 @@ pub(super) async fn default<K: WebhookKind, D: Defaulter<K>>(
 
 /// The validating answer: `validate_create` with the object on `CREATE`, `validate_update`
 /// with the old and the new object on `UPDATE`, `validate_delete` with the old object on
-/// `DELETE`; `CONNECT` is a bad request, as in controller-runtime.
+/// `DELETE`. `CONNECT` (a `pods/exec`, `pods/attach` or `pods/portforward` request, whose
+/// object is the connect options, not a `K`) is admitted without calling the validator, as
+/// controller-runtime's `CustomValidator` admits it; any other operation is a bad request.
 pub(super) async fn validate<K: WebhookKind, V: Validator<K>>(
     validator: &V,
     req: AdmissionRequest,
@@ -202,6 +208,7 @@ pub(super) async fn validate<K: WebhookKind, V: Validator<K>>(
                 let old: K = typed(&req, req.old_object.as_ref(), "oldObject")?;
                 validator.validate_delete(&old).await
             }
+            "CONNECT" => Ok(Vec::new()),
             other => {
                 return Err((400, format!("unknown operation {other:?}")));
             }

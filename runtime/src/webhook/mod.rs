@@ -85,6 +85,8 @@ mod conversion;
 pub mod patch;
 pub mod review;
 #[cfg(test)]
+mod server_tests;
+#[cfg(test)]
 mod tests;
 
 pub use conversion::{CONVERSION_PATH, Conversion, Convert, carry_over};
@@ -378,13 +380,35 @@ pub async fn serve_listener(
     webhooks: Webhooks,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let routes = webhooks.routes()?;
-    crate::tls::serve(
+    serve_listener_with(
         listener,
-        Arc::new(certs),
+        certs,
+        webhooks,
+        shutdown,
+        crate::tls::KEEP_ALIVE_IDLE_TIMEOUT,
+    )
+    .await
+}
+
+/// As [`serve_listener`], closing a kept-alive connection after `idle_timeout` without a
+/// request (tests shorten it; the manager uses [`crate::tls::KEEP_ALIVE_IDLE_TIMEOUT`]).
+/// hyper counts the idle time and the time to send a request's headers as one timeout, so
+/// the webhook server gives both 90 seconds (the metrics server keeps 32 seconds).
+pub async fn serve_listener_with(
+    listener: TcpListener,
+    certs: Certificates,
+    webhooks: Webhooks,
+    shutdown: CancellationToken,
+    idle_timeout: std::time::Duration,
+) -> anyhow::Result<()> {
+    let routes = webhooks.routes()?;
+    crate::tls::serve_with(
+        listener,
+        Some(Arc::new(certs)),
         routes,
         shutdown,
         "webhook server",
+        idle_timeout,
     )
     .await
 }

@@ -165,6 +165,9 @@ impl Defaulter<Widget> for WidgetWebhook {
 /// At most 10 replicas; a changed color is warned about; deletion of a `keep` widget denied.
 impl Validator<Widget> for WidgetWebhook {
     async fn validate_create(&self, widget: &Widget) -> Validation {
+        if widget.spec.color == "slow" {
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        }
         match widget.spec.replicas {
             Some(n) if n > 10 => Err(Denied {
                 message: format!("spec.replicas: must be at most 10, got {n}"),
@@ -193,10 +196,10 @@ impl Validator<Widget> for WidgetWebhook {
     }
 }
 
-const MUTATE: &str = "/mutate-example-com-v1-widget";
-const VALIDATE: &str = "/validate-example-com-v1-widget";
+pub(super) const MUTATE: &str = "/mutate-example-com-v1-widget";
+pub(super) const VALIDATE: &str = "/validate-example-com-v1-widget";
 
-fn webhooks() -> Webhooks {
+pub(super) fn webhooks() -> Webhooks {
     Webhooks::new()
         .defaulting::<Widget, _>(MUTATE, WidgetWebhook)
         .validating::<Widget, _>(VALIDATE, WidgetWebhook)
@@ -205,10 +208,10 @@ fn webhooks() -> Webhooks {
 
 /// The webhook server on a loopback port with a self-signed certificate for `localhost`;
 /// cancelled when dropped.
-struct Server {
-    addr: SocketAddr,
+pub(super) struct Server {
+    pub(super) addr: SocketAddr,
     roots: Arc<rustls::RootCertStore>,
-    shutdown: CancellationToken,
+    pub(super) shutdown: CancellationToken,
 }
 
 impl Drop for Server {
@@ -217,7 +220,12 @@ impl Drop for Server {
     }
 }
 
-async fn start(webhooks: Webhooks) -> Server {
+pub(super) async fn start(webhooks: Webhooks) -> Server {
+    start_with(webhooks, crate::tls::KEEP_ALIVE_IDLE_TIMEOUT).await
+}
+
+/// [`start`], closing kept-alive connections after `idle_timeout`.
+pub(super) async fn start_with(webhooks: Webhooks, idle_timeout: std::time::Duration) -> Server {
     let certs = Certificates::self_signed(&["localhost"]).expect("a self-signed certificate");
     let mut roots = rustls::RootCertStore::empty();
     roots
@@ -228,7 +236,13 @@ async fn start(webhooks: Webhooks) -> Server {
         .expect("a loopback port");
     let addr = listener.local_addr().expect("local address");
     let shutdown = CancellationToken::new();
-    tokio::spawn(serve_listener(listener, certs, webhooks, shutdown.clone()));
+    tokio::spawn(serve_listener_with(
+        listener,
+        certs,
+        webhooks,
+        shutdown.clone(),
+        idle_timeout,
+    ));
     Server {
         addr,
         roots: Arc::new(roots),
@@ -240,6 +254,14 @@ impl Server {
     /// POSTs `body` to `path` with `content_type` over HTTPS, as the API server does
     /// (verifying the server's certificate). Returns the HTTP status and the JSON answer.
     async fn post_raw(&self, path: &str, content_type: &str, body: Vec<u8>) -> (u16, Value) {
+        let mut sender = self.connect().await;
+        send(&mut sender, path, content_type, body)
+            .await
+            .expect("a response")
+    }
+
+    /// A new HTTPS connection to the server, ready to send requests (kept alive).
+    pub(super) async fn connect(&self) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
         let config = rustls::ClientConfig::builder_with_provider(crate::tls::crypto_provider())
             .with_safe_default_protocol_versions()
             .expect("TLS versions")
@@ -252,17 +274,45 @@ impl Server {
             .connect(ServerName::try_from("localhost").expect("name"), tcp)
             .await
             .expect("TLS handshake");
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
             .await
             .expect("HTTP handshake");
         tokio::spawn(conn);
+        sender
+    }
+
+    pub(super) async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.post_raw(path, "application/json", body.to_string().into_bytes())
+            .await
+    }
+
+    /// Posts an AdmissionReview and returns its `response`, checking the envelope.
+    pub(super) async fn admit(&self, path: &str, review: &Value) -> Value {
+        let (status, answer) = self.post(path, review).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["apiVersion"], "admission.k8s.io/v1");
+        assert_eq!(answer["kind"], "AdmissionReview");
+        assert_eq!(answer["response"]["uid"], review["request"]["uid"]);
+        answer["response"].clone()
+    }
+}
+
+/// POSTs `body` to `path` on an open connection; the HTTP status and the JSON answer, or
+/// hyper's error when the connection is closed.
+pub(super) async fn send(
+    sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> hyper::Result<(u16, Value)> {
+    {
         let request = hyper::Request::post(format!("{path}?timeout=10s"))
             .header("host", "localhost")
             .header("content-type", content_type)
             .header("accept", "application/json, */*")
             .body(Full::new(Bytes::from(body)))
             .expect("request");
-        let response = sender.send_request(request).await.expect("a response");
+        let response = sender.send_request(request).await?;
         let status = response.status().as_u16();
         let bytes = response
             .into_body()
@@ -276,28 +326,13 @@ impl Server {
                 String::from_utf8_lossy(&bytes)
             )
         });
-        (status, json)
-    }
-
-    async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        self.post_raw(path, "application/json", body.to_string().into_bytes())
-            .await
-    }
-
-    /// Posts an AdmissionReview and returns its `response`, checking the envelope.
-    async fn admit(&self, path: &str, review: &Value) -> Value {
-        let (status, answer) = self.post(path, review).await;
-        assert_eq!(status, 200, "{answer}");
-        assert_eq!(answer["apiVersion"], "admission.k8s.io/v1");
-        assert_eq!(answer["kind"], "AdmissionReview");
-        assert_eq!(answer["response"]["uid"], review["request"]["uid"]);
-        answer["response"].clone()
+        Ok((status, json))
     }
 }
 
 /// A Widget as the API server sends it: `status: {}`, fractional-second times in
 /// `managedFields`, a `null`, and a field the Rust types do not know.
-fn widget(spec: Value) -> Value {
+pub(super) fn widget(spec: Value) -> Value {
     json!({
         "apiVersion": "example.com/v1",
         "kind": "Widget",
@@ -323,7 +358,7 @@ fn widget(spec: Value) -> Value {
 }
 
 /// An AdmissionReview request as kube-apiserver sends it for `operation` on `widgets`.
-fn review(operation: &str, object: Value, old_object: Value) -> Value {
+pub(super) fn review(operation: &str, object: Value, old_object: Value) -> Value {
     review_of(
         json!({"group": "example.com", "version": "v1", "kind": "Widget"}),
         json!({"group": "example.com", "version": "v1", "resource": "widgets"}),
@@ -333,7 +368,13 @@ fn review(operation: &str, object: Value, old_object: Value) -> Value {
     )
 }
 
-fn review_of(kind: Value, resource: Value, operation: &str, object: Value, old: Value) -> Value {
+pub(super) fn review_of(
+    kind: Value,
+    resource: Value,
+    operation: &str,
+    object: Value,
+    old: Value,
+) -> Value {
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
