@@ -1,0 +1,6 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! Field ownership for server-side apply, as structured-merge-diff tracks it (docs/apiserver.md).
+//!
+//! - [`fieldset`]: sets of field paths and their `FieldsV1` encoding in `metadata.managedFields`.
+
+pub mod fieldset;
