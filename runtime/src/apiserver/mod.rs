@@ -13,6 +13,7 @@
 //!   `registry.rs`, the read-modify-write retried on conflict written once; list and watch in
 //!   `registry/list.rs`; the scale subresource in `registry/scale.rs`), stamping times from a
 //!   [`clock::Clock`];
+//! - [`fieldmanager`]: field sets and their `FieldsV1` encoding, the base of server-side apply;
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
 //! - [`server`]: the HTTP endpoints, shaped as k8s.io/apiserver's `endpoints/handlers`:
@@ -28,6 +29,7 @@ pub mod auth;
 pub mod clock;
 #[cfg(feature = "etcd")]
 pub mod etcd;
+pub mod fieldmanager;
 pub mod kind;
 pub mod limits;
 pub mod names;
