@@ -6,11 +6,11 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::runtime::{reflector, watcher};
 use tokio_util::sync::CancellationToken;
 
 use super::{Database, DatabaseSpec, Engine, Server, kubectl};
@@ -121,19 +121,28 @@ pub(super) fn lists_finish_under_writes(s: &Server) {
             );
         }
 
+        // The reflector's stream, read until its initial list is done: any error (a 410 on a
+        // continue token) fails the test rather than being retried.
         let (reader, writer_half) = reflector::store::<Database>();
-        let stream = reflector(
+        let mut events = reflector(
             writer_half,
             watcher(api.clone(), watcher::Config::default()),
         )
-        .applied_objects();
-        let run = tokio::spawn(async move {
-            let _ = stream.try_for_each(|_| async { Ok(()) }).await;
+        .boxed();
+        let synced = tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                match events.next().await {
+                    Some(Ok(watcher::Event::InitDone)) => return,
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => panic!("the reflector's watcher failed: {e}"),
+                    None => panic!("the reflector's stream ended before InitDone"),
+                }
+            }
         });
-        tokio::time::timeout(Duration::from_secs(60), reader.wait_until_ready())
+        synced
             .await
-            .expect("the reflector did not sync within 60 s")
-            .unwrap();
+            .expect("the reflector did not sync within 60 s");
+        reader.wait_until_ready().await.unwrap();
         let held: BTreeSet<String> = reader
             .state()
             .iter()
@@ -144,7 +153,7 @@ pub(super) fn lists_finish_under_writes(s: &Server) {
             missing, 0,
             "the reflector's store lacks {missing} Databases"
         );
-        run.abort();
+        drop(events);
 
         stop.cancel();
         let writes = writer.await.unwrap();
