@@ -4,6 +4,8 @@
 //! (as kube-apiserver's does until compaction).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -57,8 +59,12 @@ async fn create_objects(api: &Api<Database>) -> BTreeSet<String> {
 }
 
 /// Writes about 20 times a second until `stop` (at most 2,000 writes): patches a pre-existing
-/// Database's replicas, and every fourth write creates a new one. Out: how many writes it made.
-fn spawn_writer(api: Api<Database>, stop: CancellationToken) -> tokio::task::JoinHandle<usize> {
+/// Database's replicas, and every fourth write creates a new one. `done` counts the writes made.
+fn spawn_writer(
+    api: Api<Database>,
+    stop: CancellationToken,
+    done: Arc<AtomicUsize>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut writes = 0;
         let mut tick = tokio::time::interval(Duration::from_millis(50));
@@ -79,8 +85,8 @@ fn spawn_writer(api: Api<Database>, stop: CancellationToken) -> tokio::task::Joi
                     .unwrap();
             }
             writes += 1;
+            done.store(writes, Ordering::SeqCst);
         }
-        writes
     })
 }
 
@@ -93,10 +99,12 @@ pub(super) fn lists_finish_under_writes(s: &Server) {
         let api: Api<Database> = Api::namespaced(client, "default");
         let before = create_objects(&api).await;
         let stop = CancellationToken::new();
-        let writer = spawn_writer(api.clone(), stop.clone());
+        let done = Arc::new(AtomicUsize::new(0));
+        let writer = spawn_writer(api.clone(), stop.clone(), done.clone());
         tokio::time::sleep(Duration::from_millis(300)).await;
 
         for round in 0..3 {
+            let writes_before = done.load(Ordering::SeqCst);
             let kubeconfig = s.kubeconfig.clone();
             let (success, out, err) = tokio::task::spawn_blocking(move || {
                 kubectl(
@@ -112,6 +120,11 @@ pub(super) fn lists_finish_under_writes(s: &Server) {
                 .filter_map(|l| l.strip_prefix("database.example.com/"))
                 .map(str::to_string)
                 .collect();
+            // The writer wrote while kubectl paged (the list takes many requests).
+            assert!(
+                done.load(Ordering::SeqCst) > writes_before,
+                "round {round}: no write during the list"
+            );
             let missing: Vec<&String> = before.difference(&listed).collect();
             assert!(
                 missing.is_empty(),
@@ -156,7 +169,6 @@ pub(super) fn lists_finish_under_writes(s: &Server) {
         drop(events);
 
         stop.cancel();
-        let writes = writer.await.unwrap();
-        assert!(writes > 0, "the writer never wrote");
+        writer.await.unwrap();
     });
 }
