@@ -4,6 +4,8 @@
 
 #[path = "../../tests/common/outside_tools.rs"]
 mod common;
+#[path = "apiserver_kubectl/list_under_writes.rs"]
+mod list_under_writes;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -705,4 +707,29 @@ fn python_scenario(s: &Server) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert_eq!(stdout.trim(), "python scenario passed");
+}
+
+/// kubectl's paged list and a default kube-rs reflector finish over 3,000 Databases while a
+/// writer writes, on redb.
+#[test]
+fn lists_finish_under_writes_on_redb() {
+    if !kubectl_present() {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    list_under_writes::lists_finish_under_writes(&start());
+}
+
+/// The same lists under writes with the server on a real etcd (feature `etcd`).
+#[cfg(feature = "etcd")]
+#[test]
+fn lists_finish_under_writes_on_etcd() {
+    if !kubectl_present() {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    match start_on_etcd() {
+        Some(s) => list_under_writes::lists_finish_under_writes(&s),
+        None => common::missing("etcd is not installed (Debian: apt-get install etcd-server)"),
+    }
 }
