@@ -11,10 +11,18 @@ use std::path::Path;
 use rsbuilder_runtime::testing::envtest::{self, ControlPlane};
 
 /// Writes an executable script `name` into `dir` that records its arguments, one per line,
-/// in `<name>.args` beside it, prints a line, and exits with `status`.
-fn stand_in(dir: &Path, name: &str, status: u8) {
+/// in `<name>.args` beside it, prints a line, and exits with `status`. With `after`, it exits
+/// only once the stand-in `after` has recorded its arguments: the helper stops every binary
+/// when one exits, and on a loaded machine the other's shell may not have run yet.
+fn stand_in(dir: &Path, name: &str, status: u8, after: Option<&str>) {
+    let wait = after.map_or(String::new(), |other| {
+        format!(
+            "for _ in $(seq 200); do [ -s \"{dir}/{other}.args\" ] && break; sleep 0.05; done\n",
+            dir = dir.display()
+        )
+    });
     let script = format!(
-        "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done > \"{dir}/{name}.args\"\necho \"{name} stand-in refusing to serve\"\nexit {status}\n",
+        "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done > \"{dir}/{name}.args\"\n{wait}echo \"{name} stand-in refusing to serve\"\nexit {status}\n",
         dir = dir.display()
     );
     let path = dir.join(name);
@@ -45,8 +53,8 @@ fn flag<'a>(args: &'a [String], name: &str) -> &'a str {
 #[tokio::test]
 async fn both_binaries_start_with_envtests_flags_and_an_exiting_server_is_reported_with_its_log() {
     let assets = tempfile::tempdir().unwrap();
-    stand_in(assets.path(), "etcd", 0);
-    stand_in(assets.path(), "kube-apiserver", 3);
+    stand_in(assets.path(), "etcd", 0, None);
+    stand_in(assets.path(), "kube-apiserver", 3, Some("etcd"));
     let err = match ControlPlane::start(assets.path()).await {
         Ok(_) => panic!("a server that exits cannot be a control plane"),
         Err(e) => format!("{e:#}"),
@@ -103,7 +111,7 @@ async fn both_binaries_start_with_envtests_flags_and_an_exiting_server_is_report
 #[tokio::test]
 async fn a_missing_binary_is_named() {
     let assets = tempfile::tempdir().unwrap();
-    stand_in(assets.path(), "etcd", 0);
+    stand_in(assets.path(), "etcd", 0, None);
     let err = match ControlPlane::start(assets.path()).await {
         Ok(_) => panic!("kube-apiserver is missing"),
         Err(e) => e.to_string(),
