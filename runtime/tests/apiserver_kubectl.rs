@@ -613,10 +613,70 @@ fn kubectl_scenario(s: &Server) {
         "{err}"
     );
 
-    // A server-side dry run is refused until dry run is implemented, never carried out; so is
-    // an orphaning delete, which this server does not do.
+    // Server-side dry runs answer as the write would and change nothing: the object's
+    // resourceVersion is the same after a dry-run delete, a dry-run create of a new object, a
+    // dry-run replace and `kubectl diff` (which sends a dry-run apply or patch).
+    let rv = |name: &str| {
+        ok(
+            k,
+            &[
+                "get",
+                "db",
+                name,
+                "-o",
+                "jsonpath={.metadata.resourceVersion}",
+            ],
+        )
+    };
+    let before = rv("main");
+    assert_eq!(
+        ok(k, &["delete", "db", "main", "--dry-run=server"]).trim(),
+        r#"database.example.com "main" deleted (server dry run)"#
+    );
+    let third = write(
+        s.dir.path(),
+        "third.yaml",
+        &MAIN.replace("name: main", "name: third"),
+    );
+    let would: serde_json::Value = serde_json::from_str(&ok(
+        k,
+        &["create", "-f", &third, "--dry-run=server", "-o", "json"],
+    ))
+    .unwrap();
+    assert_eq!(would["metadata"]["name"], "third");
+    assert_eq!(would["metadata"]["generation"], 1);
+    assert!(would["metadata"]["uid"].is_string(), "{would}");
+    assert_eq!(would["metadata"].get("resourceVersion"), None, "{would}");
+    let (found, _, err) = kubectl(k, &["get", "db", "third"]);
+    assert!(
+        !found && err.contains("NotFound"),
+        "a dry-run create stored it: {err}"
+    );
+    let replicas = ok(k, &["get", "db", "main", "-o", "jsonpath={.spec.replicas}"]);
+    assert_ne!(replicas, "7");
+    let scaled = write(
+        s.dir.path(),
+        "main-scaled.yaml",
+        &MAIN.replace("replicas: 1", "replicas: 7"),
+    );
+    let (changed, diff, err) = kubectl(k, &["diff", "-f", &scaled]);
+    assert!(
+        !changed,
+        "kubectl diff exits 1 when there is a difference: {err}"
+    );
+    assert!(
+        diff.contains(&format!("-  replicas: {replicas}")) && diff.contains("+  replicas: 7"),
+        "{diff}{err}"
+    );
+    assert_eq!(rv("main"), before, "a dry run wrote the object");
+    assert_eq!(
+        ok(k, &["get", "db", "main", "-o", "jsonpath={.spec.replicas}"]),
+        replicas
+    );
+
+    // An orphaning or foreground delete is refused, never carried out as another: this
+    // server does not do them.
     for args in [
-        &["delete", "db", "main", "--dry-run=server"][..],
         &["delete", "db", "main", "--cascade=orphan"][..],
         &["delete", "db", "main", "--cascade=foreground"][..],
     ] {

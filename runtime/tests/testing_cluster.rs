@@ -406,6 +406,25 @@ async fn the_projects_webhooks_default_and_deny_as_the_api_server_calls_them() {
         cms.get_opt("bad").await.unwrap().is_none(),
         "nothing was stored"
     );
+    // A dry run calls the webhooks (they declare `sideEffects: None`) and stores nothing.
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let would = cms
+        .create(&dry, &config_map("dry", &[("a", "b")]))
+        .await
+        .unwrap();
+    assert_eq!(would.labels()["defaulted"], "yes");
+    assert!(
+        cms.get_opt("dry").await.unwrap().is_none(),
+        "a dry run stored it"
+    );
+    let err = cms
+        .create(&dry, &config_map("bad", &[("forbidden", "x")]))
+        .await
+        .unwrap_err();
+    assert_eq!(api_error(err).0, 403);
     // Secrets have no webhook: untouched.
     let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
     let s = secrets
@@ -413,6 +432,54 @@ async fn the_projects_webhooks_default_and_deny_as_the_api_server_calls_them() {
         .await
         .unwrap();
     assert!(s.metadata.labels.is_none());
+}
+
+#[tokio::test]
+async fn a_dry_run_is_refused_by_a_webhook_with_side_effects_and_a_real_write_is_not() {
+    let manifests = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/testing/webhook-manifests.yaml"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("manifests.yaml");
+    std::fs::write(
+        &path,
+        manifests.replace("sideEffects: None", "sideEffects: Some"),
+    )
+    .unwrap();
+    let webhooks = Webhooks::new()
+        .defaulting::<ConfigMap, _>("/mutate--v1-configmap", ConfigMapWebhook)
+        .validating::<ConfigMap, _>("/validate--v1-configmap", ConfigMapWebhook);
+    let cluster = TestCluster::builder()
+        .mode(Mode::InProcess)
+        .webhooks(webhooks)
+        .webhook_manifests(path.clone())
+        .start()
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let err = cms
+        .create(&dry, &config_map("dry", &[("a", "b")]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_error(err),
+        (
+            400,
+            "BadRequest".into(),
+            "admission webhook \"mconfigmap-v1.kb.io\" does not support dry run".into()
+        )
+    );
+    let made = cms
+        .create(&PostParams::default(), &config_map("real", &[("a", "b")]))
+        .await
+        .unwrap();
+    assert_eq!(made.labels()["defaulted"], "yes");
 }
 
 #[tokio::test]

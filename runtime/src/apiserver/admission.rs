@@ -107,9 +107,16 @@ impl Refused {
 }
 
 /// [`Admission`] over JSON objects, so that one [`super::kind::ApiKind`] can hold any kind's.
+/// `dry_run` says the request is a dry run (`dryRun=All`), as an AdmissionReview's
+/// `request.dryRun` says it: a Rust [`Admission`] has no side effects and runs as usual; the
+/// test cluster's webhooks are told, and one that declares side effects refuses the request.
 pub(crate) trait Erased: Send + Sync {
-    fn default<'a>(&'a self, obj: &'a mut Value) -> BoxFuture<'a, Result<(), Refused>>;
-    fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Result<(), Refused>>;
+    fn default<'a>(
+        &'a self,
+        obj: &'a mut Value,
+        dry_run: bool,
+    ) -> BoxFuture<'a, Result<(), Refused>>;
+    fn validate<'a>(&'a self, op: Op<'a>, dry_run: bool) -> BoxFuture<'a, Result<(), Refused>>;
 }
 
 /// What is being admitted.
@@ -139,7 +146,11 @@ where
     K: Serialize + DeserializeOwned + Send + Sync + 'static,
     A: Admission<K>,
 {
-    fn default<'a>(&'a self, obj: &'a mut Value) -> BoxFuture<'a, Result<(), Refused>> {
+    fn default<'a>(
+        &'a self,
+        obj: &'a mut Value,
+        _dry_run: bool,
+    ) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
             // An object the type cannot read is left to the schema check, which names the field.
             let Ok(mut typed) = read::<K>(obj) else {
@@ -156,7 +167,7 @@ where
         })
     }
 
-    fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Result<(), Refused>> {
+    fn validate<'a>(&'a self, op: Op<'a>, _dry_run: bool) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
             match op {
                 Op::Create(o) => self.admission.validate_create(&read(o)?).await?,

@@ -156,6 +156,27 @@ fn stored(mut value: Value) -> Value {
     value
 }
 
+/// How a write is carried out: for real (the default), or as a dry run.
+///
+/// `dry_run` is `dryRun=All`: every step of the write runs as for a real one (defaulting,
+/// pruning, the schema and metadata checks, admission, name generation, the resourceVersion
+/// and precondition checks, the name-taken check) and the answer is the object as it would be
+/// stored, but storage is not written and no watcher sees a change, as k8s.io/apiserver's
+/// `DryRunnableStorage` carries out a dry run. A dry-run create answers the object without a
+/// resourceVersion (nothing was stored); a dry-run update, patch or delete answers it at the
+/// stored object's resourceVersion. Admission is told ([`super::admission`]), so that the
+/// test cluster's webhooks get `dryRun: true`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Write {
+    /// Run every step, store nothing.
+    pub dry_run: bool,
+}
+
+impl Write {
+    /// A dry run (`dryRun=All`).
+    pub const DRY_RUN: Write = Write { dry_run: true };
+}
+
 /// A resourceVersion a write names (`asked`, empty when none) checked against the object's
 /// `revision`. Out: whether the write named one. Errors: 400 when it does not parse, 409
 /// Conflict when it is stale, as k8s.io/apiserver answers a stale write.
@@ -297,12 +318,12 @@ impl<S: Storage> Registry<S> {
     /// The kind's defaulting ([`super::admission`]) on `obj`, the mutating step of admission,
     /// then pruning of what it set that the schema does not know (as kube-apiserver prunes a
     /// mutating webhook's result). Errors: 422 Invalid with the hook's causes.
-    async fn admit_default(kind: &ApiKind, obj: &mut Value) -> Result<(), ApiError> {
+    async fn admit_default(kind: &ApiKind, obj: &mut Value, w: Write) -> Result<(), ApiError> {
         let Some(hook) = &kind.admission else {
             return Ok(());
         };
         hook.0
-            .default(obj)
+            .default(obj, w.dry_run)
             .await
             .map_err(|e| e.into_api_error(kind, meta_str(obj, "name")))?;
         kind.prune(obj);
@@ -312,11 +333,11 @@ impl<S: Storage> Registry<S> {
     /// The kind's validation ([`super::admission`]) of `op` on object `name`, the validating
     /// step of admission, run after the schema and metadata checks and before storage.
     /// Errors: 422 Invalid with the hook's causes.
-    async fn admit(kind: &ApiKind, name: &str, op: Op<'_>) -> Result<(), ApiError> {
+    async fn admit(kind: &ApiKind, name: &str, op: Op<'_>, w: Write) -> Result<(), ApiError> {
         match &kind.admission {
             Some(hook) => hook
                 .0
-                .validate(op)
+                .validate(op, w.dry_run)
                 .await
                 .map_err(|e| e.into_api_error(kind, name)),
             None => Ok(()),
@@ -374,7 +395,20 @@ impl<S: Storage> Registry<S> {
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
+        obj: Value,
+    ) -> Result<Value, ApiError> {
+        self.create_with(kind, namespace, obj, Write::default())
+            .await
+    }
+
+    /// [`Self::create`], carried out as `w` says (a dry run answers the object as it would be
+    /// created, without a resourceVersion, and stores nothing). Errors: as [`Self::create`].
+    pub async fn create_with(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
         mut obj: Value,
+        w: Write,
     ) -> Result<Value, ApiError> {
         Self::check_type(kind, &obj)?;
         Self::check_namespace(kind, namespace, &mut obj)?;
@@ -396,7 +430,7 @@ impl<S: Storage> Registry<S> {
             ));
         }
         kind.prune(&mut obj);
-        Self::admit_default(kind, &mut obj).await?;
+        Self::admit_default(kind, &mut obj, w).await?;
         if kind.status_subresource
             && let Some(o) = obj.as_object_mut()
         {
@@ -425,8 +459,17 @@ impl<S: Storage> Registry<S> {
             };
             meta_mut(&mut obj).insert("name".into(), Value::String(name.clone()));
             Self::validate_meta(kind, &obj)?;
-            Self::admit(kind, &name, Op::Create(&obj)).await?;
+            Self::admit(kind, &name, Op::Create(&obj), w).await?;
             let key = Self::key(kind, namespace, &name);
+            if w.dry_run {
+                // As `DryRunnableStorage.Create`: the name-taken check, nothing stored.
+                match self.store.get(&key).await {
+                    Ok(None) => return Ok(stored(obj)),
+                    Ok(Some(_)) if wanted.is_empty() => continue,
+                    Ok(Some(_)) => return Err(ApiError::already_exists(kind, &name)),
+                    Err(e) => return Err(storage_error(kind, &name, e)),
+                }
+            }
             match self.store.create(&key, stored(obj.clone())).await {
                 Ok(revision) => return Ok(served(obj, revision)),
                 Err(StoreError::AlreadyExists(_)) if wanted.is_empty() => continue,
@@ -528,6 +571,7 @@ impl<S: Storage> Registry<S> {
         key: &str,
         current: &Versioned,
         new: Value,
+        w: Write,
     ) -> Result<Value, ApiError> {
         let name = meta_str(&current.value, "name").to_string();
         let name = name.as_str();
@@ -541,11 +585,15 @@ impl<S: Storage> Registry<S> {
                     old: &old,
                     new: &new,
                 },
+                w,
             )
             .await?;
         }
         let new = stored(new);
-        if new == current.value {
+        if new == current.value || w.dry_run {
+            // A dry run answers the object as the write would leave it (also when the write
+            // would remove it: its last finalizer gone during deletion), at the stored
+            // revision, as `DryRunnableStorage.GuaranteedUpdate` answers.
             return Ok(served(new, current.revision));
         }
         let revision = self
@@ -571,7 +619,22 @@ impl<S: Storage> Registry<S> {
         namespace: Option<&str>,
         name: &str,
         part: Part,
+        obj: Value,
+    ) -> Result<Value, ApiError> {
+        self.update_with(kind, namespace, name, part, obj, Write::default())
+            .await
+    }
+
+    /// [`Self::update`], carried out as `w` says (a dry run answers the object as it would be
+    /// stored, at the stored resourceVersion). Errors: as [`Self::update`].
+    pub async fn update_with(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        name: &str,
+        part: Part,
         mut obj: Value,
+        w: Write,
     ) -> Result<Value, ApiError> {
         Self::check_type(kind, &obj)?;
         Self::check_namespace(kind, namespace, &mut obj)?;
@@ -615,10 +678,10 @@ impl<S: Storage> Registry<S> {
             ));
         }
         if part == Part::Main {
-            Self::admit_default(kind, &mut obj).await?;
+            Self::admit_default(kind, &mut obj, w).await?;
         }
         let new = Self::prepare_update(kind, part, &current.value, obj)?;
-        self.commit(kind, part, &key, &current, new).await
+        self.commit(kind, part, &key, &current, new, w).await
     }
 
     /// Applies a merge or JSON patch to object `name` or its status, retrying on a concurrent
@@ -633,6 +696,31 @@ impl<S: Storage> Registry<S> {
         patch_type: PatchType,
         patch: &[u8],
     ) -> Result<Value, ApiError> {
+        self.patch_with(
+            kind,
+            namespace,
+            name,
+            part,
+            patch_type,
+            patch,
+            Write::default(),
+        )
+        .await
+    }
+
+    /// [`Self::patch`], carried out as `w` says (a dry run answers the patched object as it
+    /// would be stored, at the stored resourceVersion). Errors: as [`Self::patch`].
+    #[allow(clippy::too_many_arguments)]
+    pub async fn patch_with(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        name: &str,
+        part: Part,
+        patch_type: PatchType,
+        patch: &[u8],
+        w: Write,
+    ) -> Result<Value, ApiError> {
         let patch: Value = serde_json::from_slice(patch)
             .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
         let json_patch = match patch_type {
@@ -642,7 +730,7 @@ impl<S: Storage> Registry<S> {
             ),
             PatchType::Merge => None,
         };
-        self.update_retrying(kind, namespace, name, part, |current, revision| {
+        self.update_retrying(kind, namespace, name, part, w, |current, revision| {
             let mut obj = current.clone();
             match &json_patch {
                 Some(p) => apply_json_patch(&mut obj, p)
@@ -676,6 +764,7 @@ impl<S: Storage> Registry<S> {
         namespace: Option<&str>,
         name: &str,
         part: Part,
+        w: Write,
         change: impl Fn(&Value, u64) -> Result<(Value, bool), ApiError>,
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
@@ -691,10 +780,10 @@ impl<S: Storage> Registry<S> {
                 current.revision,
             )?;
             if part == Part::Main {
-                Self::admit_default(kind, &mut obj).await?;
+                Self::admit_default(kind, &mut obj, w).await?;
             }
             let new = Self::prepare_update(kind, part, &current.value, obj)?;
-            match self.commit(kind, part, &key, &current, new).await {
+            match self.commit(kind, part, &key, &current, new, w).await {
                 Err(e) if e.reason == "Conflict" && !preconditioned => continue,
                 done => return done,
             }
@@ -711,6 +800,21 @@ impl<S: Storage> Registry<S> {
         namespace: Option<&str>,
         name: &str,
         options: &Value,
+    ) -> Result<Value, ApiError> {
+        self.delete_with(kind, namespace, name, options, Write::default())
+            .await
+    }
+
+    /// [`Self::delete`], carried out as `w` says (a dry run answers as the delete would, the
+    /// marked object at the stored resourceVersion or the Success Status, and removes and
+    /// marks nothing). Errors: as [`Self::delete`].
+    pub async fn delete_with(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        name: &str,
+        options: &Value,
+        w: Write,
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
         for _ in 0..8 {
@@ -750,7 +854,7 @@ impl<S: Storage> Registry<S> {
                 ));
             }
             let served_now = served(current.value.clone(), current.revision);
-            Self::admit(kind, name, Op::Delete(&served_now)).await?;
+            Self::admit(kind, name, Op::Delete(&served_now), w).await?;
             if !finalizers(&current.value).is_empty() {
                 if meta(&current.value).contains_key("deletionTimestamp") {
                     return Ok(served(current.value, current.revision));
@@ -766,6 +870,9 @@ impl<S: Storage> Registry<S> {
                 if let Some(g) = generation.filter(|g| *g > 0) {
                     m.insert("generation".into(), json!(g + 1));
                 }
+                if w.dry_run {
+                    return Ok(served(marked, current.revision));
+                }
                 match self
                     .store
                     .update(&key, marked.clone(), current.revision)
@@ -776,8 +883,16 @@ impl<S: Storage> Registry<S> {
                     Err(e) => return Err(storage_error(kind, name, e)),
                 }
             }
-            match self.store.delete(&key, Some(current.revision)).await {
-                Ok(_) => {
+            let deleted = if w.dry_run {
+                Ok(())
+            } else {
+                self.store
+                    .delete(&key, Some(current.revision))
+                    .await
+                    .map(drop)
+            };
+            match deleted {
+                Ok(()) => {
                     return Ok(json!({
                         "kind": "Status",
                         "apiVersion": "v1",
@@ -801,6 +916,21 @@ impl<S: Storage> Registry<S> {
         opts: &ListOptions,
         options: &Value,
     ) -> Result<Value, ApiError> {
+        self.delete_collection_with(kind, namespace, opts, options, Write::default())
+            .await
+    }
+
+    /// [`Self::delete_collection`], carried out as `w` says (a dry run answers the objects as
+    /// they would be deleted or marked, and changes none). Errors: as
+    /// [`Self::delete_collection`].
+    pub async fn delete_collection_with(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+        options: &Value,
+        w: Write,
+    ) -> Result<Value, ApiError> {
         let list = self
             .list(
                 kind,
@@ -817,7 +947,7 @@ impl<S: Storage> Registry<S> {
             let name = meta_str(&obj, "name").to_string();
             let ns = meta_str(&obj, "namespace").to_string();
             let ns = (!ns.is_empty()).then_some(ns.as_str());
-            match self.delete(kind, ns, &name, options).await {
+            match self.delete_with(kind, ns, &name, options, w).await {
                 Ok(out) if out["kind"] == "Status" => items.push(obj),
                 Ok(marked) => items.push(marked),
                 Err(e) if e.code == 404 => {}

@@ -280,7 +280,8 @@ impl Front {
             return response;
         }
         if verb == Verb::Create && kind.group.is_empty() && kind.plural == "namespaces" {
-            return self.activate_namespace(response).await;
+            let dry_run = query_param(&query, "dryRun").is_some();
+            return self.activate_namespace(response, dry_run).await;
         }
         self.collect_garbage().await;
         response
@@ -456,6 +457,17 @@ impl Front {
                 Propagation::Orphan => Some("orphan"),
             }
         };
+        let dry_run = query_param(query, "dryRun").is_some()
+            || options
+                .get("dryRun")
+                .and_then(Value::as_array)
+                .is_some_and(|d| !d.is_empty());
+        if dry_run && let Some(f) = finalizer {
+            // The finalizer would be put on for real: refused rather than half carried out.
+            return Err(ApiError::bad_request(format!(
+                "the test cluster does not dry-run a delete that needs the {f:?} finalizer (a Namespace, or propagationPolicy Orphan or Foreground); send it without dryRun or with propagationPolicy Background"
+            )));
+        }
         let added = match finalizer {
             Some(f) => add_finalizer(&self.registry, kind, namespace, name, f)
                 .await?
@@ -465,12 +477,21 @@ impl Front {
         Ok((passed, added))
     }
 
-    /// A created Namespace's `status.phase: Active`, as the namespace's strategy sets it.
-    async fn activate_namespace(&self, response: http::Response<Body>) -> http::Response<Body> {
+    /// A created Namespace's `status.phase: Active`, as the namespace's strategy sets it (for
+    /// a dry run, in the answer only: nothing was stored).
+    async fn activate_namespace(
+        &self,
+        response: http::Response<Body>,
+        dry_run: bool,
+    ) -> http::Response<Body> {
         let Ok(bytes) = response.into_body().collect().await.map(|b| b.to_bytes()) else {
             return error_response(&ApiError::internal("reading the created Namespace"));
         };
-        let created: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let mut created: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if dry_run {
+            created["status"] = json!({"phase": "Active"});
+            return status_response(201, &created);
+        }
         let name = created
             .pointer("/metadata/name")
             .and_then(Value::as_str)

@@ -33,6 +33,8 @@ pub(crate) struct WebhookConfig {
     rules: Vec<Rule>,
     /// `failurePolicy: Fail` (the default): a webhook that cannot be called fails the request.
     fail: bool,
+    /// `sideEffects` is `None` or `NoneOnDryRun`: the webhook may be called for a dry run.
+    dry_run_safe: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +141,10 @@ pub(crate) fn read_configs(path: &Path) -> anyhow::Result<Vec<WebhookConfig>> {
                 mutating,
                 rules,
                 fail: hook.get("failurePolicy").and_then(Value::as_str) != Some("Ignore"),
+                dry_run_safe: matches!(
+                    hook.get("sideEffects").and_then(Value::as_str),
+                    Some("None" | "NoneOnDryRun")
+                ),
             });
         }
     }
@@ -180,17 +186,26 @@ impl Chain {
         })
     }
 
-    /// Calls `hook` for `operation` with `object` and `old`. Out: the webhook's `response`,
-    /// or `None` when it failed and its failure policy is `Ignore`. Errors: the webhook
-    /// denied (its Status), or failed under `failurePolicy: Fail` (500, as the API server
-    /// answers "failed calling webhook").
+    /// Calls `hook` for `operation` with `object` and `old` (`dry_run`: the review's
+    /// `request.dryRun`). Out: the webhook's `response`, or `None` when it failed and its
+    /// failure policy is `Ignore`. Errors: the webhook denied (its Status), or failed under
+    /// `failurePolicy: Fail` (500, as the API server answers "failed calling webhook"); a dry
+    /// run for a webhook whose `sideEffects` are not `None` or `NoneOnDryRun` (400, as
+    /// k8s.io/apiserver's webhook dispatcher refuses it, whatever the failure policy).
     async fn call(
         &self,
         hook: &WebhookConfig,
         operation: &str,
         object: Option<&Value>,
         old: Option<&Value>,
+        dry_run: bool,
     ) -> Result<Option<Value>, Refused> {
+        if dry_run && !hook.dry_run_safe {
+            return Err(Refused::Status(ApiError::bad_request(format!(
+                "admission webhook \"{}\" does not support dry run",
+                hook.name
+            ))));
+        }
         let k = &self.kind;
         let meta = object.or(old).and_then(|o| o.get("metadata"));
         let field = |f: &str| meta.and_then(|m| m.get(f)).cloned().unwrap_or(Value::Null);
@@ -206,7 +221,7 @@ impl Chain {
                 "name": field("name"), "namespace": field("namespace"),
                 "operation": operation,
                 "userInfo": {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]},
-                "object": object, "oldObject": old, "dryRun": false,
+                "object": object, "oldObject": old, "dryRun": dry_run,
             },
         });
         let failed = |why: String| -> Result<Option<Value>, Refused> {
@@ -319,7 +334,11 @@ fn apply_patch(name: &str, response: &Value, obj: &mut Value) -> Result<(), Refu
 }
 
 impl Erased for Chain {
-    fn default<'a>(&'a self, obj: &'a mut Value) -> BoxFuture<'a, Result<(), Refused>> {
+    fn default<'a>(
+        &'a self,
+        obj: &'a mut Value,
+        dry_run: bool,
+    ) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
             if let Some(decode) = self.decode {
                 *obj = decode(obj).map_err(|e| {
@@ -345,7 +364,8 @@ impl Erased for Chain {
                 if !hook.matches(&self.kind, operation) {
                     continue;
                 }
-                let Some(response) = self.call(hook, operation, Some(obj), None).await? else {
+                let Some(response) = self.call(hook, operation, Some(obj), None, dry_run).await?
+                else {
                     continue;
                 };
                 apply_patch(&hook.name, &response, obj)?;
@@ -354,7 +374,7 @@ impl Erased for Chain {
         })
     }
 
-    fn validate<'a>(&'a self, op: Op<'a>) -> BoxFuture<'a, Result<(), Refused>> {
+    fn validate<'a>(&'a self, op: Op<'a>, dry_run: bool) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
             if self.webhooks.is_empty() {
                 return Ok(());
@@ -367,7 +387,7 @@ impl Erased for Chain {
             };
             for hook in self.webhooks.iter().filter(|w| !w.mutating) {
                 if hook.matches(&self.kind, operation) {
-                    self.call(hook, operation, object, old).await?;
+                    self.call(hook, operation, object, old, dry_run).await?;
                 }
             }
             Ok(())

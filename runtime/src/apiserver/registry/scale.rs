@@ -9,7 +9,7 @@ use super::super::kind::{ApiKind, ScalePaths};
 use super::super::status::ApiError;
 use super::super::storage::Storage;
 use super::apply_json_patch;
-use super::{Part, PatchType, Registry, meta, meta_str, precondition};
+use super::{Part, PatchType, Registry, Write, meta, meta_str, precondition};
 
 impl<S: Storage> Registry<S> {
     /// The `autoscaling/v1` Scale of object `name`, as the apiextensions server's `/scale`
@@ -36,18 +36,20 @@ impl<S: Storage> Registry<S> {
 
     /// Replaces the Scale of object `name` (PUT on `/scale`): only `spec.replicas` is taken
     /// from `body`, and written to the kind's spec replicas path; a `resourceVersion` in it is
-    /// a precondition. Out: the new Scale. Errors: as [`Self::patch_scale`].
+    /// a precondition. `w` as for any write ([`Write`]: a dry run stores nothing). Out: the new
+    /// Scale. Errors: as [`Self::patch_scale`].
     pub async fn update_scale(
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
         name: &str,
         body: Value,
+        w: Write,
     ) -> Result<Value, ApiError> {
         if !body.is_object() {
             return Err(ApiError::bad_request("the body must be a JSON object"));
         }
-        self.write_scale(kind, namespace, name, |_| {
+        self.write_scale(kind, namespace, name, w, |_| {
             let mut scale = body.clone();
             // A Scale decoded from a body without `spec.replicas` holds 0.
             if ScalePaths::lookup(&scale, "spec.replicas").is_none() {
@@ -72,6 +74,7 @@ impl<S: Storage> Registry<S> {
         name: &str,
         patch_type: PatchType,
         patch: &[u8],
+        w: Write,
     ) -> Result<Value, ApiError> {
         let patch: Value = serde_json::from_slice(patch)
             .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
@@ -82,7 +85,7 @@ impl<S: Storage> Registry<S> {
             ),
             PatchType::Merge => None,
         };
-        self.write_scale(kind, namespace, name, |old| {
+        self.write_scale(kind, namespace, name, w, |old| {
             let mut scale = old.clone();
             match &json_patch {
                 Some(p) => apply_json_patch(&mut scale, p)
@@ -103,11 +106,12 @@ impl<S: Storage> Registry<S> {
         kind: &ApiKind,
         namespace: Option<&str>,
         name: &str,
+        w: Write,
         change: impl Fn(&Value) -> Result<Value, ApiError>,
     ) -> Result<Value, ApiError> {
         let paths = scale_paths(kind, name)?;
         let written = self
-            .update_retrying(kind, namespace, name, Part::Main, |current, revision| {
+            .update_retrying(kind, namespace, name, Part::Main, w, |current, revision| {
                 let mut obj = current.clone();
                 let (mut old_scale, found) = scale_of(paths, &obj)?;
                 if found {

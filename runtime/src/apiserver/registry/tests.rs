@@ -717,6 +717,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "a",
             PatchType::Merge,
             br#"{"spec":{"replicas":3}}"#,
+            Write::default(),
         )
         .await
         .unwrap();
@@ -746,6 +747,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "a",
             PatchType::Json,
             br#"[{"op":"replace","path":"/spec/replicas","value":4},{"op":"replace","path":"/status/replicas","value":9}]"#,
+            Write::default(),
         )
         .await
         .unwrap();
@@ -758,14 +760,17 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
     let mut put = r.get_scale(&k, Some("ns"), "a").await.unwrap();
     put["spec"]["replicas"] = json!(5);
     let stale = put.clone();
-    let scale = r.update_scale(&k, Some("ns"), "a", put).await.unwrap();
+    let scale = r
+        .update_scale(&k, Some("ns"), "a", put, Write::default())
+        .await
+        .unwrap();
     assert_eq!(scale["spec"]["replicas"], 5);
     assert_eq!(
         r.get(&k, Some("ns"), "a").await.unwrap()["metadata"]["generation"],
         4
     );
     let e = r
-        .update_scale(&k, Some("ns"), "a", stale)
+        .update_scale(&k, Some("ns"), "a", stale, Write::default())
         .await
         .unwrap_err();
     assert_eq!((e.code, e.reason), (409, "Conflict"));
@@ -776,6 +781,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "a",
             PatchType::Merge,
             br#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":6}}"#,
+            Write::default(),
         )
         .await
         .unwrap_err();
@@ -800,7 +806,10 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "must be a 32-bit integer",
         ),
     ] {
-        let e = r.update_scale(&k, Some("ns"), "a", body).await.unwrap_err();
+        let e = r
+            .update_scale(&k, Some("ns"), "a", body, Write::default())
+            .await
+            .unwrap_err();
         assert_eq!(e.code, 400, "{e}");
         assert!(e.message.contains(want), "{want} not in {e}");
     }
@@ -815,6 +824,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "nope",
             PatchType::Merge,
             br#"{"spec":{"replicas":1}}"#,
+            Write::default(),
         )
         .await
         .unwrap_err();
@@ -838,6 +848,7 @@ async fn a_scale_write_is_validated_as_an_update_of_the_object() {
             "a",
             PatchType::Merge,
             br#"{"spec":{"replicas":11}}"#,
+            Write::default(),
         )
         .await
         .unwrap_err();
@@ -848,7 +859,7 @@ async fn a_scale_write_is_validated_as_an_update_of_the_object() {
     );
     // PUT without replicas decodes as 0, under the minimum.
     let e = r
-        .update_scale(&k, Some("ns"), "a", json!({"spec": {}}))
+        .update_scale(&k, Some("ns"), "a", json!({"spec": {}}), Write::default())
         .await
         .unwrap_err();
     assert_eq!(e.code, 422, "{e}");

@@ -18,7 +18,11 @@ pub async fn create<S: Storage>(s: &Scope<'_, S>) -> Result<Answer, ApiError> {
     s.opts.validate(Verb::Create)?;
     let warnings = decode::unknown_fields(s.kind, s.opts.field_validation, &s.body)?;
     let obj = decode::json(&s.body)?;
-    let created = s.srv.registry.create(s.kind, s.namespace, obj).await?;
+    let created = s
+        .srv
+        .registry
+        .create_with(s.kind, s.namespace, obj, s.opts.write())
+        .await?;
     let body = encode::object(s.kind, s.accepts, s.opts.include_object, created);
     Ok(Answer::new(StatusCode::CREATED, body).warn(warnings))
 }

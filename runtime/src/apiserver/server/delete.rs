@@ -21,7 +21,7 @@ pub async fn delete<S: Storage>(s: &Scope<'_, S>, name: &str) -> Result<Answer, 
     let out = s
         .srv
         .registry
-        .delete(s.kind, s.namespace, name, &options)
+        .delete_with(s.kind, s.namespace, name, &options, opts.write())
         .await?;
     Ok(Answer::ok(encode::object(
         s.kind,
@@ -41,7 +41,13 @@ pub async fn delete_collection<S: Storage>(s: &Scope<'_, S>) -> Result<Answer, A
     let list = s
         .srv
         .registry
-        .delete_collection(s.kind, s.namespace, &opts.list_options(), &options)
+        .delete_collection_with(
+            s.kind,
+            s.namespace,
+            &opts.list_options(),
+            &options,
+            opts.write(),
+        )
         .await?;
     Ok(Answer::ok(list))
 }

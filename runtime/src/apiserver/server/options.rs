@@ -8,13 +8,14 @@
 //! handlers run `ValidateListOptions`, `ValidateCreateOptions`, `ValidateUpdateOptions`,
 //! `ValidatePatchOptions` and `ValidateDeleteOptions` (422 Invalid of `<Kind>Options` in
 //! `meta.k8s.io`), and refuses what this server parses but does not carry out yet
-//! (400 BadRequest naming it): `dryRun=All`, `propagationPolicy` `Orphan` and `Foreground`,
-//! `orphanDependents=true`, and `sendInitialEvents=false`. Unknown query parameters are
+//! (400 BadRequest naming it): `propagationPolicy` `Orphan` and `Foreground`,
+//! `orphanDependents=true`, and `sendInitialEvents=false`. `dryRun=All` is carried out by the
+//! registry ([`RequestOptions::write`], [`super::super::registry::Write`]). Unknown query parameters are
 //! ignored, as the API server ignores them.
 
 use serde_json::Value;
 
-use super::super::registry::{ListOptions, PatchType};
+use super::super::registry::{ListOptions, PatchType, Write};
 use super::super::selector::{FieldSelector, LabelSelector};
 use super::super::status::ApiError;
 use super::super::table::IncludeObject;
@@ -116,7 +117,8 @@ pub struct RequestOptions {
     pub field_manager: Option<String>,
     /// `force`.
     pub force: Option<bool>,
-    /// `dryRun` (each value once per parameter or body entry).
+    /// `dryRun` (each value once per parameter or body entry; after [`Self::validate`] every
+    /// value is `All`).
     pub dry_run: Vec<String>,
     /// `propagationPolicy` (query or DeleteOptions body).
     pub propagation_policy: Option<Propagation>,
@@ -296,8 +298,7 @@ impl RequestOptions {
     /// Checks the options for `verb` as the API server does, then refuses what this server
     /// does not carry out. Errors: 422 Invalid of `ListOptions`, `CreateOptions`,
     /// `UpdateOptions`, `PatchOptions` or `DeleteOptions` with one cause per failed rule;
-    /// 400 BadRequest for `dryRun=All` (not supported yet: nothing is written), `force` on
-    /// anything but an apply patch outside PATCH, `propagationPolicy` `Orphan` or
+    /// 400 BadRequest for `force` on anything but an apply patch outside PATCH, `propagationPolicy` `Orphan` or
     /// `Foreground`, `orphanDependents=true`, and `sendInitialEvents=false`.
     pub fn validate(&self, verb: Verb) -> Result<(), ApiError> {
         let (options_kind, causes) = match verb {
@@ -481,11 +482,6 @@ impl RequestOptions {
 
     /// The options this server parses but does not carry out: refused, never ignored.
     fn refuse_unsupported(&self, verb: Verb) -> Result<(), ApiError> {
-        if !self.dry_run.is_empty() {
-            return Err(ApiError::bad_request(
-                "dryRun is not supported yet by this server; the request was not carried out",
-            ));
-        }
         if self.force.is_some() && !matches!(verb, Verb::Patch(_)) {
             return Err(ApiError::bad_request(
                 "force is only for apply patches (PATCH with application/apply-patch+yaml)",
@@ -511,6 +507,14 @@ impl RequestOptions {
             ));
         }
         Ok(())
+    }
+
+    /// How the registry carries out the write: a dry run when `dryRun` was given (validated:
+    /// every value `All`, as `ValidateDryRun` allows only that one).
+    pub fn write(&self) -> Write {
+        Write {
+            dry_run: !self.dry_run.is_empty(),
+        }
     }
 
     /// The registry's view of the list options (selectors, paging, resourceVersion).

@@ -20,7 +20,15 @@ pub async fn patch<S: Storage>(s: &Scope<'_, S>, name: &str) -> Result<Answer, A
     let patched = s
         .srv
         .registry
-        .patch(s.kind, s.namespace, name, s.part, patch_type, &s.body)
+        .patch_with(
+            s.kind,
+            s.namespace,
+            name,
+            s.part,
+            patch_type,
+            &s.body,
+            s.opts.write(),
+        )
         .await?;
     let body = encode::object(s.kind, s.accepts, s.opts.include_object, patched);
     Ok(Answer::ok(body).warn(warnings))

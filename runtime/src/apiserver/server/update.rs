@@ -19,7 +19,7 @@ pub async fn update<S: Storage>(s: &Scope<'_, S>, name: &str) -> Result<Answer, 
     let updated = s
         .srv
         .registry
-        .update(s.kind, s.namespace, name, s.part, obj)
+        .update_with(s.kind, s.namespace, name, s.part, obj, s.opts.write())
         .await?;
     let body = encode::object(s.kind, s.accepts, s.opts.include_object, updated);
     Ok(Answer::ok(body).warn(warnings))

@@ -23,8 +23,6 @@ fn expect(code: u16, reason: &str, message: &str) -> (u16, String, String) {
     (code, reason.to_string(), message.to_string())
 }
 
-const DRY_RUN: &str = "dryRun is not supported yet by this server; the request was not carried out";
-
 async fn with_a(f: &Fixture) -> Value {
     let (code, body) = call(f, "POST", DBS, &[], BODY).await;
     assert_eq!(code, 201, "{body}");
@@ -37,26 +35,86 @@ async fn exists(f: &Fixture) -> bool {
 
 const MERGE: (&str, &str) = ("content-type", "application/merge-patch+json");
 
-#[tokio::test]
-async fn dry_run_all_is_refused_and_nothing_is_written() {
-    let f = fixture(|_| {});
-    let created = call(&f, "POST", &format!("{DBS}?dryRun=All"), &[], BODY).await;
-    assert_eq!(status(&created), expect(400, "BadRequest", DRY_RUN));
-    assert!(!exists(&f).await, "a dry-run create wrote the object");
+/// The collection's resourceVersion: the store's revision, raised by every write (so a dry
+/// run that leaves it unchanged wrote nothing, and no watcher saw an event).
+async fn revision(f: &Fixture) -> String {
+    let (code, body) = call(f, "GET", DBS, &[], "").await;
+    assert_eq!(code, 200, "{body}");
+    json_of(&body)["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
 
+#[tokio::test]
+async fn a_dry_run_create_answers_the_object_it_would_create_and_stores_nothing() {
+    let f = fixture(|_| {});
+    let before = revision(&f).await;
+    let (code, body) = call(&f, "POST", &format!("{DBS}?dryRun=All"), &[], BODY).await;
+    assert_eq!(code, 201, "{body}");
+    let created = json_of(&body);
+    // As kube-apiserver answers `kubectl create --dry-run=server -o yaml`: the object as the
+    // create would store it (uid, creationTimestamp, generation), without a resourceVersion.
+    assert_eq!(created["metadata"]["name"], json!("a"));
+    assert_eq!(created["metadata"]["namespace"], json!("ns"));
+    assert_eq!(created["metadata"]["generation"], json!(1));
+    assert_eq!(created["metadata"]["uid"].as_str().unwrap().len(), 36);
+    assert!(created["metadata"]["creationTimestamp"].is_string());
+    assert_eq!(created["metadata"].get("resourceVersion"), None);
+    assert_eq!(created["spec"]["replicas"], json!(2));
+    assert!(!exists(&f).await, "a dry-run create wrote the object");
+    assert_eq!(revision(&f).await, before);
+
+    // generateName draws a name; the checks run (an invalid object is still 422).
+    let generated = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"generateName":"db-"},"spec":{"replicas":2}}"#;
+    let (code, body) = call(&f, "POST", &format!("{DBS}?dryRun=All"), &[], generated).await;
+    assert_eq!(code, 201, "{body}");
+    let name = json_of(&body)["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(name.starts_with("db-") && name.len() == 8, "{name}");
+    let invalid = BODY.replace(r#""name":"a""#, r#""name":"Not_Valid""#);
+    let (code, _) = call(&f, "POST", &format!("{DBS}?dryRun=All"), &[], &invalid).await;
+    assert_eq!(code, 422);
+
+    // A taken name is 409, as the real create would answer.
+    with_a(&f).await;
+    let taken = call(&f, "POST", &format!("{DBS}?dryRun=All"), &[], BODY).await;
+    assert_eq!(
+        status(&taken),
+        expect(
+            409,
+            "AlreadyExists",
+            r#"databases.example.com "a" already exists"#
+        )
+    );
+}
+
+#[tokio::test]
+async fn dry_run_updates_patches_and_scales_answer_the_new_object_and_store_nothing() {
+    let f = fixture(|_| {});
     let a = with_a(&f).await;
+    let rv = a["metadata"]["resourceVersion"].clone();
+    let before = revision(&f).await;
+
     let mut put = a.clone();
     put["spec"]["replicas"] = json!(7);
-    let updated = call(
-        &f,
-        "PUT",
-        &format!("{DBS}/a?dryRun=All"),
-        &[],
-        &put.to_string(),
-    )
-    .await;
-    assert_eq!(status(&updated), expect(400, "BadRequest", DRY_RUN));
-    let patched = call(
+    let path = format!("{DBS}/a?dryRun=All");
+    let (code, body) = call(&f, "PUT", &path, &[], &put.to_string()).await;
+    assert_eq!(code, 200, "{body}");
+    let updated = json_of(&body);
+    assert_eq!(updated["spec"]["replicas"], json!(7));
+    assert_eq!(updated["metadata"]["generation"], json!(2));
+    assert_eq!(updated["metadata"]["resourceVersion"], rv);
+
+    // A stale resourceVersion is still a conflict.
+    let mut stale = put.clone();
+    stale["metadata"]["resourceVersion"] = json!("12345");
+    let (code, _) = call(&f, "PUT", &path, &[], &stale.to_string()).await;
+    assert_eq!(code, 409);
+
+    let (code, body) = call(
         &f,
         "PATCH",
         &format!("{DBS}/a?dryRun=All&fieldManager=kubectl-patch"),
@@ -64,28 +122,73 @@ async fn dry_run_all_is_refused_and_nothing_is_written() {
         r#"{"spec":{"replicas":9}}"#,
     )
     .await;
-    assert_eq!(status(&patched), expect(400, "BadRequest", DRY_RUN));
-    let scaled = call(
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(json_of(&body)["spec"]["replicas"], json!(9));
+
+    let (code, body) = call(
         &f,
         "PATCH",
         &format!("{DBS}/a/scale?dryRun=All"),
         &[MERGE],
-        r#"{"spec":{"replicas":9}}"#,
+        r#"{"spec":{"replicas":5}}"#,
     )
     .await;
-    assert_eq!(status(&scaled), expect(400, "BadRequest", DRY_RUN));
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(json_of(&body)["spec"]["replicas"], json!(5));
+
     let (_, now) = call(&f, "GET", &format!("{DBS}/a"), &[], "").await;
-    assert_eq!(json_of(&now)["spec"]["replicas"], json!(2));
+    let now = json_of(&now);
+    assert_eq!(now["spec"]["replicas"], json!(2));
+    assert_eq!(now["metadata"]["generation"], json!(1));
+    assert_eq!(now["metadata"]["resourceVersion"], rv);
+    assert_eq!(revision(&f).await, before);
+}
+
+#[tokio::test]
+async fn dry_run_deletes_answer_as_the_delete_would_and_remove_nothing() {
+    let f = fixture(|_| {});
+    with_a(&f).await;
+    let before = revision(&f).await;
 
     // kubectl delete --dry-run=server sends it in the DeleteOptions body.
     let body = r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","dryRun":["All"]}"#;
-    let deleted = call(&f, "DELETE", &format!("{DBS}/a"), &[], body).await;
-    assert_eq!(status(&deleted), expect(400, "BadRequest", DRY_RUN));
-    let deleted = call(&f, "DELETE", &format!("{DBS}/a?dryRun=All"), &[], "").await;
-    assert_eq!(status(&deleted), expect(400, "BadRequest", DRY_RUN));
-    let all = call(&f, "DELETE", &format!("{DBS}?dryRun=All"), &[], "").await;
-    assert_eq!(status(&all), expect(400, "BadRequest", DRY_RUN));
+    let (code, out) = call(&f, "DELETE", &format!("{DBS}/a"), &[], body).await;
+    assert_eq!(code, 200, "{out}");
+    let out = json_of(&out);
+    assert_eq!(
+        (&out["kind"], &out["status"], &out["details"]["name"]),
+        (&json!("Status"), &json!("Success"), &json!("a"))
+    );
+    let (code, _) = call(&f, "DELETE", &format!("{DBS}/a?dryRun=All"), &[], "").await;
+    assert_eq!(code, 200);
+    let (code, all) = call(&f, "DELETE", &format!("{DBS}?dryRun=All"), &[], "").await;
+    assert_eq!(code, 200, "{all}");
+    assert_eq!(json_of(&all)["items"].as_array().unwrap().len(), 1);
     assert!(exists(&f).await, "a dry-run delete removed the object");
+    assert_eq!(revision(&f).await, before);
+
+    // With a finalizer, the answer is the object marked deleting; the stored one is not.
+    let (code, _) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a"),
+        &[MERGE],
+        r#"{"metadata":{"finalizers":["example.com/keep"]}}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    let before = revision(&f).await;
+    let (code, out) = call(&f, "DELETE", &format!("{DBS}/a?dryRun=All"), &[], "").await;
+    assert_eq!(code, 200, "{out}");
+    let marked = json_of(&out);
+    assert!(
+        marked["metadata"]["deletionTimestamp"].is_string(),
+        "{marked}"
+    );
+    assert_eq!(marked["metadata"]["resourceVersion"], json!(before));
+    let (_, now) = call(&f, "GET", &format!("{DBS}/a"), &[], "").await;
+    assert_eq!(json_of(&now)["metadata"].get("deletionTimestamp"), None);
+    assert_eq!(revision(&f).await, before);
 }
 
 #[tokio::test]
