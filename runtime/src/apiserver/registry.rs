@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::admission::Op;
+use super::fieldmanager::managed::{self, ApplyError, Writer};
 use super::kind::ApiKind;
 use super::names;
 use super::status::ApiError;
@@ -54,6 +55,21 @@ pub enum PatchType {
     Merge,
     /// RFC 6902, `application/json-patch+json`.
     Json,
+    /// Server-side apply, `application/apply-patch+yaml` ([`Registry::apply`]); `force` takes
+    /// the fields that conflict from their managers.
+    Apply {
+        /// The `force` option.
+        force: bool,
+    },
+}
+
+/// How a write keeps `metadata.managedFields` ([`managed`]).
+#[derive(Debug, Clone, Copy)]
+enum Track<'a> {
+    /// An update by this field manager; `scale` for a write through `/scale`.
+    Update { manager: &'a str, scale: bool },
+    /// An apply: the change already set the entries on the object.
+    Applied,
 }
 
 /// The registry over a store `S`.
@@ -167,6 +183,25 @@ fn precondition(kind: &ApiKind, name: &str, asked: &str, revision: u64) -> Resul
         return Err(ApiError::conflict(kind, name, ApiError::MODIFIED));
     }
     Ok(true)
+}
+
+/// `obj` without `resourceVersion` and `managedFields`: what a write changes besides them.
+fn without_managed_fields(obj: &Value) -> Value {
+    let mut out = stored(obj.clone());
+    meta_mut(&mut out).remove("managedFields");
+    out
+}
+
+/// The answer to a failed apply: 409 with a `FieldManagerConflict` cause per conflict, or
+/// 400 for a configuration that does not fit the schema.
+fn apply_error(kind: &ApiKind, name: &str, e: ApplyError) -> ApiError {
+    match e {
+        ApplyError::Conflicts(conflicts) => ApiError::apply_conflict(&conflicts),
+        ApplyError::Invalid(why) => ApiError::bad_request(format!(
+            "failed to create typed patch object ({}/{name}): {why}",
+            kind.qualified()
+        )),
+    }
 }
 
 /// Applies a JSON patch (RFC 6902) as kube-apiserver's (evanphx/json-patch) does: one
@@ -368,13 +403,35 @@ impl<S: Storage> Registry<S> {
         }
     }
 
-    /// Creates `obj` in `namespace`. Out: the stored object. Errors: 400 on a wrong type or
-    /// namespace or a set resourceVersion, 422 on bad metadata, 409 when the name is taken.
+    /// Creates `obj` in `namespace`, recording `manager`'s `Update` entry in `managedFields`
+    /// (the body's entries kept under it unless it sends `[]`). Out: the stored object.
+    /// Errors: 400 on a wrong type or namespace or a set resourceVersion, 422 on bad metadata,
+    /// 409 when the name is taken.
     pub async fn create(
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
+        obj: Value,
+        manager: &str,
+    ) -> Result<Value, ApiError> {
+        self.create_tracked(
+            kind,
+            namespace,
+            obj,
+            Track::Update {
+                manager,
+                scale: false,
+            },
+        )
+        .await
+    }
+
+    async fn create_tracked(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
         mut obj: Value,
+        track: Track<'_>,
     ) -> Result<Value, ApiError> {
         Self::check_type(kind, &obj)?;
         Self::check_namespace(kind, namespace, &mut obj)?;
@@ -416,6 +473,7 @@ impl<S: Storage> Registry<S> {
             m.remove("deletionTimestamp");
             m.remove("deletionGracePeriodSeconds");
         }
+        self.track(kind, Part::Main, &Value::Null, &mut obj, track);
         // A generated name that happens to be taken is drawn again, a few times.
         for _ in 0..4 {
             let name = if wanted.is_empty() {
@@ -563,8 +621,9 @@ impl<S: Storage> Registry<S> {
         Ok(served(new, revision))
     }
 
-    /// Replaces object `name` (PUT) or its status. Errors: 400 on a wrong type, name or
-    /// namespace; 404; 409 on a stale resourceVersion or uid; 422 without a resourceVersion.
+    /// Replaces object `name` (PUT) or its status, recording `manager`'s `Update` entry in
+    /// `managedFields`. Errors: 400 on a wrong type, name or namespace; 404; 409 on a stale
+    /// resourceVersion or uid; 422 without a resourceVersion.
     pub async fn update(
         &self,
         kind: &ApiKind,
@@ -572,6 +631,7 @@ impl<S: Storage> Registry<S> {
         name: &str,
         part: Part,
         mut obj: Value,
+        manager: &str,
     ) -> Result<Value, ApiError> {
         Self::check_type(kind, &obj)?;
         Self::check_namespace(kind, namespace, &mut obj)?;
@@ -617,13 +677,20 @@ impl<S: Storage> Registry<S> {
         if part == Part::Main {
             Self::admit_default(kind, &mut obj).await?;
         }
-        let new = Self::prepare_update(kind, part, &current.value, obj)?;
+        let mut new = Self::prepare_update(kind, part, &current.value, obj)?;
+        let track = Track::Update {
+            manager,
+            scale: false,
+        };
+        self.track(kind, part, &current.value, &mut new, track);
         self.commit(kind, part, &key, &current, new).await
     }
 
     /// Applies a merge or JSON patch to object `name` or its status, retrying on a concurrent
-    /// write unless the patch itself names a resourceVersion. Errors: 400 for a patch that does
-    /// not parse or apply, 404, 409, 422.
+    /// write unless the patch itself names a resourceVersion, and records `manager`'s `Update`
+    /// entry in `managedFields`; an apply patch is [`Self::apply`]'s. Errors: 400 for a patch
+    /// that does not parse or apply, 404, 409, 422.
+    #[allow(clippy::too_many_arguments)]
     pub async fn patch(
         &self,
         kind: &ApiKind,
@@ -632,7 +699,14 @@ impl<S: Storage> Registry<S> {
         part: Part,
         patch_type: PatchType,
         patch: &[u8],
+        manager: &str,
     ) -> Result<Value, ApiError> {
+        if let PatchType::Apply { force } = patch_type {
+            return self
+                .apply(kind, namespace, name, part, patch, manager, force)
+                .await
+                .map(|(obj, _)| obj);
+        }
         let patch: Value = serde_json::from_slice(patch)
             .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
         let json_patch = match patch_type {
@@ -640,9 +714,13 @@ impl<S: Storage> Registry<S> {
                 serde_json::from_value::<json_patch::Patch>(patch.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?,
             ),
-            PatchType::Merge => None,
+            PatchType::Merge | PatchType::Apply { .. } => None,
         };
-        self.update_retrying(kind, namespace, name, part, |current, revision| {
+        let track = Track::Update {
+            manager,
+            scale: false,
+        };
+        self.update_retrying(kind, namespace, name, part, track, |current, revision| {
             let mut obj = current.clone();
             match &json_patch {
                 Some(p) => apply_json_patch(&mut obj, p)
@@ -666,8 +744,8 @@ impl<S: Storage> Registry<S> {
     /// The read-modify-write of object `name` (or its status), as k8s.io/apiserver's
     /// `GuaranteedUpdate` runs it: `change` turns the object as served now (and its revision)
     /// into the new one, and says whether the write named a resourceVersion; then the kind's
-    /// defaulting (for the object itself), the update rules ([`Self::prepare_update`]) and
-    /// the commit. A conflict with a concurrent write reads again and retries (a few times),
+    /// defaulting (for the object itself), the update rules ([`Self::prepare_update`]),
+    /// `managedFields` as `track` says ([`Self::track`]) and the commit. A conflict with a concurrent write reads again and retries (a few times),
     /// unless the write named a resourceVersion. Out: the object as served. Errors: 404,
     /// `change`'s, 409, 422.
     async fn update_retrying(
@@ -676,6 +754,7 @@ impl<S: Storage> Registry<S> {
         namespace: Option<&str>,
         name: &str,
         part: Part,
+        track: Track<'_>,
         change: impl Fn(&Value, u64) -> Result<(Value, bool), ApiError>,
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
@@ -693,13 +772,168 @@ impl<S: Storage> Registry<S> {
             if part == Part::Main {
                 Self::admit_default(kind, &mut obj).await?;
             }
-            let new = Self::prepare_update(kind, part, &current.value, obj)?;
+            let applied = obj.pointer("/metadata/managedFields").cloned();
+            let mut new = Self::prepare_update(kind, part, &current.value, obj)?;
+            if let Some(entries) = applied.filter(|_| matches!(track, Track::Applied)) {
+                meta_mut(&mut new).insert("managedFields".into(), entries);
+            }
+            self.track(kind, part, &current.value, &mut new, track);
             match self.commit(kind, part, &key, &current, new).await {
                 Err(e) if e.reason == "Conflict" && !preconditioned => continue,
                 done => return done,
             }
         }
         Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
+    }
+
+    /// Server-side apply of `body` (the applied configuration, JSON) by `manager` to object
+    /// `name` or its status, as k8s.io/apiserver's apply patcher runs it over
+    /// structured-merge-diff ([`managed::apply`]): merged over the live object by the kind's
+    /// schema, fields `manager` applied before and no longer applies removed unless another
+    /// manager owns them, `manager`'s `Apply` entry set to the applied fields. A
+    /// `resourceVersion` in the body is a precondition. A missing object is created (not
+    /// through `/status`). Retried on a concurrent write unless preconditioned. Out: the object
+    /// as served, and whether the apply created it. Errors: 400 for a body that is not an
+    /// object of this kind, carries `managedFields`, names another object or does not fit the
+    /// schema (a list-map item without its key); 404 (`/status` of a missing object); 409
+    /// Conflict with a `FieldManagerConflict` cause per field another manager owns and the
+    /// apply changes (unless `force`), or for a stale resourceVersion; 422 as an update.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn apply(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        name: &str,
+        part: Part,
+        body: &[u8],
+        manager: &str,
+        force: bool,
+    ) -> Result<(Value, bool), ApiError> {
+        let mut config: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the apply patch is not JSON: {e}")))?;
+        Self::check_type(kind, &config)?;
+        if meta(&config)
+            .get("managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(ApiError::bad_request(
+                "metadata.managedFields must be nil in an apply patch",
+            ));
+        }
+        match meta_str(&config, "name") {
+            "" => {
+                meta_mut(&mut config).insert("name".into(), Value::String(name.to_owned()));
+            }
+            n if n != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {}
+        }
+        Self::check_namespace(kind, namespace, &mut config)?;
+        kind.prune(&mut config);
+        let schema = kind.schema.clone().unwrap_or(Value::Null);
+        let writer = self.writer(kind, part, manager, false);
+        for _ in 0..8 {
+            let applied = self
+                .update_retrying(
+                    kind,
+                    namespace,
+                    name,
+                    part,
+                    Track::Applied,
+                    |current, revision| {
+                        let preconditioned = precondition(
+                            kind,
+                            name,
+                            meta_str(&config, "resourceVersion"),
+                            revision,
+                        )?;
+                        let entries = managed::decode(current).unwrap_or_default();
+                        let (mut obj, entries) = managed::apply(
+                            Some(current),
+                            entries,
+                            &config,
+                            &schema,
+                            &writer,
+                            force,
+                        )
+                        .map_err(|e| apply_error(kind, name, e))?;
+                        managed::encode(&mut obj, entries);
+                        Ok((obj, preconditioned))
+                    },
+                )
+                .await;
+            match applied {
+                Err(e) if e.reason == "NotFound" && part == Part::Main => {}
+                done => return done.map(|obj| (obj, false)),
+            }
+            let (mut obj, entries) =
+                managed::apply(None, Vec::new(), &config, &schema, &writer, force)
+                    .map_err(|e| apply_error(kind, name, e))?;
+            managed::encode(&mut obj, entries);
+            match self
+                .create_tracked(kind, namespace, obj, Track::Applied)
+                .await
+            {
+                Err(e) if e.reason == "AlreadyExists" => continue,
+                done => return done.map(|obj| (obj, true)),
+            }
+        }
+        Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
+    }
+
+    /// Who writes `part` of `kind` as `manager` now (`scale`: through `/scale`).
+    fn writer<'a>(&self, kind: &ApiKind, part: Part, manager: &'a str, scale: bool) -> Writer<'a> {
+        Writer {
+            manager,
+            api_version: kind.api_version(),
+            subresource: match (part, scale) {
+                (Part::Status, _) => "status",
+                (Part::Main, true) => "scale",
+                (Part::Main, false) => "",
+            },
+            reset: managed::reset_fields(kind.status_subresource, part == Part::Status),
+            now: self.clock.stamp(),
+        }
+    }
+
+    /// Sets `new`'s `managedFields` for a write over `old` (the stored object, `Value::Null`
+    /// for a create), as k8s.io/apiserver's field manager does: for an update, from the
+    /// entries `new` carries (the live ones when it carries none, or when it is written
+    /// through `/status`; none when it sends `[]`), with `manager`'s `Update` entry
+    /// ([`managed::record_update`]); for an apply, the entries it set, with the old times kept
+    /// when nothing else changed. Entries that do not decode are dropped, as `UpdateNoErrors`
+    /// drops them rather than fail the write.
+    fn track(&self, kind: &ApiKind, part: Part, old: &Value, new: &mut Value, track: Track<'_>) {
+        let live = managed::decode(old).unwrap_or_default();
+        let entries = match track {
+            Track::Applied => {
+                let Ok(entries) = managed::decode(new) else {
+                    return managed::encode(new, Vec::new());
+                };
+                if without_managed_fields(old) == without_managed_fields(new) {
+                    managed::keep_times(&live, entries)
+                } else {
+                    entries
+                }
+            }
+            Track::Update { manager, scale } => {
+                let sent = managed::decode(new).ok().filter(|e| !e.is_empty());
+                let base = if part == Part::Status {
+                    live
+                } else if managed::is_reset(new) {
+                    Vec::new()
+                } else {
+                    sent.unwrap_or(live)
+                };
+                let schema = kind.schema.clone().unwrap_or(Value::Null);
+                let writer = self.writer(kind, part, manager, scale);
+                managed::record_update(base, old, new, &schema, &writer).unwrap_or_default()
+            }
+        };
+        managed::encode(new, entries);
     }
 
     /// Deletes object `name`, or marks it deleting while it has finalizers. `options` is a

@@ -484,6 +484,7 @@ impl Front {
                 Part::Status,
                 PatchType::Merge,
                 br#"{"status":{"phase":"Active"}}"#,
+                "kube-apiserver",
             )
             .await
         {
@@ -513,7 +514,10 @@ impl Front {
 pub(crate) async fn create_namespace(front: &Front, name: &str) -> anyhow::Result<()> {
     let kind = front.namespace_kind();
     let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-    front.registry.create(kind, None, namespace).await?;
+    front
+        .registry
+        .create(kind, None, namespace, "kube-apiserver")
+        .await?;
     front
         .registry
         .patch(
@@ -523,6 +527,7 @@ pub(crate) async fn create_namespace(front: &Front, name: &str) -> anyhow::Resul
             Part::Status,
             PatchType::Merge,
             br#"{"status":{"phase":"Active"}}"#,
+            "kube-apiserver",
         )
         .await?;
     Ok(())
@@ -628,6 +633,7 @@ pub(crate) async fn set_finalizers(
             Part::Main,
             PatchType::Merge,
             patch.to_string().as_bytes(),
+            "kube-apiserver",
         )
         .await
         .map(|_| ())

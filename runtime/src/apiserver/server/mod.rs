@@ -195,6 +195,30 @@ pub struct Scope<'a, S> {
     pub body: Bytes,
 }
 
+impl<S> Scope<'_, S> {
+    /// The field manager a write is recorded under: the `fieldManager` option, else the
+    /// `User-Agent` up to its first `/` (printable characters, at most 128), as
+    /// k8s.io/apiserver's `managerOrUserAgent` defaults it.
+    pub fn manager(&self) -> String {
+        if let Some(m) = &self.opts.field_manager {
+            return m.clone();
+        }
+        let agent = self
+            .headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        agent
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(128)
+            .collect()
+    }
+}
+
 /// The refusal of a request that asks to act as another user (`Impersonate-User`,
 /// `Impersonate-Group`, `Impersonate-Uid`, `Impersonate-Extra-*`), or `None` when it does not.
 ///

@@ -31,12 +31,13 @@ pub async fn scale<S: Storage>(
         Method::PUT => {
             s.opts.validate(Verb::Update)?;
             let body = decode::json(&s.body)?;
-            reg.update_scale(s.kind, s.namespace, name, body).await?
+            reg.update_scale(s.kind, s.namespace, name, body, &s.manager())
+                .await?
         }
         Method::PATCH => {
             let patch_type = decode::patch_type(s.headers)?;
             s.opts.validate(Verb::Patch(patch_type))?;
-            reg.patch_scale(s.kind, s.namespace, name, patch_type, &s.body)
+            reg.patch_scale(s.kind, s.namespace, name, patch_type, &s.body, &s.manager())
                 .await?
         }
         _ => {
