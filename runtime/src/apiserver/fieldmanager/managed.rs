@@ -313,20 +313,34 @@ pub fn apply(
     let diff = comparison(live.unwrap_or(&empty), &merged, schema, writer.reset)
         .map_err(ApplyError::Invalid)?;
     let changed = diff.changed();
-    let mut conflicts: Vec<(String, Conflict)> = Vec::new();
+    // Sorted as the API server lists them: by manager identity (name, operation, the API
+    // version of an update, subresource), then by path.
+    let mut conflicts: Vec<(Vec<String>, Conflict)> = Vec::new();
     for entry in &entries {
+        let identity = [
+            entry.manager.clone(),
+            entry.operation.as_str().to_owned(),
+            match entry.operation {
+                Operation::Update => entry.api_version.clone(),
+                Operation::Apply => String::new(),
+            },
+            entry.subresource.clone(),
+        ];
         for path in entry.fields.intersection(&changed).paths() {
-            conflicts.push((
-                path.join("/"),
-                Conflict {
-                    manager: entry.describe(),
-                    field: print_path(&path),
-                },
-            ));
+            let key = identity
+                .iter()
+                .cloned()
+                .chain(path.iter().cloned())
+                .collect();
+            let conflict = Conflict {
+                manager: entry.describe(),
+                field: print_path(&path),
+            };
+            conflicts.push((key, conflict));
         }
     }
     if !force && !conflicts.is_empty() {
-        conflicts.sort_by(|a, b| (&a.1.manager, &a.0).cmp(&(&b.1.manager, &b.0)));
+        conflicts.sort_by(|a, b| a.0.cmp(&b.0));
         return Err(ApplyError::Conflicts(
             conflicts.into_iter().map(|(_, c)| c).collect(),
         ));
@@ -368,7 +382,8 @@ pub fn keep_times(old: &[Entry], new: Vec<Entry>) -> Vec<Entry> {
 
 /// The message of a failed apply, as k8s.io/apiserver's `NewConflictError` words it:
 /// `Apply failed with 1 conflict: conflict with "m" using v1: .spec.x`, or for several
-/// `Apply failed with N conflicts: conflicts with "m":\n- .spec.x\n- .spec.y` per manager.
+/// `Apply failed with N conflicts: conflicts with "m":\n- .spec.x\n- .spec.y`, per manager in
+/// the order given (see [`apply`]).
 pub fn conflict_message(conflicts: &[Conflict]) -> String {
     if let [one] = conflicts {
         return format!(
@@ -380,7 +395,7 @@ pub fn conflict_message(conflicts: &[Conflict]) -> String {
     let mut current: Option<&str> = None;
     for c in conflicts {
         if current != Some(c.manager.as_str()) {
-            lines.push(format!("conflicts with {}", c.manager));
+            lines.push(format!("conflicts with {}:", c.manager));
             current = Some(&c.manager);
         }
         lines.push(format!("- {}", c.field));

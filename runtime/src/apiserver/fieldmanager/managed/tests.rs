@@ -98,7 +98,7 @@ fn appliers_of_the_same_value_share_the_field_and_a_different_value_conflicts() 
     };
     assert_eq!(
         conflict_message(&found),
-        "Apply failed with 2 conflicts: conflicts with \"a\"\n- .spec.replicas\nconflicts with \"b\"\n- .spec.replicas"
+        "Apply failed with 2 conflicts: conflicts with \"a\":\n- .spec.replicas\nconflicts with \"b\":\n- .spec.replicas"
     );
 
     let (forced, entries) = applied(Some(&live), entries, &other, "c", true).unwrap();
@@ -271,5 +271,27 @@ fn managed_fields_are_reset_by_an_empty_list_and_checked_when_decoded() {
     assert_eq!(
         decode(&bad).unwrap_err(),
         "metadata.managedFields[0].operation: unknown operation \"Patch\""
+    );
+}
+
+#[test]
+fn several_conflicts_with_one_manager_are_listed_under_it_in_path_order() {
+    let live = obj(json!({"replicas": 1, "image": "a"}));
+    let entries = record_update(
+        Vec::new(),
+        &Value::Null,
+        &live,
+        &schema(),
+        &writer("kubectl-edit"),
+    )
+    .unwrap();
+    let config = obj(json!({"replicas": 2, "image": "b"}));
+    let err = applied(Some(&live), entries, &config, "applier", false).unwrap_err();
+    let ApplyError::Conflicts(found) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        conflict_message(&found),
+        "Apply failed with 2 conflicts: conflicts with \"kubectl-edit\" using example.com/v1:\n- .spec.image\n- .spec.replicas"
     );
 }
