@@ -348,6 +348,21 @@ mod tests {
     }
 
     #[test]
+    fn metadata_merges_finalizers_as_a_set_and_owner_references_by_uid() {
+        let live = json!({"metadata": {"name": "a", "finalizers": ["x"],
+            "ownerReferences": [{"uid": "1", "name": "p", "kind": "Parent"}]}});
+        let config = json!({"metadata": {"name": "a", "finalizers": ["y", "x"],
+            "ownerReferences": [{"uid": "2", "name": "q"}, {"uid": "1", "controller": true}]}});
+        assert_eq!(
+            merge(Some(&live), &config, &schema()).unwrap(),
+            json!({"metadata": {"name": "a", "finalizers": ["x", "y"], "ownerReferences": [
+                {"uid": "1", "name": "p", "kind": "Parent", "controller": true},
+                {"uid": "2", "name": "q"}
+            ]}})
+        );
+    }
+
+    #[test]
     fn list_maps_merge_by_key_keeping_live_order_then_applied_order() {
         let live = json!({"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]}});
         let config = json!({"spec": {"ports": [{"port": 8080, "name": "alt"}, {"port": 80, "protocol": "TCP"}]}});
