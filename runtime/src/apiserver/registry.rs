@@ -19,6 +19,9 @@
 //!   stays; it goes when an update removes its last finalizer. Preconditions on uid and
 //!   resourceVersion are checked.
 //! - `resourceVersion` is the store revision of the object's last write.
+//! - `metadata.managedFields`: every write records its field manager's entry, and server-side
+//!   apply ([`Registry::apply`]) merges an applied configuration by the kind's schema, as
+//!   k8s.io/apiserver's field manager does ([`super::fieldmanager::managed`]).
 //!
 //! Lists and watches are in `registry/list.rs`, the scale subresource in `registry/scale.rs`.
 

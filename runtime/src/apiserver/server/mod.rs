@@ -5,8 +5,9 @@
 //! Paths, verbs and answers follow k8s.io/apiserver's handlers (`pkg/endpoints`):
 //! `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/status|/scale]]`; GET lists or
 //! (`watch=true`) watches a collection; POST creates; DELETE on a collection is
-//! deletecollection; PUT, PATCH (merge or JSON patch) and DELETE on an object; GET, PUT and
-//! PATCH on `/status` and on `/scale` (an `autoscaling/v1` Scale). Errors are
+//! deletecollection; PUT, PATCH (merge or JSON patch, or server-side apply) and DELETE on an
+//! object; GET, PUT and PATCH on `/status` and on `/scale` (an `autoscaling/v1` Scale; no
+//! apply there). Errors are
 //! `metav1.Status` bodies. Add routes of your own (the Database example's `/custom`) by
 //! merging them into [`ApiServer::router`]'s answer.
 //!
