@@ -13,6 +13,7 @@ fn schema() -> Value {
         "spec": {"properties": {
             "replicas": {"type": "integer"},
             "image": {"type": "string"},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
             "ports": {"type": "array", "x-kubernetes-list-type": "map",
                       "x-kubernetes-list-map-keys": ["port"],
                       "items": {"properties": {"port": {}, "name": {}}}}
@@ -294,4 +295,47 @@ fn several_conflicts_with_one_manager_are_listed_under_it_in_path_order() {
         conflict_message(&found),
         "Apply failed with 2 conflicts: conflicts with \"kubectl-edit\" using example.com/v1:\n- .spec.image\n- .spec.replicas"
     );
+}
+
+#[test]
+fn set_items_stay_while_any_applier_applies_them() {
+    let (live, entries) = applied(
+        None,
+        Vec::new(),
+        &obj(json!({"tags": ["a", "b"]})),
+        "alice",
+        false,
+    )
+    .unwrap();
+    let (live, entries) = applied(
+        Some(&live),
+        entries,
+        &obj(json!({"tags": ["b", "c"]})),
+        "bob",
+        false,
+    )
+    .unwrap();
+    assert_eq!(live["spec"]["tags"], json!(["a", "b", "c"]));
+    let (live, entries) = applied(
+        Some(&live),
+        entries,
+        &obj(json!({"tags": ["a"]})),
+        "alice",
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        live["spec"]["tags"],
+        json!(["a", "b", "c"]),
+        "bob still applies b"
+    );
+    let (live, _) = applied(
+        Some(&live),
+        entries,
+        &obj(json!({"tags": ["c"]})),
+        "bob",
+        false,
+    )
+    .unwrap();
+    assert_eq!(live["spec"]["tags"], json!(["a", "c"]));
 }
