@@ -6,6 +6,8 @@
 mod common;
 #[path = "apiserver_kubectl/list_under_writes.rs"]
 mod list_under_writes;
+#[path = "apiserver_kubectl/server_side_apply.rs"]
+mod server_side_apply;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -723,6 +725,16 @@ fn kubectl_explain_reads_the_types_schema() {
         "{out}"
     );
     assert!(out.contains("replicas"), "{out}");
+}
+
+/// `kubectl apply --server-side` by two managers: the conflict, then `--force-conflicts`.
+#[test]
+fn kubectl_server_side_apply_reports_conflicts_and_forces() {
+    if !kubectl_present() {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    server_side_apply::two_managers_conflict_until_forced(&start());
 }
 
 fn python_client_present() -> bool {

@@ -159,6 +159,44 @@ async fn a_create_in_a_namespace_that_does_not_exist_is_refused_as_kube_does() {
 }
 
 #[tokio::test]
+async fn a_server_side_apply_that_creates_checks_the_namespace_and_activates_a_namespace() {
+    use k8s_openapi::api::core::v1::Namespace;
+    let cluster = cluster().await;
+    let cm = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "a"}, "data": {"k": "v"}});
+    let params = PatchParams::apply("tester");
+    let nowhere: Api<ConfigMap> = Api::namespaced(cluster.client(), "nowhere");
+    let err = nowhere
+        .patch("a", &params, &Patch::Apply(&cm))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_error(err),
+        (
+            404,
+            "NotFound".into(),
+            "namespaces \"nowhere\" not found".into()
+        )
+    );
+    let namespaces: Api<Namespace> = Api::all(cluster.client());
+    let ns =
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
+    let made = namespaces
+        .patch("team", &params, &Patch::Apply(&ns))
+        .await
+        .unwrap();
+    assert_eq!(made.status.unwrap().phase.as_deref(), Some("Active"));
+    let team: Api<ConfigMap> = Api::namespaced(cluster.client(), "team");
+    let applied = team.patch("a", &params, &Patch::Apply(&cm)).await.unwrap();
+    assert_eq!(applied.data.unwrap()["k"], "v");
+    let entry = &applied.metadata.managed_fields.unwrap()[0];
+    assert_eq!(
+        (entry.manager.as_deref(), entry.operation.as_deref()),
+        (Some("tester"), Some("Apply"))
+    );
+}
+
+#[tokio::test]
 async fn a_kind_the_cluster_does_not_serve_is_a_404_that_names_it() {
     use k8s_openapi::api::storage::v1::StorageClass;
     let cluster = cluster().await;

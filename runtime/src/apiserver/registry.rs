@@ -19,6 +19,9 @@
 //!   stays; it goes when an update removes its last finalizer. Preconditions on uid and
 //!   resourceVersion are checked.
 //! - `resourceVersion` is the store revision of the object's last write.
+//! - `metadata.managedFields`: every write records its field manager's entry, and server-side
+//!   apply ([`Registry::apply`]) merges an applied configuration by the kind's schema, as
+//!   k8s.io/apiserver's field manager does ([`super::fieldmanager::managed`]).
 //!
 //! Lists and watches are in `registry/list.rs`, the scale subresource in `registry/scale.rs`.
 
@@ -27,6 +30,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::admission::Op;
+use super::fieldmanager::managed::{self, ApplyError, Writer};
 use super::kind::ApiKind;
 use super::names;
 use super::status::ApiError;
@@ -54,6 +58,21 @@ pub enum PatchType {
     Merge,
     /// RFC 6902, `application/json-patch+json`.
     Json,
+    /// Server-side apply, `application/apply-patch+yaml` ([`Registry::apply`]); `force` takes
+    /// the fields that conflict from their managers.
+    Apply {
+        /// The `force` option.
+        force: bool,
+    },
+}
+
+/// How a write keeps `metadata.managedFields` ([`managed`]).
+#[derive(Debug, Clone, Copy)]
+enum Track<'a> {
+    /// An update by this field manager; `scale` for a write through `/scale`.
+    Update { manager: &'a str, scale: bool },
+    /// An apply: the change already set the entries on the object.
+    Applied,
 }
 
 /// The registry over a store `S`.
@@ -159,13 +178,14 @@ fn stored(mut value: Value) -> Value {
 /// How a write is carried out: for real (the default), or as a dry run.
 ///
 /// `dry_run` is `dryRun=All`: every step of the write runs as for a real one (defaulting,
-/// pruning, the schema and metadata checks, admission, name generation, the resourceVersion
-/// and precondition checks, the name-taken check) and the answer is the object as it would be
-/// stored, but storage is not written and no watcher sees a change, as k8s.io/apiserver's
-/// `DryRunnableStorage` carries out a dry run. A dry-run create answers the object without a
-/// resourceVersion (nothing was stored); a dry-run update, patch or delete answers it at the
-/// stored object's resourceVersion. Admission is told ([`super::admission`]), so that the
-/// test cluster's webhooks get `dryRun: true`.
+/// pruning, the schema and metadata checks, admission, name generation, `managedFields`, the
+/// resourceVersion and precondition checks, apply conflicts, the name-taken check) and the
+/// answer is the object as it would be stored, but storage is not written and no watcher sees
+/// a change, as k8s.io/apiserver's `DryRunnableStorage` carries out a dry run. A dry-run
+/// create answers the object without a resourceVersion (nothing was stored); a dry-run
+/// update, patch, apply or delete answers it at the stored object's resourceVersion.
+/// Admission is told ([`super::admission`]), so that the test cluster's webhooks get
+/// `dryRun: true`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Write {
     /// Run every step, store nothing.
@@ -188,6 +208,25 @@ fn precondition(kind: &ApiKind, name: &str, asked: &str, revision: u64) -> Resul
         return Err(ApiError::conflict(kind, name, ApiError::MODIFIED));
     }
     Ok(true)
+}
+
+/// `obj` without `resourceVersion` and `managedFields`: what a write changes besides them.
+fn without_managed_fields(obj: &Value) -> Value {
+    let mut out = stored(obj.clone());
+    meta_mut(&mut out).remove("managedFields");
+    out
+}
+
+/// The answer to a failed apply: 409 with a `FieldManagerConflict` cause per conflict, or
+/// 400 for a configuration that does not fit the schema.
+fn apply_error(kind: &ApiKind, name: &str, e: ApplyError) -> ApiError {
+    match e {
+        ApplyError::Conflicts(conflicts) => ApiError::apply_conflict(&conflicts),
+        ApplyError::Invalid(why) => ApiError::bad_request(format!(
+            "failed to create typed patch object ({}/{name}): {why}",
+            kind.qualified()
+        )),
+    }
 }
 
 /// Applies a JSON patch (RFC 6902) as kube-apiserver's (evanphx/json-patch) does: one
@@ -389,15 +428,18 @@ impl<S: Storage> Registry<S> {
         }
     }
 
-    /// Creates `obj` in `namespace`. Out: the stored object. Errors: 400 on a wrong type or
-    /// namespace or a set resourceVersion, 422 on bad metadata, 409 when the name is taken.
+    /// Creates `obj` in `namespace`, recording `manager`'s `Update` entry in `managedFields`
+    /// (the body's entries kept under it unless it sends `[]`). Out: the stored object.
+    /// Errors: 400 on a wrong type or namespace or a set resourceVersion, 422 on bad metadata,
+    /// 409 when the name is taken.
     pub async fn create(
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
         obj: Value,
+        manager: &str,
     ) -> Result<Value, ApiError> {
-        self.create_with(kind, namespace, obj, Write::default())
+        self.create_with(kind, namespace, obj, manager, Write::default())
             .await
     }
 
@@ -407,7 +449,23 @@ impl<S: Storage> Registry<S> {
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
+        obj: Value,
+        manager: &str,
+        w: Write,
+    ) -> Result<Value, ApiError> {
+        let track = Track::Update {
+            manager,
+            scale: false,
+        };
+        self.create_tracked(kind, namespace, obj, track, w).await
+    }
+
+    async fn create_tracked(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
         mut obj: Value,
+        track: Track<'_>,
         w: Write,
     ) -> Result<Value, ApiError> {
         Self::check_type(kind, &obj)?;
@@ -450,6 +508,7 @@ impl<S: Storage> Registry<S> {
             m.remove("deletionTimestamp");
             m.remove("deletionGracePeriodSeconds");
         }
+        self.track(kind, Part::Main, &Value::Null, &mut obj, track);
         // A generated name that happens to be taken is drawn again, a few times.
         for _ in 0..4 {
             let name = if wanted.is_empty() {
@@ -611,8 +670,9 @@ impl<S: Storage> Registry<S> {
         Ok(served(new, revision))
     }
 
-    /// Replaces object `name` (PUT) or its status. Errors: 400 on a wrong type, name or
-    /// namespace; 404; 409 on a stale resourceVersion or uid; 422 without a resourceVersion.
+    /// Replaces object `name` (PUT) or its status, recording `manager`'s `Update` entry in
+    /// `managedFields`. Errors: 400 on a wrong type, name or namespace; 404; 409 on a stale
+    /// resourceVersion or uid; 422 without a resourceVersion.
     pub async fn update(
         &self,
         kind: &ApiKind,
@@ -620,13 +680,15 @@ impl<S: Storage> Registry<S> {
         name: &str,
         part: Part,
         obj: Value,
+        manager: &str,
     ) -> Result<Value, ApiError> {
-        self.update_with(kind, namespace, name, part, obj, Write::default())
+        self.update_with(kind, namespace, name, part, obj, manager, Write::default())
             .await
     }
 
     /// [`Self::update`], carried out as `w` says (a dry run answers the object as it would be
     /// stored, at the stored resourceVersion). Errors: as [`Self::update`].
+    #[allow(clippy::too_many_arguments)]
     pub async fn update_with(
         &self,
         kind: &ApiKind,
@@ -634,6 +696,7 @@ impl<S: Storage> Registry<S> {
         name: &str,
         part: Part,
         mut obj: Value,
+        manager: &str,
         w: Write,
     ) -> Result<Value, ApiError> {
         Self::check_type(kind, &obj)?;
@@ -680,13 +743,20 @@ impl<S: Storage> Registry<S> {
         if part == Part::Main {
             Self::admit_default(kind, &mut obj, w).await?;
         }
-        let new = Self::prepare_update(kind, part, &current.value, obj)?;
+        let mut new = Self::prepare_update(kind, part, &current.value, obj)?;
+        let track = Track::Update {
+            manager,
+            scale: false,
+        };
+        self.track(kind, part, &current.value, &mut new, track);
         self.commit(kind, part, &key, &current, new, w).await
     }
 
     /// Applies a merge or JSON patch to object `name` or its status, retrying on a concurrent
-    /// write unless the patch itself names a resourceVersion. Errors: 400 for a patch that does
-    /// not parse or apply, 404, 409, 422.
+    /// write unless the patch itself names a resourceVersion, and records `manager`'s `Update`
+    /// entry in `managedFields`; an apply patch is [`Self::apply`]'s. Errors: 400 for a patch
+    /// that does not parse or apply, 404, 409, 422.
+    #[allow(clippy::too_many_arguments)]
     pub async fn patch(
         &self,
         kind: &ApiKind,
@@ -695,17 +765,11 @@ impl<S: Storage> Registry<S> {
         part: Part,
         patch_type: PatchType,
         patch: &[u8],
+        manager: &str,
     ) -> Result<Value, ApiError> {
-        self.patch_with(
-            kind,
-            namespace,
-            name,
-            part,
-            patch_type,
-            patch,
-            Write::default(),
-        )
-        .await
+        let w = Write::default();
+        self.patch_with(kind, namespace, name, part, patch_type, patch, manager, w)
+            .await
     }
 
     /// [`Self::patch`], carried out as `w` says (a dry run answers the patched object as it
@@ -719,8 +783,15 @@ impl<S: Storage> Registry<S> {
         part: Part,
         patch_type: PatchType,
         patch: &[u8],
+        manager: &str,
         w: Write,
     ) -> Result<Value, ApiError> {
+        if let PatchType::Apply { force } = patch_type {
+            return self
+                .apply_with(kind, namespace, name, part, patch, manager, force, w)
+                .await
+                .map(|(obj, _)| obj);
+        }
         let patch: Value = serde_json::from_slice(patch)
             .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
         let json_patch = match patch_type {
@@ -728,42 +799,57 @@ impl<S: Storage> Registry<S> {
                 serde_json::from_value::<json_patch::Patch>(patch.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?,
             ),
-            PatchType::Merge => None,
+            PatchType::Merge | PatchType::Apply { .. } => None,
         };
-        self.update_retrying(kind, namespace, name, part, w, |current, revision| {
-            let mut obj = current.clone();
-            match &json_patch {
-                Some(p) => apply_json_patch(&mut obj, p)
-                    .map_err(|e| ApiError::bad_request(format!("the patch does not apply: {e}")))?,
-                None => json_patch::merge(&mut obj, &patch),
-            }
-            let preconditioned =
-                precondition(kind, name, meta_str(&obj, "resourceVersion"), revision)?;
-            Self::check_type(kind, &obj)?;
-            if meta_str(&obj, "name") != name {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({}) does not match the name on the URL ({name})",
-                    meta_str(&obj, "name")
-                )));
-            }
-            Ok((obj, preconditioned))
-        })
+        let track = Track::Update {
+            manager,
+            scale: false,
+        };
+        self.update_retrying(
+            kind,
+            namespace,
+            name,
+            part,
+            track,
+            w,
+            |current, revision| {
+                let mut obj = current.clone();
+                match &json_patch {
+                    Some(p) => apply_json_patch(&mut obj, p).map_err(|e| {
+                        ApiError::bad_request(format!("the patch does not apply: {e}"))
+                    })?,
+                    None => json_patch::merge(&mut obj, &patch),
+                }
+                let preconditioned =
+                    precondition(kind, name, meta_str(&obj, "resourceVersion"), revision)?;
+                Self::check_type(kind, &obj)?;
+                if meta_str(&obj, "name") != name {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({}) does not match the name on the URL ({name})",
+                        meta_str(&obj, "name")
+                    )));
+                }
+                Ok((obj, preconditioned))
+            },
+        )
         .await
     }
 
     /// The read-modify-write of object `name` (or its status), as k8s.io/apiserver's
     /// `GuaranteedUpdate` runs it: `change` turns the object as served now (and its revision)
     /// into the new one, and says whether the write named a resourceVersion; then the kind's
-    /// defaulting (for the object itself), the update rules ([`Self::prepare_update`]) and
-    /// the commit. A conflict with a concurrent write reads again and retries (a few times),
+    /// defaulting (for the object itself), the update rules ([`Self::prepare_update`]),
+    /// `managedFields` as `track` says ([`Self::track`]) and the commit. A conflict with a concurrent write reads again and retries (a few times),
     /// unless the write named a resourceVersion. Out: the object as served. Errors: 404,
     /// `change`'s, 409, 422.
+    #[allow(clippy::too_many_arguments)]
     async fn update_retrying(
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
         name: &str,
         part: Part,
+        track: Track<'_>,
         w: Write,
         change: impl Fn(&Value, u64) -> Result<(Value, bool), ApiError>,
     ) -> Result<Value, ApiError> {
@@ -782,13 +868,188 @@ impl<S: Storage> Registry<S> {
             if part == Part::Main {
                 Self::admit_default(kind, &mut obj, w).await?;
             }
-            let new = Self::prepare_update(kind, part, &current.value, obj)?;
+            let applied = obj.pointer("/metadata/managedFields").cloned();
+            let mut new = Self::prepare_update(kind, part, &current.value, obj)?;
+            if let Some(entries) = applied.filter(|_| matches!(track, Track::Applied)) {
+                meta_mut(&mut new).insert("managedFields".into(), entries);
+            }
+            self.track(kind, part, &current.value, &mut new, track);
             match self.commit(kind, part, &key, &current, new, w).await {
                 Err(e) if e.reason == "Conflict" && !preconditioned => continue,
                 done => return done,
             }
         }
         Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
+    }
+
+    /// Server-side apply of `body` (the applied configuration, JSON) by `manager` to object
+    /// `name` or its status, as k8s.io/apiserver's apply patcher runs it over
+    /// structured-merge-diff ([`managed::apply`]): merged over the live object by the kind's
+    /// schema, fields `manager` applied before and no longer applies removed unless another
+    /// manager owns them, `manager`'s `Apply` entry set to the applied fields. A
+    /// `resourceVersion` in the body is a precondition. A missing object is created (not
+    /// through `/status`). Retried on a concurrent write unless preconditioned. Out: the object
+    /// as served, and whether the apply created it. Errors: 400 for a body that is not an
+    /// object of this kind, carries `managedFields`, names another object or does not fit the
+    /// schema (a list-map item without its key); 404 (`/status` of a missing object); 409
+    /// Conflict with a `FieldManagerConflict` cause per field another manager owns and the
+    /// apply changes (unless `force`), or for a stale resourceVersion; 422 as an update.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn apply(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        name: &str,
+        part: Part,
+        body: &[u8],
+        manager: &str,
+        force: bool,
+    ) -> Result<(Value, bool), ApiError> {
+        let w = Write::default();
+        self.apply_with(kind, namespace, name, part, body, manager, force, w)
+            .await
+    }
+
+    /// [`Self::apply`], carried out as `w` says (a dry run answers the object as the apply
+    /// would leave or create it, and stores nothing). Errors: as [`Self::apply`].
+    #[allow(clippy::too_many_arguments)]
+    pub async fn apply_with(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        name: &str,
+        part: Part,
+        body: &[u8],
+        manager: &str,
+        force: bool,
+        w: Write,
+    ) -> Result<(Value, bool), ApiError> {
+        let mut config: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the apply patch is not JSON: {e}")))?;
+        Self::check_type(kind, &config)?;
+        if meta(&config)
+            .get("managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(ApiError::bad_request(
+                "metadata.managedFields must be nil in an apply patch",
+            ));
+        }
+        match meta_str(&config, "name") {
+            "" => {
+                meta_mut(&mut config).insert("name".into(), Value::String(name.to_owned()));
+            }
+            n if n != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {}
+        }
+        Self::check_namespace(kind, namespace, &mut config)?;
+        kind.prune(&mut config);
+        let schema = kind.schema.clone().unwrap_or(Value::Null);
+        let writer = self.writer(kind, part, manager, false);
+        for _ in 0..8 {
+            let applied = self
+                .update_retrying(
+                    kind,
+                    namespace,
+                    name,
+                    part,
+                    Track::Applied,
+                    w,
+                    |current, revision| {
+                        let preconditioned = precondition(
+                            kind,
+                            name,
+                            meta_str(&config, "resourceVersion"),
+                            revision,
+                        )?;
+                        let entries = managed::decode(current).unwrap_or_default();
+                        let (mut obj, entries) = managed::apply(
+                            Some(current),
+                            entries,
+                            &config,
+                            &schema,
+                            &writer,
+                            force,
+                        )
+                        .map_err(|e| apply_error(kind, name, e))?;
+                        managed::encode(&mut obj, entries);
+                        Ok((obj, preconditioned))
+                    },
+                )
+                .await;
+            match applied {
+                Err(e) if e.reason == "NotFound" && part == Part::Main => {}
+                done => return done.map(|obj| (obj, false)),
+            }
+            let (mut obj, entries) =
+                managed::apply(None, Vec::new(), &config, &schema, &writer, force)
+                    .map_err(|e| apply_error(kind, name, e))?;
+            managed::encode(&mut obj, entries);
+            match self
+                .create_tracked(kind, namespace, obj, Track::Applied, w)
+                .await
+            {
+                Err(e) if e.reason == "AlreadyExists" => continue,
+                done => return done.map(|obj| (obj, true)),
+            }
+        }
+        Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
+    }
+
+    /// Who writes `part` of `kind` as `manager` now (`scale`: through `/scale`).
+    fn writer<'a>(&self, kind: &ApiKind, part: Part, manager: &'a str, scale: bool) -> Writer<'a> {
+        Writer {
+            manager,
+            api_version: kind.api_version(),
+            subresource: match (part, scale) {
+                (Part::Status, _) => "status",
+                (Part::Main, true) => "scale",
+                (Part::Main, false) => "",
+            },
+            reset: managed::reset_fields(kind.status_subresource, part == Part::Status),
+            now: self.clock.stamp(),
+        }
+    }
+
+    /// Sets `new`'s `managedFields` for a write over `old` (the stored object, `Value::Null`
+    /// for a create), as k8s.io/apiserver's field manager does: for an update, from the
+    /// entries `new` carries (the live ones when it carries none, or when it is written
+    /// through `/status`; none when it sends `[]`), with `manager`'s `Update` entry
+    /// ([`managed::record_update`]); for an apply, the entries it set, with the old times kept
+    /// when nothing else changed. Entries that do not decode are dropped, as `UpdateNoErrors`
+    /// drops them rather than fail the write.
+    fn track(&self, kind: &ApiKind, part: Part, old: &Value, new: &mut Value, track: Track<'_>) {
+        let live = managed::decode(old).unwrap_or_default();
+        let entries = match track {
+            Track::Applied => {
+                let Ok(entries) = managed::decode(new) else {
+                    return managed::encode(new, Vec::new());
+                };
+                if without_managed_fields(old) == without_managed_fields(new) {
+                    managed::keep_times(&live, entries)
+                } else {
+                    entries
+                }
+            }
+            Track::Update { manager, scale } => {
+                let sent = managed::decode(new).ok().filter(|e| !e.is_empty());
+                let base = if part == Part::Status {
+                    live
+                } else if managed::is_reset(new) {
+                    Vec::new()
+                } else {
+                    sent.unwrap_or(live)
+                };
+                let schema = kind.schema.clone().unwrap_or(Value::Null);
+                let writer = self.writer(kind, part, manager, scale);
+                managed::record_update(base, old, new, &schema, &writer).unwrap_or_default()
+            }
+        };
+        managed::encode(new, entries);
     }
 
     /// Deletes object `name`, or marks it deleting while it has finalizers. `options` is a

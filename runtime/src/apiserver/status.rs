@@ -84,6 +84,31 @@ impl ApiError {
         }
     }
 
+    /// 409 Conflict of a server-side apply that would change fields other managers own, as
+    /// k8s.io/apiserver's `NewApplyConflict` answers it: the message of
+    /// [`super::fieldmanager::managed::conflict_message`] and a `FieldManagerConflict` cause
+    /// per field (`conflict with "<manager>"`, the field path).
+    pub fn apply_conflict(conflicts: &[super::fieldmanager::conflicts::Conflict]) -> Self {
+        let causes: Vec<Value> = conflicts
+            .iter()
+            .map(|c| {
+                json!({
+                    "reason": "FieldManagerConflict",
+                    "message": format!("conflict with {}", c.manager),
+                    "field": c.field,
+                })
+            })
+            .collect();
+        Self {
+            details: Some(json!({ "causes": causes })),
+            ..Self::new(
+                409,
+                "Conflict",
+                super::fieldmanager::managed::conflict_message(conflicts),
+            )
+        }
+    }
+
     /// The reason a stale write gives.
     pub const MODIFIED: &'static str = "the object has been modified; please apply your changes to the latest version and try again";
 

@@ -5,8 +5,9 @@
 //!
 //! - a resource the cluster does not serve is a 404 that names it (not an empty answer);
 //! - an injected fault ([`super::Fault`]) answers instead of the registry;
-//! - a create in a namespace that does not exist is refused as the `NamespaceLifecycle`
-//!   admission plugin refuses it (404 `namespaces "x" not found`; 403 while it terminates);
+//! - a create (or a server-side apply that creates) in a namespace that does not exist is
+//!   refused as the `NamespaceLifecycle` admission plugin refuses it (404
+//!   `namespaces "x" not found`; 403 while it terminates);
 //! - a delete's `propagationPolicy` puts the `orphan` or `foregroundDeletion` finalizer on the
 //!   object first, and every write is followed by a garbage-collector pass ([`super::gc`]);
 //! - a new Namespace is `Active`, a deleted one `Terminating` until its content is gone.
@@ -196,7 +197,21 @@ impl Front {
         {
             return status_response(code, &status);
         }
-        if verb == Verb::Create
+        // A server-side apply to a missing object creates it: the same namespace check.
+        let apply = verb == Verb::Patch
+            && parts
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.starts_with("application/apply-patch"));
+        let apply_creates = apply
+            && target.sub.is_none()
+            && self
+                .registry
+                .get(&kind, target.namespace.as_deref(), &name)
+                .await
+                .is_err_and(|e| e.code == 404);
+        if (verb == Verb::Create || apply_creates)
             && kind.namespaced
             && let Some(ns) = &target.namespace
             && let Err(e) = self.check_namespace(ns).await
@@ -279,7 +294,8 @@ impl Front {
         if !written || !response.status().is_success() {
             return response;
         }
-        if verb == Verb::Create && kind.group.is_empty() && kind.plural == "namespaces" {
+        let created = verb == Verb::Create || (apply && response.status() == StatusCode::CREATED);
+        if created && kind.group.is_empty() && kind.plural == "namespaces" {
             let dry_run = query_param(&query, "dryRun").is_some();
             return self.activate_namespace(response, dry_run).await;
         }
@@ -505,6 +521,7 @@ impl Front {
                 Part::Status,
                 PatchType::Merge,
                 br#"{"status":{"phase":"Active"}}"#,
+                "kube-apiserver",
             )
             .await
         {
@@ -534,7 +551,10 @@ impl Front {
 pub(crate) async fn create_namespace(front: &Front, name: &str) -> anyhow::Result<()> {
     let kind = front.namespace_kind();
     let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-    front.registry.create(kind, None, namespace).await?;
+    front
+        .registry
+        .create(kind, None, namespace, "kube-apiserver")
+        .await?;
     front
         .registry
         .patch(
@@ -544,6 +564,7 @@ pub(crate) async fn create_namespace(front: &Front, name: &str) -> anyhow::Resul
             Part::Status,
             PatchType::Merge,
             br#"{"status":{"phase":"Active"}}"#,
+            "kube-apiserver",
         )
         .await?;
     Ok(())
@@ -649,6 +670,7 @@ pub(crate) async fn set_finalizers(
             Part::Main,
             PatchType::Merge,
             patch.to_string().as_bytes(),
+            "kube-apiserver",
         )
         .await
         .map(|_| ())

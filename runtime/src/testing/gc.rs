@@ -134,6 +134,7 @@ pub(crate) async fn pass(front: &Front) -> Result<bool, ApiError> {
                     Part::Status,
                     PatchType::Merge,
                     br#"{"status":{"phase":"Terminating"}}"#,
+                    "kube-controller-manager",
                 )
                 .await
                 .map(|_| ()),
@@ -251,6 +252,7 @@ async fn remove_refs(front: &Front, dependent: &Stored<'_>, uids: &[&str]) -> Re
             Part::Main,
             PatchType::Merge,
             patch.to_string().as_bytes(),
+            "kube-controller-manager",
         )
         .await
         .map(|_| ())

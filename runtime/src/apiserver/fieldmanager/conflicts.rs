@@ -31,7 +31,7 @@ pub fn conflicts(changed: &FieldSet, others: &[(String, FieldSet)]) -> Vec<Confl
 }
 
 /// A path of encoded elements printed as kube prints a field: `.name` for `f:`, `[k=v,..]` for
-/// `k:`, `[=value]` for `v:`, `[index]` for `i:`.
+/// `k:` (string values quoted: `[name="web"]`), `[=value]` for `v:`, `[index]` for `i:`.
 pub fn print_path(path: &[String]) -> String {
     let mut out = String::new();
     for element in path {
@@ -56,11 +56,9 @@ pub fn print_path(path: &[String]) -> String {
     out
 }
 
+/// A key value as structured-merge-diff's `value.ToString` prints it: strings quoted.
 fn scalar(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    value.to_string()
 }
 
 #[cfg(test)]
@@ -74,6 +72,17 @@ mod tests {
         let changed = FieldSet::from_fields_v1(&json!({"f:spec": {
             "f:replicas": {}, "f:ports": {"k:{\"port\":80}": {"f:name": {}}}}}))
         .unwrap();
+        let named = FieldSet::from_fields_v1(&json!({"f:spec": {"f:containers": {
+            "k:{\"name\":\"web\"}": {"f:image": {}}}}}))
+        .unwrap();
+        assert_eq!(
+            named
+                .paths()
+                .iter()
+                .map(|p| print_path(p))
+                .collect::<Vec<_>>(),
+            vec![r#".spec.containers[name="web"].image"#]
+        );
         let owner = FieldSet::from_fields_v1(&json!({"f:spec": {
             "f:replicas": {}, "f:paused": {}, "f:ports": {"k:{\"port\":80}": {"f:name": {}}}}}))
         .unwrap();

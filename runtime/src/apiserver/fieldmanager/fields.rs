@@ -6,8 +6,11 @@
 //! with `additionalProperties` (a map) is a member and its keys are tracked, unless
 //! `x-kubernetes-map-type: atomic`, where it is owned whole; a list of `x-kubernetes-list-type: map`
 //! tracks each item under `k:` (its `x-kubernetes-list-map-keys`), of type `set` each item under
-//! `v:`, any other list is atomic; a scalar is a member. Under `metadata` only `labels` and
-//! `annotations` are tracked.
+//! `v:`, any other list is atomic; a scalar is a member. `apiVersion`, `kind` and the metadata
+//! fields the server owns (`name`, `namespace`, `uid`, `resourceVersion`, `generation`,
+//! `creationTimestamp`, `selfLink`, `managedFields`) are never tracked, as k8s.io/apiserver's
+//! `stripMeta` leaves them out; the other metadata fields are read against [`meta_schema`]
+//! (`labels` and `annotations` maps, `finalizers` a set, `ownerReferences` a map by `uid`).
 
 use serde_json::{Map, Value};
 
@@ -22,20 +25,24 @@ pub fn fields_of(object: &Value, schema: &Value) -> Result<FieldSet, String> {
     };
     for (name, value) in fields {
         match name.as_str() {
-            "apiVersion" | "kind" => set.insert(&[&fieldset::field(name)]),
+            "apiVersion" | "kind" => {}
             "metadata" => {
-                let mut meta = FieldSet::default();
-                for tracked in ["labels", "annotations"] {
-                    if let Some(Value::Object(map)) = value.get(tracked) {
-                        let node = meta.child(&fieldset::field(tracked));
-                        node.member = true;
-                        for key in map.keys() {
-                            node.insert(&[&fieldset::field(key)]);
-                        }
-                    }
+                let Value::Object(meta) = value else { continue };
+                let meta_schema = meta_schema();
+                let mut node = FieldSet::default();
+                for (field, v) in meta
+                    .iter()
+                    .filter(|(f, _)| !STRIPPED_META.contains(&f.as_str()))
+                {
+                    let below = walk(
+                        v,
+                        property(&meta_schema, field),
+                        &format!(".metadata.{field}"),
+                    )?;
+                    node.children.insert(fieldset::field(field), below);
                 }
-                if !meta.is_empty() {
-                    set.children.insert(fieldset::field("metadata"), meta);
+                if !node.is_empty() {
+                    set.children.insert(fieldset::field("metadata"), node);
                 }
             }
             _ => {
@@ -48,7 +55,38 @@ pub fn fields_of(object: &Value, schema: &Value) -> Result<FieldSet, String> {
     Ok(set)
 }
 
-fn property<'a>(schema: &'a Value, name: &str) -> &'a Value {
+/// The metadata fields the server sets, which no manager owns (k8s.io/apiserver's `stripMeta`).
+pub const STRIPPED_META: [&str; 8] = [
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "selfLink",
+    "managedFields",
+];
+
+/// The list and map types of `ObjectMeta`'s fields, as its OpenAPI schema declares them:
+/// `labels` and `annotations` maps of strings, `finalizers` a set, `ownerReferences` a map
+/// by `uid`; the rest are scalars.
+pub fn meta_schema() -> Value {
+    serde_json::json!({"properties": {
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+        "finalizers": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ownerReferences": {"type": "array", "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["uid"],
+            "items": {"type": "object", "properties": {
+                "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                "name": {"type": "string"}, "uid": {"type": "string"},
+                "controller": {"type": "boolean"}, "blockOwnerDeletion": {"type": "boolean"}}}}
+    }})
+}
+
+/// The schema of field `name` under `schema`: its property, else the map's
+/// `additionalProperties`, else `null` (untyped).
+pub fn property<'a>(schema: &'a Value, name: &str) -> &'a Value {
     schema
         .get("properties")
         .and_then(|p| p.get(name))
@@ -139,7 +177,8 @@ mod tests {
     fn fields_follow_the_schema_list_and_map_types() {
         let object = json!({
             "apiVersion": "v1", "kind": "Database",
-            "metadata": {"name": "a", "uid": "u", "labels": {"app": "db"}},
+            "metadata": {"name": "a", "uid": "u", "resourceVersion": "5", "labels": {"app": "db"},
+                         "finalizers": ["f"], "ownerReferences": [{"uid": "o", "name": "x"}]},
             "spec": {"replicas": 3, "ports": [{"port": 80, "name": "http"}],
                      "finalizers": ["x"], "args": ["a", "b"],
                      "selector": {"app": "db"}, "env": {"A": "1"}}
@@ -148,8 +187,11 @@ mod tests {
         assert_eq!(
             set.to_fields_v1(),
             json!({
-                "f:apiVersion": {}, "f:kind": {},
-                "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                "f:metadata": {
+                    "f:finalizers": {".": {}, "v:\"f\"": {}},
+                    "f:labels": {".": {}, "f:app": {}},
+                    "f:ownerReferences": {".": {}, "k:{\"uid\":\"o\"}": {".": {}, "f:name": {}, "f:uid": {}}}
+                },
                 "f:spec": {
                     "f:args": {},
                     "f:env": {".": {}, "f:A": {}},

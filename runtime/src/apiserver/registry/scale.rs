@@ -9,7 +9,7 @@ use super::super::kind::{ApiKind, ScalePaths};
 use super::super::status::ApiError;
 use super::super::storage::Storage;
 use super::apply_json_patch;
-use super::{Part, PatchType, Registry, Write, meta, meta_str, precondition};
+use super::{Part, PatchType, Registry, Track, Write, meta, meta_str, precondition};
 
 impl<S: Storage> Registry<S> {
     /// The `autoscaling/v1` Scale of object `name`, as the apiextensions server's `/scale`
@@ -36,20 +36,22 @@ impl<S: Storage> Registry<S> {
 
     /// Replaces the Scale of object `name` (PUT on `/scale`): only `spec.replicas` is taken
     /// from `body`, and written to the kind's spec replicas path; a `resourceVersion` in it is
-    /// a precondition. `w` as for any write ([`Write`]: a dry run stores nothing). Out: the new
-    /// Scale. Errors: as [`Self::patch_scale`].
+    /// a precondition; `manager`'s `Update` entry (subresource `scale`) is recorded. `w` as for
+    /// any write ([`Write`]: a dry run stores nothing). Out: the new Scale. Errors: as
+    /// [`Self::patch_scale`].
     pub async fn update_scale(
         &self,
         kind: &ApiKind,
         namespace: Option<&str>,
         name: &str,
         body: Value,
+        manager: &str,
         w: Write,
     ) -> Result<Value, ApiError> {
         if !body.is_object() {
             return Err(ApiError::bad_request("the body must be a JSON object"));
         }
-        self.write_scale(kind, namespace, name, w, |_| {
+        self.write_scale(kind, namespace, name, manager, w, |_| {
             let mut scale = body.clone();
             // A Scale decoded from a body without `spec.replicas` holds 0.
             if ScalePaths::lookup(&scale, "spec.replicas").is_none() {
@@ -66,7 +68,9 @@ impl<S: Storage> Registry<S> {
     /// object's update rules apply (generation, schema, admission, the watch event), and a
     /// `resourceVersion` the patch sets is a precondition. Out: the new Scale. Errors: 400 for a
     /// bad patch, a Scale of another type or name, or replicas that are not an int32; 404; 409
-    /// on a stale resourceVersion; 422 when the object refuses the new replicas.
+    /// on a stale resourceVersion; 415 for an apply patch (not served on `/scale` yet); 422
+    /// when the object refuses the new replicas.
+    #[allow(clippy::too_many_arguments)]
     pub async fn patch_scale(
         &self,
         kind: &ApiKind,
@@ -74,8 +78,14 @@ impl<S: Storage> Registry<S> {
         name: &str,
         patch_type: PatchType,
         patch: &[u8],
+        manager: &str,
         w: Write,
     ) -> Result<Value, ApiError> {
+        if let PatchType::Apply { .. } = patch_type {
+            return Err(ApiError::unsupported_media_type(
+                "server-side apply to the scale subresource is not supported by this server; use a merge or JSON patch",
+            ));
+        }
         let patch: Value = serde_json::from_slice(patch)
             .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
         let json_patch = match patch_type {
@@ -83,9 +93,9 @@ impl<S: Storage> Registry<S> {
                 serde_json::from_value::<json_patch::Patch>(patch.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?,
             ),
-            PatchType::Merge => None,
+            PatchType::Merge | PatchType::Apply { .. } => None,
         };
-        self.write_scale(kind, namespace, name, w, |old| {
+        self.write_scale(kind, namespace, name, manager, w, |old| {
             let mut scale = old.clone();
             match &json_patch {
                 Some(p) => apply_json_patch(&mut scale, p)
@@ -106,27 +116,42 @@ impl<S: Storage> Registry<S> {
         kind: &ApiKind,
         namespace: Option<&str>,
         name: &str,
+        manager: &str,
         w: Write,
         change: impl Fn(&Value) -> Result<Value, ApiError>,
     ) -> Result<Value, ApiError> {
         let paths = scale_paths(kind, name)?;
+        let track = Track::Update {
+            manager,
+            scale: true,
+        };
         let written = self
-            .update_retrying(kind, namespace, name, Part::Main, w, |current, revision| {
-                let mut obj = current.clone();
-                let (mut old_scale, found) = scale_of(paths, &obj)?;
-                if found {
-                    let replicas = ScalePaths::lookup(&obj, &paths.spec_replicas).cloned();
-                    old_scale["spec"]["replicas"] = replicas.unwrap_or(json!(0));
-                }
-                let scale = change(&old_scale)?;
-                let replicas = scale_replicas(paths, &scale, namespace, name)?;
-                let preconditioned =
-                    precondition(kind, name, meta_str(&scale, "resourceVersion"), revision)?;
-                ScalePaths::set(&mut obj, &paths.spec_replicas, json!(replicas)).map_err(|e| {
-                    ApiError::internal(format!("the spec replicas path cannot be set: {e}"))
-                })?;
-                Ok((obj, preconditioned))
-            })
+            .update_retrying(
+                kind,
+                namespace,
+                name,
+                Part::Main,
+                track,
+                w,
+                |current, revision| {
+                    let mut obj = current.clone();
+                    let (mut old_scale, found) = scale_of(paths, &obj)?;
+                    if found {
+                        let replicas = ScalePaths::lookup(&obj, &paths.spec_replicas).cloned();
+                        old_scale["spec"]["replicas"] = replicas.unwrap_or(json!(0));
+                    }
+                    let scale = change(&old_scale)?;
+                    let replicas = scale_replicas(paths, &scale, namespace, name)?;
+                    let preconditioned =
+                        precondition(kind, name, meta_str(&scale, "resourceVersion"), revision)?;
+                    ScalePaths::set(&mut obj, &paths.spec_replicas, json!(replicas)).map_err(
+                        |e| {
+                            ApiError::internal(format!("the spec replicas path cannot be set: {e}"))
+                        },
+                    )?;
+                    Ok((obj, preconditioned))
+                },
+            )
             .await?;
         Ok(scale_of(paths, &written)?.0)
     }

@@ -46,7 +46,7 @@ async fn create_sets_the_system_metadata_and_drops_the_status() {
     let k = database_kind();
     let mut body = db("a", 1);
     body["status"] = json!({"phase": "Ready"});
-    let out = r.create(&k, Some("ns"), body).await.unwrap();
+    let out = r.create(&k, Some("ns"), body, "test").await.unwrap();
     let m = &out["metadata"];
     assert_eq!(m["namespace"], "ns");
     assert_eq!(m["generation"], 1);
@@ -62,12 +62,15 @@ async fn create_refuses_what_the_api_server_refuses() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
-    let taken = r.create(&k, Some("ns"), db("a", 1)).await.unwrap_err();
+    r.create(&k, Some("ns"), db("a", 1), "test").await.unwrap();
+    let taken = r
+        .create(&k, Some("ns"), db("a", 1), "test")
+        .await
+        .unwrap_err();
     assert_eq!((taken.code, taken.reason), (409, "AlreadyExists"));
     assert_eq!(taken.message, "databases.example.com \"a\" already exists");
     let bad_name = r
-        .create(&k, Some("ns"), db("Not_Valid", 1))
+        .create(&k, Some("ns"), db("Not_Valid", 1), "test")
         .await
         .unwrap_err();
     assert_eq!((bad_name.code, bad_name.reason), (422, "Invalid"));
@@ -78,19 +81,28 @@ async fn create_refuses_what_the_api_server_refuses() {
     let mut other_ns = db("b", 1);
     other_ns["metadata"]["namespace"] = json!("elsewhere");
     assert_eq!(
-        r.create(&k, Some("ns"), other_ns).await.unwrap_err().code,
+        r.create(&k, Some("ns"), other_ns, "test")
+            .await
+            .unwrap_err()
+            .code,
         400
     );
     let mut with_rv = db("c", 1);
     with_rv["metadata"]["resourceVersion"] = json!("5");
     assert_eq!(
-        r.create(&k, Some("ns"), with_rv).await.unwrap_err().code,
+        r.create(&k, Some("ns"), with_rv, "test")
+            .await
+            .unwrap_err()
+            .code,
         400
     );
     let mut wrong_kind = db("d", 1);
     wrong_kind["kind"] = json!("Cache");
     assert_eq!(
-        r.create(&k, Some("ns"), wrong_kind).await.unwrap_err().code,
+        r.create(&k, Some("ns"), wrong_kind, "test")
+            .await
+            .unwrap_err()
+            .code,
         400
     );
 }
@@ -101,8 +113,11 @@ async fn generate_name_gives_a_fresh_name() {
     let r = registry(&dir);
     let k = database_kind();
     let body = json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"generateName": "db-"}, "spec": {}});
-    let a = r.create(&k, Some("ns"), body.clone()).await.unwrap();
-    let b = r.create(&k, Some("ns"), body).await.unwrap();
+    let a = r
+        .create(&k, Some("ns"), body.clone(), "test")
+        .await
+        .unwrap();
+    let b = r.create(&k, Some("ns"), body, "test").await.unwrap();
     let (a, b) = (meta_str(&a, "name"), meta_str(&b, "name"));
     assert!(a.starts_with("db-") && a.len() == 8, "{a}");
     assert_ne!(a, b);
@@ -113,12 +128,12 @@ async fn a_stale_update_is_a_conflict_and_generation_follows_the_spec_only() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    let v1 = r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let v1 = r.create(&k, Some("ns"), db("a", 1), "test").await.unwrap();
     // A label change: new resourceVersion, same generation.
     let mut labelled = v1.clone();
     labelled["metadata"]["labels"] = json!({"env": "prod"});
     let v2 = r
-        .update(&k, Some("ns"), "a", Part::Main, labelled)
+        .update(&k, Some("ns"), "a", Part::Main, labelled, "test")
         .await
         .unwrap();
     assert_eq!(v2["metadata"]["generation"], 1);
@@ -127,7 +142,7 @@ async fn a_stale_update_is_a_conflict_and_generation_follows_the_spec_only() {
     let mut scaled = v2.clone();
     scaled["spec"]["replicas"] = json!(3);
     let v3 = r
-        .update(&k, Some("ns"), "a", Part::Main, scaled)
+        .update(&k, Some("ns"), "a", Part::Main, scaled, "test")
         .await
         .unwrap();
     assert_eq!(v3["metadata"]["generation"], 2);
@@ -135,7 +150,7 @@ async fn a_stale_update_is_a_conflict_and_generation_follows_the_spec_only() {
     let mut stale = v1.clone();
     stale["spec"]["replicas"] = json!(9);
     let err = r
-        .update(&k, Some("ns"), "a", Part::Main, stale)
+        .update(&k, Some("ns"), "a", Part::Main, stale, "test")
         .await
         .unwrap_err();
     assert_eq!((err.code, err.reason), (409, "Conflict"));
@@ -151,7 +166,7 @@ async fn a_stale_update_is_a_conflict_and_generation_follows_the_spec_only() {
         .unwrap()
         .remove("resourceVersion");
     assert_eq!(
-        r.update(&k, Some("ns"), "a", Part::Main, unconditional)
+        r.update(&k, Some("ns"), "a", Part::Main, unconditional, "test")
             .await
             .unwrap_err()
             .code,
@@ -159,7 +174,7 @@ async fn a_stale_update_is_a_conflict_and_generation_follows_the_spec_only() {
     );
     // A write that changes nothing writes nothing.
     let same = r
-        .update(&k, Some("ns"), "a", Part::Main, v3.clone())
+        .update(&k, Some("ns"), "a", Part::Main, v3.clone(), "test")
         .await
         .unwrap();
     assert_eq!(
@@ -173,12 +188,12 @@ async fn status_and_spec_are_written_through_their_own_endpoints() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    let v1 = r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let v1 = r.create(&k, Some("ns"), db("a", 1), "test").await.unwrap();
     let mut both = v1.clone();
     both["spec"]["replicas"] = json!(5);
     both["status"] = json!({"phase": "Ready", "nodes": ["n1"]});
     let via_status = r
-        .update(&k, Some("ns"), "a", Part::Status, both.clone())
+        .update(&k, Some("ns"), "a", Part::Status, both.clone(), "test")
         .await
         .unwrap();
     assert_eq!(via_status["spec"]["replicas"], 1);
@@ -188,7 +203,7 @@ async fn status_and_spec_are_written_through_their_own_endpoints() {
     both["spec"]["replicas"] = json!(5);
     both["status"] = json!({"phase": "Gone"});
     let via_main = r
-        .update(&k, Some("ns"), "a", Part::Main, both)
+        .update(&k, Some("ns"), "a", Part::Main, both, "test")
         .await
         .unwrap();
     assert_eq!(via_main["spec"]["replicas"], 5);
@@ -201,7 +216,7 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    r.create(&k, Some("ns"), db("a", 1), "test").await.unwrap();
     let merged = r
         .patch(
             &k,
@@ -210,6 +225,7 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
             Part::Main,
             PatchType::Merge,
             br#"{"spec":{"replicas":4}}"#,
+            "test",
         )
         .await
         .unwrap();
@@ -223,6 +239,7 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
             Part::Main,
             PatchType::Json,
             br#"[{"op":"replace","path":"/spec/engine","value":"mysql"}]"#,
+            "test",
         )
         .await
         .unwrap();
@@ -236,6 +253,7 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
             Part::Main,
             PatchType::Merge,
             br#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":2}}"#,
+            "test",
         )
         .await
         .unwrap_err();
@@ -248,15 +266,24 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
             Part::Main,
             PatchType::Json,
             br#"[{"op":"remove","path":"/nope"}]"#,
+            "test",
         )
         .await
         .unwrap_err();
     assert_eq!(bad.code, 400);
     assert_eq!(
-        r.patch(&k, Some("ns"), "zz", Part::Main, PatchType::Merge, b"{}")
-            .await
-            .unwrap_err()
-            .code,
+        r.patch(
+            &k,
+            Some("ns"),
+            "zz",
+            Part::Main,
+            PatchType::Merge,
+            b"{}",
+            "test"
+        )
+        .await
+        .unwrap_err()
+        .code,
         404
     );
 }
@@ -268,7 +295,7 @@ async fn finalizers_hold_a_deleted_object_until_the_last_is_removed() {
     let k = database_kind();
     let mut body = db("a", 1);
     body["metadata"]["finalizers"] = json!(["example.com/cleanup"]);
-    r.create(&k, Some("ns"), body).await.unwrap();
+    r.create(&k, Some("ns"), body, "test").await.unwrap();
     let marked = r.delete(&k, Some("ns"), "a", &json!({})).await.unwrap();
     assert_eq!(marked["kind"], "Database");
     assert!(marked["metadata"]["deletionTimestamp"].is_string());
@@ -283,6 +310,7 @@ async fn finalizers_hold_a_deleted_object_until_the_last_is_removed() {
             Part::Main,
             PatchType::Merge,
             br#"{"metadata":{"finalizers":["example.com/cleanup","x/y"]}}"#,
+            "test",
         )
         .await
         .unwrap_err();
@@ -294,6 +322,7 @@ async fn finalizers_hold_a_deleted_object_until_the_last_is_removed() {
         Part::Main,
         PatchType::Merge,
         br#"{"metadata":{"finalizers":null}}"#,
+        "test",
     )
     .await
     .unwrap();
@@ -305,7 +334,7 @@ async fn delete_answers_a_success_status_and_checks_preconditions() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    let a = r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    let a = r.create(&k, Some("ns"), db("a", 1), "test").await.unwrap();
     let wrong = r
         .delete(
             &k,
@@ -345,7 +374,7 @@ async fn list_selects_pages_and_continues_consistently() {
     for (i, env) in ["prod", "dev", "prod", "prod"].iter().enumerate() {
         let mut body = db(&format!("d{i}"), 1);
         body["metadata"]["labels"] = json!({"env": env});
-        r.create(&k, Some(if i == 3 { "other" } else { "ns" }), body)
+        r.create(&k, Some(if i == 3 { "other" } else { "ns" }), body, "test")
             .await
             .unwrap();
     }
@@ -399,7 +428,9 @@ async fn list_selects_pages_and_continues_consistently() {
     assert_eq!(names(&second), ["d2", "d3"]);
     assert!(second["metadata"].get("continue").is_none());
     // After writes, the token still reads the list's revision: the same second page.
-    r.create(&k, Some("ns"), db("d25", 1)).await.unwrap();
+    r.create(&k, Some("ns"), db("d25", 1), "test")
+        .await
+        .unwrap();
     r.delete(&k, Some("ns"), "d2", &json!({})).await.unwrap();
     let again = r.list(&k, None, &page).await.unwrap();
     assert_eq!(names(&again), ["d2", "d3"]);
@@ -454,7 +485,7 @@ async fn a_watch_from_a_list_revision_sees_exactly_the_later_changes() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    r.create(&k, Some("ns"), db("a", 1), "test").await.unwrap();
     let list = r
         .list(&k, Some("ns"), &ListOptions::default())
         .await
@@ -463,7 +494,7 @@ async fn a_watch_from_a_list_revision_sees_exactly_the_later_changes() {
         .as_str()
         .unwrap()
         .to_string();
-    r.create(&k, Some("ns"), db("b", 1)).await.unwrap();
+    r.create(&k, Some("ns"), db("b", 1), "test").await.unwrap();
     let opts = ListOptions {
         resource_version: Some(rv),
         ..Default::default()
@@ -477,6 +508,7 @@ async fn a_watch_from_a_list_revision_sees_exactly_the_later_changes() {
         Part::Main,
         PatchType::Merge,
         br#"{"spec":{"replicas":2}}"#,
+        "test",
     )
     .await
     .unwrap();
@@ -510,7 +542,7 @@ async fn a_watch_with_a_selector_reports_objects_leaving_it_as_deleted() {
     let k = database_kind();
     let mut body = db("a", 1);
     body["metadata"]["labels"] = json!({"env": "prod"});
-    r.create(&k, Some("ns"), body).await.unwrap();
+    r.create(&k, Some("ns"), body, "test").await.unwrap();
     let opts = ListOptions {
         labels: LabelSelector::parse("env=prod").unwrap(),
         ..Default::default()
@@ -525,6 +557,7 @@ async fn a_watch_with_a_selector_reports_objects_leaving_it_as_deleted() {
         Part::Main,
         PatchType::Merge,
         br#"{"metadata":{"labels":{"env":"dev"}}}"#,
+        "test",
     )
     .await
     .unwrap();
@@ -535,6 +568,7 @@ async fn a_watch_with_a_selector_reports_objects_leaving_it_as_deleted() {
         Part::Main,
         PatchType::Merge,
         br#"{"metadata":{"labels":{"env":"prod"}}}"#,
+        "test",
     )
     .await
     .unwrap();
@@ -547,14 +581,14 @@ async fn resource_version_match_reads_as_the_api_server_does() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    r.create(&k, Some("ns"), db("a", 1)).await.unwrap();
+    r.create(&k, Some("ns"), db("a", 1), "test").await.unwrap();
     let at = |rv: &str, m: Option<&str>| ListOptions {
         resource_version: Some(rv.into()),
         resource_version_match: m.map(str::to_string),
         ..Default::default()
     };
     // NotOlderThan an old revision: the latest state.
-    r.create(&k, Some("ns"), db("b", 1)).await.unwrap();
+    r.create(&k, Some("ns"), db("b", 1), "test").await.unwrap();
     let l = r.list(&k, Some("ns"), &at("1", None)).await.unwrap();
     assert_eq!(l["items"].as_array().unwrap().len(), 2);
     assert_eq!(l["metadata"]["resourceVersion"], "2");
@@ -604,7 +638,7 @@ async fn resource_version_match_reads_as_the_api_server_does() {
     let waiting = r.list(&k, Some("ns"), &four);
     let writer = async {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        r.create(&k, Some("ns"), db("c", 1)).await.unwrap();
+        r.create(&k, Some("ns"), db("c", 1), "test").await.unwrap();
     };
     let (l, ()) = tokio::join!(waiting, writer);
     assert_eq!(l.unwrap()["metadata"]["resourceVersion"], "4");
@@ -640,7 +674,7 @@ async fn the_scale_of_an_object_carries_its_metadata_and_replica_paths() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    let created = r.create(&k, Some("ns"), db("a", 2)).await.unwrap();
+    let created = r.create(&k, Some("ns"), db("a", 2), "test").await.unwrap();
     let scale = r.get_scale(&k, Some("ns"), "a").await.unwrap();
     let m = &created["metadata"];
     assert_eq!(
@@ -662,7 +696,7 @@ async fn the_scale_of_an_object_carries_its_metadata_and_replica_paths() {
     );
     let mut current = r.get(&k, Some("ns"), "a").await.unwrap();
     current = with_status(current, json!({"replicas": 1, "selector": "app=a"}));
-    r.update(&k, Some("ns"), "a", Part::Status, current)
+    r.update(&k, Some("ns"), "a", Part::Status, current, "test")
         .await
         .unwrap();
     let scale = r.get_scale(&k, Some("ns"), "a").await.unwrap();
@@ -678,7 +712,7 @@ async fn the_scale_of_an_object_carries_its_metadata_and_replica_paths() {
     // No value at the spec replicas path: the API server's 500.
     let mut missing = db("b", 1);
     missing["spec"].as_object_mut().unwrap().remove("replicas");
-    r.create(&k, Some("ns"), missing).await.unwrap();
+    r.create(&k, Some("ns"), missing, "test").await.unwrap();
     let e = r.get_scale(&k, Some("ns"), "b").await.unwrap_err();
     assert_eq!(e.code, 500);
     assert!(
@@ -692,7 +726,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry(&dir);
     let k = database_kind();
-    r.create(&k, Some("ns"), db("a", 2)).await.unwrap();
+    r.create(&k, Some("ns"), db("a", 2), "test").await.unwrap();
     let current = r.get(&k, Some("ns"), "a").await.unwrap();
     r.update(
         &k,
@@ -700,6 +734,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
         "a",
         Part::Status,
         with_status(current, json!({"replicas": 2})),
+        "test",
     )
     .await
     .unwrap();
@@ -717,6 +752,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "a",
             PatchType::Merge,
             br#"{"spec":{"replicas":3}}"#,
+            "test",
             Write::default(),
         )
         .await
@@ -747,6 +783,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "a",
             PatchType::Json,
             br#"[{"op":"replace","path":"/spec/replicas","value":4},{"op":"replace","path":"/status/replicas","value":9}]"#,
+            "test",
             Write::default(),
         )
         .await
@@ -761,7 +798,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
     put["spec"]["replicas"] = json!(5);
     let stale = put.clone();
     let scale = r
-        .update_scale(&k, Some("ns"), "a", put, Write::default())
+        .update_scale(&k, Some("ns"), "a", put, "test", Write::default())
         .await
         .unwrap();
     assert_eq!(scale["spec"]["replicas"], 5);
@@ -770,7 +807,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
         4
     );
     let e = r
-        .update_scale(&k, Some("ns"), "a", stale, Write::default())
+        .update_scale(&k, Some("ns"), "a", stale, "test", Write::default())
         .await
         .unwrap_err();
     assert_eq!((e.code, e.reason), (409, "Conflict"));
@@ -781,6 +818,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "a",
             PatchType::Merge,
             br#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":6}}"#,
+            "test",
             Write::default(),
         )
         .await
@@ -807,7 +845,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
         ),
     ] {
         let e = r
-            .update_scale(&k, Some("ns"), "a", body, Write::default())
+            .update_scale(&k, Some("ns"), "a", body, "test", Write::default())
             .await
             .unwrap_err();
         assert_eq!(e.code, 400, "{e}");
@@ -824,6 +862,7 @@ async fn writes_to_the_scale_change_only_the_spec_replicas_of_the_object() {
             "nope",
             PatchType::Merge,
             br#"{"spec":{"replicas":1}}"#,
+            "test",
             Write::default(),
         )
         .await
@@ -840,7 +879,7 @@ async fn a_scale_write_is_validated_as_an_update_of_the_object() {
         json!({"type": "object", "properties": {"spec": {"type": "object",
         "properties": {"replicas": {"type": "integer", "minimum": 1, "maximum": 10}}}}}),
     );
-    r.create(&k, Some("ns"), db("a", 2)).await.unwrap();
+    r.create(&k, Some("ns"), db("a", 2), "test").await.unwrap();
     let e = r
         .patch_scale(
             &k,
@@ -848,6 +887,7 @@ async fn a_scale_write_is_validated_as_an_update_of_the_object() {
             "a",
             PatchType::Merge,
             br#"{"spec":{"replicas":11}}"#,
+            "test",
             Write::default(),
         )
         .await
@@ -859,7 +899,14 @@ async fn a_scale_write_is_validated_as_an_update_of_the_object() {
     );
     // PUT without replicas decodes as 0, under the minimum.
     let e = r
-        .update_scale(&k, Some("ns"), "a", json!({"spec": {}}), Write::default())
+        .update_scale(
+            &k,
+            Some("ns"),
+            "a",
+            json!({"spec": {}}),
+            "test",
+            Write::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code, 422, "{e}");
@@ -870,5 +917,306 @@ async fn a_scale_write_is_validated_as_an_update_of_the_object() {
             &obj["metadata"]["resourceVersion"]
         ),
         (&json!(2), &json!("1"))
+    );
+}
+
+fn clocked(dir: &tempfile::TempDir) -> Registry<RedbStore> {
+    let start: jiff::Timestamp = "2026-01-02T03:04:05Z".parse().unwrap();
+    Registry::with_clock(
+        RedbStore::open(&dir.path().join("db")).unwrap(),
+        crate::apiserver::clock::Clock::manual(start),
+    )
+}
+
+fn managers(obj: &Value) -> Vec<(String, String, String)> {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let text = |f: &str| e[f].as_str().unwrap_or("").to_string();
+            (text("manager"), text("operation"), text("subresource"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_write_records_its_manager_in_managed_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = clocked(&dir);
+    let k = database_kind();
+    let created = r
+        .create(&k, Some("ns"), db("a", 1), "kubectl-create")
+        .await
+        .unwrap();
+    assert_eq!(
+        created["metadata"]["managedFields"],
+        json!([{
+            "manager": "kubectl-create", "operation": "Update", "apiVersion": "example.com/v1",
+            "time": "2026-01-02T03:04:05Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {".": {}, "f:engine": {}, "f:replicas": {}, "f:version": {}}}
+        }])
+    );
+    assert_eq!(
+        r.get(&k, Some("ns"), "a").await.unwrap()["metadata"]["managedFields"],
+        created["metadata"]["managedFields"]
+    );
+
+    r.clock()
+        .advance(std::time::Duration::from_secs(60))
+        .unwrap();
+    let patched = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"spec":{"replicas":3}}"#,
+            "kubectl-patch",
+        )
+        .await
+        .unwrap();
+    let entries = &patched["metadata"]["managedFields"];
+    assert_eq!(
+        entries[0]["fieldsV1"],
+        json!({"f:spec": {".": {}, "f:engine": {}, "f:version": {}}})
+    );
+    assert_eq!(entries[1]["manager"], json!("kubectl-patch"));
+    assert_eq!(entries[1]["time"], json!("2026-01-02T03:05:05Z"));
+    assert_eq!(
+        entries[1]["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}}})
+    );
+
+    let status = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Status,
+            PatchType::Merge,
+            br#"{"status":{"phase":"Ready"}}"#,
+            "ctl",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        managers(&status),
+        vec![
+            ("kubectl-create".into(), "Update".into(), "".into()),
+            // Sorted by operation, time, then manager.
+            ("ctl".into(), "Update".into(), "status".into()),
+            ("kubectl-patch".into(), "Update".into(), "".into()),
+        ]
+    );
+    assert_eq!(
+        status["metadata"]["managedFields"][1]["fieldsV1"],
+        json!({"f:status": {".": {}, "f:phase": {}}})
+    );
+
+    // A write that changes nothing writes nothing; one that omits managedFields keeps them.
+    let same = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"spec":{"replicas":3}}"#,
+            "other",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        same["metadata"]["resourceVersion"],
+        status["metadata"]["resourceVersion"]
+    );
+    let mut put = same.clone();
+    meta_mut(&mut put).remove("managedFields");
+    put["spec"]["engine"] = json!("mysql");
+    let updated = r
+        .update(&k, Some("ns"), "a", Part::Main, put, "kubectl-edit")
+        .await
+        .unwrap();
+    assert_eq!(managers(&updated).len(), 4, "{updated}");
+
+    // `managedFields: []` clears them: only this write's own change is then recorded.
+    let cleared = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"metadata":{"managedFields":[]},"spec":{"version":"17"}}"#,
+            "resetter",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        managers(&cleared),
+        vec![("resetter".into(), "Update".into(), "".into())]
+    );
+    assert_eq!(
+        cleared["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {"f:version": {}}})
+    );
+    let emptied = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"metadata":{"managedFields":[{}]}}"#,
+            "x",
+        )
+        .await
+        .unwrap();
+    assert!(
+        emptied["metadata"].get("managedFields").is_none(),
+        "{emptied}"
+    );
+}
+
+const APPLY_A: &[u8] = br#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","labels":{"team":"x"}},"spec":{"engine":"postgres","replicas":1}}"#;
+const APPLY_B: &[u8] = br#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":2}}"#;
+
+#[tokio::test]
+async fn apply_creates_merges_and_reports_conflicts_with_other_managers() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = clocked(&dir);
+    let k = database_kind();
+    let (created, was_created) = r
+        .apply(&k, Some("ns"), "a", Part::Main, APPLY_A, "alice", false)
+        .await
+        .unwrap();
+    assert!(was_created);
+    assert_eq!(created["metadata"]["generation"], json!(1));
+    assert_eq!(
+        created["metadata"]["managedFields"],
+        json!([{
+            "manager": "alice", "operation": "Apply", "apiVersion": "example.com/v1",
+            "time": "2026-01-02T03:04:05Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:team": {}}}, "f:spec": {".": {}, "f:engine": {}, "f:replicas": {}}}
+        }])
+    );
+    // The same apply again is no write.
+    r.clock()
+        .advance(std::time::Duration::from_secs(60))
+        .unwrap();
+    let (again, was_created) = r
+        .apply(&k, Some("ns"), "a", Part::Main, APPLY_A, "alice", false)
+        .await
+        .unwrap();
+    assert!(!was_created);
+    assert_eq!(
+        again["metadata"]["resourceVersion"],
+        created["metadata"]["resourceVersion"]
+    );
+    assert_eq!(
+        again["metadata"]["managedFields"],
+        created["metadata"]["managedFields"]
+    );
+
+    let conflict = r
+        .apply(&k, Some("ns"), "a", Part::Main, APPLY_B, "bob", false)
+        .await
+        .unwrap_err();
+    assert_eq!((conflict.code, conflict.reason), (409, "Conflict"));
+    assert_eq!(
+        conflict.message,
+        "Apply failed with 1 conflict: conflict with \"alice\": .spec.replicas"
+    );
+    assert_eq!(
+        conflict.details,
+        Some(
+            json!({"causes": [{"reason": "FieldManagerConflict", "message": "conflict with \"alice\"", "field": ".spec.replicas"}]})
+        )
+    );
+
+    let (forced, _) = r
+        .apply(&k, Some("ns"), "a", Part::Main, APPLY_B, "bob", true)
+        .await
+        .unwrap();
+    assert_eq!(forced["spec"], json!({"engine": "postgres", "replicas": 2}));
+    assert_eq!(forced["metadata"]["generation"], json!(2));
+    assert_eq!(
+        forced["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"],
+        json!({".": {}, "f:engine": {}})
+    );
+    assert_eq!(
+        forced["metadata"]["managedFields"][1]["manager"],
+        json!("bob")
+    );
+
+    // alice stops applying the label and engine: both go (nobody else owns them).
+    let smaller = br#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"version":"16"}}"#;
+    let (pruned, _) = r
+        .apply(&k, Some("ns"), "a", Part::Main, smaller, "alice", false)
+        .await
+        .unwrap();
+    assert_eq!(pruned["spec"], json!({"replicas": 2, "version": "16"}));
+    assert!(pruned["metadata"].get("labels").is_none(), "{pruned}");
+}
+
+#[tokio::test]
+async fn apply_checks_its_resource_version_and_status_applies_need_the_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = clocked(&dir);
+    let k = database_kind();
+    let status = br#"{"apiVersion":"example.com/v1","kind":"Database","status":{"phase":"Ready"}}"#;
+    let missing = r
+        .apply(&k, Some("ns"), "a", Part::Status, status, "ctl", true)
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code, 404);
+    let (created, _) = r
+        .apply(&k, Some("ns"), "a", Part::Main, APPLY_A, "alice", false)
+        .await
+        .unwrap();
+    let (with_status, _) = r
+        .apply(&k, Some("ns"), "a", Part::Status, status, "ctl", true)
+        .await
+        .unwrap();
+    assert_eq!(with_status["status"], json!({"phase": "Ready"}));
+    assert_eq!(with_status["spec"], created["spec"]);
+    assert_eq!(
+        managers(&with_status)[1],
+        ("ctl".into(), "Apply".into(), "status".into())
+    );
+
+    let mut stale: Value = serde_json::from_slice(APPLY_A).unwrap();
+    stale["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"].clone();
+    let stale = r
+        .apply(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            stale.to_string().as_bytes(),
+            "alice",
+            false,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!((stale.code, stale.reason), (409, "Conflict"));
+    let wrong_name =
+        br#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"b"}}"#;
+    assert_eq!(
+        r.apply(&k, Some("ns"), "a", Part::Main, wrong_name, "alice", false)
+            .await
+            .unwrap_err()
+            .code,
+        400
+    );
+    let managed = br#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","managedFields":[]}}"#;
+    assert_eq!(
+        r.apply(&k, Some("ns"), "a", Part::Main, managed, "alice", false)
+            .await
+            .unwrap_err()
+            .code,
+        400
     );
 }

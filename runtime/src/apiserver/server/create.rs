@@ -1,7 +1,8 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! POST to a collection, as k8s.io/apiserver's `handlers/create.go` serves it: options,
-//! the body decoded (`fieldValidation`), the registry's create (admission runs there), 201
-//! with the stored object.
+//! the body decoded (`fieldValidation`), the registry's create (admission and the
+//! `managedFields` entry of the field manager, [`super::Scope::manager`], there), 201 with the
+//! stored object.
 
 use axum::http::StatusCode;
 
@@ -18,10 +19,11 @@ pub async fn create<S: Storage>(s: &Scope<'_, S>) -> Result<Answer, ApiError> {
     s.opts.validate(Verb::Create)?;
     let warnings = decode::unknown_fields(s.kind, s.opts.field_validation, &s.body)?;
     let obj = decode::json(&s.body)?;
+    let manager = s.manager();
     let created = s
         .srv
         .registry
-        .create_with(s.kind, s.namespace, obj, s.opts.write())
+        .create_with(s.kind, s.namespace, obj, &manager, s.opts.write())
         .await?;
     let body = encode::object(s.kind, s.accepts, s.opts.include_object, created);
     Ok(Answer::new(StatusCode::CREATED, body).warn(warnings))

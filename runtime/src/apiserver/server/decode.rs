@@ -1,7 +1,8 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
-//! The request body, decoded: JSON objects, the patch type of `Content-Type`, and the
-//! unknown fields `fieldValidation` rules on (refused with `Strict`, a `Warning` header each
-//! with `Warn`, dropped silently with `Ignore`), as k8s.io/apiserver's handlers decode them.
+//! The request body, decoded: JSON objects, the patch type of `Content-Type`, apply patches
+//! (YAML or JSON), and the unknown fields `fieldValidation` rules on (refused with `Strict`, a
+//! `Warning` header each with `Warn`, dropped silently with `Ignore`), as k8s.io/apiserver's
+//! handlers decode them.
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, header};
@@ -40,10 +41,32 @@ pub fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
     match content_type {
         "application/merge-patch+json" => Ok(PatchType::Merge),
         "application/json-patch+json" => Ok(PatchType::Json),
+        "application/apply-patch+yaml" => Ok(PatchType::Apply { force: false }),
         other => Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format ({other:?}); accepted media types include: application/json-patch+json, application/merge-patch+json"
+            "the body of the request was in an unknown format ({other:?}); accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
         ))),
     }
+}
+
+/// The body of an apply patch (`application/apply-patch+yaml`: YAML, of which JSON is a
+/// part) as JSON bytes, for the registry and the unknown-field check. Errors: 400 when it
+/// parses as neither, or is not an object.
+pub fn apply_body(body: &Bytes) -> Result<Bytes, ApiError> {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(_) => {
+            let text = std::str::from_utf8(body).map_err(|e| {
+                ApiError::bad_request(format!("the apply patch is not UTF-8 YAML: {e}"))
+            })?;
+            serde_saphyr::from_str(text).map_err(|e| {
+                ApiError::bad_request(format!("the apply patch is neither JSON nor YAML: {e}"))
+            })?
+        }
+    };
+    if !value.is_object() {
+        return Err(ApiError::bad_request("the apply patch must be an object"));
+    }
+    Ok(Bytes::from(value.to_string()))
 }
 
 /// The unknown fields of a write's body (an object, or a merge patch) by `kind`'s schema, as

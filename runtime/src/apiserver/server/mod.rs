@@ -5,8 +5,9 @@
 //! Paths, verbs and answers follow k8s.io/apiserver's handlers (`pkg/endpoints`):
 //! `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/status|/scale]]`; GET lists or
 //! (`watch=true`) watches a collection; POST creates; DELETE on a collection is
-//! deletecollection; PUT, PATCH (merge or JSON patch) and DELETE on an object; GET, PUT and
-//! PATCH on `/status` and on `/scale` (an `autoscaling/v1` Scale). Errors are
+//! deletecollection; PUT, PATCH (merge or JSON patch, or server-side apply) and DELETE on an
+//! object; GET, PUT and PATCH on `/status` and on `/scale` (an `autoscaling/v1` Scale; no
+//! apply there). Errors are
 //! `metav1.Status` bodies. Add routes of your own (the Database example's `/custom`) by
 //! merging them into [`ApiServer::router`]'s answer.
 //!
@@ -193,6 +194,30 @@ pub struct Scope<'a, S> {
     pub accepts: Accept,
     /// The body.
     pub body: Bytes,
+}
+
+impl<S> Scope<'_, S> {
+    /// The field manager a write is recorded under: the `fieldManager` option, else the
+    /// `User-Agent` up to its first `/` (printable characters, at most 128), as
+    /// k8s.io/apiserver's `managerOrUserAgent` defaults it.
+    pub fn manager(&self) -> String {
+        if let Some(m) = &self.opts.field_manager {
+            return m.clone();
+        }
+        let agent = self
+            .headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        agent
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(128)
+            .collect()
+    }
 }
 
 /// The refusal of a request that asks to act as another user (`Impersonate-User`,

@@ -10,8 +10,8 @@
 //! `meta.k8s.io`), and refuses what this server parses but does not carry out yet
 //! (400 BadRequest naming it): `propagationPolicy` `Orphan` and `Foreground`,
 //! `orphanDependents=true`, and `sendInitialEvents=false`. `dryRun=All` is carried out by the
-//! registry ([`RequestOptions::write`], [`super::super::registry::Write`]). Unknown query parameters are
-//! ignored, as the API server ignores them.
+//! registry ([`RequestOptions::write`], [`super::super::registry::Write`]). Unknown query
+//! parameters are ignored, as the API server ignores them.
 
 use serde_json::Value;
 
@@ -112,10 +112,11 @@ pub struct RequestOptions {
     pub timeout_seconds: Option<u64>,
     /// `fieldValidation`.
     pub field_validation: FieldValidation,
-    /// `fieldManager`. Checked as the API server checks it; managedFields are not kept yet,
-    /// so nothing is recorded under it.
+    /// `fieldManager`: the manager a write's `managedFields` entry is recorded under
+    /// (required for an apply; else the User-Agent's prefix, see `Scope::manager`).
     pub field_manager: Option<String>,
-    /// `force`.
+    /// `force`: an apply takes the fields that conflict. Only `PatchOptions` has it; on a
+    /// create or update it is an unknown parameter, which the API server ignores.
     pub force: Option<bool>,
     /// `dryRun` (each value once per parameter or body entry; after [`Self::validate`] every
     /// value is `All`).
@@ -297,9 +298,10 @@ impl RequestOptions {
 
     /// Checks the options for `verb` as the API server does, then refuses what this server
     /// does not carry out. Errors: 422 Invalid of `ListOptions`, `CreateOptions`,
-    /// `UpdateOptions`, `PatchOptions` or `DeleteOptions` with one cause per failed rule;
-    /// 400 BadRequest for `force` on anything but an apply patch outside PATCH, `propagationPolicy` `Orphan` or
-    /// `Foreground`, `orphanDependents=true`, and `sendInitialEvents=false`.
+    /// `UpdateOptions`, `PatchOptions` (`ValidatePatchOptions`: `force` only on an apply,
+    /// which needs a `fieldManager`) or `DeleteOptions` with one cause per failed rule;
+    /// 400 BadRequest for `propagationPolicy` `Orphan` or `Foreground`, `orphanDependents=true`, and
+    /// `sendInitialEvents=false`.
     pub fn validate(&self, verb: Verb) -> Result<(), ApiError> {
         let (options_kind, causes) = match verb {
             Verb::Get => ("GetOptions", Vec::new()),
@@ -307,12 +309,18 @@ impl RequestOptions {
             Verb::Watch => ("ListOptions", self.watch_causes()),
             Verb::Create => ("CreateOptions", self.write_causes()),
             Verb::Update => ("UpdateOptions", self.write_causes()),
-            Verb::Patch(_) => {
+            Verb::Patch(patch_type) => {
                 let mut causes = Vec::new();
-                if self.force.is_some() {
+                if !matches!(patch_type, PatchType::Apply { .. }) && self.force.is_some() {
                     causes.push((
                         "force".to_string(),
                         "Forbidden: may not be specified for non-apply patch".to_string(),
+                    ));
+                }
+                if matches!(patch_type, PatchType::Apply { .. }) && self.field_manager.is_none() {
+                    causes.push((
+                        "fieldManager".to_string(),
+                        "Required value: is required for apply patch".to_string(),
                     ));
                 }
                 causes.extend(self.write_causes());
@@ -482,11 +490,6 @@ impl RequestOptions {
 
     /// The options this server parses but does not carry out: refused, never ignored.
     fn refuse_unsupported(&self, verb: Verb) -> Result<(), ApiError> {
-        if self.force.is_some() && !matches!(verb, Verb::Patch(_)) {
-            return Err(ApiError::bad_request(
-                "force is only for apply patches (PATCH with application/apply-patch+yaml)",
-            ));
-        }
         if matches!(verb, Verb::Delete | Verb::DeleteCollection) {
             if let Some(p @ (Propagation::Orphan | Propagation::Foreground)) =
                 self.propagation_policy

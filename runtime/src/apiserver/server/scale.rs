@@ -31,8 +31,15 @@ pub async fn scale<S: Storage>(
         Method::PUT => {
             s.opts.validate(Verb::Update)?;
             let body = decode::json(&s.body)?;
-            reg.update_scale(s.kind, s.namespace, name, body, s.opts.write())
-                .await?
+            reg.update_scale(
+                s.kind,
+                s.namespace,
+                name,
+                body,
+                &s.manager(),
+                s.opts.write(),
+            )
+            .await?
         }
         Method::PATCH => {
             let patch_type = decode::patch_type(s.headers)?;
@@ -43,6 +50,7 @@ pub async fn scale<S: Storage>(
                 name,
                 patch_type,
                 &s.body,
+                &s.manager(),
                 s.opts.write(),
             )
             .await?

@@ -572,3 +572,120 @@ async fn impersonation_headers_are_refused_not_ignored() {
         200
     );
 }
+
+#[tokio::test]
+async fn server_side_apply_is_served_with_yaml_bodies_conflicts_and_user_agent_managers() {
+    let f = fixture(|_| {});
+    let apply = ("content-type", "application/apply-patch+yaml");
+    let yaml =
+        "apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: a\nspec:\n  replicas: 2\n";
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=alice"),
+        &[apply],
+        yaml,
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(
+        json_of(&body)["metadata"]["managedFields"][0]["operation"],
+        json!("Apply")
+    );
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=alice"),
+        &[apply],
+        yaml,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+
+    let other = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":5}}"#;
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=bob"),
+        &[apply],
+        other,
+    )
+    .await;
+    assert_eq!(code, 409, "{body}");
+    let status = json_of(&body);
+    assert_eq!(status["reason"], json!("Conflict"));
+    assert_eq!(
+        status["message"],
+        json!("Apply failed with 1 conflict: conflict with \"alice\": .spec.replicas")
+    );
+    assert_eq!(
+        status["details"]["causes"],
+        json!([{"reason": "FieldManagerConflict", "message": "conflict with \"alice\"", "field": ".spec.replicas"}])
+    );
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=bob&force=true"),
+        &[apply],
+        other,
+    )
+    .await;
+    assert_eq!(
+        (code, &json_of(&body)["spec"]["replicas"]),
+        (200, &json!(5))
+    );
+
+    // A merge patch without fieldManager is recorded under the User-Agent's prefix. (Without
+    // a schema `spec` is a map, which alice and bob keep owning.)
+    let merge = ("content-type", "application/merge-patch+json");
+    let agent = ("user-agent", "kubectl/v1.32.0 (linux/amd64) kubernetes/abc");
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a"),
+        &[merge, agent],
+        r#"{"spec":{"replicas":6}}"#,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let managers: Vec<Value> = json_of(&body)["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| json!([e["manager"], e["operation"]]))
+        .collect();
+    assert_eq!(
+        managers,
+        vec![
+            json!(["alice", "Apply"]),
+            json!(["bob", "Apply"]),
+            json!(["kubectl", "Update"])
+        ]
+    );
+
+    // /status of a missing object is 404, not a create.
+    let status_apply =
+        r#"{"apiVersion":"example.com/v1","kind":"Database","status":{"phase":"x"}}"#;
+    let (code, _) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/zz/status?fieldManager=c"),
+        &[apply],
+        status_apply,
+    )
+    .await;
+    assert_eq!(code, 404);
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a/status?fieldManager=c"),
+        &[apply],
+        status_apply,
+    )
+    .await;
+    assert_eq!(
+        (code, &json_of(&body)["status"]["phase"]),
+        (200, &json!("x")),
+        "{body}"
+    );
+}

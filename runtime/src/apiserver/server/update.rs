@@ -1,7 +1,8 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! PUT of an object or its `/status`, as k8s.io/apiserver's `handlers/update.go` serves
 //! it: options, the body decoded (`fieldValidation`), the registry's update (admission and
-//! the resourceVersion check run there), the stored object.
+//! the resourceVersion check run there, and the field manager's `managedFields` entry), the
+//! stored object.
 
 use super::super::status::ApiError;
 use super::super::storage::Storage;
@@ -19,7 +20,15 @@ pub async fn update<S: Storage>(s: &Scope<'_, S>, name: &str) -> Result<Answer, 
     let updated = s
         .srv
         .registry
-        .update_with(s.kind, s.namespace, name, s.part, obj, s.opts.write())
+        .update_with(
+            s.kind,
+            s.namespace,
+            name,
+            s.part,
+            obj,
+            &s.manager(),
+            s.opts.write(),
+        )
         .await?;
     let body = encode::object(s.kind, s.accepts, s.opts.include_object, updated);
     Ok(Answer::ok(body).warn(warnings))

@@ -145,6 +145,61 @@ async fn dry_run_updates_patches_and_scales_answer_the_new_object_and_store_noth
 }
 
 #[tokio::test]
+async fn a_dry_run_apply_answers_the_merged_object_and_stores_nothing() {
+    let f = fixture(|_| {});
+    let apply = ("content-type", "application/apply-patch+yaml");
+    let before = revision(&f).await;
+    // An apply that would create the object: 201, nothing stored.
+    let body =
+        "apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: b\nspec:\n  replicas: 3\n";
+    let (code, out) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/b?dryRun=All&fieldManager=alice"),
+        &[apply],
+        body,
+    )
+    .await;
+    assert_eq!(code, 201, "{out}");
+    let would = json_of(&out);
+    assert_eq!(would["spec"]["replicas"], json!(3));
+    assert_eq!(
+        would["metadata"]["managedFields"][0]["manager"],
+        json!("alice")
+    );
+    assert_eq!(would["metadata"].get("resourceVersion"), None);
+    let (code, _) = call(&f, "GET", &format!("{DBS}/b"), &[], "").await;
+    assert_eq!(code, 404, "a dry-run apply created the object");
+    assert_eq!(revision(&f).await, before);
+
+    // An apply over a live object: the merged object, the stored one unchanged.
+    let a = with_a(&f).await;
+    let body =
+        "apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: a\nspec:\n  replicas: 4\n";
+    let (code, out) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?dryRun=All&fieldManager=alice&force=true"),
+        &[apply],
+        body,
+    )
+    .await;
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(json_of(&out)["spec"]["replicas"], json!(4));
+    let (_, now) = call(&f, "GET", &format!("{DBS}/a"), &[], "").await;
+    let now = json_of(&now);
+    assert_eq!(now["spec"]["replicas"], json!(2));
+    assert_eq!(
+        now["metadata"]["resourceVersion"],
+        a["metadata"]["resourceVersion"]
+    );
+    assert_eq!(
+        now["metadata"]["managedFields"],
+        a["metadata"]["managedFields"]
+    );
+}
+
+#[tokio::test]
 async fn dry_run_deletes_answer_as_the_delete_would_and_remove_nothing() {
     let f = fixture(|_| {});
     with_a(&f).await;
@@ -549,15 +604,12 @@ async fn write_options_are_validated_as_kube_apiserver_does() {
             r#"CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\tb": invalid character U+0009 (at position 1)"#
         )
     );
+    // `force` is no option of a create or an update: an unknown parameter, ignored as the API
+    // server's parameter codec ignores it.
     let forced = call(&f, "POST", &format!("{DBS}?force=true"), &[], BODY).await;
-    assert_eq!(
-        status(&forced),
-        expect(
-            400,
-            "BadRequest",
-            "force is only for apply patches (PATCH with application/apply-patch+yaml)"
-        )
-    );
+    assert_eq!(forced.0, 201, "{}", forced.1);
+    let (code, body) = call(&f, "DELETE", &format!("{DBS}/a"), &[], "").await;
+    assert_eq!(code, 200, "{body}");
     assert!(!exists(&f).await);
 
     // What kubectl 1.32 sends for `kubectl create -f`, then `kubectl patch --type merge`.
@@ -586,6 +638,26 @@ async fn write_options_are_validated_as_kube_apiserver_does() {
             r#"PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch"#
         )
     );
+    let apply = ("content-type", "application/apply-patch+yaml");
+    let unnamed = call(&f, "PATCH", &format!("{DBS}/a"), &[apply], BODY).await;
+    assert_eq!(
+        status(&unnamed),
+        expect(
+            422,
+            "Invalid",
+            r#"PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch"#
+        )
+    );
+    let cbor = ("content-type", "application/apply-patch+cbor");
+    let cbor = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=m"),
+        &[cbor],
+        BODY,
+    )
+    .await;
+    assert_eq!(cbor.0, 415, "{}", cbor.1);
     let (code, body) = call(
         &f,
         "PATCH",

@@ -1,0 +1,154 @@
+//! `kubectl apply --server-side` by two field managers: the second one's change of a field
+//! the first owns is a conflict, worded as kube-apiserver words it, until `--force-conflicts`
+//! moves the field to it; `managedFields` then name who owns what.
+
+use std::path::Path;
+
+use super::{Server, kubectl, ok, write};
+
+const ALICE: &str = "apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: ssa\nspec:\n  engine: postgres\n  version: \"16\"\n  replicas: 1\n";
+
+/// `(manager, operation)` of each `managedFields` entry of Database `name`, and the fields
+/// each owns under `spec`.
+fn owners(k: &Path, name: &str) -> Vec<(String, String, Vec<String>)> {
+    let json = ok(
+        k,
+        &["get", "db", name, "-o", "json", "--show-managed-fields"],
+    );
+    let obj: serde_json::Value = serde_json::from_str(&json).unwrap();
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let spec = e["fieldsV1"]["f:spec"].as_object();
+            let fields = spec.into_iter().flatten().map(|(f, _)| f.clone()).collect();
+            (
+                e["manager"].as_str().unwrap().to_owned(),
+                e["operation"].as_str().unwrap().to_owned(),
+                fields,
+            )
+        })
+        .collect()
+}
+
+pub fn two_managers_conflict_until_forced(s: &Server) {
+    let k = s.kubeconfig.as_path();
+    let alice = write(s.dir.path(), "alice.yaml", ALICE);
+    let apply_as = |manager: &str, file: &str, extra: &[&str]| {
+        let mut args = vec![
+            "apply",
+            "--server-side",
+            "--field-manager",
+            manager,
+            "-f",
+            file,
+        ];
+        args.extend_from_slice(extra);
+        kubectl(k, &args)
+    };
+    let (success, out, err) = apply_as("alice", &alice, &[]);
+    assert!(success, "{out}{err}");
+    assert_eq!(out.trim(), "database.example.com/ssa serverside-applied");
+    let rv = ok(
+        k,
+        &[
+            "get",
+            "db",
+            "ssa",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+    );
+    // The same apply again changes nothing, not even the resourceVersion.
+    let (success, out, err) = apply_as("alice", &alice, &[]);
+    assert!(success, "{out}{err}");
+    assert_eq!(
+        ok(
+            k,
+            &[
+                "get",
+                "db",
+                "ssa",
+                "-o",
+                "jsonpath={.metadata.resourceVersion}"
+            ]
+        ),
+        rv
+    );
+
+    let bob = write(
+        s.dir.path(),
+        "bob.yaml",
+        "apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: ssa\nspec:\n  engine: postgres\n  version: \"16\"\n  replicas: 3\n",
+    );
+    let (success, out, err) = apply_as("bob", &bob, &[]);
+    assert!(!success, "{out}");
+    assert!(
+        err.contains(r#"Apply failed with 1 conflict: conflict with "alice": .spec.replicas"#),
+        "{err}"
+    );
+    assert!(err.contains("--force-conflicts"), "kubectl's hint: {err}");
+    assert_eq!(
+        ok(k, &["get", "db", "ssa", "-o", "jsonpath={.spec.replicas}"]),
+        "1"
+    );
+
+    let (success, out, err) = apply_as("bob", &bob, &["--force-conflicts"]);
+    assert!(success, "{out}{err}");
+    assert_eq!(
+        ok(
+            k,
+            &[
+                "get",
+                "db",
+                "ssa",
+                "-o",
+                "jsonpath={.spec.replicas} {.metadata.generation}"
+            ]
+        ),
+        "3 2"
+    );
+    // Both applied the same engine and version: they share them; replicas is bob's alone.
+    assert_eq!(
+        owners(k, "ssa"),
+        vec![
+            (
+                "alice".to_owned(),
+                "Apply".to_owned(),
+                vec!["f:engine".to_owned(), "f:version".to_owned()]
+            ),
+            (
+                "bob".to_owned(),
+                "Apply".to_owned(),
+                vec![
+                    "f:engine".to_owned(),
+                    "f:replicas".to_owned(),
+                    "f:version".to_owned()
+                ]
+            ),
+        ]
+    );
+
+    // A later edit by another client takes the field it changes, recorded as an Update.
+    ok(
+        k,
+        &[
+            "patch",
+            "db",
+            "ssa",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"replicas":4}}"#,
+        ],
+    );
+    let after = owners(k, "ssa");
+    assert_eq!(
+        after
+            .last()
+            .map(|(m, o, f)| (m.as_str(), o.as_str(), f.clone())),
+        Some(("kubectl-patch", "Update", vec!["f:replicas".to_owned()])),
+        "{after:?}"
+    );
+    ok(k, &["delete", "db", "ssa"]);
+}
