@@ -199,6 +199,170 @@ fn untouched_files_of_an_older_version_are_replaced_and_dropped_ones_removed() {
     assert!(again.contains("nothing to do"), "{again}");
 }
 
+const LOCK: &str = "Cargo.lock";
+const PINNED: &str = ".rsbuilder/Cargo.lock.pinned";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `lock` (a Cargo.lock) with the entry of `package` at `version`, and the version it had.
+fn with_version(lock: &str, package: &str, version: &str) -> (String, String) {
+    let head = format!("\nname = \"{package}\"\nversion = \"");
+    let at = lock
+        .find(&head)
+        .unwrap_or_else(|| panic!("{package} not in the lock"));
+    let start = at + head.len();
+    let end = start + lock[start..].find('"').unwrap();
+    let was = lock[start..end].to_owned();
+    (format!("{}{version}{}", &lock[..start], &lock[end..]), was)
+}
+
+/// `version` with its patch number moved by `by` (an older or newer release in the same
+/// semver-compatible range).
+fn patch(version: &str, by: i64) -> String {
+    let mut v = semver::Version::parse(version).unwrap();
+    v.build = semver::BuildMetadata::EMPTY;
+    v.patch = (v.patch as i64 + by).max(0) as u64;
+    assert_ne!(
+        v.to_string(),
+        version,
+        "no other patch release of {version}"
+    );
+    v.to_string()
+}
+
+/// An older rsbuilder pinned rustls and tokio one patch release lower (its lock and its
+/// record); the user then ran `cargo update -p tokio`, to a release this version does not
+/// pin either. `alpha update` moves rustls, keeps the user's tokio and says so.
+#[test]
+fn the_lock_takes_new_pins_where_the_user_kept_the_old_ones() {
+    let (_tmp, dir) = project("ai-operator");
+    let fresh = read(&dir, LOCK);
+    assert_eq!(read(&dir, PINNED), fresh);
+    let (_, rustls) = with_version(&fresh, "rustls", "");
+    let (_, tokio) = with_version(&fresh, "tokio", "");
+    let (old_rustls, old_tokio, users_tokio) =
+        (patch(&rustls, -1), patch(&tokio, -1), patch(&tokio, 1));
+    let (older, _) = with_version(&fresh, "rustls", &old_rustls);
+    let (older, _) = with_version(&older, "tokio", &old_tokio);
+    write(&dir, PINNED, &older);
+    let (users, _) = with_version(&older, "tokio", &users_tokio);
+    write(&dir, LOCK, &users);
+    let before = tree(&dir);
+
+    let expected = format!(
+        "lock     Cargo.lock: moved 1 package to the versions rsbuilder {VERSION} pins (what its tests built the runtime with)
+           rustls {old_rustls} -> {rustls}
+lock     Cargo.lock: tokio {users_tokio}: yours, kept (rsbuilder {VERSION} pins {tokio}; `cargo update -p tokio` is yours to run)
+
+The tool-owned files now match rsbuilder {VERSION}. Next: cargo build && cargo test
+"
+    );
+    // --dry-run says the same and writes nothing.
+    let dry = run_ok(&dir, &["alpha", "update", "--dry-run"]);
+    assert_eq!(
+        dry,
+        expected
+            .replace("moved 1", "would move 1")
+            .replace("files now", "files would now")
+    );
+    assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert_eq!(out, expected);
+    // This version's lock but for the user's tokio; the record is this version's pins.
+    assert_eq!(
+        read(&dir, LOCK),
+        with_version(&fresh, "tokio", &users_tokio).0
+    );
+    assert_eq!(read(&dir, PINNED), fresh);
+    assert_eq!(differing(&before, &tree(&dir)), [PINNED, LOCK]);
+    // Done: the next update has nothing to do, and the user's tokio stays.
+    let again = run_ok(&dir, &["alpha", "update"]);
+    assert!(again.contains("nothing to do"), "{again}");
+    assert_eq!(
+        read(&dir, LOCK),
+        with_version(&fresh, "tokio", &users_tokio).0
+    );
+}
+
+/// A project made before rsbuilder recorded its pins: nothing tells an old pin from the
+/// user's choice, so every version in the lock stays, and the output says why.
+#[test]
+fn a_lock_without_a_record_is_kept_as_the_users() {
+    let (_tmp, dir) = project("ai-operator");
+    let fresh = read(&dir, LOCK);
+    let (_, rustls) = with_version(&fresh, "rustls", "");
+    let old = patch(&rustls, -1);
+    let (users, _) = with_version(&fresh, "rustls", &old);
+    write(&dir, LOCK, &users);
+    std::fs::remove_file(dir.join(PINNED)).unwrap();
+
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert_eq!(
+        out.lines().take(2).collect::<Vec<_>>(),
+        [
+            format!(
+                "lock     Cargo.lock: no record of the versions rsbuilder wrote before ({PINNED}; the project predates it), so every version in it is kept as yours; the pins of rsbuilder {VERSION} are recorded from now on"
+            ),
+            format!(
+                "lock     Cargo.lock: rustls {old}: yours, kept (rsbuilder {VERSION} pins {rustls}; `cargo update -p rustls` is yours to run)"
+            ),
+        ],
+        "{out}"
+    );
+    assert_eq!(read(&dir, LOCK), users);
+    assert_eq!(read(&dir, PINNED), fresh);
+}
+
+#[test]
+fn a_project_without_a_lock_gets_this_versions() {
+    let (_tmp, dir) = project("ai-operator");
+    let fresh = read(&dir, LOCK);
+    std::fs::remove_file(dir.join(LOCK)).unwrap();
+    std::fs::remove_file(dir.join(PINNED)).unwrap();
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert_eq!(
+        out.lines().next(),
+        Some(
+            format!(
+                "create   Cargo.lock (the versions rsbuilder {VERSION} pins; the project had none)"
+            )
+            .as_str()
+        ),
+        "{out}"
+    );
+    assert_eq!(read(&dir, LOCK), fresh);
+    assert_eq!(read(&dir, PINNED), fresh);
+}
+
+/// A lock cargo would not read either: `alpha update` names the file and the line, and
+/// writes nothing, not even the tool-owned files it would have replaced.
+#[test]
+fn a_broken_lock_stops_the_update_before_anything_is_written() {
+    let (_tmp, dir) = project("ai-operator");
+    let file = largest_tool_owned(&dir);
+    as_if_older(&dir, &file);
+    let fresh = read(&dir, LOCK);
+    let (older, _) = with_version(&fresh, "rustls", "0.23.0");
+    write(&dir, PINNED, &older);
+    let (broken, _) = with_version(&fresh, "tokio", "one");
+    write(&dir, LOCK, &broken);
+    let line = broken[..broken.find("name = \"tokio\"").unwrap()]
+        .lines()
+        .count();
+    let before = tree(&dir);
+
+    let out = rsbuilder(&dir, &["alpha", "update"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "Cargo.lock: line {line}: the [[package]] entry of tokio: version \"one\": "
+        )),
+        "{stderr}"
+    );
+    assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+}
+
 #[test]
 fn a_users_edit_that_does_not_overlap_is_merged() {
     let (_tmp, dir) = project("ai-operator");
@@ -460,6 +624,10 @@ fn rich_project(name: &str) -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn alpha_generate_into_an_output_dir_reproduces_the_project() {
     let (tmp, dir) = rich_project("ai-operator");
+    // The user's `cargo update -p tokio`: the lock is carried over with the record of the pins.
+    let (_, tokio) = with_version(&read(&dir, LOCK), "tokio", "");
+    let (users, _) = with_version(&read(&dir, LOCK), "tokio", &patch(&tokio, 1));
+    write(&dir, LOCK, &users);
     let before = tree(&dir);
     let out_dir = tmp.path().join("regenerated");
     let out = run_ok(

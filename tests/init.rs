@@ -142,13 +142,15 @@ fn init_writes_the_runtime_as_tool_owned_files() {
         manifest.push_str(&format!("{}  {path}\n", owned::sha256_hex(contents)));
     }
     assert_eq!(text(owned::MANIFEST), manifest);
-    // Nothing user-owned is recorded, and `init` lists only the project's own files.
+    // Records: the runtime's bases and their hashes, and the pins of Cargo.lock (the user's
+    // file; `alpha update`'s base), which are the lock as written.
     let recorded: Vec<&str> = files
         .keys()
         .map(String::as_str)
         .filter(|p| p.starts_with(".rsbuilder/"))
         .collect();
-    assert_eq!(recorded.len(), embedded.len() + 1, "{recorded:?}");
+    assert_eq!(recorded.len(), embedded.len() + 2, "{recorded:?}");
+    assert_eq!(text(".rsbuilder/Cargo.lock.pinned"), text("Cargo.lock"));
     let cargo = text("Cargo.toml");
     assert!(
         cargo.contains("rsbuilder-runtime = { path = \"rsbuilder-runtime\" }"),

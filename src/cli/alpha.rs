@@ -74,8 +74,9 @@ pub fn run(cwd: &Path, root: &Path, cmd: AlphaCommand) -> anyhow::Result<i32> {
 }
 
 /// `alpha update`: prints one line per tool-owned file that changes (`replace`, `create`,
-/// `merge`, `conflict`, `remove`, `kept`, `record`), or that nothing is to do; exit code 1
-/// with the list of conflicts when any remain.
+/// `merge`, `conflict`, `remove`, `kept`, `record`), then what happens to `Cargo.lock`
+/// ([`print_lock`]), or that nothing is to do; exit code 1 with the list of conflicts when
+/// any remain (a version of the user's kept in `Cargo.lock` is not one).
 fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     use crate::scaffold::alpha;
     let _lock = if args.dry_run {
@@ -94,7 +95,10 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     for (path, outcome) in &update.files {
         println!("{:<8} {}", outcome.label(), path.display());
     }
-    if update.files.is_empty() {
+    if let Some(lock) = &update.lock {
+        print_lock(lock, args.dry_run, version);
+    }
+    if update.files.is_empty() && update.lock.is_none() {
         println!(
             "The {} are those of rsbuilder {version}; nothing to do.",
             crate::scaffold::count(update.tool_owned, "tool-owned file")
@@ -135,6 +139,66 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
          need, delete the markers, then run `rsbuilder alpha update` again"
     );
     Ok(super::EXIT_FAILURE)
+}
+
+/// The `Cargo.lock` lines of `alpha update`: the packages moved to this version's pins, the
+/// pins added, and each version the user chose that stays, with the command that is theirs
+/// to run; a note when the project has no record of the pins rsbuilder wrote before.
+fn print_lock(lock: &crate::scaffold::alpha::LockUpdate, dry_run: bool, version: &str) {
+    use crate::scaffold::alpha::LockUpdate;
+    use crate::scaffold::count;
+    use crate::scaffold::lockfile::{FILE, PINNED};
+    let lock = match lock {
+        LockUpdate::Created => {
+            println!(
+                "{:<8} {FILE} (the versions rsbuilder {version} pins; the project had none)",
+                "create"
+            );
+            return;
+        }
+        LockUpdate::Updated(lock) => lock,
+    };
+    let (moved, added) = if dry_run {
+        ("would move", "would add")
+    } else {
+        ("moved", "added")
+    };
+    if !lock.recorded {
+        println!(
+            "{:<8} {FILE}: no record of the versions rsbuilder wrote before ({PINNED}; the project predates it), so every version in it is kept as yours; the pins of rsbuilder {version} are recorded from now on",
+            "lock"
+        );
+    }
+    if lock.updated.is_empty() && lock.kept.is_empty() && lock.added == 0 {
+        println!(
+            "{:<8} {PINNED} ({FILE} has the pins of rsbuilder {version} already)",
+            "record"
+        );
+        return;
+    }
+    if !lock.updated.is_empty() {
+        println!(
+            "{:<8} {FILE}: {moved} {} to the versions rsbuilder {version} pins (what its tests built the runtime with)",
+            "lock",
+            count(lock.updated.len(), "package")
+        );
+        for c in &lock.updated {
+            println!("           {} {} -> {}", c.name, c.from, c.to);
+        }
+    }
+    if lock.added > 0 {
+        println!(
+            "{:<8} {FILE}: {added} {} rsbuilder {version} pins that it lacked (the next build drops those the project does not use)",
+            "lock",
+            count(lock.added, "package")
+        );
+    }
+    for c in &lock.kept {
+        println!(
+            "{:<8} {FILE}: {} {}: yours, kept (rsbuilder {version} pins {}; `cargo update -p {}` is yours to run)",
+            "lock", c.name, c.from, c.to, c.name
+        );
+    }
 }
 
 /// `alpha generate`: prints `add` / `change` / `remove` per path, the notes, and the next

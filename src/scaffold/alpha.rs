@@ -6,7 +6,8 @@
 //!   recorded it (its SHA-256 in `.rsbuilder/tool-owned.sha256`, see [`engine::owned`]) is
 //!   replaced; a file the user changed gets a three-way merge (diffy) of the recorded base,
 //!   the file on disk and the new text; a merge that conflicts is written with conflict
-//!   markers. User-owned files are never read for writing.
+//!   markers. User-owned files are never read for writing, but for `Cargo.lock`, whose pins
+//!   move with the runtime per package where the user left them ([`plan_lock`]).
 //! - [`plan_generate`] (Kubebuilder's `alpha generate`): the project is scaffolded again from
 //!   its PROJECT in a scratch directory (`init`, then `create api` for each resource, then
 //!   `create webhook` for each recorded webhook), the user's code is carried over, and the
@@ -100,6 +101,18 @@ pub struct Update {
     pub files: Vec<(PathBuf, Outcome)>,
     /// How many tool-owned files this version has.
     pub tool_owned: usize,
+    /// What happens to `Cargo.lock` ([`plan_lock`]); `None` when this version pins what
+    /// rsbuilder recorded it wrote before.
+    pub lock: Option<LockUpdate>,
+}
+
+/// What `alpha update` does to `Cargo.lock`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockUpdate {
+    /// The project had no `Cargo.lock`: it gets this version's.
+    Created,
+    /// The per-package choice between the user's lock and this version's pins.
+    Updated(super::lockfile::Update),
 }
 
 impl Update {
@@ -176,6 +189,7 @@ fn load_project(plan: &Plan, command: &str) -> Result<Project> {
 pub fn plan_update(dir: &Path) -> Result<Update> {
     let mut plan = Plan::new(dir, false);
     load_project(&plan, "alpha update")?;
+    let lock = plan_lock(&mut plan)?;
     let recorded = recorded(&plan)?;
     let new = tool_owned_files();
     let mut paths: BTreeSet<PathBuf> = new.keys().cloned().collect();
@@ -241,7 +255,42 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
         plan,
         files,
         tool_owned: new.len(),
+        lock,
     })
+}
+
+/// Plans the update of `Cargo.lock` with the runtime, when this version pins other versions
+/// ([`super::lockfile::project_lock`]) than rsbuilder recorded it wrote before
+/// ([`super::lockfile::PINNED`]): per package, the new pin where the user's entry is still
+/// the old one, the user's entry where they chose another version ([`super::lockfile::update`];
+/// without a record, every version in the lock is the user's). A project without a lock gets
+/// this version's. The record becomes this version's pins.
+///
+/// Errors (nothing written): a lock or record that cannot be read or parsed, naming the file
+/// and the line.
+fn plan_lock(plan: &mut Plan) -> Result<Option<LockUpdate>> {
+    use super::lockfile::{self, FILE, PINNED};
+    let theirs = lockfile::project_lock();
+    let base = plan.read(PINNED)?;
+    if base.as_deref() == Some(theirs.as_str()) {
+        return Ok(None);
+    }
+    let outcome = match plan.read(FILE)? {
+        Some(ours) => {
+            let update =
+                lockfile::update(base.as_deref(), &ours, &theirs).map_err(anyhow::Error::msg)?;
+            if update.text != ours {
+                plan.create_verbatim(FILE, update.text.clone());
+            }
+            LockUpdate::Updated(update)
+        }
+        None => {
+            plan.create_verbatim(FILE, theirs.clone());
+            LockUpdate::Created
+        }
+    };
+    plan.create(PINNED, theirs, IfExists::Overwrite);
+    Ok(Some(outcome))
 }
 
 /// What `alpha generate` was asked to do.
@@ -281,7 +330,8 @@ const NOT_CARRIED: &[&str] = &[".git", "target", engine::STATE_DIR];
 /// The files of an rsbuilder project the user writes code in, which `alpha generate` takes
 /// from the old project when it has them rather than from the templates: for every resource
 /// its types, controller, webhook and conversion files, the samples, and what `manifests`
-/// writes from the code (CRDs, the manager's role, the webhook configurations).
+/// writes from the code (CRDs, the manager's role, the webhook configurations), and
+/// `Cargo.lock` (the versions the user builds with; `alpha update` moves the pins).
 fn users_code(path: &Path, project: &Project) -> bool {
     let per_kind = project.resources.iter().any(|r: &ProjectResource| {
         let group = layout::group_of(project.multigroup, &r.group);
@@ -313,6 +363,7 @@ fn users_code(path: &Path, project: &Project) -> bool {
         || path.starts_with(config.join(layout::generated::CRD_BASES))
         || path == config.join(layout::generated::RBAC_ROLE)
         || path == Path::new(layout::WEBHOOK_MANIFESTS)
+        || path == Path::new(super::lockfile::FILE)
 }
 
 /// Scaffolds the project `project` describes into the empty directory `scratch` with this
@@ -549,6 +600,20 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
         for path in &dropped {
             plan.untrack_tool_owned(path);
         }
+    }
+    // The record of the pins is the base of the Cargo.lock: it goes with the user's lock
+    // (in place it stays); a lock that is this version's (the project had none) gets this
+    // version's record.
+    let pinned = old_plan.read(super::lockfile::PINNED)?;
+    let lock = Path::new(super::lockfile::FILE);
+    if !old.contains_key(lock) && new.contains_key(lock) {
+        plan.create(
+            super::lockfile::PINNED,
+            super::lockfile::project_lock(),
+            IfExists::Overwrite,
+        );
+    } else if let Some(pins) = pinned.filter(|_| !in_place) {
+        plan.create(super::lockfile::PINNED, pins, IfExists::Overwrite);
     }
     Ok(Generated {
         plan,

@@ -499,6 +499,11 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     );
     if let Some(cargo) = cargo {
         plan.create_file(layout::owned(layout::CARGO_TOML), cargo);
+        // The feature's crates at the versions rsbuilder pinned, not the newest: the
+        // project's first build dropped them from its lock as unused.
+        if let Some(lock) = super::lockfile::with_feature_pins(&plan)? {
+            plan.create_verbatim(super::lockfile::FILE, lock);
+        }
     }
     // The image holds the binary that config/apiserver's Deployment runs.
     if dockerfile {

@@ -455,7 +455,7 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
         files.push(("LICENSE", text));
     }
     // The crate versions rsbuilder's tests built the runtime with (src/scaffold/lockfile.rs).
-    files.push(("Cargo.lock", super::lockfile::project_lock()));
+    files.push((super::lockfile::FILE, super::lockfile::project_lock()));
     files.extend(super::runtime::project_files().map(|(path, text)| (path, text.to_owned())));
     files
 }
@@ -506,6 +506,15 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
         });
     }
     for (path, contents) in files {
+        if path == super::lockfile::FILE {
+            // The lock is the user's; what rsbuilder pinned is recorded as the base `alpha
+            // update` tells the user's own versions from its pins with.
+            plan.create(
+                super::lockfile::PINNED,
+                contents.clone(),
+                layout::IfExists::Overwrite,
+            );
+        }
         if is_tool_owned(path) {
             plan.create_tool_owned(path, contents, layout::IfExists::Error);
             continue;
