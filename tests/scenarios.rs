@@ -491,7 +491,7 @@ fn a_full_disk_is_rolled_back() {
     let mnt = tmp.path().join("disk");
     std::fs::create_dir(&mnt).unwrap();
     let mounted = StdCommand::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
         .arg(&mnt)
         .output()
         .is_ok_and(|o| o.status.success());
