@@ -676,19 +676,56 @@ fn kubectl_scenario(s: &Server) {
         replicas
     );
 
-    // An orphaning or foreground delete is refused, never carried out as another: this
-    // server does not do them.
-    for args in [
-        &["delete", "db", "main", "--cascade=orphan"][..],
-        &["delete", "db", "main", "--cascade=foreground"][..],
-    ] {
-        let (success, out, err) = kubectl(k, args);
-        assert!(!success, "kubectl {args:?}: {out}");
-        assert!(
-            err.contains("Error from server (BadRequest)") && err.contains("not supported yet"),
-            "kubectl {args:?}: {err}"
+    // An orphaning or foreground delete marks the object with the garbage collector's
+    // finalizer (kubectl would wait for the cluster's collector to remove it: --wait=false);
+    // taking the finalizer off, as the collector does, removes the object.
+    let cascade = MAIN
+        .replace("name: main", "name: cascade")
+        .replace("env: prod", "env: test");
+    let cascade = write(s.dir.path(), "cascade.yaml", &cascade);
+    ok(k, &["create", "-f", &cascade]);
+    let finalizers = || {
+        ok(
+            k,
+            &[
+                "get",
+                "db",
+                "cascade",
+                "-o",
+                "jsonpath={.metadata.finalizers}",
+            ],
+        )
+    };
+    for (cascade, finalizer) in [("orphan", "orphan"), ("foreground", "foregroundDeletion")] {
+        assert_eq!(
+            ok(
+                k,
+                &[
+                    "delete",
+                    "db",
+                    "cascade",
+                    &format!("--cascade={cascade}"),
+                    "--wait=false"
+                ]
+            )
+            .trim(),
+            r#"database.example.com "cascade" deleted"#
         );
+        assert_eq!(finalizers(), format!("[\"{finalizer}\"]"));
     }
+    ok(
+        k,
+        &[
+            "patch",
+            "db",
+            "cascade",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ],
+    );
+    let (found, _, err) = kubectl(k, &["get", "db", "cascade"]);
+    assert!(!found && err.contains("NotFound"), "{err}");
     assert_eq!(
         ok(k, &["get", "db", "main", "-o", "name"]).trim(),
         "database.example.com/main"

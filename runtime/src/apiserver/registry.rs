@@ -169,6 +169,58 @@ fn served(mut value: Value, revision: u64) -> Value {
     value
 }
 
+/// The garbage collector's finalizers that mark an object deleted with
+/// `propagationPolicy: Orphan`.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+
+/// ... and with `propagationPolicy: Foreground`.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// The finalizers an object deleted with DeleteOptions `options` gets, from its `current`
+/// ones, as k8s.io/apiserver's registry computes them for the garbage collector
+/// (`deletionFinalizersForGarbageCollection`): the `orphan` and `foregroundDeletion`
+/// finalizers are taken off, then `orphan` is put back when `orphanDependents` is true, the
+/// `propagationPolicy` is `Orphan`, or neither is given and the object had it;
+/// `foregroundDeletion` when `orphanDependents` is not given and the policy is `Foreground`,
+/// or no policy is given and the object had it. `Background`, the custom resources' default,
+/// puts back neither. The cluster's garbage collector (kube-controller-manager, which
+/// collects an aggregated API's objects too) orphans or deletes the dependents and then
+/// removes the finalizer, and the object goes with its last finalizer.
+pub fn gc_finalizers(current: &[String], options: &Value) -> Vec<String> {
+    let orphan_dependents = options.get("orphanDependents").and_then(Value::as_bool);
+    let policy = options.get("propagationPolicy").and_then(Value::as_str);
+    let had = |f: &str| {
+        current
+            .iter()
+            .find(|x| *x == ORPHAN_FINALIZER || *x == FOREGROUND_FINALIZER)
+            .is_some_and(|x| x == f)
+    };
+    let orphan = match (orphan_dependents, policy) {
+        (Some(o), _) => o,
+        (None, Some(p)) => p == "Orphan",
+        (None, None) => had(ORPHAN_FINALIZER),
+    };
+    let foreground = match (orphan_dependents, policy) {
+        (Some(_), _) => false,
+        (None, Some(p)) => p == "Foreground",
+        (None, None) => had(FOREGROUND_FINALIZER),
+    };
+    let mut out: Vec<String> = current
+        .iter()
+        .filter(|f| *f != ORPHAN_FINALIZER && *f != FOREGROUND_FINALIZER)
+        .cloned()
+        .collect();
+    if orphan {
+        out.push(ORPHAN_FINALIZER.to_string());
+    }
+    if foreground {
+        out.push(FOREGROUND_FINALIZER.to_string());
+    }
+    // Unchanged as a set: the object keeps its own order.
+    let same = out.len() == current.len() && out.iter().all(|f| current.contains(f));
+    if same { current.to_vec() } else { out }
+}
+
 /// The object as stored: `resourceVersion` is the store's, never part of the value.
 fn stored(mut value: Value) -> Value {
     meta_mut(&mut value).remove("resourceVersion");
@@ -1052,9 +1104,13 @@ impl<S: Storage> Registry<S> {
         managed::encode(new, entries);
     }
 
-    /// Deletes object `name`, or marks it deleting while it has finalizers. `options` is a
-    /// DeleteOptions body (its `preconditions` are checked). Out: the marked object, or a
-    /// Success Status naming the deleted one. Errors: 404; 409 on a failed precondition.
+    /// Deletes object `name`, or marks it deleting while it has finalizers. `options` is the
+    /// request's DeleteOptions (the body's, with the query's `propagationPolicy` and
+    /// `orphanDependents`): its `preconditions` are checked, and its propagation sets the
+    /// garbage collector's finalizers first ([`gc_finalizers`]: `Orphan` and `Foreground`
+    /// leave the object marked deleting until the cluster's garbage collector is done). Out:
+    /// the marked object, or a Success Status naming the deleted one. Errors: 404; 409 on a
+    /// failed precondition.
     pub async fn delete(
         &self,
         kind: &ApiKind,
@@ -1116,20 +1172,28 @@ impl<S: Storage> Registry<S> {
             }
             let served_now = served(current.value.clone(), current.revision);
             Self::admit(kind, name, Op::Delete(&served_now), w).await?;
-            if !finalizers(&current.value).is_empty() {
-                if meta(&current.value).contains_key("deletionTimestamp") {
+            let before = finalizers(&current.value);
+            let after = gc_finalizers(&before, options);
+            if !after.is_empty() {
+                let deleting = meta(&current.value).contains_key("deletionTimestamp");
+                if deleting && after == before {
                     return Ok(served(current.value, current.revision));
                 }
                 let mut marked = current.value.clone();
                 let generation = meta(&marked).get("generation").and_then(Value::as_i64);
                 let m = meta_mut(&mut marked);
-                m.insert(
-                    "deletionTimestamp".into(),
-                    Value::String(self.clock.stamp()),
-                );
-                m.insert("deletionGracePeriodSeconds".into(), json!(0));
-                if let Some(g) = generation.filter(|g| *g > 0) {
-                    m.insert("generation".into(), json!(g + 1));
+                if after != before {
+                    m.insert("finalizers".into(), json!(after));
+                }
+                if !deleting {
+                    m.insert(
+                        "deletionTimestamp".into(),
+                        Value::String(self.clock.stamp()),
+                    );
+                    m.insert("deletionGracePeriodSeconds".into(), json!(0));
+                    if let Some(g) = generation.filter(|g| *g > 0) {
+                        m.insert("generation".into(), json!(g + 1));
+                    }
                 }
                 if w.dry_run {
                     return Ok(served(marked, current.revision));

@@ -1220,3 +1220,58 @@ async fn apply_checks_its_resource_version_and_status_applies_need_the_object() 
         400
     );
 }
+
+/// `deletionFinalizersForGarbageCollection`'s table, as k8s.io/apiserver's registry computes
+/// the finalizers of a delete: (the object's finalizers, DeleteOptions, the result).
+#[test]
+fn a_deletes_propagation_sets_the_garbage_collectors_finalizers() {
+    let cases: &[(&[&str], Value, &[&str])] = &[
+        (&[], json!({}), &[]),
+        (&[], json!({"propagationPolicy": "Background"}), &[]),
+        (&[], json!({"propagationPolicy": "Orphan"}), &["orphan"]),
+        (
+            &[],
+            json!({"propagationPolicy": "Foreground"}),
+            &["foregroundDeletion"],
+        ),
+        (&[], json!({"orphanDependents": true}), &["orphan"]),
+        (&[], json!({"orphanDependents": false}), &[]),
+        (&["orphan"], json!({}), &["orphan"]),
+        (&["orphan"], json!({"propagationPolicy": "Background"}), &[]),
+        (
+            &["orphan"],
+            json!({"propagationPolicy": "Foreground"}),
+            &["foregroundDeletion"],
+        ),
+        (
+            &["x", "foregroundDeletion"],
+            json!({"orphanDependents": true}),
+            &["x", "orphan"],
+        ),
+        (
+            &["x", "foregroundDeletion"],
+            json!({}),
+            &["x", "foregroundDeletion"],
+        ),
+        // The first of the two the object has decides, when the delete names no policy.
+        (
+            &["foregroundDeletion", "orphan"],
+            json!({}),
+            &["foregroundDeletion"],
+        ),
+        // Unchanged as a set: the object's own order is kept.
+        (
+            &["orphan", "x"],
+            json!({"propagationPolicy": "Orphan"}),
+            &["orphan", "x"],
+        ),
+    ];
+    for (current, options, want) in cases {
+        let current: Vec<String> = current.iter().map(|f| f.to_string()).collect();
+        assert_eq!(
+            gc_finalizers(&current, options),
+            want.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+            "{current:?} {options}"
+        );
+    }
+}

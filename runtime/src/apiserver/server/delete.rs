@@ -14,10 +14,11 @@ use super::options::Verb;
 /// Deletes object `name` (or marks it deleting while it has finalizers). Out: the marked
 /// object, or a Success Status. Errors: the options' (400, 422), the registry's (404, 409).
 pub async fn delete<S: Storage>(s: &Scope<'_, S>, name: &str) -> Result<Answer, ApiError> {
-    let options = decode::delete_options(&s.body)?;
+    let mut options = decode::delete_options(&s.body)?;
     let mut opts = s.opts.clone();
     opts.merge_delete_body(&options)?;
     opts.validate(Verb::Delete)?;
+    opts.propagation_into(&mut options);
     let out = s
         .srv
         .registry
@@ -34,10 +35,11 @@ pub async fn delete<S: Storage>(s: &Scope<'_, S>, name: &str) -> Result<Answer, 
 /// Deletes every object the selectors pick. Out: a `<Kind>List` of them. Errors: the
 /// options' (400, 422), the registry's.
 pub async fn delete_collection<S: Storage>(s: &Scope<'_, S>) -> Result<Answer, ApiError> {
-    let options = decode::delete_options(&s.body)?;
+    let mut options = decode::delete_options(&s.body)?;
     let mut opts = s.opts.clone();
     opts.merge_delete_body(&options)?;
     opts.validate(Verb::DeleteCollection)?;
+    opts.propagation_into(&mut options);
     let list = s
         .srv
         .registry

@@ -8,8 +8,7 @@
 //! handlers run `ValidateListOptions`, `ValidateCreateOptions`, `ValidateUpdateOptions`,
 //! `ValidatePatchOptions` and `ValidateDeleteOptions` (422 Invalid of `<Kind>Options` in
 //! `meta.k8s.io`), and refuses what this server parses but does not carry out yet
-//! (400 BadRequest naming it): `propagationPolicy` `Orphan` and `Foreground`,
-//! `orphanDependents=true`, and `sendInitialEvents=false`. `dryRun=All` is carried out by the
+//! (400 BadRequest naming it): `sendInitialEvents=false`. `dryRun=All` is carried out by the
 //! registry ([`RequestOptions::write`], [`super::super::registry::Write`]). Unknown query
 //! parameters are ignored, as the API server ignores them.
 
@@ -300,8 +299,7 @@ impl RequestOptions {
     /// does not carry out. Errors: 422 Invalid of `ListOptions`, `CreateOptions`,
     /// `UpdateOptions`, `PatchOptions` (`ValidatePatchOptions`: `force` only on an apply,
     /// which needs a `fieldManager`) or `DeleteOptions` with one cause per failed rule;
-    /// 400 BadRequest for `propagationPolicy` `Orphan` or `Foreground`, `orphanDependents=true`, and
-    /// `sendInitialEvents=false`.
+    /// 400 BadRequest for `sendInitialEvents=false`.
     pub fn validate(&self, verb: Verb) -> Result<(), ApiError> {
         let (options_kind, causes) = match verb {
             Verb::Get => ("GetOptions", Vec::new()),
@@ -490,26 +488,27 @@ impl RequestOptions {
 
     /// The options this server parses but does not carry out: refused, never ignored.
     fn refuse_unsupported(&self, verb: Verb) -> Result<(), ApiError> {
-        if matches!(verb, Verb::Delete | Verb::DeleteCollection) {
-            if let Some(p @ (Propagation::Orphan | Propagation::Foreground)) =
-                self.propagation_policy
-            {
-                return Err(ApiError::bad_request(format!(
-                    "propagationPolicy {p:?} is not supported yet by this server (only Background); the object was not deleted"
-                )));
-            }
-            if self.orphan_dependents == Some(true) {
-                return Err(ApiError::bad_request(
-                    "orphanDependents=true is not supported yet by this server (only propagationPolicy Background); the object was not deleted",
-                ));
-            }
-        }
         if verb == Verb::Watch && self.send_initial_events == Some(false) {
             return Err(ApiError::bad_request(
                 "sendInitialEvents=false is not supported yet by this server; leave it unset or send true",
             ));
         }
         Ok(())
+    }
+
+    /// Writes the request's propagation (`propagationPolicy`, `orphanDependents`, from the
+    /// query or the body, validated) into the DeleteOptions `options` the registry reads
+    /// ([`super::super::registry::gc_finalizers`]).
+    pub fn propagation_into(&self, options: &mut Value) {
+        let Some(o) = options.as_object_mut() else {
+            return;
+        };
+        if let Some(p) = self.propagation_policy {
+            o.insert("propagationPolicy".into(), Value::String(format!("{p:?}")));
+        }
+        if let Some(orphan) = self.orphan_dependents {
+            o.insert("orphanDependents".into(), Value::Bool(orphan));
+        }
     }
 
     /// How the registry carries out the write: a dry run when `dryRun` was given (validated:

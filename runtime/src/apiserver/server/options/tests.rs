@@ -345,42 +345,70 @@ async fn kubectl_delete_with_background_propagation_deletes() {
     assert!(!exists(&f).await);
 }
 
+/// `DELETE {DBS}/{name}{query}` with `body`: the answer's code and JSON.
+async fn delete(f: &Fixture, name: &str, query: &str, body: &str) -> (u16, Value) {
+    let (code, out) = call(f, "DELETE", &format!("{DBS}/{name}{query}"), &[], body).await;
+    (code, json_of(&out))
+}
+
 #[tokio::test]
-async fn orphan_and_foreground_propagation_are_refused_not_ignored() {
+async fn orphan_and_foreground_deletes_leave_the_object_to_the_garbage_collector() {
     let f = fixture(|_| {});
     with_a(&f).await;
-    let cases = [
-        (
-            "?propagationPolicy=Orphan",
-            "",
-            "propagationPolicy Orphan is not supported yet by this server (only Background); the object was not deleted",
-        ),
-        (
-            "",
-            r#"{"propagationPolicy":"Foreground"}"#,
-            "propagationPolicy Foreground is not supported yet by this server (only Background); the object was not deleted",
-        ),
-        (
-            "?orphanDependents=true",
-            "",
-            "orphanDependents=true is not supported yet by this server (only propagationPolicy Background); the object was not deleted",
-        ),
-        (
-            "",
-            r#"{"orphanDependents":true}"#,
-            "orphanDependents=true is not supported yet by this server (only propagationPolicy Background); the object was not deleted",
-        ),
-    ];
-    for (query, body, message) in cases {
-        let answer = call(&f, "DELETE", &format!("{DBS}/a{query}"), &[], body).await;
-        assert_eq!(
-            status(&answer),
-            expect(400, "BadRequest", message),
-            "{query}{body}"
-        );
-        assert!(exists(&f).await, "{query}{body} deleted the object");
-    }
-    let all = call(
+    // As kube-apiserver: the object is marked deleting with the garbage collector's finalizer
+    // for the policy, and stays until the collector removes it.
+    let (code, marked) = delete(&f, "a", "?propagationPolicy=Orphan", "").await;
+    assert_eq!(code, 200, "{marked}");
+    assert_eq!(marked["metadata"]["finalizers"], json!(["orphan"]));
+    assert!(marked["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], json!(0));
+    assert!(exists(&f).await);
+    let stamp = marked["metadata"]["deletionTimestamp"].clone();
+    // A second delete with another policy swaps the finalizer; the mark stays as it was.
+    let (code, swapped) = delete(&f, "a", "", r#"{"propagationPolicy":"Foreground"}"#).await;
+    assert_eq!(code, 200, "{swapped}");
+    assert_eq!(
+        swapped["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    assert_eq!(swapped["metadata"]["deletionTimestamp"], stamp);
+    assert_eq!(
+        swapped["metadata"]["generation"],
+        marked["metadata"]["generation"]
+    );
+    // Background takes the last finalizer off, and the object goes.
+    let (code, gone) = delete(&f, "a", "?propagationPolicy=Background", "").await;
+    assert_eq!((code, &gone["status"]), (200, &json!("Success")), "{gone}");
+    assert!(!exists(&f).await);
+
+    // orphanDependents=true (deprecated) is Orphan; the object's own finalizers stay first.
+    let with_keep = BODY.replace(
+        r#""name":"a""#,
+        r#""name":"a","finalizers":["example.com/keep"]"#,
+    );
+    let (code, _) = call(&f, "POST", DBS, &[], &with_keep).await;
+    assert_eq!(code, 201);
+    let (code, marked) = delete(&f, "a", "?orphanDependents=true", "").await;
+    assert_eq!(code, 200, "{marked}");
+    assert_eq!(
+        marked["metadata"]["finalizers"],
+        json!(["example.com/keep", "orphan"])
+    );
+    // The collector's part, played here: the finalizers taken off, the object goes.
+    let (code, _) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a"),
+        &[MERGE],
+        r#"{"metadata":{"finalizers":null}}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert!(!exists(&f).await);
+
+    // A collection: every object marked with the finalizer.
+    with_a(&f).await;
+    let (code, all) = call(
         &f,
         "DELETE",
         &format!("{DBS}?propagationPolicy=Foreground"),
@@ -388,7 +416,11 @@ async fn orphan_and_foreground_propagation_are_refused_not_ignored() {
         "",
     )
     .await;
-    assert_eq!(status(&all).0, 400);
+    assert_eq!(code, 200, "{all}");
+    assert_eq!(
+        json_of(&all)["items"][0]["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
     assert!(exists(&f).await);
 }
 
