@@ -60,8 +60,9 @@ pub struct Config {
     pub kinds: Vec<ApiKind>,
     /// Largest request body accepted (413 above it). The API server's default is 3 MiB.
     pub max_body_bytes: usize,
-    /// Longest a non-watch request may take (504 Timeout after it). The API server's
-    /// default is 60 s.
+    /// Longest a non-watch request may take, from the moment it reaches the handler
+    /// (reading its body included) to its answer (504 Timeout after it; `timeoutSeconds`
+    /// shortens it). The API server's default is 60 s.
     pub request_timeout: Duration,
     /// How often a watch that asked for bookmarks gets one. The API server sends them about
     /// once a minute.
@@ -290,17 +291,15 @@ async fn handle<S: Storage>(
         Ok(a) => a,
         Err(e) => return e.into_response(),
     };
-    let body = match axum::body::to_bytes(body, srv.config.max_body_bytes).await {
-        Ok(b) => b,
-        Err(_) => return ApiError::too_large(srv.config.max_body_bytes).into_response(),
-    };
     let opts = match RequestOptions::parse(&query) {
         Ok(o) => o,
         Err(e) => return e.into_response(),
     };
     let pretty = opts.pretty;
     if opts.watch && method == Method::GET {
-        return match watch_request(&srv, &path, &headers, opts, accepts, body).await {
+        // A watch is long-running (no deadline) and, as kube-apiserver's watch handler, does
+        // not read a body: a client cannot hold a watch open by sending one slowly.
+        return match watch_request(&srv, &path, &headers, opts, accepts, Bytes::new()).await {
             Ok(r) => r,
             Err(e) => e.into_response(),
         };
@@ -309,16 +308,26 @@ async fn handle<S: Storage>(
     if let Some(t) = opts.timeout_seconds.filter(|t| *t > 0) {
         limit = limit.min(Duration::from_secs(t));
     }
-    match tokio::time::timeout(
-        limit,
-        dispatch(&srv, &method, &path, &headers, opts, accepts, body),
-    )
-    .await
-    {
+    // The deadline covers reading the body too, as kube-apiserver's timeout filter wraps the
+    // whole handler: a body that does not arrive in time is answered 504 and the request's
+    // in-flight slot is given back at once, instead of a slow client holding it.
+    let answer = async {
+        let body = read_body(&srv, body).await?;
+        dispatch(&srv, &method, &path, &headers, opts, accepts, body).await
+    };
+    match tokio::time::timeout(limit, answer).await {
         Ok(Ok(answer)) => answer.into_response(pretty),
         Ok(Err(e)) => e.into_response(),
         Err(_) => ApiError::timeout(limit).into_response(),
     }
+}
+
+/// The request body, read whole. Errors: 413 RequestEntityTooLarge past
+/// `Config::max_body_bytes` (or when the body cannot be read).
+async fn read_body<S>(srv: &ApiServer<S>, body: Body) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, srv.config.max_body_bytes)
+        .await
+        .map_err(|_| ApiError::too_large(srv.config.max_body_bytes))
 }
 
 /// The kind a resource path names, served at that scope. Errors: 404.

@@ -323,6 +323,79 @@ async fn a_request_past_the_time_limit_is_a_504_timeout() {
     );
 }
 
+/// Sends `request` on `stream` and reads the answer until the server closes the connection
+/// (failing when it does not within 30 s: the request was never cut).
+async fn exchange(stream: &mut tokio::net::TcpStream, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    stream.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    let read = stream.read_to_end(&mut answer);
+    let closed = tokio::time::timeout(Duration::from_secs(30), read).await;
+    assert!(closed.is_ok(), "no answer, the request was never cut");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A POST of `body` to the databases, on its own connection.
+async fn post_over_tcp(addr: std::net::SocketAddr, body: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST {DBS} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    exchange(&mut stream, request.as_bytes()).await
+}
+
+#[tokio::test]
+async fn a_body_that_stalls_is_cut_at_the_deadline_and_gives_its_slot_back() {
+    use crate::apiserver::limits::Pool;
+    use tokio::io::AsyncWriteExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(vec![kind()]);
+    config.request_timeout = Duration::from_secs(1);
+    config.limits.max_mutating_requests_inflight = 1;
+    let shutdown = CancellationToken::new();
+    let _stop = shutdown.clone().drop_guard();
+    let store = RedbStore::open(&dir.path().join("db")).unwrap();
+    let server = ApiServer::new(config, store, shutdown.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(crate::tls::serve_with(
+        listener,
+        None,
+        server.router(),
+        shutdown.clone(),
+        "test API server",
+        crate::tls::HEADER_READ_TIMEOUT,
+    ));
+
+    // A write whose headers announce the whole body but only part of it is sent; the client
+    // then waits, holding its connection open.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {DBS} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        BODY.len()
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(&BODY.as_bytes()[..20]).await.unwrap();
+    while server.inflight().in_use(Pool::Mutating) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // It holds the only mutating slot while its body is read.
+    let refused = post_over_tcp(addr, &BODY.replace(r#""a""#, r#""b""#)).await;
+    assert!(refused.starts_with("HTTP/1.1 429 "), "{refused}");
+
+    // At the deadline it is answered 504 Timeout, and the slot is free again.
+    let cut = exchange(&mut slow, b"").await;
+    assert!(cut.starts_with("HTTP/1.1 504 "), "{cut}");
+    assert!(cut.contains(r#""reason":"Timeout""#), "{cut}");
+    assert_eq!(server.inflight().in_use(Pool::Mutating), 0);
+
+    // A normal write right after is served.
+    let created = post_over_tcp(addr, BODY).await;
+    assert!(created.starts_with("HTTP/1.1 201 "), "{created}");
+    assert!(created.contains(r#""name":"a""#), "{created}");
+}
+
 #[tokio::test]
 async fn aggregated_discovery_is_served_when_the_client_asks_for_it() {
     let f = fixture(|_| {});
