@@ -61,8 +61,8 @@ pub struct Config {
     /// Largest request body accepted (413 above it). The API server's default is 3 MiB.
     pub max_body_bytes: usize,
     /// Longest a non-watch request may take, from the moment it reaches the handler
-    /// (reading its body included) to its answer (504 Timeout after it; `timeoutSeconds`
-    /// shortens it). The API server's default is 60 s.
+    /// (reading its body included) to its answer (504 Timeout after it; the `timeout`
+    /// parameter shortens it). The API server's default is 60 s.
     pub request_timeout: Duration,
     /// How often a watch that asked for bookmarks gets one. The API server sends them about
     /// once a minute.
@@ -304,10 +304,10 @@ async fn handle<S: Storage>(
             Err(e) => e.into_response(),
         };
     }
-    let mut limit = srv.config.request_timeout;
-    if let Some(t) = opts.timeout_seconds.filter(|t| *t > 0) {
-        limit = limit.min(Duration::from_secs(t));
-    }
+    let limit = match opts.request_timeout(srv.config.request_timeout) {
+        Ok(l) => l,
+        Err(e) => return e.into_response(),
+    };
     // The deadline covers reading the body too, as kube-apiserver's timeout filter wraps the
     // whole handler: a body that does not arrive in time is answered 504 and the request's
     // in-flight slot is given back at once, instead of a slow client holding it.

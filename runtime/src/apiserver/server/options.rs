@@ -12,6 +12,8 @@
 //! registry ([`RequestOptions::write`], [`super::super::registry::Write`]). Unknown query
 //! parameters are ignored, as the API server ignores them.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use super::super::registry::{ListOptions, PatchType, Write};
@@ -107,8 +109,11 @@ pub struct RequestOptions {
     pub allow_watch_bookmarks: bool,
     /// `sendInitialEvents` (unset is `None`).
     pub send_initial_events: Option<bool>,
-    /// `timeoutSeconds`.
+    /// `timeoutSeconds` (a watch's time limit).
     pub timeout_seconds: Option<u64>,
+    /// `timeout`, as sent: a Go duration (`32s`, `1m30s`) that shortens the time limit of a
+    /// request other than a watch ([`Self::request_timeout`]).
+    pub timeout: Option<String>,
     /// `fieldValidation`.
     pub field_validation: FieldValidation,
     /// `fieldManager`: the manager a write's `managedFields` entry is recorded under
@@ -219,6 +224,7 @@ impl RequestOptions {
                 "watch" => o.watch = parse_bool(k, v)?,
                 "allowWatchBookmarks" => o.allow_watch_bookmarks = parse_bool(k, v)?,
                 "sendInitialEvents" => o.send_initial_events = Some(parse_bool(k, v)?),
+                "timeout" => o.timeout = Some(v.clone()).filter(|v| !v.is_empty()),
                 "timeoutSeconds" if !v.is_empty() => {
                     o.timeout_seconds = Some(parse_int(k, v)?.max(0) as u64)
                 }
@@ -511,6 +517,27 @@ impl RequestOptions {
         }
     }
 
+    /// The time limit of a request other than a watch, from the server's `default`, as
+    /// k8s.io/apiserver's `WithRequestDeadline` sets it: the `timeout` parameter (a Go
+    /// duration, as kubectl sends `timeout=32s`) when it is above zero and below the default,
+    /// else the default (`timeoutSeconds` is a watch's, not read here). Errors: 400 BadRequest
+    /// "invalid timeout specified in the request URL" for a value Go's `time.ParseDuration`
+    /// refuses, with its reason.
+    pub fn request_timeout(&self, default: Duration) -> Result<Duration, ApiError> {
+        let Some(value) = &self.timeout else {
+            return Ok(default);
+        };
+        let asked = go_duration(value).map_err(|e| {
+            ApiError::bad_request(format!(
+                "invalid timeout specified in the request URL - {e}"
+            ))
+        })?;
+        Ok(match asked {
+            Some(t) if !t.is_zero() && t < default => t,
+            _ => default,
+        })
+    }
+
     /// How the registry carries out the write: a dry run when `dryRun` was given (validated:
     /// every value `All`, as `ValidateDryRun` allows only that one).
     pub fn write(&self) -> Write {
@@ -530,6 +557,59 @@ impl RequestOptions {
             resource_version_match: self.resource_version_match.map(|m| m.as_str().to_string()),
         }
     }
+}
+
+/// A duration as Go's `time.ParseDuration` reads it: an optional sign, then one or more
+/// decimal numbers (with an optional fraction), each with a unit (`ns`, `us`, `µs`, `ms`, `s`,
+/// `m`, `h`); `0` alone is zero. Out: the duration, `None` for a negative one. Errors: Go's
+/// messages (`time: invalid duration "x"`, `time: missing unit in duration "1"`,
+/// `time: unknown unit "d" in duration "1d"`).
+pub fn go_duration(text: &str) -> Result<Option<Duration>, String> {
+    let invalid = || format!("time: invalid duration {text:?}");
+    let (negative, mut rest) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if rest == "0" {
+        return Ok(Some(Duration::ZERO));
+    }
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let mut nanos: f64 = 0.0;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number = &rest[..number_len];
+        if number.is_empty() || number == "." || number.matches('.').count() > 1 {
+            return Err(invalid());
+        }
+        let value: f64 = number.parse().map_err(|_| invalid())?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let scale = match unit {
+            "" => return Err(format!("time: missing unit in duration {text:?}")),
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            other => return Err(format!("time: unknown unit {other:?} in duration {text:?}")),
+        };
+        nanos += value * scale;
+    }
+    // Go's durations are int64 nanoseconds (about 290 years).
+    if nanos > i64::MAX as f64 {
+        return Err(invalid());
+    }
+    Ok((!negative || nanos == 0.0).then(|| Duration::from_nanos(nanos as u64)))
 }
 
 fn forbidden(field: &str, why: &str) -> (String, String) {

@@ -774,3 +774,73 @@ fn parse_keeps_every_dry_run_value_and_reads_empty_values_as_unset() {
         400
     );
 }
+
+/// Go's `time.ParseDuration` cases, as kube-apiserver reads the `timeout` parameter.
+#[test]
+fn go_durations_parse_as_go_parses_them() {
+    use std::time::Duration;
+    let ok: &[(&str, Duration)] = &[
+        ("0", Duration::ZERO),
+        ("32s", Duration::from_secs(32)),
+        ("1m30s", Duration::from_secs(90)),
+        ("1.5h", Duration::from_secs(5400)),
+        ("250ms", Duration::from_millis(250)),
+        ("10us", Duration::from_micros(10)),
+        ("10µs", Duration::from_micros(10)),
+        ("7ns", Duration::from_nanos(7)),
+        ("+5s", Duration::from_secs(5)),
+        (".5s", Duration::from_millis(500)),
+    ];
+    for (text, want) in ok {
+        assert_eq!(go_duration(text), Ok(Some(*want)), "{text}");
+    }
+    assert_eq!(go_duration("-5s"), Ok(None));
+    assert_eq!(go_duration("-0"), Ok(Some(Duration::ZERO)));
+    let errors = [
+        ("", r#"time: invalid duration """#),
+        ("bogus", r#"time: invalid duration "bogus""#),
+        ("1", r#"time: missing unit in duration "1""#),
+        ("1d", r#"time: unknown unit "d" in duration "1d""#),
+        ("1..2s", r#"time: invalid duration "1..2s""#),
+        ("s", r#"time: invalid duration "s""#),
+    ];
+    for (text, want) in errors {
+        assert_eq!(go_duration(text), Err(want.to_string()), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn the_timeout_parameter_shortens_a_request_and_a_bad_one_is_refused() {
+    use std::time::Duration;
+    let default = Duration::from_secs(60);
+    let with = |t: &str| RequestOptions {
+        timeout: Some(t.to_string()),
+        ..RequestOptions::default()
+    };
+    assert_eq!(
+        with("32s").request_timeout(default),
+        Ok(Duration::from_secs(32))
+    );
+    // Zero, negative and longer than the server's limit: the server's limit.
+    for t in ["0s", "-1s", "2m"] {
+        assert_eq!(with(t).request_timeout(default), Ok(default), "{t}");
+    }
+    assert_eq!(
+        RequestOptions::default().request_timeout(default),
+        Ok(default)
+    );
+
+    let f = fixture(|_| {});
+    let answer = call(&f, "GET", &format!("{DBS}?timeout=bogus"), &[], "").await;
+    assert_eq!(
+        status(&answer),
+        expect(
+            400,
+            "BadRequest",
+            r#"invalid timeout specified in the request URL - time: invalid duration "bogus""#
+        )
+    );
+    // kubectl sends one on every request.
+    let (code, _) = call(&f, "GET", &format!("{DBS}?timeout=32s"), &[], "").await;
+    assert_eq!(code, 200);
+}
