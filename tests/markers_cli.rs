@@ -276,3 +276,41 @@ fn generated_manifests_pass_kubernetes_validate() {
         );
     }
 }
+
+/// A grant that reads every Secret is written with a warning at its marker (check name, how
+/// to narrow it); `--strict` makes it an error and writes nothing; `+rsbuilder:allow` above
+/// the marker acknowledges it, also under `--strict`.
+#[test]
+fn a_dangerous_grant_is_a_warning_an_error_under_strict_and_quiet_once_allowed() {
+    let src = "fn main() {}\n\n// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list\n";
+    let dir = project(src);
+    let warning = "warning: src/main.rs:3:34: the rule reads Secrets: every credential in its scope [secrets]\n  help: narrow it with resourceNames";
+    manifests(dir.path())
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(warning));
+    assert!(dir.path().join("config/rbac/role.yaml").is_file());
+
+    let dir = project(src);
+    manifests(dir.path())
+        .arg("--strict")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/main.rs:3:34: the rule reads Secrets: every credential in its scope [secrets]",
+        ))
+        .stderr(predicate::str::contains("nothing was written"));
+    assert!(!dir.path().join("config").exists());
+
+    let allowed = src.replace(
+        "// +kubebuilder:rbac",
+        "// The operator copies a password Secret.\n// +rsbuilder:allow=secrets\n// +kubebuilder:rbac",
+    );
+    let dir = project(&allowed);
+    manifests(dir.path())
+        .arg("--strict")
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("[secrets]").not());
+    assert!(dir.path().join("config/rbac/role.yaml").is_file());
+}

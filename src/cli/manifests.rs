@@ -38,6 +38,12 @@ pub struct ManifestsArgs {
     /// is followed without it.
     #[arg(long = "storage-version", value_name = "KIND.GROUP=VERSION")]
     pub storage_versions: Vec<String>,
+    /// Treat the dangerous-manifest warnings (RBAC that escalates, reads Secrets, execs into
+    /// Pods, wildcards; webhooks that fail open, match everything or leave the cluster; see
+    /// docs/markers.md) as errors: exit 1 and write nothing. A `// +rsbuilder:allow=<check>`
+    /// line above a marker acknowledges its check.
+    #[arg(long)]
+    pub strict: bool,
     /// Cargo's feature flags, for `cfg(feature = "...")` and `cfg_attr`.
     #[command(flatten)]
     pub features: FeatureArgs,
@@ -283,6 +289,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         settings,
         cfg: cfg.clone(),
         expected_kinds,
+        strict: args.strict,
     });
     if let Some(note) = no_manifest_note(&cfg, &dir) {
         eprintln!("warning: {note}");

@@ -43,6 +43,9 @@ pub struct Options {
     pub cfg: std::sync::Arc<Cfg>,
     /// The CRD kinds PROJECT records: each one the sources do not define gets a warning.
     pub expected_kinds: Vec<ExpectedKind>,
+    /// `--strict`: the dangerous-manifest warnings ([`super::dangerous`]) are errors, and
+    /// nothing is written.
+    pub strict: bool,
 }
 
 /// A CRD kind PROJECT records, which the sources are expected to define with
@@ -427,6 +430,19 @@ fn assemble_output(
                 }
             }
             out.warnings.extend(super::rbac::verb_warnings(&markers));
+            out.warnings
+                .extend(super::dangerous::unknown_checks(&markers));
+            let dangerous = super::dangerous::warnings(&markers);
+            if opts.strict && !dangerous.is_empty() {
+                marker_failure(
+                    dangerous,
+                    "RBAC and webhook configurations (--strict)",
+                    None,
+                    &mut out,
+                );
+            } else {
+                out.warnings.extend(dangerous);
+            }
         }
     }
     out.files.sort_by(|a, b| a.0.cmp(&b.0));

@@ -4,6 +4,7 @@
 pub mod cfg;
 pub mod compare;
 pub mod crd;
+pub mod dangerous;
 pub mod diag;
 pub mod generate;
 pub mod lint;

@@ -146,7 +146,10 @@ pub fn parse_marker(
     let at = |offset: usize| column + 1 + offset;
     let (name, anon, _) = grammar::split_marker(text);
     let first = anon.split(':').next().unwrap_or_default();
-    if first != "kubebuilder" {
+    // rsbuilder's own markers (`+rsbuilder:allow=...`) are read as registered ones; any other
+    // `+rsbuilder:` text is not a marker.
+    let ours = first == "rsbuilder" && registry::lookup(anon).is_some();
+    if first != "kubebuilder" && !ours {
         let near_prefix = first.len() > 3
             && first.len().abs_diff("kubebuilder".len()) <= 2
             && strsim::damerau_levenshtein(&first.to_ascii_lowercase(), "kubebuilder") <= 2;

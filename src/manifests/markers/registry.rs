@@ -286,6 +286,15 @@ pub static MARKERS: &[MarkerDef] = &[
         example: "// +kubebuilder:webhookconfiguration:mutating=true,name=ai-operator-mutating",
     },
     MarkerDef {
+        name: "rsbuilder:allow",
+        form: Form::Value(ArgType::StringList),
+        help: "Acknowledges a `manifests` warning about a dangerous grant or webhook \
+               (docs/markers.md, \"Dangerous manifests\"): the checks it names stay quiet for \
+               the next `+kubebuilder:rbac` or `+kubebuilder:webhook` marker of the same file, \
+               also under `--strict`. Write it once a human has decided the grant is needed.",
+        example: "// +rsbuilder:allow=secrets",
+    },
+    MarkerDef {
         name: "kubebuilder:scaffold",
         form: Form::Ignored,
         help: "Insertion point for `rsbuilder create` (`// +kubebuilder:scaffold:imports`). \

@@ -55,6 +55,8 @@ use crate::controller::database_objects as objects;
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;update;patch;delete
+// The operator reads and creates the Database's own password Secret: acknowledged.
+// +rsbuilder:allow=secrets
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=list;delete

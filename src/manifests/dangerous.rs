@@ -1,0 +1,370 @@
+//! Warnings for manifests that are valid but dangerous: RBAC grants that let the manager
+//! escalate its privileges, read every Secret, run commands in Pods, reach the kubelet or
+//! approve certificates, wildcards; admission webhooks that fail open, match every resource or
+//! group, or send objects outside the cluster. controller-gen writes all of these without a
+//! word.
+//!
+//! The rules are Kubernetes' "Role Based Access Control Good Practices" (escalate, bind,
+//! impersonate, secrets, pods/exec and attach, nodes/proxy, CSR approval, wildcards) and the
+//! checks kube-linter and kubescape make on roles and webhook configurations, as facts. Each
+//! warning names the marker's file:line, the check's name and how to narrow the grant;
+//! `// +rsbuilder:allow=<check>;<check>` on a line before the marker acknowledges it (the next
+//! rbac or webhook marker of the file), and `manifests --strict` turns the rest into errors.
+
+use std::collections::BTreeSet;
+
+use super::diag::Diagnostic;
+use super::markers::Marker;
+use super::markers::grammar::Value;
+use super::markers::typed::{RbacRule, WebhookMarker};
+
+/// The name of the acknowledging marker.
+pub const ALLOW: &str = "rsbuilder:allow";
+
+/// Every check, by the name `+rsbuilder:allow` takes, with what it is about.
+pub const CHECKS: &[(&str, &str)] = &[
+    ("wildcard-verbs", "an RBAC rule with `verbs=*`"),
+    ("wildcard-resources", "an RBAC rule with `resources=*`"),
+    ("wildcard-groups", "an RBAC rule with `groups=*`"),
+    (
+        "escalation",
+        "the escalate, bind or impersonate verbs, which let the manager grant itself more",
+    ),
+    ("secrets", "reading Secrets (get, list, watch)"),
+    ("exec", "pods/exec, pods/attach or pods/portforward"),
+    ("node-proxy", "nodes/proxy (the kubelet's API)"),
+    (
+        "csr-approval",
+        "approving or signing CertificateSigningRequests",
+    ),
+    (
+        "webhook-configurations",
+        "writing Mutating- or ValidatingWebhookConfigurations",
+    ),
+    (
+        "failure-policy-ignore",
+        "a webhook with `failurePolicy=Ignore`",
+    ),
+    ("webhook-all-resources", "a webhook matching every resource"),
+    ("webhook-all-groups", "a webhook matching every API group"),
+    ("webhook-url", "a webhook called at a URL, not a Service"),
+];
+
+fn any(list: &[String], wanted: &[&str]) -> bool {
+    list.iter().any(|x| wanted.contains(&x.as_str()))
+}
+
+/// The dangerous-manifest warnings of `markers` (in source order), without those a
+/// `+rsbuilder:allow` acknowledges. Out: one diagnostic per check a marker fails, at the
+/// marker, with the check's name in the message and how to narrow the grant as help.
+pub fn warnings(markers: &[Marker]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut allowed: BTreeSet<String> = BTreeSet::new();
+    let mut file = None;
+    for m in markers {
+        if file != Some(&m.file) {
+            file = Some(&m.file);
+            allowed.clear();
+        }
+        if m.name() == ALLOW {
+            if let Some(Value::List(checks)) = m.args.first().map(|a| &a.value) {
+                allowed.extend(checks.iter().cloned());
+            }
+            continue;
+        }
+        let found = if let Ok(r) = RbacRule::try_from(m) {
+            rbac(&r)
+        } else if let Ok(w) = WebhookMarker::try_from(m) {
+            webhook(&w)
+        } else {
+            continue;
+        };
+        for (check, at, message, help) in found {
+            if !allowed.contains(check) {
+                out.push(
+                    m.diag_at(at, format!("{message} [{check}]"))
+                        .with_help(format!(
+                            "{help}; if it is needed, acknowledge it with `// +{ALLOW}={check}` on the line above"
+                        )),
+                );
+            }
+        }
+        allowed.clear();
+    }
+    out
+}
+
+/// A marker's unknown check names in `+rsbuilder:allow` (typos would silence nothing).
+pub fn unknown_checks(markers: &[Marker]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for m in markers.iter().filter(|m| m.name() == ALLOW) {
+        if let Some(Value::List(checks)) = m.args.first().map(|a| &a.value) {
+            for c in checks {
+                if !CHECKS.iter().any(|(name, _)| name == c) {
+                    let names: Vec<&str> = CHECKS.iter().map(|(n, _)| *n).collect();
+                    out.push(
+                        m.diag(format!("unknown check `{c}` in +{ALLOW}"))
+                            .with_help(format!("the checks are {}", names.join(", "))),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+type Found = (&'static str, &'static str, String, String);
+
+fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
+    let verbs: Vec<String> = r.verbs.unwrap_or_default().to_vec();
+    let resources = r.resources;
+    let mut out: Vec<Found> = Vec::new();
+    let mut push = |check, at, message: String, help: &str| {
+        out.push((check, at, message, help.to_string()));
+    };
+    let reads = any(&verbs, &["*", "get", "list", "watch"]);
+    if any(&verbs, &["*"]) {
+        push(
+            "wildcard-verbs",
+            "verbs",
+            "the rule grants every verb, also those added to Kubernetes later".into(),
+            "list the verbs the manager uses (get;list;watch, and the writes it makes)",
+        );
+    }
+    if any(resources, &["*"]) {
+        push(
+            "wildcard-resources",
+            "resources",
+            "the rule grants every resource of its groups, Secrets and subresources included"
+                .into(),
+            "list the resources the manager uses",
+        );
+    }
+    if r.groups.iter().any(|g| g == "*") {
+        push(
+            "wildcard-groups",
+            "groups",
+            "the rule grants every API group, also those installed later".into(),
+            "list the groups of the kinds the manager uses",
+        );
+    }
+    let escalating: Vec<&str> = ["escalate", "bind", "impersonate"]
+        .into_iter()
+        .filter(|v| verbs.iter().any(|x| x == v))
+        .collect();
+    if !escalating.is_empty() {
+        push(
+            "escalation",
+            "verbs",
+            format!(
+                "`{}` lets the manager grant itself or act with permissions it does not have",
+                escalating.join("`, `")
+            ),
+            "remove the verb; bind only named roles with resourceNames if binding is the job",
+        );
+    }
+    let on = |names: &[&str]| any(resources, names) || any(resources, &["*"]);
+    if reads && on(&["secrets"]) && r.groups.iter().any(|g| g.is_empty() || g == "*") {
+        push(
+            "secrets",
+            "resources",
+            "the rule reads Secrets: every credential in its scope".into(),
+            "narrow it with resourceNames, or to the namespace that holds the manager's Secrets (namespace=...)",
+        );
+    }
+    if any(resources, &["pods/exec", "pods/attach", "pods/portforward"]) {
+        push(
+            "exec",
+            "resources",
+            "the rule lets the manager run commands in, attach to or forward ports of Pods".into(),
+            "remove the subresource; a controller rarely needs it",
+        );
+    }
+    if any(resources, &["nodes/proxy"]) {
+        push(
+            "node-proxy",
+            "resources",
+            "nodes/proxy reaches the kubelet's API, which runs commands in any Pod of the node"
+                .into(),
+            "remove it; read node metrics through metrics.k8s.io instead",
+        );
+    }
+    if any(resources, &["certificatesigningrequests/approval"])
+        || (any(resources, &["signers"]) && any(&verbs, &["approve", "sign", "*"]))
+    {
+        push(
+            "csr-approval",
+            "resources",
+            "the rule lets the manager approve or sign certificates, and so mint credentials"
+                .into(),
+            "limit it to one signer with resourceNames",
+        );
+    }
+    let writes = any(&verbs, &["*", "create", "update", "patch", "delete"]);
+    if writes
+        && any(
+            resources,
+            &[
+                "mutatingwebhookconfigurations",
+                "validatingwebhookconfigurations",
+            ],
+        )
+    {
+        push(
+            "webhook-configurations",
+            "resources",
+            "the rule lets the manager change admission webhooks, and so every write in the cluster"
+                .into(),
+            "limit it to the project's configurations with resourceNames",
+        );
+    }
+    out
+}
+
+fn webhook(w: &WebhookMarker<'_>) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
+    if w.failure_policy
+        .is_some_and(|p| p.eq_ignore_ascii_case("ignore"))
+    {
+        out.push((
+            "failure-policy-ignore",
+            "failurePolicy",
+            "the webhook fails open: while it is down, objects it should reject are admitted"
+                .into(),
+            "use failurePolicy=fail".into(),
+        ));
+    }
+    if w.resources.iter().any(|r| r == "*" || r == "*/*") {
+        out.push((
+            "webhook-all-resources",
+            "resources",
+            "the webhook is called for every resource: an outage blocks writes of every kind"
+                .into(),
+            "list the resources the webhook checks".into(),
+        ));
+    }
+    if w.groups.iter().any(|g| g == "*") {
+        out.push((
+            "webhook-all-groups",
+            "groups",
+            "the webhook is called for every API group".into(),
+            "list the groups of the kinds the webhook checks".into(),
+        ));
+    }
+    if w.url.is_some() {
+        out.push((
+            "webhook-url",
+            "url",
+            "the API server sends every admitted object to this URL, possibly outside the cluster"
+                .into(),
+            "serve the webhook from the manager's Service (the default without url)".into(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifests::markers::collect_text;
+    use std::path::Path;
+
+    fn checks(src: &str) -> Vec<String> {
+        let (markers, errors) = collect_text(Path::new("src/controller.rs"), src);
+        assert!(errors.is_empty(), "{errors:?}");
+        warnings(&markers)
+            .iter()
+            .map(|d| {
+                let m = d.to_string();
+                let check = m.rsplit_once('[').unwrap().1;
+                let check = check.split_once(']').unwrap().0.to_string();
+                format!("{}:{check}", d.line)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_dangerous_grant_is_a_warning_at_its_marker() {
+        let src = "\
+// +kubebuilder:rbac:groups=ai.example.com,resources=aijobs,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=*,resources=*,verbs=*
+// +kubebuilder:rbac:groups=\"\",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=secrets,verbs=create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind;escalate
+// +kubebuilder:rbac:groups=\"\",resources=users,verbs=impersonate
+// +kubebuilder:rbac:groups=\"\",resources=pods/exec;pods/portforward,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=nodes/proxy,verbs=get
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests/approval,verbs=update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list
+";
+        assert_eq!(
+            checks(src),
+            [
+                "2:wildcard-verbs",
+                "2:wildcard-resources",
+                "2:wildcard-groups",
+                "2:secrets",
+                "3:secrets",
+                "5:escalation",
+                "6:escalation",
+                "7:exec",
+                "8:node-proxy",
+                "9:csr-approval",
+                "10:webhook-configurations",
+            ]
+        );
+    }
+
+    #[test]
+    fn webhooks_that_fail_open_match_everything_or_leave_the_cluster_are_warnings() {
+        let src = "\
+// +kubebuilder:webhook:path=/v,mutating=false,failurePolicy=fail,sideEffects=None,groups=ai.example.com,resources=aijobs,verbs=create,versions=v1,name=v.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/m,mutating=true,failurePolicy=Ignore,sideEffects=None,groups=*,resources=*,verbs=create,versions=v1,name=m.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:url=https://example.com/v,mutating=false,failurePolicy=fail,sideEffects=None,groups=ai.example.com,resources=aijobs,verbs=create,versions=v1,name=u.kb.io,admissionReviewVersions=v1
+";
+        assert_eq!(
+            checks(src),
+            [
+                "2:failure-policy-ignore",
+                "2:webhook-all-resources",
+                "2:webhook-all-groups",
+                "3:webhook-url",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_allow_marker_acknowledges_its_checks_for_the_next_marker_only() {
+        let src = "\
+// +rsbuilder:allow=secrets
+// The operator copies the database password into the StatefulSet's Secret.
+// +kubebuilder:rbac:groups=\"\",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=\"\",namespace=other,resources=secrets,verbs=get
+// +rsbuilder:allow=wildcard-verbs
+// +kubebuilder:rbac:groups=\"\",resources=secrets,verbs=*
+";
+        assert_eq!(checks(src), ["4:secrets", "6:secrets"]);
+        let (markers, _) = collect_text(Path::new("src/c.rs"), src);
+        assert!(unknown_checks(&markers).is_empty());
+        let (markers, errors) = collect_text(Path::new("src/c.rs"), "// +rsbuilder:allow=secret\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        let unknown = unknown_checks(&markers);
+        assert_eq!(unknown.len(), 1);
+        assert!(
+            unknown[0].to_string().contains("unknown check `secret`"),
+            "{}",
+            unknown[0]
+        );
+    }
+
+    #[test]
+    fn other_rsbuilder_comments_are_not_markers() {
+        let (markers, errors) =
+            collect_text(Path::new("src/c.rs"), "// +rsbuilder:note this is prose\n");
+        assert!(
+            markers.is_empty() && errors.is_empty(),
+            "{markers:?} {errors:?}"
+        );
+    }
+}
