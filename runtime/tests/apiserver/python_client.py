@@ -1,6 +1,7 @@
-"""Seed 004 §4's Python scenario against the API server, with the official `kubernetes`
-client: CustomObjectsApi create, list, get, patch, the status and scale subresources, delete,
-and watch.Watch().stream.
+"""The Database example's Python scenario against the API server, with the official
+`kubernetes` client: CustomObjectsApi create, list, get, patch, the status and scale
+subresources, watch.Watch().stream, dry runs (dry_run="All"), server-side apply
+(field_manager, force, application/apply-patch+yaml), and delete.
 Usage: python_client.py KUBECONFIG. Exits non-zero (AssertionError) on any mismatch."""
 import sys
 import threading
@@ -83,6 +84,43 @@ for event in w.stream(api.list_namespaced_custom_object, G, V, NS, P,
 # After the list's revision: the spec patch (3), the status patch (3), the scale patch (5),
 # then the later one (4).
 assert seen == [("MODIFIED", 3), ("MODIFIED", 3), ("MODIFIED", 5), ("MODIFIED", 4)], seen
+
+# Dry runs answer as the write would and store nothing.
+would = api.create_namespaced_custom_object(
+    G, V, NS, P, dict(body, metadata={"name": "dry"}), dry_run="All")
+assert would["metadata"]["name"] == "dry" and "resourceVersion" not in would["metadata"], would
+try:
+    api.get_namespaced_custom_object(G, V, NS, P, "dry")
+    raise AssertionError("a dry-run create stored the object")
+except client.exceptions.ApiException as e:
+    assert e.status == 404, e
+before = api.get_namespaced_custom_object(G, V, NS, P, "py")
+dry = api.patch_namespaced_custom_object(
+    G, V, NS, P, "py", {"spec": {"replicas": 6}}, dry_run="All")
+assert dry["spec"]["replicas"] == 6, dry
+after = api.get_namespaced_custom_object(G, V, NS, P, "py")
+assert after["spec"]["replicas"] == 4, after
+assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"], after
+
+# Server-side apply, as the client sends it: the applied configuration as the body of a PATCH
+# with application/apply-patch+yaml, the field manager and force as parameters.
+applied = api.patch_namespaced_custom_object(
+    G, V, NS, P, "py",
+    {"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"name": "py"},
+     "spec": {"replicas": 7}},
+    field_manager="py-apply", force=True, _content_type="application/apply-patch+yaml")
+assert applied["spec"]["replicas"] == 7 and applied["spec"]["engine"] == "mysql", applied
+managers = {(m["manager"], m["operation"]) for m in applied["metadata"]["managedFields"]}
+assert ("py-apply", "Apply") in managers, managers
+try:
+    api.patch_namespaced_custom_object(
+        G, V, NS, P, "py",
+        {"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"name": "py"},
+         "spec": {"replicas": 8}},
+        field_manager="other", _content_type="application/apply-patch+yaml")
+    raise AssertionError("an apply over another manager's field did not conflict")
+except client.exceptions.ApiException as e:
+    assert e.status == 409 and "conflict" in e.body, (e.status, e.body)
 
 deleted = api.delete_namespaced_custom_object(G, V, NS, P, "py")
 assert deleted["status"] == "Success", deleted
