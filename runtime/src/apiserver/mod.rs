@@ -7,6 +7,7 @@
 //! - [`auth`]: delegated authentication and authorization (front proxy, client
 //!   certificates, TokenReview, SubjectAccessReview);
 //! - [`limits`]: requests in flight per pool and per user (429 past them);
+//! - [`metrics`]: `/metrics` in kube-apiserver's names (`apiserver_request_total`, ...);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
 //! - [`registry`]: the metadata rules between the HTTP layer and the store (writes in
@@ -32,6 +33,7 @@ pub mod etcd;
 pub mod fieldmanager;
 pub mod kind;
 pub mod limits;
+pub mod metrics;
 pub mod names;
 pub mod openapi;
 pub mod registry;

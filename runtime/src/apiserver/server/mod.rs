@@ -104,14 +104,17 @@ pub struct ApiServer<S> {
     registry: Registry<S>,
     shutdown: CancellationToken,
     inflight: Arc<super::limits::InFlight>,
+    metrics: Arc<super::metrics::ApiMetrics>,
 }
 
 impl<S: Storage> ApiServer<S> {
     /// A server for `config` over `store`. `shutdown` ends open watches and turns `/readyz`
     /// to 500 once cancelled.
     pub fn new(config: Config, store: S, shutdown: CancellationToken) -> Arc<Self> {
+        let inflight = super::limits::InFlight::new(config.limits);
         Arc::new(Self {
-            inflight: super::limits::InFlight::new(config.limits),
+            metrics: super::metrics::ApiMetrics::new(inflight.clone()),
+            inflight,
             registry: Registry::with_clock(store, config.clock.clone()),
             config,
             shutdown,
@@ -133,15 +136,26 @@ impl<S: Storage> ApiServer<S> {
         &self.inflight
     }
 
+    /// The server's metrics, served at `/metrics` ([`super::metrics`]).
+    pub fn metrics(&self) -> &super::metrics::ApiMetrics {
+        &self.metrics
+    }
+
     /// Puts `Config::auth`'s authentication and authorization in front of every route of
-    /// `router` (none when it is `None`), then `Config::limits` (a request over them is 429,
-    /// counted for the user authentication found). Client certificates reach it only when
+    /// `router` (none when it is `None`), then the request metrics ([`super::metrics`]), then
+    /// `Config::limits` (a request over them is 429, counted for the user authentication
+    /// found). Client certificates reach it only when
     /// served by [`crate::tls::serve_with_client_certs`], as [`Self::serve`] does.
     pub fn guard(&self, router: Router) -> Router {
-        let router = router.layer(axum::middleware::from_fn_with_state(
-            self.inflight.clone(),
-            super::limits::middleware,
-        ));
+        let router = router
+            .layer(axum::middleware::from_fn_with_state(
+                self.inflight.clone(),
+                super::limits::middleware,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                self.metrics.clone(),
+                super::metrics::middleware,
+            ));
         match &self.config.auth {
             Some(auth) => router.layer(axum::middleware::from_fn_with_state(
                 auth.clone(),
@@ -256,6 +270,14 @@ async fn handle<S: Storage>(
     match path.as_str() {
         "/healthz" | "/livez" => return health::health(true, verbose),
         "/readyz" => return health::health(!srv.shutdown.is_cancelled(), verbose),
+        "/metrics" if method == Method::GET => {
+            let mut r = (StatusCode::OK, srv.metrics.encode()).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(crate::metrics::OPENMETRICS_CONTENT_TYPE),
+            );
+            return r;
+        }
         "/version" => {
             return json_response(StatusCode::OK, &health::version(&srv.config.version), false);
         }

@@ -762,3 +762,35 @@ async fn server_side_apply_is_served_with_yaml_bodies_conflicts_and_user_agent_m
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn metrics_count_requests_in_kube_apiservers_names() {
+    let f = fixture(|_| {});
+    let (code, _) = call(&f, "POST", DBS, &[], BODY).await;
+    assert_eq!(code, 201);
+    let (code, _) = call(&f, "POST", DBS, &[], BODY).await;
+    assert_eq!(code, 409);
+    let (code, _) = call(&f, "GET", &format!("{DBS}/a"), &[], "").await;
+    assert_eq!(code, 200);
+    let (code, text) = call(&f, "GET", "/metrics", &[], "").await;
+    assert_eq!(code, 200, "{text}");
+    let series = |verb: &str, scope: &str, code: u16| {
+        format!(
+            r#"apiserver_request_total{{verb="{verb}",dry_run="",group="example.com",version="v1",resource="databases",subresource="",scope="{scope}",component="apiserver",code="{code}"}} 1"#
+        )
+    };
+    for want in [
+        series("POST", "namespace", 201),
+        series("POST", "namespace", 409),
+        series("GET", "resource", 200),
+    ] {
+        assert!(text.contains(&want), "{want}\n{text}");
+    }
+    assert!(
+        text.contains(r#"apiserver_request_duration_seconds_bucket{le="0.005",verb="GET""#)
+            || text.contains(r#"apiserver_request_duration_seconds_bucket{verb="GET""#),
+        "{text}"
+    );
+    // The scrape itself is not a resource request.
+    assert!(!text.contains("/metrics"), "{text}");
+}
