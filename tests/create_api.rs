@@ -99,6 +99,7 @@ fn aijob_adds_types_controller_wiring_and_project_entry() {
     assert_eq!(
         changed,
         [
+            "Cargo.toml",
             "PROJECT",
             "config/crd/kustomization.yaml",
             "config/default/kustomization.yaml",
@@ -139,6 +140,14 @@ fn aijob_adds_types_controller_wiring_and_project_entry() {
         assert!(controller.contains(marker), "missing {marker}");
     }
     assert!(controller.contains("\"ai.ai.example.com/finalizer\""));
+    // Its test (a module at its end) runs it on the runtime's test cluster with the sample.
+    assert!(
+        controller.contains("#[cfg(test)]\nmod tests {")
+            && controller.contains("let path = \"config/samples/ai_v1_aijob.yaml\";")
+            && controller.contains("rsbuilder_runtime::controller::run(mgr, AIJobReconciler)")
+            && controller.contains("Api::default_namespaced(cluster.client())"),
+        "{controller}"
+    );
     // The license header init wrote goes on the new Rust files too.
     assert!(types.starts_with("// Copyright 2026.\n//\n// Licensed under the Apache License"));
 }
@@ -175,6 +184,11 @@ fn cluster_scoped_kind_has_no_namespaced_attribute_and_watches_all() {
     let controller = text(&after["src/controller/gpupool_controller.rs"]);
     // The runtime picks the API by the kind's scope (`Api::all` for a cluster-scoped kind).
     assert!(controller.contains("type Kind = GpuPool;"), "{controller}");
+    // Its test reads the sample through the same kind of API.
+    assert!(
+        controller.contains("let api: Api<GpuPool> = Api::all(cluster.client());"),
+        "{controller}"
+    );
     let project = text(&after["PROJECT"]);
     assert!(!project.contains("namespaced"), "{project}");
 }
@@ -394,6 +408,18 @@ fn kinds_share_version_modules_and_kustomizations() {
         samples.contains("- ai_v1_aijob.yaml\n- ai_v1_model.yaml\n- ai_v2_aijob.yaml\n"),
         "{samples}"
     );
+    // The controllers' tests need the runtime's test cluster: one entry for every kind.
+    let cargo = read("Cargo.toml");
+    assert_eq!(
+        cargo
+            .matches(
+                "rsbuilder-runtime = { path = \"rsbuilder-runtime\", features = [\"testing\"] }\nserde-saphyr = \"2\"\n"
+            )
+            .count(),
+        1,
+        "{cargo}"
+    );
+    assert_eq!(cargo.matches("serde-saphyr").count(), 1, "{cargo}");
 }
 
 #[test]
@@ -434,6 +460,7 @@ fn controller_added_later_for_an_existing_api() {
     assert_eq!(
         changed,
         [
+            "Cargo.toml",
             "PROJECT",
             "src/controller/aijob_controller.rs",
             "src/controller/mod.rs",

@@ -1,8 +1,10 @@
 //! End to end: `rsbuilder init`, `create api` for AIJob (case A), `edit --multigroup=true`,
 //! `create api` for a second kind in another group and version (cluster-scoped), `create api --resource=false` for Pod (case C), and a
 //! second version of AIJob;
-//! then the generated project builds, passes its tests (the controllers' reconcile tests
-//! against a mocked API server) and clippy with no edit, and its new files are rustfmt-clean.
+//! then the generated project builds, passes its tests (each controller of a kind of the
+//! project run on the runtime's in-process test cluster with the kind's sample) and clippy with
+//! no edit, and its new files are rustfmt-clean; a reconcile that never reports Ready fails
+//! its test.
 //! `rsbuilder manifests` and `kubectl kustomize` render the config when available. Then the
 //! seed's spec edit (case A) still builds and tests. A repeated `create api` leaves the tree
 //! unchanged.
@@ -133,7 +135,8 @@ fn render_config(dir: &Path) {
     }
 }
 
-/// Replaces the example spec of AIJob with the seed's fields (case A).
+/// Replaces the example spec of AIJob with the seed's fields (case A), in its types and its
+/// sample.
 fn seed_edit(dir: &Path) {
     let path = dir.join("src/api/ai/v1/aijob_types.rs");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -150,6 +153,14 @@ fn seed_edit(dir: &Path) {
 }
 ";
     std::fs::write(&path, format!("{}{seed}{}", &text[..start], &text[end..])).unwrap();
+    let sample = dir.join("config/samples/ai_v1_aijob.yaml");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    assert!(text.contains("  foo: bar\n"), "{text}");
+    std::fs::write(
+        &sample,
+        text.replace("  foo: bar\n", "  modelName: llama\n  gpuCount: 1\n"),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -312,11 +323,25 @@ fn create_api_projects_build_and_pass_their_tests() {
     }
 
     cargo(&dir, &["build"]);
+    // The CRDs the controllers' tests serve (config/crd/bases), as `make test` writes them first.
+    render_config(&dir);
     // The project's own tests pass as scaffolded. The controllers' machinery (finalizer,
     // 409 / 404 / backoff, cleanup once, Ready and events) is the runtime's, tested against a
     // mocked API server in rsbuilder's runtime/src/controller.rs; the generated files are
-    // the thin implementations of its `Reconciler`.
-    cargo(&dir, &["test"]);
+    // the thin implementations of its `Reconciler`, and each controller of a kind of the
+    // project has a test that runs it on the runtime's in-process test cluster.
+    let out = cargo(&dir, &["test"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for module in [
+        "ai::aijob_controller",
+        "ai::aijob_backup_controller",
+        "ml::inference_controller",
+    ] {
+        let line = format!(
+            "test controller::{module}::tests::the_sample_becomes_ready_and_is_cleaned_up_on_delete ... ok"
+        );
+        assert!(stdout.contains(&line), "no `{line}` in:\n{stdout}");
+    }
     for (file, reconciler) in [
         (
             "src/controller/ai/aijob_controller.rs",
@@ -331,22 +356,57 @@ fn create_api_projects_build_and_pass_their_tests() {
         assert!(text.contains(reconciler), "{file}:\n{text}");
     }
     cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
-    render_config(&dir);
+    a_reconcile_that_never_reports_ready_fails_its_test(&dir);
 
-    // Case A: the seed's spec fields instead of the example field; still builds and tests.
+    // Case A: the seed's spec fields instead of the example field (and in the sample the
+    // controller's test creates); still builds and tests.
     seed_edit(&dir);
+    rsbuilder_ok(&dir, &["manifests"]);
+    let crd = std::fs::read_to_string(dir.join("config/crd/bases/ai.ai.example.com_aijobs.yaml"))
+        .unwrap();
+    // v1 has the seed's fields; v2 keeps the example field.
+    let (v1, v2) = crd.split_once("  - name: v2\n").expect("two versions");
+    assert!(
+        v1.contains("modelName:") && v1.contains("gpuCount:"),
+        "{crd}"
+    );
+    assert!(!v1.contains("foo:") && v2.contains("foo:"), "{crd}");
     cargo(&dir, &["test"]);
-    let out = rsbuilder(&dir, &["manifests"]);
-    if out.status.success() {
-        let crd =
-            std::fs::read_to_string(dir.join("config/crd/bases/ai.ai.example.com_aijobs.yaml"))
-                .unwrap();
-        // v1 has the seed's fields; v2 keeps the example field.
-        let (v1, v2) = crd.split_once("  - name: v2\n").expect("two versions");
-        assert!(
-            v1.contains("modelName:") && v1.contains("gpuCount:"),
-            "{crd}"
-        );
-        assert!(!v1.contains("foo:") && v2.contains("foo:"), "{crd}");
-    }
+}
+
+/// The AIJob controller's scaffolded test catches a reconcile that never writes `Ready`: with
+/// `apply` returning before `set_ready`, the test fails waiting for it. The file is restored
+/// afterwards.
+fn a_reconcile_that_never_reports_ready_fails_its_test(dir: &Path) {
+    let path = dir.join("src/controller/ai/aijob_controller.rs");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let step = "        // 5. Update status:";
+    assert!(good.contains(step), "{good}");
+    let broken = good.replacen(
+        step,
+        &format!("        if obj.spec.foo.is_some() {{\n            return Ok(Action::requeue(RESYNC));\n        }}\n{step}"),
+        1,
+    );
+    std::fs::write(&path, broken).unwrap();
+    let out = Command::new(env!("CARGO"))
+        .args(["test", "--lib", "ai::aijob_controller::tests"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_INCREMENTAL", "0")
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    std::fs::write(&path, good).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "the broken reconcile passed:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("the_sample_becomes_ready_and_is_cleaned_up_on_delete ... FAILED")
+            && stdout.contains("waiting for AIJob aijob-sample to be Ready"),
+        "{}",
+        describe("the broken reconcile's test", dir, &out)
+    );
 }

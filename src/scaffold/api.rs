@@ -9,8 +9,9 @@
 //!   the PROJECT entry;
 //! - with `--controller`: `src/controller/<kind>_controller.rs` (the kind's implementation of
 //!   the runtime's `Reconciler`: RBAC markers, `apply`, `cleanup`, watches; the finalizer,
-//!   retries, events and status machinery are `rsbuilder_runtime::controller`'s) and its start
-//!   in `src/main.rs`;
+//!   retries, events and status machinery are `rsbuilder_runtime::controller`'s), for a kind of
+//!   the project with a test that runs it on the runtime's test cluster (and the
+//!   dev-dependencies the test needs in `Cargo.toml`), and its start in `src/main.rs`;
 //! - `--resource=false` on a built-in type (`core/v1 Pod`, `apps/v1 Deployment`, any type
 //!   k8s-openapi knows) or on a kind already in PROJECT: only the controller.
 //!
@@ -103,6 +104,9 @@ struct Names {
     /// The finalizer of a controller of the project's own kind (`ai.ai.example.com/finalizer`;
     /// `<group>/<controller name>` for a named controller, so two never share one).
     finalizer: String,
+    /// The kind's sample (`config/samples/ai_v1_aijob.yaml`), which the controller's test
+    /// creates; empty for a built-in type.
+    sample_path: String,
     /// `create api --image`: what the deploy-image templates fill in.
     deploy: Option<deploy_image::DeployNames>,
     /// Rust path of the kind's type (`crate::api::v1::AIJob`,
@@ -149,6 +153,14 @@ impl Names {
             controller_name,
             reconciler: format!("{}Reconciler", r.kind),
             finalizer: format!("{}/finalizer", r.qualified_group()),
+            sample_path: match &r.builtin {
+                Some(_) => String::new(),
+                None => KindLayout::of(r, project.multigroup)
+                    .sample()
+                    .path
+                    .display()
+                    .to_string(),
+            },
             deploy: None,
             type_path,
             module,
@@ -608,6 +620,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         } else if resource.builtin.is_some() {
             render(&BuiltinControllerRs { n: &n })?
         } else {
+            ensure_controller_test_dependencies(&mut plan);
             render(&ControllerRs { n: &n })?
         };
         plan.create_file(files.controller(), rust(text));
@@ -649,6 +662,29 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         plan.create_file(layout::owned(layout::PROJECT), project.render());
     }
     Ok(plan)
+}
+
+/// The `[dev-dependencies]` of the test at the end of a controller of the project's own kind
+/// (templates/api/controller.rs): the runtime's in-process test cluster (its `testing`
+/// feature; cargo merges it with the `[dependencies]` entry for tests alone, so the manager
+/// never builds it) and the YAML reader of the kind's sample. An entry already there (a second
+/// kind, or the user's own) is kept, with the feature added when it lacks it.
+pub(crate) fn ensure_controller_test_dependencies(plan: &mut Plan) {
+    plan.ensure_dependency(
+        layout::CARGO_TOML,
+        "dev-dependencies",
+        "rsbuilder-runtime",
+        "{ path = \"rsbuilder-runtime\", features = [\"testing\"] }",
+        &["testing"],
+    );
+    // The runtime's own YAML parser (its `testing` feature reads the CRDs with it).
+    plan.ensure_dependency(
+        layout::CARGO_TOML,
+        "dev-dependencies",
+        "serde-saphyr",
+        "\"2\"",
+        &[],
+    );
 }
 
 /// Refuses a new custom kind whose CRD, `<plural>.<group>`, another kind of PROJECT already
@@ -998,7 +1034,7 @@ pub fn next_steps(opts: &ApiOptions, multigroup: bool) -> String {
     }
     if opts.controller {
         out.push_str(&format!(
-            "Write the reconcile logic in {}, then `cargo build` and `cargo test`.\n",
+            "Write the reconcile logic in {}, then `cargo build` and `make test`.\n",
             match &opts.controller_name {
                 Some(name) => layout::named_controller_file(group, name),
                 None => layout::controller_file(group, &opts.kind),
