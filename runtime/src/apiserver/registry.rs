@@ -863,6 +863,16 @@ impl<S: Storage> Registry<S> {
                         meta_str(&obj, "name")
                     )));
                 }
+                // As the patch handler's `checkName`: a patched namespace must be the URL's.
+                let patched_ns = meta_str(&obj, "namespace");
+                if let Some(ns) = namespace
+                    && !patched_ns.is_empty()
+                    && patched_ns != ns
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "the namespace of the object ({patched_ns}) does not match the namespace on the URL ({ns})"
+                    )));
+                }
                 Ok((obj, preconditioned))
             },
         )

@@ -438,6 +438,25 @@ async fn an_update_keeps_or_refuses_the_servers_fields_as_kube_does() {
             "Invalid value: 30: field is immutable"
         )]
     );
+    // A patched name or namespace is the patch handler's 400, before any of this.
+    let e = patch(r#"{"metadata":{"namespace":"other"}}"#)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            400,
+            "the namespace of the object (other) does not match the namespace on the URL (ns)"
+        )
+    );
+    let e = patch(r#"{"metadata":{"name":"b"}}"#).await.unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            400,
+            "the name of the object (b) does not match the name on the URL (a)"
+        )
+    );
     // The metadata rules apply to updates too.
     let e = patch(r#"{"metadata":{"finalizers":["orphan","foregroundDeletion"]}}"#)
         .await
