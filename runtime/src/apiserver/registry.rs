@@ -23,6 +23,10 @@
 //!   apply ([`Registry::apply`]) merges an applied configuration by the kind's schema, as
 //!   k8s.io/apiserver's field manager does ([`super::fieldmanager::managed`]).
 //!
+//! - metadata: every create and update is checked as apimachinery's `ValidateObjectMeta`
+//!   checks it (name, generateName, labels, annotations, ownerReferences, finalizers, and on
+//!   update the server's fields), in `registry/meta.rs`.
+//!
 //! Lists and watches are in `registry/list.rs`, the scale subresource in `registry/scale.rs`.
 
 use std::collections::BTreeMap;
