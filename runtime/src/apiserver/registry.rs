@@ -23,6 +23,10 @@
 //!   apply ([`Registry::apply`]) merges an applied configuration by the kind's schema, as
 //!   k8s.io/apiserver's field manager does ([`super::fieldmanager::managed`]).
 //!
+//! - metadata: every create and update is checked as apimachinery's `ValidateObjectMeta`
+//!   checks it (name, generateName, labels, annotations, ownerReferences, finalizers, and on
+//!   update the server's fields), in `registry/meta.rs`.
+//!
 //! Lists and watches are in `registry/list.rs`, the scale subresource in `registry/scale.rs`.
 
 use std::collections::BTreeMap;
@@ -37,6 +41,7 @@ use super::status::ApiError;
 use super::storage::{Storage, StoreError, Versioned};
 
 mod list;
+mod meta;
 mod scale;
 
 pub use list::{Event, ListOptions, WatchStream};
@@ -435,44 +440,12 @@ impl<S: Storage> Registry<S> {
         }
     }
 
-    /// The metadata rules of `ValidateObjectMeta` that apply to a custom resource, then the
-    /// kind's schema ([`ApiKind::validate`]). Errors: 422 Invalid with one cause per failure.
+    /// The metadata rules of `ValidateObjectMeta` ([`meta::validate`]), then the kind's
+    /// schema ([`ApiKind::validate`]). Errors: 422 Invalid with one cause per failure.
     fn validate_meta(kind: &ApiKind, obj: &Value) -> Result<(), ApiError> {
         let name = meta_str(obj, "name");
         let mut causes = kind.validate(obj);
-        if !names::is_dns_subdomain(name) {
-            causes.push((
-                "metadata.name".to_string(),
-                format!(
-                    "Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-                ),
-            ));
-        }
-        if let Some(l) = meta(obj).get("labels") {
-            match l.as_object() {
-                Some(map) => {
-                    for (k, v) in map {
-                        if !super::selector::valid_label_key(k) {
-                            causes.push((
-                                "metadata.labels".into(),
-                                format!("Invalid value: {k:?}: not a valid label key"),
-                            ));
-                        }
-                        match v.as_str() {
-                            Some(v) if super::selector::valid_label_value(v) => {}
-                            _ => causes.push((
-                                format!("metadata.labels.{k}"),
-                                format!("Invalid value: {v}: not a valid label value"),
-                            )),
-                        }
-                    }
-                }
-                None => causes.push((
-                    "metadata.labels".into(),
-                    "Invalid value: labels must be a map of strings".into(),
-                )),
-            }
-        }
+        causes.extend(meta::validate(meta(obj)));
         if causes.is_empty() {
             Ok(())
         } else {
@@ -626,6 +599,10 @@ impl<S: Storage> Registry<S> {
             }
         }
         let old_meta = meta(old).clone();
+        let refused = meta::validate_update(&old_meta, meta(&new));
+        if !refused.is_empty() {
+            return Err(ApiError::invalid(kind, &name, &refused));
+        }
         {
             let m = meta_mut(&mut new);
             for field in [
@@ -657,14 +634,23 @@ impl<S: Storage> Registry<S> {
         }
         if old_meta.contains_key("deletionTimestamp") {
             let before = finalizers(old);
-            if finalizers(&new).iter().any(|f| !before.contains(f)) {
+            let mut added: Vec<String> = finalizers(&new)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            if !added.is_empty() {
+                added.sort();
+                added.dedup();
+                let list: Vec<String> = added.iter().map(|f| meta::go_quote(f)).collect();
                 return Err(ApiError::invalid(
                     kind,
                     &name,
                     &[(
                         "metadata.finalizers".into(),
-                        "Forbidden: no new finalizers can be added if the object is being deleted"
-                            .into(),
+                        format!(
+                            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                            list.join(", ")
+                        ),
                     )],
                 ));
             }
@@ -879,6 +865,16 @@ impl<S: Storage> Registry<S> {
                     return Err(ApiError::bad_request(format!(
                         "the name of the object ({}) does not match the name on the URL ({name})",
                         meta_str(&obj, "name")
+                    )));
+                }
+                // As the patch handler's `checkName`: a patched namespace must be the URL's.
+                let patched_ns = meta_str(&obj, "namespace");
+                if let Some(ns) = namespace
+                    && !patched_ns.is_empty()
+                    && patched_ns != ns
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "the namespace of the object ({patched_ns}) does not match the namespace on the URL ({ns})"
                     )));
                 }
                 Ok((obj, preconditioned))

@@ -794,3 +794,23 @@ async fn metrics_count_requests_in_kube_apiservers_names() {
     // The scrape itself is not a resource request.
     assert!(!text.contains("/metrics"), "{text}");
 }
+
+#[tokio::test]
+async fn metadata_is_validated_as_kube_validates_object_meta() {
+    let f = fixture(|_| {});
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","labels":{"ok":"-bad"},"finalizers":["orphan","foregroundDeletion"]},"spec":{"replicas":2}}"#;
+    let (code, body) = call(&f, "POST", DBS, &[], body).await;
+    let s = json_of(&body);
+    assert_eq!((code, s["reason"].as_str()), (422, Some("Invalid")));
+    let value = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+    assert_eq!(
+        s["details"]["causes"],
+        json!([
+            {"reason": "FieldValueInvalid", "field": "metadata.labels",
+             "message": format!("Invalid value: \"-bad\": {value}")},
+            {"reason": "FieldValueInvalid", "field": "metadata.finalizers",
+             "message": "Invalid value: [\"orphan\",\"foregroundDeletion\"]: finalizer orphan and foregroundDeletion cannot be both set"},
+        ])
+    );
+    assert_eq!(call(&f, "GET", &format!("{DBS}/a"), &[], "").await.0, 404);
+}
