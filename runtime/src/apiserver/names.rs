@@ -6,16 +6,20 @@
 /// `-` and `.`, each dot-separated part starting and ending alphanumeric. Custom resource
 /// names must be one.
 pub fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253
-        && !s.is_empty()
-        && s.split('.').all(|part| {
-            let b = part.as_bytes();
-            !b.is_empty()
-                && b[0].is_ascii_alphanumeric()
-                && b[b.len() - 1].is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
+    s.len() <= 253 && !s.is_empty() && is_subdomain_shape(s)
+}
+
+/// Whether `s` matches the DNS-1123 subdomain regex, whatever its length: dot-separated
+/// parts of lower-case alphanumerics and `-`, each starting and ending alphanumeric.
+pub fn is_subdomain_shape(s: &str) -> bool {
+    s.split('.').all(|part| {
+        let b = part.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    })
 }
 
 /// Whether `s` is a DNS-1123 label (a namespace name): at most 63 characters of lower-case

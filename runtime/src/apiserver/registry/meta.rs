@@ -52,25 +52,13 @@ fn is_qualified_name_shape(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
 }
 
-/// Whether `s` matches the DNS-1123 subdomain regex (any length).
-fn is_subdomain_shape(s: &str) -> bool {
-    s.split('.').all(|part| {
-        let b = part.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-    })
-}
-
 /// `IsDNS1123Subdomain`: what is wrong with `s` as a DNS-1123 subdomain (nothing: empty).
 pub fn dns_subdomain_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > 253 {
         errs.push(max_len_error(253));
     }
-    if !is_subdomain_shape(s) {
+    if !super::super::names::is_subdomain_shape(s) {
         errs.push(regex_error(SUBDOMAIN_MSG, SUBDOMAIN_FMT, &["example.com"]));
     }
     errs
