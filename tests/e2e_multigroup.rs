@@ -97,11 +97,13 @@ fn a_multigroup_project_with_one_kind_in_two_groups_builds_and_passes_its_tests(
         assert!(dir.join(f).is_file(), "{f} missing");
     }
 
+    // The controllers' tests run on the test cluster, which reads the CRDs `manifests` writes
+    // (`make test` runs it first).
+    rsbuilder_ok(&dir, &["manifests"]);
     cargo(&dir, &["build"]);
     cargo(&dir, &["test"]);
     cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
 
-    rsbuilder_ok(&dir, &["manifests"]);
     for crd in [
         "config/crd/bases/ship.example.com_frigates.yaml",
         "config/crd/bases/sea.example.com_frigates.yaml",

@@ -81,14 +81,15 @@ impl Reconciler for {{ n.reconciler }} {
     // }
 }
 
-/// The controller against the runtime's in-process test cluster (`rsbuilder_runtime::testing`,
-/// rsbuilder's docs/testing.md): the real controller loop, the project's CRDs from
-/// `config/crd/bases` (`make manifests` writes them; `make test` runs it first) and the
-/// kind's sample:
-/// `{{ n.sample_path }}`.
-/// `RSBUILDER_TEST_CLUSTER=envtest` runs the same test on a real kube-apiserver.
 #[cfg(test)]
 mod tests {
+    //! The controller against the runtime's in-process test cluster
+    //! (`rsbuilder_runtime::testing`, rsbuilder's docs/testing.md): the real controller loop,
+    //! the project's CRDs from `config/crd/bases` (`make manifests` writes them; `make test`
+    //! runs it first) and the kind's sample:
+    //! `{{ n.sample_path }}`.
+    //! `RSBUILDER_TEST_CLUSTER=envtest` runs the same test on a real kube-apiserver.
+
     use std::time::Duration;
 
     use anyhow::Context as _;
