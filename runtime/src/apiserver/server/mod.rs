@@ -347,6 +347,13 @@ async fn handle<S: Storage>(
 /// The request body, read whole. Errors: 413 RequestEntityTooLarge past
 /// `Config::max_body_bytes` (or when the body cannot be read).
 async fn read_body<S>(srv: &ApiServer<S>, body: Body) -> Result<Bytes, ApiError> {
+    // A body announced larger than the limit (its Content-Length) is refused before a byte of
+    // it is read, as Go's MaxBytesReader-guarded handlers refuse it: the client is not made to
+    // send megabytes, nor kept waiting, for a 413.
+    let announced = http_body::Body::size_hint(&body).lower();
+    if announced > srv.config.max_body_bytes as u64 {
+        return Err(ApiError::too_large(srv.config.max_body_bytes));
+    }
     axum::body::to_bytes(body, srv.config.max_body_bytes)
         .await
         .map_err(|_| ApiError::too_large(srv.config.max_body_bytes))

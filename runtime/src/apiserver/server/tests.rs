@@ -397,6 +397,44 @@ async fn a_body_that_stalls_is_cut_at_the_deadline_and_gives_its_slot_back() {
 }
 
 #[tokio::test]
+async fn a_body_announced_over_the_limit_is_refused_before_it_is_sent() {
+    use tokio::io::AsyncWriteExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(vec![kind()]);
+    // Long enough that a server waiting for the body would not answer within the test.
+    config.request_timeout = Duration::from_secs(600);
+    let shutdown = CancellationToken::new();
+    let _stop = shutdown.clone().drop_guard();
+    let store = RedbStore::open(&dir.path().join("db")).unwrap();
+    let server = ApiServer::new(config, store, shutdown.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(crate::tls::serve_with(
+        listener,
+        None,
+        server.router(),
+        shutdown.clone(),
+        "test API server",
+        crate::tls::HEADER_READ_TIMEOUT,
+    ));
+    // Headers that announce 100 MiB, and not one byte of body.
+    let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {DBS} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        100 << 20
+    );
+    client.write_all(head.as_bytes()).await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(30), exchange(&mut client, b""))
+        .await
+        .expect("no answer: the server waited for the body");
+    assert!(answer.starts_with("HTTP/1.1 413 "), "{answer}");
+    assert!(
+        answer.contains(r#""reason":"RequestEntityTooLarge""#),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
 async fn aggregated_discovery_is_served_when_the_client_asks_for_it() {
     let f = fixture(|_| {});
     let accept = [(
