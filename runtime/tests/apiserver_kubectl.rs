@@ -774,6 +774,12 @@ fn kubectl_server_side_apply_reports_conflicts_and_forces() {
     server_side_apply::two_managers_conflict_until_forced(&start());
 }
 
+/// kube-rs's `Patch::Apply` and dry runs against the server over HTTP (no kubectl needed).
+#[test]
+fn kube_rs_server_side_apply_and_dry_run() {
+    server_side_apply::kube_rs_applies_and_dry_runs(&start());
+}
+
 fn python_client_present() -> bool {
     Command::new("python3")
         .args(["-c", "import kubernetes"])

@@ -21,7 +21,7 @@ use super::{Database, DatabaseSpec, Engine, Server, kubectl};
 const OBJECTS: usize = 3_000;
 
 /// A client of `s` built from its kubeconfig.
-async fn client(s: &Server) -> Client {
+pub(super) async fn client(s: &Server) -> Client {
     let kubeconfig = Kubeconfig::read_from(&s.kubeconfig).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
@@ -29,7 +29,7 @@ async fn client(s: &Server) -> Client {
     Client::try_from(config).unwrap()
 }
 
-fn database(name: &str) -> Database {
+pub(super) fn database(name: &str) -> Database {
     Database::new(
         name,
         DatabaseSpec {

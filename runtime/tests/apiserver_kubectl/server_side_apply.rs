@@ -152,3 +152,84 @@ pub fn two_managers_conflict_until_forced(s: &Server) {
     );
     ok(k, &["delete", "db", "ssa"]);
 }
+
+/// What kube-rs controllers send: `Patch::Apply` with a field manager (`PatchParams::apply`),
+/// forced or not, and dry runs (`PostParams`/`PatchParams` `dry_run`), over HTTP to the
+/// server. The apply creates the object, records the manager's Apply entry, and conflicts with
+/// another manager until forced; the dry runs answer without storing.
+pub fn kube_rs_applies_and_dry_runs(s: &Server) {
+    use kube::api::{Api, Patch, PatchParams, PostParams};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let api: Api<super::Database> =
+            Api::namespaced(super::list_under_writes::client(s).await, "default");
+        let mut db = super::list_under_writes::database("kube-rs");
+        db.spec.replicas = 2;
+        let applied = api
+            .patch(
+                "kube-rs",
+                &PatchParams::apply("operator"),
+                &Patch::Apply(&db),
+            )
+            .await
+            .unwrap();
+        assert_eq!(applied.spec.replicas, 2);
+        let managers: Vec<(String, String)> = applied
+            .metadata
+            .managed_fields
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| {
+                (
+                    m.manager.unwrap_or_default(),
+                    m.operation.unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(managers, [("operator".to_string(), "Apply".to_string())]);
+
+        db.spec.replicas = 3;
+        let conflict = api
+            .patch("kube-rs", &PatchParams::apply("other"), &Patch::Apply(&db))
+            .await
+            .unwrap_err();
+        match conflict {
+            kube::Error::Api(e) => assert_eq!((e.code, e.reason.as_str()), (409, "Conflict")),
+            other => panic!("{other}"),
+        }
+        let forced = api
+            .patch(
+                "kube-rs",
+                &PatchParams::apply("other").force(),
+                &Patch::Apply(&db),
+            )
+            .await
+            .unwrap();
+        assert_eq!(forced.spec.replicas, 3);
+
+        let dry_post = PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        };
+        let would = api
+            .create(
+                &dry_post,
+                &super::list_under_writes::database("kube-rs-dry"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(would.metadata.resource_version, None);
+        assert!(api.get_opt("kube-rs-dry").await.unwrap().is_none());
+        db.spec.replicas = 9;
+        let dry_apply = api
+            .patch(
+                "kube-rs",
+                &PatchParams::apply("other").force().dry_run(),
+                &Patch::Apply(&db),
+            )
+            .await
+            .unwrap();
+        assert_eq!(dry_apply.spec.replicas, 9);
+        assert_eq!(api.get("kube-rs").await.unwrap().spec.replicas, 3);
+    });
+}
