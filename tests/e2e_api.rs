@@ -18,12 +18,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"))
-}
-
 fn skip() -> bool {
     common::e2e_opted_out()
 }
@@ -38,16 +32,7 @@ fn describe(what: &str, dir: &Path, out: &Output) -> String {
 }
 
 fn cargo(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
+    let out = common::e2e::run(dir, env!("CARGO"), args);
     assert!(
         out.status.success(),
         "{}",
@@ -388,15 +373,11 @@ fn a_reconcile_that_never_reports_ready_fails_its_test(dir: &Path) {
         1,
     );
     std::fs::write(&path, broken).unwrap();
-    let out = Command::new(env!("CARGO"))
-        .args(["test", "--lib", "ai::aijob_controller::tests"])
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
+    let out = common::e2e::run(
+        dir,
+        env!("CARGO"),
+        &["test", "--lib", "ai::aijob_controller::tests"],
+    );
     std::fs::write(&path, good).unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

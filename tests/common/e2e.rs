@@ -23,10 +23,10 @@ pub fn describe(what: &str, dir: &Path, out: &Output) -> String {
     )
 }
 
-/// Runs `program args` in `dir` with the shared target directory, and fails the test with its
-/// output unless it succeeds.
-pub fn run_ok(dir: &Path, program: &str, args: &[&str]) {
-    let out = Command::new(program)
+/// Runs `program args` in `dir` with the shared target directory; out: its output, whatever
+/// its exit status.
+pub fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
+    Command::new(program)
         .args(args)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
@@ -35,7 +35,13 @@ pub fn run_ok(dir: &Path, program: &str, args: &[&str]) {
         .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env_remove("RUSTFLAGS")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `program args` in `dir` with the shared target directory, and fails the test with its
+/// output unless it succeeds.
+pub fn run_ok(dir: &Path, program: &str, args: &[&str]) {
+    let out = run(dir, program, args);
     assert!(
         out.status.success(),
         "{}",

@@ -345,16 +345,20 @@ async fn post_over_tcp(addr: std::net::SocketAddr, body: &str) -> String {
     exchange(&mut stream, request.as_bytes()).await
 }
 
-#[tokio::test]
-async fn a_body_that_stalls_is_cut_at_the_deadline_and_gives_its_slot_back() {
-    use crate::apiserver::limits::Pool;
-    use tokio::io::AsyncWriteExt as _;
+/// A server for the databases with `tweak`ed config, served over plain TCP on a free port.
+/// Out: the server, its address, and what keeps it running (its store's directory, and the
+/// shutdown when dropped).
+async fn serve_over_tcp(
+    tweak: impl FnOnce(&mut Config),
+) -> (
+    Arc<ApiServer<RedbStore>>,
+    std::net::SocketAddr,
+    (tempfile::TempDir, tokio_util::sync::DropGuard),
+) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::new(vec![kind()]);
-    config.request_timeout = Duration::from_secs(1);
-    config.limits.max_mutating_requests_inflight = 1;
+    tweak(&mut config);
     let shutdown = CancellationToken::new();
-    let _stop = shutdown.clone().drop_guard();
     let store = RedbStore::open(&dir.path().join("db")).unwrap();
     let server = ApiServer::new(config, store, shutdown.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -367,6 +371,18 @@ async fn a_body_that_stalls_is_cut_at_the_deadline_and_gives_its_slot_back() {
         "test API server",
         crate::tls::HEADER_READ_TIMEOUT,
     ));
+    (server, addr, (dir, shutdown.drop_guard()))
+}
+
+#[tokio::test]
+async fn a_body_that_stalls_is_cut_at_the_deadline_and_gives_its_slot_back() {
+    use crate::apiserver::limits::Pool;
+    use tokio::io::AsyncWriteExt as _;
+    let (server, addr, _running) = serve_over_tcp(|c| {
+        c.request_timeout = Duration::from_secs(1);
+        c.limits.max_mutating_requests_inflight = 1;
+    })
+    .await;
 
     // A write whose headers announce the whole body but only part of it is sent; the client
     // then waits, holding its connection open.
@@ -399,24 +415,9 @@ async fn a_body_that_stalls_is_cut_at_the_deadline_and_gives_its_slot_back() {
 #[tokio::test]
 async fn a_body_announced_over_the_limit_is_refused_before_it_is_sent() {
     use tokio::io::AsyncWriteExt as _;
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::new(vec![kind()]);
     // Long enough that a server waiting for the body would not answer within the test.
-    config.request_timeout = Duration::from_secs(600);
-    let shutdown = CancellationToken::new();
-    let _stop = shutdown.clone().drop_guard();
-    let store = RedbStore::open(&dir.path().join("db")).unwrap();
-    let server = ApiServer::new(config, store, shutdown.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(crate::tls::serve_with(
-        listener,
-        None,
-        server.router(),
-        shutdown.clone(),
-        "test API server",
-        crate::tls::HEADER_READ_TIMEOUT,
-    ));
+    let (_server, addr, _running) =
+        serve_over_tcp(|c| c.request_timeout = Duration::from_secs(600)).await;
     // Headers that announce 100 MiB, and not one byte of body.
     let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
