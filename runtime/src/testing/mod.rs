@@ -119,6 +119,9 @@ impl Builder {
     /// Calls the project's `webhooks` as the webhook configurations in [`WEBHOOK_MANIFESTS`]
     /// (or [`Builder::webhook_manifests`]) say: defaulting and validation in the admission
     /// chain, conversion between the versions of a CRD whose strategy is `Webhook`.
+    /// [`Builder::start`] fails when a defaulting or validating webhook is registered at a path
+    /// that no configuration names (the file not generated yet, or a marker's `path` that
+    /// differs from the registered one): the API server would never call it.
     pub fn webhooks(mut self, webhooks: Webhooks) -> Self {
         self.webhooks = Some(webhooks);
         self
@@ -197,14 +200,16 @@ impl Builder {
         self,
         crds: Vec<CustomResourceDefinition>,
     ) -> anyhow::Result<TestCluster> {
-        let routes = match self.webhooks {
-            Some(w) => Some(w.routes()?),
-            None => None,
-        };
-        let configs = match (&routes, &self.webhook_manifests) {
-            (None, _) => Vec::new(),
-            (Some(_), Some(path)) => webhooks::read_configs(path)?,
-            (Some(_), None) => webhooks::read_configs(Path::new(WEBHOOK_MANIFESTS))?,
+        let manifests = self
+            .webhook_manifests
+            .unwrap_or_else(|| PathBuf::from(WEBHOOK_MANIFESTS));
+        let (routes, configs) = match self.webhooks {
+            Some(w) => {
+                let configs = webhooks::read_configs(&manifests)?;
+                webhooks::check_registered(&w, &configs, &manifests)?;
+                (Some(w.routes()?), configs)
+            }
+            None => (None, Vec::new()),
         };
         let conversions = conversion::Conversions::new(&crds, routes.as_ref())?;
         let routes = routes.unwrap_or_default();

@@ -88,6 +88,35 @@ impl WebhookConfig {
     }
 }
 
+/// Checks that every defaulting and validating webhook registered in `webhooks` is named by
+/// a configuration of `configs` (read from `manifests`): kube-apiserver calls a webhook only
+/// at a `clientConfig.service.path` of a configuration, so a registered path that none names
+/// would never be called and a test of it would pass without the webhook running. That
+/// happens when `config/webhook/manifests.yaml` was not generated yet (`rsbuilder manifests`)
+/// or a path constant and its `+kubebuilder:webhook` marker disagree. Errors: the first such
+/// path, with the paths the file does name.
+pub(crate) fn check_registered(
+    webhooks: &crate::webhook::Webhooks,
+    configs: &[WebhookConfig],
+    manifests: &Path,
+) -> anyhow::Result<()> {
+    for path in webhooks.admission_paths() {
+        if !configs.iter().any(|c| c.path == path) {
+            let named: Vec<&str> = configs.iter().map(|c| c.path.as_str()).collect();
+            anyhow::bail!(
+                "the webhook registered at {path:?} is named by no webhook configuration in {} (it names {}): the API server would never call it. Run `rsbuilder manifests` (`make manifests`) to write the configurations from the +kubebuilder:webhook markers, and check that the marker's `path` equals the path the webhook is registered at",
+                manifests.display(),
+                if named.is_empty() {
+                    "none".to_string()
+                } else {
+                    named.join(", ")
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The webhooks of the Mutating- and ValidatingWebhookConfigurations in the YAML file `path`
 /// (`config/webhook/manifests.yaml`). Errors: the file cannot be read or is not YAML; a
 /// webhook without a service path (a `url` webhook is outside the project).

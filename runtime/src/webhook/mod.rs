@@ -300,6 +300,15 @@ impl Webhooks {
         Ok(routes)
     }
 
+    /// The paths of the defaulting and validating webhooks registered so far, in order of
+    /// path (the conversion path, [`CONVERSION_PATH`], is not among them). The test cluster
+    /// checks each against the webhook configurations, which name the paths the API server
+    /// calls.
+    #[cfg(feature = "testing")]
+    pub(crate) fn admission_paths(&self) -> impl Iterator<Item = &str> {
+        self.paths.iter().map(String::as_str)
+    }
+
     /// Records `path` as taken; false (and a problem) when it cannot be served.
     fn claim(&mut self, path: &str) -> bool {
         if !path.starts_with('/') {
