@@ -15,39 +15,18 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"))
-}
+use common::e2e::{describe, target_dir};
 
 fn skip() -> bool {
     common::e2e_opted_out()
 }
 
-fn describe(what: &str, dir: &Path, out: &Output) -> String {
-    format!(
-        "{what} failed in {}:\n{}\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
+/// `cargo args` in `dir` on the shared target directory; fails the test unless it succeeds.
 fn cargo(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
+    let out = common::e2e::run(dir, env!("CARGO"), args);
     assert!(
         out.status.success(),
         "{}",
@@ -83,7 +62,41 @@ fn assert_passed(out: &Output, tests: &[&str]) {
 const WEBHOOK_TESTS: &[&str] = &[
     "webhook::v1::aijob_webhook::tests::default_fills_only_absent_fields",
     "webhook::v1::aijob_webhook::tests::validators_reject_on_create_and_update",
+    "webhook::v1::aijob_webhook::tests::the_api_server_stores_what_the_defaulter_sets",
+    "webhook::v1::aijob_webhook::tests::the_api_server_refuses_what_the_validator_denies",
 ];
+
+/// The validating webhook's marker with `verbs=update` (create left out): the functions are
+/// unchanged, so their direct test passes, but the API server no longer calls the webhook on
+/// create, and the test through the test cluster fails on the empty `spec.foo` it stored.
+/// The file and `config/webhook/manifests.yaml` are restored afterwards.
+fn a_marker_without_create_fails_the_test_through_the_cluster(dir: &Path) {
+    let path = dir.join("src/webhook/v1/aijob_webhook.rs");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let marker = good
+        .lines()
+        .find(|l| l.contains("+kubebuilder:webhook:") && l.contains("mutating=false"))
+        .expect("the validating webhook's marker");
+    assert!(marker.contains("verbs=create;update"), "{marker}");
+    let broken = good.replacen(
+        marker,
+        &marker.replace("verbs=create;update", "verbs=update"),
+        1,
+    );
+    std::fs::write(&path, broken).unwrap();
+    rsbuilder_ok(dir, &["manifests"]);
+    let out = common::e2e::run(dir, env!("CARGO"), &["test", "--lib", "webhook::"]);
+    std::fs::write(&path, good).unwrap();
+    rsbuilder_ok(dir, &["manifests"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "the broken marker passed:\n{stdout}");
+    assert!(
+        stdout.contains("the_api_server_refuses_what_the_validator_denies ... FAILED")
+            && stdout.contains("validators_reject_on_create_and_update ... ok"),
+        "{}",
+        describe("the tests of the broken marker", dir, &out)
+    );
+}
 
 /// `kubectl kustomize config/default` renders the webhook configurations with the CA
 /// injection annotation, the Certificate for the prefixed Service, and the manager's webhook
@@ -128,7 +141,10 @@ fn render_default(dir: &Path) {
     );
 }
 
-/// The seed's spec (case A) instead of the example field.
+/// The seed's spec (case A) instead of the example field. The cap of 100 replicas is the
+/// validating webhook's: a schema `maximum` would refuse 200 with 422 before the webhook is
+/// called (kube-apiserver validates the schema first), and the webhook's test through the
+/// test cluster expects the webhook's 403.
 fn seed_spec_edit(dir: &Path, version: &str) {
     let path = dir.join(format!("src/api/{version}/aijob_types.rs"));
     let text = std::fs::read_to_string(&path).unwrap();
@@ -139,8 +155,8 @@ fn seed_spec_edit(dir: &Path, version: &str) {
     pub model_name: String,
     /// GPUs per replica.
     pub gpu_count: i32,
-    /// Training replicas; the defaulting webhook sets 1.
-    #[schemars(range(max = 100))]
+    /// Training replicas; the defaulting webhook sets 1, the validating webhook refuses more
+    /// than 100.
     pub replicas: Option<i32>,
 }
 ";
@@ -201,6 +217,23 @@ fn seed_webhook_edit(dir: &Path) {
         (
             "r#\"spec.foo changed from Some(\"a\") to Some(\"b\")\"#",
             "\"spec.replicas changed from Some(1) to Some(2)\"",
+        ),
+        // The tests through the test cluster.
+        (
+            "assert_eq!(created.spec.foo.as_deref(), Some(\"default\"));",
+            "assert_eq!(created.spec.replicas, Some(1));",
+        ),
+        (
+            "denied the request: spec.foo: must not be empty when set\"",
+            "denied the request: spec.replicas: must be at most 100, got 200\"",
+        ),
+        (
+            "created.spec.foo = Some(String::new());",
+            "created.spec.replicas = Some(200);",
+        ),
+        (
+            "assert_eq!(api.get(\"sample\").await?.spec.foo.as_deref(), Some(\"a\"));",
+            "assert_eq!(api.get(\"sample\").await?.spec.replicas, Some(1));",
         ),
     ];
     for (from, to) in edits {
@@ -309,12 +342,14 @@ fn case_a_webhooks_build_serve_https_and_render() {
     no_certificate_exit(&target_dir().join("debug/manager"));
     assert_passed(&cargo(&dir, &["test"]), WEBHOOK_TESTS);
     render_default(&dir);
+    a_marker_without_create_fails_the_test_through_the_cluster(&dir);
 
-    // Case A: the seed's spec and webhooks.
+    // Case A: the seed's spec and webhooks; the CRD follows the spec before the tests that
+    // create objects through the test cluster (as `make test` runs `make manifests` first).
     seed_spec_edit(&dir, "v1");
     seed_webhook_edit(&dir);
-    assert_passed(&cargo(&dir, &["test", "--lib", "webhook::"]), WEBHOOK_TESTS);
     rsbuilder_ok(&dir, &["manifests"]);
+    assert_passed(&cargo(&dir, &["test", "--lib", "webhook::"]), WEBHOOK_TESTS);
 
     // A new user's path: the spec (now the seed's, without `foo`, with required fields) is
     // scaffolded over with field-free webhooks whose test objects carry the required fields,
@@ -366,5 +401,7 @@ fn case_a_webhooks_build_serve_https_and_render() {
 const FIELD_FREE_TESTS: &[&str] = &[
     "webhook::v1::aijob_webhook::tests::default_changes_nothing_yet",
     "webhook::v1::aijob_webhook::tests::validators_admit_everything_yet",
+    "webhook::v1::aijob_webhook::tests::the_api_server_stores_the_object_the_defaulter_leaves",
+    "webhook::v1::aijob_webhook::tests::the_api_server_stores_what_the_validator_admits",
     "webhook::v1::aijob_conversion::tests::v2_round_trips_through_the_hub",
 ];

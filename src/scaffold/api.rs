@@ -670,13 +670,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
 /// never builds it) and the YAML reader of the kind's sample. An entry already there (a second
 /// kind, or the user's own) is kept, with the feature added when it lacks it.
 pub(crate) fn ensure_controller_test_dependencies(plan: &mut Plan) {
-    plan.ensure_dependency(
-        layout::CARGO_TOML,
-        "dev-dependencies",
-        "rsbuilder-runtime",
-        "{ path = \"rsbuilder-runtime\", features = [\"testing\"] }",
-        &["testing"],
-    );
+    ensure_test_cluster_dependency(plan);
     // The runtime's own YAML parser (its `testing` feature reads the CRDs with it).
     plan.ensure_dependency(
         layout::CARGO_TOML,
@@ -684,6 +678,19 @@ pub(crate) fn ensure_controller_test_dependencies(plan: &mut Plan) {
         "serde-saphyr",
         "\"2\"",
         &[],
+    );
+}
+
+/// The `[dev-dependencies]` entry of the runtime's in-process test cluster (its `testing`
+/// feature), which the scaffolded controller and webhook tests start. Kept when there, with
+/// the feature added when it lacks it.
+pub(crate) fn ensure_test_cluster_dependency(plan: &mut Plan) {
+    plan.ensure_dependency(
+        layout::CARGO_TOML,
+        "dev-dependencies",
+        "rsbuilder-runtime",
+        "{ path = \"rsbuilder-runtime\", features = [\"testing\"] }",
+        &["testing"],
     );
 }
 

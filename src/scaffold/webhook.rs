@@ -208,6 +208,8 @@ struct Defaulting<'a> {
 #[template(path = "webhook/defaulting_tests.rs", escape = "none")]
 struct DefaultingTests<'a> {
     n: &'a Names,
+    /// With the test through the test cluster (the kind file has its registrations marker).
+    cluster: bool,
 }
 
 #[derive(Template)]
@@ -220,6 +222,8 @@ struct Validation<'a> {
 #[template(path = "webhook/validation_tests.rs", escape = "none")]
 struct ValidationTests<'a> {
     n: &'a Names,
+    /// With the test through the test cluster (the kind file has its registrations marker).
+    cluster: bool,
 }
 
 /// A spoke version of a conversion webhook.
@@ -489,7 +493,14 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
     add_server(&mut plan, &header)?;
     add_version_mod(&mut plan, &names, &files, &header)?;
     if defaulting || validation {
-        add_kind(&mut plan, &names, &files, defaulting, validation, &header)?;
+        add_kind(
+            &mut plan,
+            &names,
+            &files,
+            (defaulting, validation),
+            opts.force,
+            &header,
+        )?;
     }
     add_config(&mut plan, &project)?;
     if opts.conversion {
@@ -808,14 +819,14 @@ fn add_conversion(
     Ok(())
 }
 
-/// The kind's webhook file (skeleton plus one section per webhook type), its module and its
-/// routes.
+/// The kind's webhook file (skeleton plus one section per webhook type, each with its tests),
+/// its module and its routes. `force`: the file is written again from the templates.
 fn add_kind(
     plan: &mut Plan,
     n: &Names,
     files: &KindLayout,
-    defaulting: bool,
-    validation: bool,
+    (defaulting, validation): (bool, bool),
+    force: bool,
     header: &str,
 ) -> Result<()> {
     plan.insert(
@@ -833,9 +844,29 @@ fn add_kind(
         files.webhook_module_path(&files.webhook_module())
     );
     let kind = main_path(n, &n.type_path);
+    // A kind file written before the tests through the test cluster has no registrations
+    // marker in its tests: its new webhook gets the direct tests only.
+    let cluster = force
+        || plan
+            .read(&path)?
+            .is_none_or(|text| text.contains(TEST_REGISTRATIONS_MARKER));
+    if cluster {
+        crate::scaffold::api::ensure_test_cluster_dependency(plan);
+    }
     if defaulting {
         plan.insert(&path, "webhook-handlers", Defaulting { n }.render()?);
-        plan.insert(&path, "webhook-tests", DefaultingTests { n }.render()?);
+        let tests = DefaultingTests { n, cluster };
+        plan.insert(&path, "webhook-tests", tests.render()?);
+        if cluster {
+            test_register(
+                plan,
+                &path,
+                format!(
+                    "defaulting::<{}, _>(DEFAULTING_PATH, {}Webhook)",
+                    n.kind, n.kind
+                ),
+            );
+        }
         register(
             plan,
             format!(
@@ -846,7 +877,18 @@ fn add_kind(
     }
     if validation {
         plan.insert(&path, "webhook-handlers", Validation { n }.render()?);
-        plan.insert(&path, "webhook-tests", ValidationTests { n }.render()?);
+        let tests = ValidationTests { n, cluster };
+        plan.insert(&path, "webhook-tests", tests.render()?);
+        if cluster {
+            test_register(
+                plan,
+                &path,
+                format!(
+                    "validating::<{}, _>(VALIDATION_PATH, {}Webhook)",
+                    n.kind, n.kind
+                ),
+            );
+        }
         register(
             plan,
             format!(
@@ -856,6 +898,20 @@ fn add_kind(
         );
     }
     Ok(())
+}
+
+/// The marker in the tests of a kind's webhook file before which each webhook is registered
+/// for the tests that go through the test cluster, as `src/main.rs` registers it.
+const TEST_REGISTRATIONS_MARKER: &str = "+kubebuilder:scaffold:webhook-test-registrations";
+
+/// Registers a webhook (`call`: `defaulting::<K, _>(PATH, KWebhook)`) in the `webhooks()` of
+/// the tests of the kind's webhook file `path`.
+fn test_register(plan: &mut Plan, path: &Path, call: String) {
+    plan.insert(
+        path,
+        "webhook-test-registrations",
+        format!("let webhooks = webhooks.{call};"),
+    );
 }
 
 /// `config/webhook`, `config/certmanager`, the `config/default` patches and replacements, and

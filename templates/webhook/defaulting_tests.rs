@@ -29,3 +29,41 @@
         assert_eq!(serde_json::to_value(&obj).unwrap(), before);
     }
 {%- endif %}
+
+{%- if cluster %}
+
+{%- if n.builtin || n.example_foo %}
+
+    /// The defaulting webhook as the API server calls it on a create: what it sets is stored.
+{%- else %}
+
+    /// The defaulting webhook as the API server calls it on a create: the object is stored as
+    /// sent, since it sets nothing yet.
+{%- endif %}
+    #[tokio::test]
+{%- if n.builtin %}
+    async fn the_api_server_stores_what_the_defaulter_sets() -> anyhow::Result<()> {
+        let (_cluster, api) = cluster().await?;
+        let created = api.create(&PostParams::default(), &object()).await?;
+        let labels = created.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels.get("app.kubernetes.io/managed-by").map(String::as_str), Some("{{ n.project_name }}"));
+        Ok(())
+    }
+{%- else if n.example_foo %}
+    async fn the_api_server_stores_what_the_defaulter_sets() -> anyhow::Result<()> {
+        let (_cluster, api) = cluster().await?;
+        let sent = object(serde_json::json!({{ n.spec_json() }}));
+        let created = api.create(&PostParams::default(), &sent).await?;
+        assert_eq!(created.spec.foo.as_deref(), Some("default"));
+        Ok(())
+    }
+{%- else %}
+    async fn the_api_server_stores_the_object_the_defaulter_leaves() -> anyhow::Result<()> {
+        let (_cluster, api) = cluster().await?;
+        let sent = object(serde_json::json!({{ n.spec_json() }}));
+        let created = api.create(&PostParams::default(), &sent).await?;
+        assert_eq!(serde_json::to_value(&created.spec)?, serde_json::to_value(&sent.spec)?);
+        Ok(())
+    }
+{%- endif %}
+{%- endif %}

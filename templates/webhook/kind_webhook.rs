@@ -19,7 +19,44 @@ pub struct {{ n.kind }}Webhook;
 
 #[cfg(test)]
 mod tests {
+    //! The functions called directly, then the webhooks as the API server calls them: through
+    //! the runtime's in-process test cluster (`rsbuilder_runtime::testing`, rsbuilder's
+    //! docs/testing.md), with the CRDs of `config/crd/bases` and the webhook configurations of
+    //! `config/webhook/manifests.yaml` (`make manifests` writes both; `make test` runs it
+    //! first).
+
+    use anyhow::Context as _;
+    use kube::Api;
+    use kube::api::PostParams;
+    use rsbuilder_runtime::testing::{Mode, TestCluster};
+    use rsbuilder_runtime::webhook::Webhooks;
+
     use super::*;
+
+    /// This kind's webhooks, registered as `src/main.rs` registers them.
+    #[allow(clippy::let_and_return)] // one line per webhook, as `create webhook` adds them
+    fn webhooks() -> Webhooks {
+        let webhooks = Webhooks::new();
+        // +kubebuilder:scaffold:webhook-test-registrations
+        webhooks
+    }
+
+    /// A test cluster that calls [`webhooks`] in its admission chain (in-process: envtest or
+    /// a real cluster would call the deployed webhook server instead).
+    async fn cluster() -> anyhow::Result<(TestCluster, Api<{{ n.kind }}>)> {
+        let cluster = TestCluster::builder()
+            .mode(Mode::InProcess)
+            .webhooks(webhooks())
+            .start()
+            .await
+            .context("starting the test cluster with the webhooks (run `make manifests` first)")?;
+{%- if n.namespaced %}
+        let api = Api::default_namespaced(cluster.client());
+{%- else %}
+        let api = Api::all(cluster.client());
+{%- endif %}
+        Ok((cluster, api))
+    }
 
     /// An object of kind `{{ n.kind }}` named `sample`{% if !n.builtin %}, with `spec`{% endif %}.
     fn object({% if !n.builtin %}spec: serde_json::Value{% endif %}) -> {{ n.kind }} {
