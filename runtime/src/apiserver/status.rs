@@ -282,6 +282,10 @@ fn cause_type(message: &str) -> &'static str {
         "FieldValueNotSupported"
     } else if message.starts_with("Too long") {
         "FieldValueTooLong"
+    } else if message.starts_with("Duplicate value") {
+        "FieldValueDuplicate"
+    } else if message.starts_with("Too many") {
+        "FieldValueTooMany"
     } else {
         "FieldValueInvalid"
     }
