@@ -303,8 +303,8 @@ impl ApiKind {
     /// (kube-openapi's `validate`) does: `type`, `nullable`, `required`, `enum`, `pattern`,
     /// `minLength`/`maxLength`, `format` ([`super::formats`]), `minimum`/`maximum` (and
     /// exclusive), `multipleOf`, `minItems`/`maxItems`, `uniqueItems`,
-    /// `minProperties`/`maxProperties`, `additionalProperties` schemas, `allOf`/`anyOf`/
-    /// `oneOf`/`not` below the root; then the `x-kubernetes-list-type` set and map rules
+    /// `minProperties`/`maxProperties` (below the root), `additionalProperties` schemas,
+    /// `allOf`/`anyOf`/`oneOf`/`not`; then the `x-kubernetes-list-type` set and map rules
     /// ([`super::listtype`]). `metadata` is checked by the registry, not here. Out:
     /// `(field, message)` causes in the API server's wording, empty when valid.
     pub fn validate(&self, obj: &Value) -> Vec<(String, String)> {
@@ -321,6 +321,7 @@ impl ApiKind {
                 }
             }
             required(schema, map, "", &mut causes);
+            combinators(schema, obj, "", &mut causes);
             super::listtype::validate(schema, map, "", &mut causes);
         }
         causes
@@ -348,6 +349,16 @@ fn required(
             };
             causes.push((field, "Required value".into()));
         }
+    }
+}
+
+/// The path of field `k` under `path`, as kube-openapi names it (`spec.replicas`; the field
+/// alone at the root).
+fn child_path(path: &str, k: &str) -> String {
+    if path.is_empty() {
+        k.to_string()
+    } else {
+        format!("{path}.{k}")
     }
 }
 
@@ -668,13 +679,13 @@ fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String
             if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object()) {
                 for (k, child) in map {
                     if !props.is_some_and(|p| p.contains_key(k)) {
-                        check(extra, child, &format!("{path}.{k}"), causes);
+                        check(extra, child, &child_path(path, k), causes);
                     }
                 }
             }
             for (k, sub) in props.into_iter().flatten() {
                 if let Some(child) = map.get(k) {
-                    check(sub, child, &format!("{path}.{k}"), causes);
+                    check(sub, child, &child_path(path, k), causes);
                 }
             }
             required(schema, map, path, causes);
@@ -1031,5 +1042,29 @@ mod tests {
         let mut bare = json!({"metadata": {"name": "b"}});
         k.normalize(&mut bare);
         assert_eq!(bare["spec"]["replicas"], json!(1));
+    }
+
+    #[test]
+    fn combinators_at_the_root_name_the_root_as_an_empty_path() {
+        let k = ApiKind {
+            schema: Some(json!({"type": "object",
+                "properties": {"spec": {"type": "object"}, "data": {"type": "string"}},
+                "oneOf": [{"required": ["spec"]}, {"required": ["data"]}]})),
+            ..seed_kind()
+        };
+        assert_eq!(
+            k.validate(&json!({"metadata": {"name": "a"}, "data": "x"})),
+            vec![]
+        );
+        assert_eq!(
+            k.validate(&json!({"metadata": {"name": "a"}})),
+            [
+                cause(
+                    "<nil>",
+                    "Invalid value: \"\": \"\" must validate one and only one schema (oneOf). Found none valid"
+                ),
+                cause("spec", "Required value"),
+            ]
+        );
     }
 }
