@@ -943,3 +943,40 @@ mod two_versions {
         assert!(err.to_string().contains("converts with a webhook"), "{err}");
     }
 }
+
+/// The AIJob example's CRD, loaded from its YAML: the schema's `default`s (`status.conditions:
+/// []`, `status.readyReplicas: 0`) are filled when the status is written and when the object
+/// is read back, as the apiextensions server fills them.
+#[tokio::test]
+async fn a_crds_schema_defaults_are_filled_on_write_and_read() {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    let crds = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/ai-operator/config/crd/bases"
+    );
+    let cluster = TestCluster::builder()
+        .mode(Mode::InProcess)
+        .crd_dir(std::path::Path::new(crds))
+        .start()
+        .await
+        .unwrap();
+    let gvk = GroupVersionKind::gvk("ai.example.com", "v1", "AIJob");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "aijobs");
+    let jobs: Api<DynamicObject> = Api::namespaced_with(cluster.client(), "default", &resource);
+    let mut job = DynamicObject::new("train", &resource);
+    job.data = serde_json::json!({"spec": {"modelName": "resnet50", "gpuCount": 1}});
+    jobs.create(&PostParams::default(), &job).await.unwrap();
+    let status = serde_json::json!({"status": {"phase": "Pending"}});
+    let written = jobs
+        .patch_status("train", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    assert_eq!(
+        written.data["status"],
+        serde_json::json!({"phase": "Pending", "readyReplicas": 0, "conditions": []})
+    );
+    let read = jobs.get("train").await.unwrap();
+    assert_eq!(read.data["status"]["readyReplicas"], 0);
+    assert_eq!(read.data["status"]["conditions"], serde_json::json!([]));
+    assert_eq!(read.data["spec"]["modelName"], "resnet50");
+}

@@ -241,6 +241,25 @@ impl ApiKind {
     }
 }
 
+impl ApiKind {
+    /// The object as the apiextensions server decodes a custom resource, on every write (the
+    /// body of a create or update, the result of a patch or apply, a dry run too) and every
+    /// read from storage: pruned ([`ApiKind::prune`]), its non-nullable nulls without a default
+    /// dropped ([`super::defaulting::prune_nulls`]), defaulted
+    /// ([`super::defaulting::default`]), and pruned again (a default the schema does not
+    /// describe whole, which the apiextensions server refuses in the CRD, is cut to it). Out:
+    /// the fields the first pruning removed, as [`ApiKind::prune`].
+    pub fn normalize(&self, obj: &mut Value) -> Vec<String> {
+        let removed = self.prune(obj);
+        if let Some(schema) = &self.schema {
+            super::defaulting::prune_nulls(Some(schema), obj);
+            super::defaulting::default(schema, obj);
+            self.prune(obj);
+        }
+        removed
+    }
+}
+
 fn prune_value(schema: &Value, v: &mut Value, path: &str, removed: &mut Vec<String>) {
     if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
         return;
@@ -281,10 +300,13 @@ fn prune_value(schema: &Value, v: &mut Value, path: &str, removed: &mut Vec<Stri
 
 impl ApiKind {
     /// Checks `obj` against the kind's schema, as the apiextensions server's schema validation
-    /// does for the keywords a structural schema uses: `type`, `required`, `enum`, `pattern`,
-    /// `minimum`/`maximum` (and exclusive), `minLength`/`maxLength`, `minItems`/`maxItems`,
-    /// `nullable`. `metadata` is checked by the registry, not here. Out: `(field, message)`
-    /// causes in the API server's wording, empty when valid.
+    /// (kube-openapi's `validate`) does: `type`, `nullable`, `required`, `enum`, `pattern`,
+    /// `minLength`/`maxLength`, `format` ([`super::formats`]), `minimum`/`maximum` (and
+    /// exclusive), `multipleOf`, `minItems`/`maxItems`, `uniqueItems`,
+    /// `minProperties`/`maxProperties` (below the root), `additionalProperties` schemas,
+    /// `allOf`/`anyOf`/`oneOf`/`not`; then the `x-kubernetes-list-type` set and map rules
+    /// ([`super::listtype`]). `metadata` is checked by the registry, not here. Out:
+    /// `(field, message)` causes in the API server's wording, empty when valid.
     pub fn validate(&self, obj: &Value) -> Vec<(String, String)> {
         let mut causes = Vec::new();
         if let (Some(schema), Some(map)) = (&self.schema, obj.as_object()) {
@@ -299,6 +321,8 @@ impl ApiKind {
                 }
             }
             required(schema, map, "", &mut causes);
+            combinators(schema, obj, "", &mut causes);
+            super::listtype::validate(schema, map, "", &mut causes);
         }
         causes
     }
@@ -328,12 +352,107 @@ fn required(
     }
 }
 
+/// The path of field `k` under `path`, as kube-openapi names it (`spec.replicas`; the field
+/// alone at the root).
+fn child_path(path: &str, k: &str) -> String {
+    if path.is_empty() {
+        k.to_string()
+    } else {
+        format!("{path}.{k}")
+    }
+}
+
 /// A bound as Go's `%v` prints a float64: `10`, not `10.0`.
 fn go_number(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x}")
+    super::listtype::go_float(x)
+}
+
+/// Whether `x` is a whole number, as kube-openapi's `IsFloat64AJSONInteger` decides it for
+/// `multipleOf` (a relative error under 1e-9 counts as whole).
+fn is_json_integer(x: f64) -> bool {
+    if !x.is_finite() {
+        return false;
+    }
+    let g = x.trunc();
+    if x == g {
+        return true;
+    }
+    let diff = (x - g).abs();
+    diff / (x.abs() + g.abs()).min(f64::MAX) < 1e-9
+}
+
+/// The `allOf`, `anyOf`, `oneOf` and `not` of `schema` on `v`, as kube-openapi's
+/// `schemaPropsValidator` checks them: each alternative is checked on `v` at the same path;
+/// a failed combinator is an `Invalid value: ""` cause at field `<nil>` (the API server
+/// converts these errors without a field) naming the path, followed by the causes of the
+/// alternative that came closest (`anyOf`, `oneOf` when none passed: the one with the fewest
+/// causes, standing in for kube-openapi's count of passed checks) or of every failed one
+/// (`allOf`).
+fn combinators(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String)>) {
+    let run = |s: &Value| {
+        let mut c = Vec::new();
+        check(s, v, path, &mut c);
+        c
+    };
+    let alternatives = |k: &str| {
+        schema
+            .get(k)
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+    };
+    let quoted = Value::String(path.to_string());
+    let composite = |msg: String| ("<nil>".to_string(), format!("Invalid value: \"\": {msg}"));
+    let closest = |results: Vec<Vec<(String, String)>>| {
+        results
+            .into_iter()
+            .reduce(|best, r| if r.len() < best.len() { r } else { best })
+            .unwrap_or_default()
+    };
+    if let Some(any) = alternatives("anyOf") {
+        let results: Vec<_> = any.iter().map(run).collect();
+        if !results.iter().any(Vec::is_empty) {
+            causes.push(composite(format!(
+                "{quoted} must validate at least one schema (anyOf)"
+            )));
+            causes.extend(closest(results));
+        }
+    }
+    if let Some(one) = alternatives("oneOf") {
+        let results: Vec<_> = one.iter().map(run).collect();
+        let valid = results.iter().filter(|r| r.is_empty()).count();
+        if valid != 1 {
+            let found = if valid == 0 {
+                "Found none valid".to_string()
+            } else {
+                format!("Found {valid} valid alternatives")
+            };
+            causes.push(composite(format!(
+                "{quoted} must validate one and only one schema (oneOf). {found}"
+            )));
+            if valid == 0 {
+                causes.extend(closest(results));
+            }
+        }
+    }
+    if let Some(all) = alternatives("allOf") {
+        let results: Vec<_> = all.iter().map(run).collect();
+        let valid = results.iter().filter(|r| r.is_empty()).count();
+        for r in results {
+            causes.extend(r);
+        }
+        if valid != all.len() {
+            let none = if valid == 0 { ". None validated" } else { "" };
+            causes.push(composite(format!(
+                "{quoted} must validate all the schemas (allOf){none}"
+            )));
+        }
+    }
+    if let Some(not) = schema.get("not").filter(|n| n.is_object())
+        && run(not).is_empty()
+    {
+        causes.push(composite(format!(
+            "{quoted} must not validate the schema (not)"
+        )));
     }
 }
 
@@ -376,6 +495,7 @@ fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String
             return;
         }
     }
+    combinators(schema, v, path, causes);
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
         && !allowed.contains(v)
     {
@@ -416,6 +536,19 @@ fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String
                 causes.push((
                     path.into(),
                     format!("Too long: may not be more than {max} bytes"),
+                ));
+            }
+            // The apiextensions server keeps a format only on strings (and untyped values).
+            if let Some(format) = schema.get("format").and_then(Value::as_str)
+                && matches!(
+                    schema.get("type").and_then(Value::as_str),
+                    None | Some("string")
+                )
+                && super::formats::check(format, s) == Some(false)
+            {
+                causes.push((
+                    path.into(),
+                    format!("Invalid value: {v}: {path} in body must be of type {format}: {v}"),
                 ));
             }
         }
@@ -464,6 +597,25 @@ fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String
                     ));
                 }
             }
+            if let Some(factor) = schema.get("multipleOf").and_then(Value::as_f64)
+                && factor > 0.0
+            {
+                let quotient = if factor < 1.0 {
+                    1.0 / factor * x
+                } else {
+                    x / factor
+                };
+                if !is_json_integer(quotient) {
+                    causes.push((
+                        path.into(),
+                        format!(
+                            "Invalid value: {}: {path} in body should be a multiple of {}",
+                            go_number(x),
+                            go_number(factor)
+                        ),
+                    ));
+                }
+            }
         }
         Value::Array(items) => {
             let n = items.len() as u64;
@@ -483,6 +635,17 @@ fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String
                     format!("Too many: {n}: must have at most {max} items"),
                 ));
             }
+            if schema.get("uniqueItems") == Some(&Value::Bool(true))
+                && items
+                    .iter()
+                    .enumerate()
+                    .any(|(i, a)| items[i + 1..].contains(a))
+            {
+                causes.push((
+                    path.into(),
+                    format!("Invalid value: \"\": {path} in body shouldn't contain duplicates"),
+                ));
+            }
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
                     check(item_schema, item, &format!("{path}[{i}]"), causes);
@@ -490,16 +653,39 @@ fn check(schema: &Value, v: &Value, path: &str, causes: &mut Vec<(String, String
             }
         }
         Value::Object(map) => {
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                for (k, sub) in props {
-                    if let Some(child) = map.get(k) {
-                        check(sub, child, &format!("{path}.{k}"), causes);
+            // As kube-openapi's object validator: a count out of bounds is the only cause.
+            let n = map.len() as u64;
+            if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+                && n < min
+            {
+                causes.push((
+                    path.into(),
+                    format!(
+                        "Invalid value: {n}: {path} in body should have at least {min} properties"
+                    ),
+                ));
+                return;
+            }
+            if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+                && n > max
+            {
+                causes.push((
+                    path.into(),
+                    format!("Too many: {n}: must have at most {max} items"),
+                ));
+                return;
+            }
+            let props = schema.get("properties").and_then(Value::as_object);
+            if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+                for (k, child) in map {
+                    if !props.is_some_and(|p| p.contains_key(k)) {
+                        check(extra, child, &child_path(path, k), causes);
                     }
                 }
-            } else if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object())
-            {
-                for (k, child) in map {
-                    check(extra, child, &format!("{path}.{k}"), causes);
+            }
+            for (k, sub) in props.into_iter().flatten() {
+                if let Some(child) = map.get(k) {
+                    check(sub, child, &child_path(path, k), causes);
                 }
             }
             required(schema, map, path, causes);
@@ -629,5 +815,256 @@ mod tests {
             json!({"engine": "mysql", "labels": {"a": "b"}})
         );
         assert_eq!(obj["metadata"], json!({"x": 1}));
+    }
+
+    fn kind_with(spec: Value) -> ApiKind {
+        ApiKind {
+            schema: Some(json!({"type": "object", "properties": {"spec": spec}})),
+            ..seed_kind()
+        }
+    }
+
+    fn causes(spec_schema: Value, spec: Value) -> Vec<(String, String)> {
+        kind_with(spec_schema).validate(&json!({"spec": spec}))
+    }
+
+    fn cause(field: &str, message: &str) -> (String, String) {
+        (field.to_string(), message.to_string())
+    }
+
+    #[test]
+    fn formats_are_checked_with_the_api_servers_message() {
+        let schema = json!({"type": "object", "properties": {
+            "id": {"type": "string", "format": "uuid"},
+            "at": {"type": "string", "format": "date-time"},
+            "mine": {"type": "string", "format": "my-own"},
+            "count": {"type": "integer", "format": "int32"},
+        }});
+        assert_eq!(
+            causes(
+                schema.clone(),
+                json!({"id": "a8098c1a-f86e-11da-bd1a-00112444be1e",
+                "at": "2014-12-15T19:30:20Z", "mine": "anything", "count": 1})
+            ),
+            vec![]
+        );
+        assert_eq!(
+            causes(schema, json!({"id": "zzz", "at": "yesterday"})),
+            [
+                cause(
+                    "spec.at",
+                    "Invalid value: \"yesterday\": spec.at in body must be of type date-time: \"yesterday\""
+                ),
+                cause(
+                    "spec.id",
+                    "Invalid value: \"zzz\": spec.id in body must be of type uuid: \"zzz\""
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn multiple_of_and_unique_items_are_checked() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer", "multipleOf": 3},
+            "f": {"type": "number", "multipleOf": 0.1},
+            "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+        }});
+        assert_eq!(
+            causes(
+                schema.clone(),
+                json!({"n": 9, "f": 0.3, "tags": ["a", "b"]})
+            ),
+            vec![]
+        );
+        assert_eq!(
+            causes(schema, json!({"n": 7, "f": 0.35, "tags": ["a", "b", "a"]})),
+            [
+                cause(
+                    "spec.f",
+                    "Invalid value: 0.35: spec.f in body should be a multiple of 0.1"
+                ),
+                cause(
+                    "spec.n",
+                    "Invalid value: 7: spec.n in body should be a multiple of 3"
+                ),
+                cause(
+                    "spec.tags",
+                    "Invalid value: \"\": spec.tags in body shouldn't contain duplicates"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn property_counts_and_additional_properties_are_checked() {
+        let schema = json!({"type": "object", "properties": {
+            "labels": {"type": "object", "minProperties": 1, "maxProperties": 2,
+                       "additionalProperties": {"type": "string", "maxLength": 3}},
+        }});
+        assert_eq!(
+            causes(schema.clone(), json!({"labels": {"a": "x"}})),
+            vec![]
+        );
+        assert_eq!(
+            causes(schema.clone(), json!({"labels": {}})),
+            [cause(
+                "spec.labels",
+                "Invalid value: 0: spec.labels in body should have at least 1 properties"
+            )]
+        );
+        assert_eq!(
+            causes(
+                schema.clone(),
+                json!({"labels": {"a": "x", "b": "y", "c": "z"}})
+            ),
+            [cause(
+                "spec.labels",
+                "Too many: 3: must have at most 2 items"
+            )]
+        );
+        assert_eq!(
+            causes(schema, json!({"labels": {"a": 1, "b": "long"}})),
+            [
+                cause(
+                    "spec.labels.a",
+                    "Invalid value: \"integer\": spec.labels.a in body must be of type string: \"integer\""
+                ),
+                cause("spec.labels.b", "Too long: may not be more than 3 bytes"),
+            ]
+        );
+    }
+
+    #[test]
+    fn combinators_fail_with_the_api_servers_causes() {
+        let schema = json!({"type": "object",
+            "properties": {"ingress": {"type": "array"}, "egress": {"type": "array"},
+                           "port": {"type": "integer"}},
+            "anyOf": [{"required": ["ingress"]}, {"required": ["egress"]}],
+        });
+        assert_eq!(causes(schema.clone(), json!({"egress": []})), vec![]);
+        assert_eq!(
+            causes(schema, json!({})),
+            [
+                cause(
+                    "<nil>",
+                    "Invalid value: \"\": \"spec\" must validate at least one schema (anyOf)"
+                ),
+                cause("spec.ingress", "Required value"),
+            ]
+        );
+        let one_of = json!({"type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "oneOf": [{"required": ["a"]}, {"required": ["b"]}]});
+        assert_eq!(causes(one_of.clone(), json!({"a": "x"})), vec![]);
+        assert_eq!(
+            causes(one_of.clone(), json!({"a": "x", "b": "y"})),
+            [cause(
+                "<nil>",
+                "Invalid value: \"\": \"spec\" must validate one and only one schema (oneOf). Found 2 valid alternatives"
+            )]
+        );
+        assert_eq!(
+            causes(one_of, json!({})),
+            [
+                cause(
+                    "<nil>",
+                    "Invalid value: \"\": \"spec\" must validate one and only one schema (oneOf). Found none valid"
+                ),
+                cause("spec.a", "Required value"),
+            ]
+        );
+        let all_of = json!({"type": "object", "properties": {"n": {"type": "integer",
+            "allOf": [{"minimum": 1}, {"maximum": 5}], "not": {"enum": [3]}}}});
+        assert_eq!(causes(all_of.clone(), json!({"n": 2})), vec![]);
+        assert_eq!(
+            causes(all_of.clone(), json!({"n": 9})),
+            [
+                cause(
+                    "spec.n",
+                    "Invalid value: 9: spec.n in body should be less than or equal to 5"
+                ),
+                cause(
+                    "<nil>",
+                    "Invalid value: \"\": \"spec.n\" must validate all the schemas (allOf)"
+                ),
+            ]
+        );
+        assert_eq!(
+            causes(all_of, json!({"n": 3})),
+            [cause(
+                "<nil>",
+                "Invalid value: \"\": \"spec.n\" must not validate the schema (not)"
+            )]
+        );
+    }
+
+    #[test]
+    fn set_and_map_lists_refuse_duplicates() {
+        let schema = json!({"type": "object", "properties": {
+            "hosts": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        }});
+        assert_eq!(
+            causes(
+                schema,
+                json!({"hosts": ["a", "a"], "ports": [{"name": "web"}, {"name": "web"}]})
+            ),
+            [
+                cause("spec.hosts[1]", "Duplicate value: \"a\""),
+                cause(
+                    "spec.ports[1]",
+                    "Duplicate value: map[string]interface {}{\"name\":\"web\"}"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn normalizing_prunes_drops_nulls_and_fills_defaults() {
+        let k = kind_with(json!({"type": "object", "default": {}, "properties": {
+            "replicas": {"type": "integer", "default": 1},
+            "image": {"type": "string"},
+            "mode": {"type": "string", "default": "fast"},
+            "extra": {"type": "object", "default": {"known": 1, "unknown": 2},
+                      "properties": {"known": {"type": "integer"}}},
+        }}));
+        let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Database",
+            "metadata": {"name": "a"}, "spec": {"image": null, "mode": null, "colour": "red"}});
+        let removed = k.normalize(&mut obj);
+        assert_eq!(removed, ["spec.colour"]);
+        assert_eq!(
+            obj["spec"],
+            json!({"replicas": 1, "mode": "fast", "extra": {"known": 1}})
+        );
+        let mut bare = json!({"metadata": {"name": "b"}});
+        k.normalize(&mut bare);
+        assert_eq!(bare["spec"]["replicas"], json!(1));
+    }
+
+    #[test]
+    fn combinators_at_the_root_name_the_root_as_an_empty_path() {
+        let k = ApiKind {
+            schema: Some(json!({"type": "object",
+                "properties": {"spec": {"type": "object"}, "data": {"type": "string"}},
+                "oneOf": [{"required": ["spec"]}, {"required": ["data"]}]})),
+            ..seed_kind()
+        };
+        assert_eq!(
+            k.validate(&json!({"metadata": {"name": "a"}, "data": "x"})),
+            vec![]
+        );
+        assert_eq!(
+            k.validate(&json!({"metadata": {"name": "a"}})),
+            [
+                cause(
+                    "<nil>",
+                    "Invalid value: \"\": \"\" must validate one and only one schema (oneOf). Found none valid"
+                ),
+                cause("spec", "Required value"),
+            ]
+        );
     }
 }

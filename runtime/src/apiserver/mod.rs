@@ -15,7 +15,9 @@
 //!   `registry/list.rs`; the scale subresource in `registry/scale.rs`), stamping times from a
 //!   [`clock::Clock`];
 //! - [`fieldmanager`]: field sets and their `FieldsV1` encoding, the base of server-side apply;
-//! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
+//! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`, and
+//!   its schema's pruning and validation, with [`defaulting`] (`default`), [`formats`]
+//!   (`format`) and [`listtype`] (`x-kubernetes-list-type` set and map uniqueness);
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
 //! - [`server`]: the HTTP endpoints, shaped as k8s.io/apiserver's `endpoints/handlers`:
 //!   `server/mod.rs` (config, server, router, guard, dispatch), `routes` (the path parser),
@@ -28,11 +30,14 @@ pub mod admission;
 pub mod args;
 pub mod auth;
 pub mod clock;
+pub mod defaulting;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod fieldmanager;
+pub mod formats;
 pub mod kind;
 pub mod limits;
+pub mod listtype;
 pub mod metrics;
 pub mod names;
 pub mod openapi;

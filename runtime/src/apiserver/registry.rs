@@ -174,6 +174,14 @@ fn served(mut value: Value, revision: u64) -> Value {
     value
 }
 
+/// An object read from storage, as served: normalized by the kind's schema (pruned and
+/// defaulted, [`ApiKind::normalize`], as the apiextensions server decodes what it reads from
+/// etcd, so an object stored before a default was added reads with it), then [`served`].
+pub(crate) fn read(kind: &ApiKind, mut value: Value, revision: u64) -> Value {
+    kind.normalize(&mut value);
+    served(value, revision)
+}
+
 /// The garbage collector's finalizers that mark an object deleted with
 /// `propagationPolicy: Orphan`.
 pub const ORPHAN_FINALIZER: &str = "orphan";
@@ -354,7 +362,7 @@ impl<S: Storage> Registry<S> {
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
         match self.store.get(&key).await {
-            Ok(Some(v)) => Ok(served(v.value, v.revision)),
+            Ok(Some(v)) => Ok(read(kind, v.value, v.revision)),
             Ok(None) => Err(ApiError::not_found(kind, name)),
             Err(e) => Err(storage_error(kind, name, e)),
         }
@@ -412,8 +420,8 @@ impl<S: Storage> Registry<S> {
     }
 
     /// The kind's defaulting ([`super::admission`]) on `obj`, the mutating step of admission,
-    /// then pruning of what it set that the schema does not know (as kube-apiserver prunes a
-    /// mutating webhook's result). Errors: 422 Invalid with the hook's causes.
+    /// then pruning and schema defaulting of what it set ([`ApiKind::normalize`], as
+    /// kube-apiserver decodes a mutating webhook's result). Errors: 422 Invalid with the hook's causes.
     async fn admit_default(kind: &ApiKind, obj: &mut Value, w: Write) -> Result<(), ApiError> {
         let Some(hook) = &kind.admission else {
             return Ok(());
@@ -422,7 +430,7 @@ impl<S: Storage> Registry<S> {
             .default(obj, w.dry_run)
             .await
             .map_err(|e| e.into_api_error(kind, meta_str(obj, "name")))?;
-        kind.prune(obj);
+        kind.normalize(obj);
         Ok(())
     }
 
@@ -512,7 +520,7 @@ impl<S: Storage> Registry<S> {
                 )],
             ));
         }
-        kind.prune(&mut obj);
+        kind.normalize(&mut obj);
         Self::admit_default(kind, &mut obj, w).await?;
         if kind.status_subresource
             && let Some(o) = obj.as_object_mut()
@@ -572,7 +580,7 @@ impl<S: Storage> Registry<S> {
         mut new: Value,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").to_string();
-        kind.prune(&mut new);
+        kind.normalize(&mut new);
         if part == Part::Status {
             let status = new.get("status").cloned();
             new = old.clone();
@@ -674,7 +682,7 @@ impl<S: Storage> Registry<S> {
         let name = name.as_str();
         Self::validate_meta(kind, &new)?;
         if part == Part::Main {
-            let old = served(current.value.clone(), current.revision);
+            let old = read(kind, current.value.clone(), current.revision);
             Self::admit(
                 kind,
                 name,
@@ -910,7 +918,7 @@ impl<S: Storage> Registry<S> {
                 .map_err(|e| storage_error(kind, name, e))?
                 .ok_or_else(|| ApiError::not_found(kind, name))?;
             let (mut obj, preconditioned) = change(
-                &served(current.value.clone(), current.revision),
+                &read(kind, current.value.clone(), current.revision),
                 current.revision,
             )?;
             if part == Part::Main {
@@ -1166,14 +1174,14 @@ impl<S: Storage> Registry<S> {
                     ),
                 ));
             }
-            let served_now = served(current.value.clone(), current.revision);
+            let served_now = read(kind, current.value.clone(), current.revision);
             Self::admit(kind, name, Op::Delete(&served_now), w).await?;
             let before = finalizers(&current.value);
             let after = gc_finalizers(&before, options);
             if !after.is_empty() {
                 let deleting = meta(&current.value).contains_key("deletionTimestamp");
                 if deleting && after == before {
-                    return Ok(served(current.value, current.revision));
+                    return Ok(read(kind, current.value, current.revision));
                 }
                 let mut marked = current.value.clone();
                 let generation = meta(&marked).get("generation").and_then(Value::as_i64);

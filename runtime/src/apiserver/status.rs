@@ -272,9 +272,14 @@ impl ApiError {
     }
 }
 
-/// The cause type (`field.ErrorType`) a validation message starts with.
+/// The cause type (`field.ErrorType`) a validation message starts with. A schema's type or
+/// format failure (`Invalid value: ...: spec.x in body must be of type ...`) is
+/// `FieldValueTypeInvalid`, as the apiextensions server converts kube-openapi's
+/// `InvalidTypeCode` (`field.TypeInvalid`).
 fn cause_type(message: &str) -> &'static str {
-    if message.starts_with("Required value") {
+    if message.starts_with("Invalid value") && message.contains(" in body must be of type ") {
+        "FieldValueTypeInvalid"
+    } else if message.starts_with("Required value") {
         "FieldValueRequired"
     } else if message.starts_with("Forbidden") {
         "FieldValueForbidden"
@@ -282,7 +287,39 @@ fn cause_type(message: &str) -> &'static str {
         "FieldValueNotSupported"
     } else if message.starts_with("Too long") {
         "FieldValueTooLong"
+    } else if message.starts_with("Duplicate value") {
+        "FieldValueDuplicate"
+    } else if message.starts_with("Too many") {
+        "FieldValueTooMany"
     } else {
         "FieldValueInvalid"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cause_type;
+
+    #[test]
+    fn causes_get_the_reason_of_the_field_error_they_print() {
+        let cases = [
+            ("Required value", "FieldValueRequired"),
+            ("Duplicate value: \"a\"", "FieldValueDuplicate"),
+            (
+                "Too many: 3: must have at most 2 items",
+                "FieldValueTooMany",
+            ),
+            (
+                "Invalid value: \"zzz\": spec.id in body must be of type uuid: \"zzz\"",
+                "FieldValueTypeInvalid",
+            ),
+            (
+                "Invalid value: 7: spec.n in body should be a multiple of 3",
+                "FieldValueInvalid",
+            ),
+        ];
+        for (message, reason) in cases {
+            assert_eq!(cause_type(message), reason, "{message}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use super::super::kind::ApiKind;
 use super::super::selector::{FieldSelector, LabelSelector};
 use super::super::status::ApiError;
 use super::super::storage::{ChangeKind, ListRange, Storage, StoreError};
-use super::{Registry, labels, meta_str, parse_rv, served, storage_error};
+use super::{Registry, labels, meta_str, parse_rv, read, storage_error};
 
 /// The query of a list, watch or deletecollection.
 #[derive(Debug, Clone, Default)]
@@ -146,7 +146,7 @@ impl<S: Storage> Registry<S> {
             let last = page.items.last().map(|i| format!("{}\0", i.key));
             for item in page.items {
                 if selected(opts, &item.value) {
-                    items.push(served(item.value, item.revision));
+                    items.push(read(kind, item.value, item.revision));
                 }
             }
             if page.remaining == 0 {
@@ -310,6 +310,7 @@ impl<S: Storage> Registry<S> {
             initial,
             WatchStream {
                 watch,
+                kind: kind.clone(),
                 opts: opts.clone(),
                 progress: after,
             },
@@ -320,6 +321,8 @@ impl<S: Storage> Registry<S> {
 /// The changes of a watch, filtered by its selectors and turned into API events.
 pub struct WatchStream {
     watch: Result<super::super::storage::Watch, Event>,
+    /// The watched kind: each object is read through its schema ([`read`]).
+    kind: ApiKind,
     opts: ListOptions,
     progress: u64,
 }
@@ -375,7 +378,7 @@ impl WatchStream {
             };
             return Some(Event {
                 kind,
-                object: served(change.value, change.revision),
+                object: read(&self.kind, change.value, change.revision),
             });
         }
     }

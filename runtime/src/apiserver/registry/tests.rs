@@ -1275,3 +1275,51 @@ fn a_deletes_propagation_sets_the_garbage_collectors_finalizers() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_object_stored_before_its_default_existed_reads_with_it_and_patches_keep_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let plain = ApiKind {
+        schema: Some(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"engine": {"type": "string"}, "version": {"type": "string"},
+                           "replicas": {"type": "integer"}}}}}),
+        ),
+        ..database_kind()
+    };
+    r.create(&plain, Some("ns"), db("a", 1), "test")
+        .await
+        .unwrap();
+    let mut defaulted = plain.clone();
+    defaulted.schema.as_mut().unwrap()["properties"]["spec"]["properties"]["tier"] =
+        json!({"type": "string", "default": "standard"});
+    // As the apiextensions server defaults what it reads from etcd: get, list and watch.
+    let got = r.get(&defaulted, Some("ns"), "a").await.unwrap();
+    assert_eq!(got["spec"]["tier"], "standard");
+    let listed = r
+        .list(&defaulted, Some("ns"), &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(listed["items"][0]["spec"]["tier"], "standard");
+    let (initial, _) = r
+        .watch(&defaulted, Some("ns"), &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(initial[0].object["spec"]["tier"], "standard");
+    // A merge patch that nulls the field gets the default back.
+    let patched = r
+        .patch(
+            &defaulted,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"spec":{"tier":null,"replicas":3}}"#,
+            "test",
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched["spec"]["tier"], "standard");
+    assert_eq!(patched["spec"]["replicas"], 3);
+}

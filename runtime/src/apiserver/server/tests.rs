@@ -515,6 +515,61 @@ async fn unknown_fields_are_dropped_with_a_warning_unless_strict() {
 }
 
 #[tokio::test]
+async fn schema_defaults_are_filled_and_set_duplicates_are_refused_over_http() {
+    let f = fixture(|_| {});
+    let mut k = kind();
+    k.schema = Some(
+        json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {
+            "replicas": {"type": "integer", "default": 1},
+            "hosts": {"type": "array", "x-kubernetes-list-type": "set",
+                      "items": {"type": "string"}},
+        }}}}),
+    );
+    let f = Fixture {
+        router: ApiServer::new(
+            Config::new(vec![k]),
+            RedbStore::open(&f._dir.path().join("db2")).unwrap(),
+            CancellationToken::new(),
+        )
+        .router(),
+        ..f
+    };
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"hosts":["x"]}}"#;
+    let (code, created) = call(&f, "POST", DBS, &[], body).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        json_of(&created)["spec"],
+        json!({"hosts": ["x"], "replicas": 1})
+    );
+    let (code, read) = call(&f, "GET", &format!("{DBS}/a"), &[], "").await;
+    assert_eq!(
+        (code, &json_of(&read)["spec"]["replicas"]),
+        (200, &json!(1))
+    );
+    // A dry run answers the defaulted object too.
+    let dry = body.replace("\"a\"", "\"c\"");
+    let (code, answered) = call(&f, "POST", &format!("{DBS}?dryRun=All"), &[], &dry).await;
+    assert_eq!(
+        (code, &json_of(&answered)["spec"]["replicas"]),
+        (201, &json!(1))
+    );
+    let dup = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"b"},"spec":{"hosts":["x","y","x"]}}"#;
+    let (code, refused) = call(&f, "POST", DBS, &[], dup).await;
+    let s = json_of(&refused);
+    assert_eq!((code, s["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        s["details"]["causes"],
+        json!([{"reason": "FieldValueDuplicate", "field": "spec.hosts[2]",
+                "message": "Duplicate value: \"x\""}])
+    );
+    assert_eq!(
+        s["message"],
+        "Database.example.com \"b\" is invalid: spec.hosts[2]: Duplicate value: \"x\""
+    );
+}
+
+#[tokio::test]
 async fn the_scale_subresource_is_served_and_discovered() {
     let f = fixture(|_| {});
     assert_eq!(call(&f, "POST", DBS, &[], BODY).await.0, 201);
