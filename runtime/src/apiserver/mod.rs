@@ -27,6 +27,7 @@
 pub mod admission;
 pub mod args;
 pub mod auth;
+pub mod cel;
 pub mod clock;
 #[cfg(feature = "etcd")]
 pub mod etcd;
