@@ -374,3 +374,24 @@ fn rules_do_not_run_after_a_blocking_schema_error() {
         vec![]
     );
 }
+
+#[test]
+fn a_crd_whose_rule_does_not_compile_fails_to_load() {
+    let crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
+        serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"ip": {"type": "string"}},
+                            "x-kubernetes-validations": [{"rule": "isIP(self.ip)"}]}}}}}]},
+        }))
+        .unwrap();
+    let e = crate::apiserver::kind::ApiKind::from_crd(&crd, "v1").unwrap_err();
+    assert_eq!(
+        e,
+        "CRD widgets.example.com version v1: openAPIV3Schema.properties[spec].x-kubernetes-validations[0]: rule \"isIP(self.ip)\": compilation failed: function \"isIP\" is not supported by this API server (docs/apiserver.md lists the CEL functions it provides)"
+    );
+}
