@@ -16,6 +16,7 @@
 //!   [`clock::Clock`];
 //! - [`fieldmanager`]: field sets and their `FieldsV1` encoding, the base of server-side apply;
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`;
+//! - [`cel`]: the schema's `x-kubernetes-validations` rules, compiled once and evaluated;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
 //! - [`server`]: the HTTP endpoints, shaped as k8s.io/apiserver's `endpoints/handlers`:
 //!   `server/mod.rs` (config, server, router, guard, dispatch), `routes` (the path parser),

@@ -71,6 +71,16 @@ fn rules_that_hold_give_no_cause() {
         "'abc 123 def 456'.find('[0-9]+') == '123'",
         "'abc 123 def 456'.findAll('[0-9]+') == ['123', '456']",
         "'abc 123 def 456'.findAll('[0-9]+', 1) == ['123']",
+        "self.list.sortBy(x, -x) == [3, 2, 1]",
+        "self.list.slice(0, 1) == [1]",
+        "[1, 1, 2].distinct() == [1, 2]",
+        "lists.range(3) == [0, 1, 2]",
+        "self.val1.reverse().startsWith('👑')",
+        "strings.quote('a') == '\"a\"'",
+        "optional.of(1).hasValue() && !optional.none().hasValue()",
+        "duration('1h') > duration('59m')",
+        "timestamp('2011-08-18T00:00:00Z').getFullYear() == 2011",
+        "[self.n, 1].max() == 3 && [1.5, 0.5].sum() == 2.0",
     ] {
         let mut s = s.clone();
         s["properties"]["spec"]["x-kubernetes-validations"] = json!([{"rule": rule}]);
