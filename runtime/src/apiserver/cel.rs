@@ -360,11 +360,9 @@ fn compile_rule(rule: &Value, schema: &Value, at: &str) -> Result<Rule, String> 
     if source.trim().is_empty() {
         return Err(fail("rule is not specified"));
     }
-    let program = ENV
-        .compile(&source)
-        .map_err(|e| fail(&format!("compilation failed: {e}")))?;
+    let program = compile(&source).map_err(|e| fail(&format!("compilation failed: {e}")))?;
     let shape = shape_of(program.expression());
-    shape.check(false).map_err(|e| fail(&e))?;
+    shape.check().map_err(|e| fail(&e))?;
     let uses_old_self = shape.idents.contains("oldSelf");
     let optional_old_self = rule.get("optionalOldSelf").and_then(Value::as_bool) == Some(true);
     if optional_old_self && !uses_old_self {
@@ -374,11 +372,10 @@ fn compile_rule(rule: &Value, schema: &Value, at: &str) -> Result<Rule, String> 
     }
     let message_expression = match text("messageExpression").filter(|m| !m.trim().is_empty()) {
         Some(m) => {
-            let p = ENV
-                .compile(&m)
+            let p = compile(&m)
                 .map_err(|e| fail(&format!("messageExpression compilation failed: {e}")))?;
             let s = shape_of(p.expression());
-            s.check(true)
+            s.check()
                 .map_err(|e| fail(&format!("messageExpression: {e}")))?;
             Some(p)
         }
@@ -426,9 +423,8 @@ struct Shape {
 
 impl Shape {
     /// Errors: a function this module does not provide, or a name other than `self`,
-    /// `oldSelf` (not in a `messageExpression` of a rule without it … allowed as the API
-    /// server allows it), a comprehension variable or a type name.
-    fn check(&self, _message: bool) -> Result<(), String> {
+    /// `oldSelf`, a comprehension variable or a type name.
+    fn check(&self) -> Result<(), String> {
         let mut unknown: Vec<&String> = self
             .functions
             .iter()
@@ -755,7 +751,7 @@ fn eval_rules(
             };
             ctx.add_variable_from_value("oldSelf", old);
         }
-        match rule.program.execute(&ctx) {
+        match guarded(|| rule.program.execute(&ctx)) {
             Ok(Cel::Bool(true)) => {}
             Ok(Cel::Bool(false)) => {
                 let detail = rule
@@ -788,6 +784,13 @@ fn eval_rules(
                     error_string(rule)
                 ),
             )),
+            Err(ExecutionError::InternalError(e)) => out.push((
+                field.to_string(),
+                format!(
+                    "Internal error: {e} evaluating rule: {}",
+                    error_string(rule)
+                ),
+            )),
             Err(e) if overload_error(&e).is_some() => out.push((
                 field.to_string(),
                 format!(
@@ -807,6 +810,25 @@ fn eval_rules(
         }
     }
     Ok(())
+}
+
+/// `source` compiled in [`ENV`]. Errors: the parser's, or its panic (which an odd input must
+/// not turn into a crash of the loader).
+fn compile(source: &str) -> Result<Program, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ENV.compile(source))) {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(_) => Err("the CEL parser failed on this expression".into()),
+    }
+}
+
+/// An evaluation, its panic (an interpreter bug an odd object could reach) turned into an
+/// internal error, so that a request is answered instead of its task aborted.
+fn guarded(f: impl FnOnce() -> Result<Cel, ExecutionError>) -> Result<Cel, ExecutionError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(ExecutionError::InternalError(
+            "the CEL interpreter failed".into(),
+        ))
+    })
 }
 
 /// An error of arguments no overload accepts, in cel-go's words (`found no matching overload
@@ -852,7 +874,7 @@ fn error_string(rule: &Rule) -> String {
 /// A `messageExpression`'s result, or `None` (the rule's message is used) when it fails, is
 /// not a string, is empty, too long, or has a line break, as `evalMessageExpression` decides.
 fn message(p: &Program, ctx: &Context) -> Option<String> {
-    match p.execute(ctx) {
+    match guarded(|| p.execute(ctx)) {
         Ok(Cel::String(s)) => {
             let t = s.trim();
             (!t.is_empty() && t.len() <= MAX_MESSAGE_BYTES && !t.contains('\n'))

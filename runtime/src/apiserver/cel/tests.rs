@@ -405,3 +405,14 @@ fn a_crd_whose_rule_does_not_compile_fails_to_load() {
         "CRD widgets.example.com version v1: openAPIV3Schema.properties[spec].x-kubernetes-validations[0]: rule \"isIP(self.ip)\": compilation failed: function \"isIP\" is not supported by this API server (docs/apiserver.md lists the CEL functions it provides)"
     );
 }
+
+#[test]
+fn an_interpreter_panic_is_an_internal_error_not_a_crash() {
+    let r = guarded(|| panic!("an interpreter bug"));
+    assert_eq!(
+        r,
+        Err(ExecutionError::InternalError(
+            "the CEL interpreter failed".into()
+        ))
+    );
+}
