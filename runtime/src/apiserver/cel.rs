@@ -6,7 +6,8 @@
 //! - A rule attaches at any schema node; `self` is the value there (objects and maps as CEL
 //!   maps, property names escaped as the API server escapes them: `__dash__`, `__dot__`,
 //!   `__slash__`, `__underscores__`, `__{keyword}__`; `x-kubernetes-int-or-string` as `int`
-//!   or `string`; `format: byte` as `bytes`; at the root only `apiVersion`, `kind` and
+//!   or `string`; `format: byte` as `bytes`, `date`/`date-time` as timestamps, `duration`
+//!   as durations; at the root only `apiVersion`, `kind` and
 //!   `metadata.name`/`generateName`), and the rule runs only where the value is present and
 //!   not null.
 //! - Failures: `message`, `messageExpression` (a string, falling back to the message on any
@@ -1043,6 +1044,24 @@ fn optional(v: Option<Cel>) -> Cel {
     r.unwrap_or(Cel::Null)
 }
 
+/// A `date-time`, `date` (midnight UTC) or `duration` string as the CEL timestamp or duration
+/// it is to rules, made by the environment's own `timestamp()` and `duration()`; `None` when
+/// it does not parse (the schema's format check reports it).
+fn time_value(format: &str, s: &str) -> Option<Cel> {
+    static TIMESTAMP: LazyLock<Option<Program>> = LazyLock::new(|| compile("timestamp(v)").ok());
+    static DURATION: LazyLock<Option<Program>> = LazyLock::new(|| compile("duration(v)").ok());
+    let (program, text) = match format {
+        "date" => (&*TIMESTAMP, format!("{s}T00:00:00Z")),
+        "date-time" => (&*TIMESTAMP, s.to_string()),
+        _ => (&*DURATION, s.to_string()),
+    };
+    let mut ctx = Context::with_env(ENV.clone());
+    ctx.add_variable_from_value("v", Cel::from(text));
+    guarded(|| program.as_ref().map_or(Ok(Cel::Null), |p| p.execute(&ctx)))
+        .ok()
+        .filter(|v| !matches!(v, Cel::Null))
+}
+
 /// A property name as CEL sees it (`foo-bar` → `foo__dash__bar`), as the API server escapes
 /// it; `None` when it cannot be escaped (the property is then not visible to rules).
 pub fn escape(name: &str) -> Option<String> {
@@ -1092,7 +1111,8 @@ pub fn escape(name: &str) -> Option<String> {
 }
 
 /// `v` as CEL sees it under `schema`: numbers of type `number` as doubles, integers as
-/// ints, `format: byte` strings as bytes, objects with properties as maps of escaped names
+/// ints, `format: byte` strings as bytes, `date`/`date-time`/`duration` strings as timestamps
+/// and durations, objects with properties as maps of escaped names
 /// (null fields left out, as absent), maps as maps, lists as lists.
 fn to_cel(schema: &Value, v: &Value, root: bool) -> Cel {
     let ty = schema.get("type").and_then(Value::as_str);
@@ -1110,15 +1130,19 @@ fn to_cel(schema: &Value, v: &Value, root: bool) -> Cel {
                 Cel::Float(n.as_f64().unwrap_or(0.0))
             }
         }
-        Value::String(s) => {
-            if schema.get("format").and_then(Value::as_str) == Some("byte") {
+        Value::String(s) => match schema.get("format").and_then(Value::as_str) {
+            Some("byte") => {
                 use base64::Engine as _;
-                if let Ok(b) = base64::engine::general_purpose::STANDARD.decode(s) {
-                    return Cel::Bytes(Arc::new(b));
+                match base64::engine::general_purpose::STANDARD.decode(s) {
+                    Ok(b) => Cel::Bytes(Arc::new(b)),
+                    Err(_) => Cel::from(s.as_str()),
                 }
             }
-            Cel::from(s.as_str())
-        }
+            Some(f @ ("date-time" | "date" | "duration")) => {
+                time_value(f, s).unwrap_or_else(|| Cel::from(s.as_str()))
+            }
+            _ => Cel::from(s.as_str()),
+        },
         Value::Array(a) => {
             let items = schema.get("items").unwrap_or(&Value::Null);
             Cel::List(Arc::new(

@@ -89,6 +89,40 @@ fn rules_that_hold_give_no_cause() {
 }
 
 #[test]
+fn date_date_time_and_duration_formats_are_timestamps_and_durations() {
+    // TestValidationExpressions: "duration format", "date format", "date-time format".
+    let s = json!({"type": "object", "properties": {
+        "d": {"type": "string", "format": "duration"},
+        "day": {"type": "string", "format": "date"},
+        "t": {"type": "string", "format": "date-time"}}});
+    let obj =
+        json!({"d": "1h2m3s4ms", "day": "1997-07-16", "t": "2011-08-18T19:03:37.010000000+01:00"});
+    for rule in [
+        "self.d == duration('1h2m3s4ms')",
+        "self.d == duration('1h2m') + duration('3s4ms')",
+        "self.d.getHours() == 1",
+        "self.d.getMinutes() == 62",
+        "self.d.getSeconds() == 3723",
+        "self.d.getMilliseconds() == 3723004",
+        "self.day == timestamp('1997-07-16T00:00:00.000Z')",
+        "self.day.getDate() == 16",
+        "self.day.getMonth() == 06",
+        "self.day.getFullYear() == 1997",
+        "self.t == timestamp('2011-08-18T19:03:37.010+01:00')",
+        "self.t == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')",
+        "self.t.getDate('01:00') == 18",
+        "self.t.getMonth('01:00') == 7",
+        "self.t.getHours('01:00') == 19",
+        "self.t.getHours('UTC') == 18",
+        "self.t.getMilliseconds('01:00') == 10",
+    ] {
+        let mut s = s.clone();
+        s["x-kubernetes-validations"] = json!([{"rule": rule}]);
+        assert_eq!(causes(&s, &obj, None), vec![], "{rule}");
+    }
+}
+
+#[test]
 fn a_failing_rule_is_an_invalid_cause_at_its_node_with_the_default_message() {
     // TestValidationExpressionsAtSchemaLevels: "failing rule under escaped field name".
     let s = object(
