@@ -21,8 +21,9 @@
 //! - Rules compile once per schema ([`Rules::compile`], cached by [`rules_for`]); a rule that
 //!   does not parse, names a function or variable this module does not provide (the
 //!   Kubernetes libraries `url`, `quantity`, `ip`, `cidr`, `format`, `authz`, `semver` …), or
-//!   has a malformed `fieldPath` makes the kind fail to load with an error naming the rule
-//!   and its schema path ([`check`]).
+//!   has a malformed `fieldPath`, or sits under `anyOf`/`oneOf`/`not` makes the kind fail to
+//!   load with an error naming the rule and its schema path ([`check`]). Rules under `allOf`
+//!   run at their node.
 //! - Cost: cel-rust counts no evaluation cost, so the API server's exact runtime cost cannot
 //!   be measured. Each call is refused beforehand when an upper bound of its cost, the rule's
 //!   size times the number of values in `self` and `oldSelf` raised to the rule's
@@ -169,6 +170,7 @@ struct Node {
     properties: Vec<(String, Node)>,
     additional: Option<Box<Node>>,
     items: Option<Box<Node>>,
+    all_of: Vec<Node>,
 }
 
 impl Node {
@@ -177,6 +179,7 @@ impl Node {
             && self.properties.is_empty()
             && self.additional.is_none()
             && self.items.is_none()
+            && self.all_of.is_empty()
     }
 }
 
@@ -199,7 +202,7 @@ impl Rules {
     /// (`openAPIV3Schema.properties[spec].x-kubernetes-validations[0]`), as the apiextensions
     /// server refuses such a CRD.
     pub fn compile(schema: &Value) -> Result<Option<Self>, String> {
-        let root = compile_node(schema, "openAPIV3Schema")?;
+        let root = compile_node(schema, schema, "openAPIV3Schema")?;
         Ok((!root.is_empty()).then(|| Self {
             schema: schema.clone(),
             root,
@@ -303,7 +306,9 @@ fn rules_for_quiet(schema: Option<&Value>) -> bool {
     schema.is_some_and(|s| !matches!(rules_for(s), Ok(None)))
 }
 
-fn compile_node(schema: &Value, path: &str) -> Result<Node, String> {
+/// The rules of `schema` and under it; `spine` is the structural schema at the same place
+/// (itself, except under `allOf`, whose entries may only add rules to the spine's fields).
+fn compile_node(schema: &Value, spine: &Value, path: &str) -> Result<Node, String> {
     let mut node = Node::default();
     if let Some(list) = schema.get("x-kubernetes-validations") {
         let list = list
@@ -311,33 +316,70 @@ fn compile_node(schema: &Value, path: &str) -> Result<Node, String> {
             .ok_or_else(|| format!("{path}.x-kubernetes-validations: not a list"))?;
         for (i, rule) in list.iter().enumerate() {
             let at = format!("{path}.x-kubernetes-validations[{i}]");
-            node.rules.push(compile_rule(rule, schema, &at)?);
+            node.rules.push(compile_rule(rule, spine, &at)?);
         }
     }
+    let on_spine = |sub: Option<&Value>, at: &str, sub_path: &str| match sub {
+        Some(s) => Ok(s.clone()),
+        None if !has_rules(schema.pointer(at)) => Ok(Value::Null),
+        None => Err(format!(
+            "{sub_path}: x-kubernetes-validations on a field the schema's properties do not declare"
+        )),
+    };
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (k, sub) in props {
-            let child = compile_node(sub, &format!("{path}.properties[{k}]"))?;
+            let sub_path = format!("{path}.properties[{k}]");
+            let at = format!("/properties/{}", k.replace('~', "~0").replace('/', "~1"));
+            let spine_sub = on_spine(
+                spine.get("properties").and_then(|p| p.get(k)),
+                &at,
+                &sub_path,
+            )?;
+            let child = compile_node(sub, &spine_sub, &sub_path)?;
             if !child.is_empty() {
                 node.properties.push((k.clone(), child));
             }
         }
     }
     if let Some(extra) = schema.get("additionalProperties").filter(|a| a.is_object()) {
-        let child = compile_node(extra, &format!("{path}.additionalProperties"))?;
+        let sub_path = format!("{path}.additionalProperties");
+        let spine_sub = on_spine(
+            spine.get("additionalProperties"),
+            "/additionalProperties",
+            &sub_path,
+        )?;
+        let child = compile_node(extra, &spine_sub, &sub_path)?;
         if !child.is_empty() {
             node.additional = Some(Box::new(child));
         }
     }
     if let Some(items) = schema.get("items").filter(|a| a.is_object()) {
-        let child = compile_node(items, &format!("{path}.items"))?;
+        let sub_path = format!("{path}.items");
+        let spine_sub = on_spine(spine.get("items"), "/items", &sub_path)?;
+        let child = compile_node(items, &spine_sub, &sub_path)?;
         if !child.is_empty() {
             node.items = Some(Box::new(child));
         }
     }
-    for key in ["allOf", "anyOf", "oneOf", "not"] {
+    // `allOf` entries add rules at this node, evaluated on the same value (as the API
+    // server's AllOfValidators).
+    for (i, entry) in schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let child = compile_node(entry, spine, &format!("{path}.allOf[{i}]"))?;
+        if !child.is_empty() {
+            node.all_of.push(child);
+        }
+    }
+    // The API server refuses rules under these when a CRD is created (they would never run).
+    for key in ["anyOf", "oneOf", "not"] {
         if has_rules(schema.get(key)) {
             return Err(format!(
-                "{path}.{key}: x-kubernetes-validations inside {key} are not supported here"
+                "{path}.{key}: x-kubernetes-validations inside {key} are not allowed"
             ));
         }
     }
@@ -628,6 +670,9 @@ fn walk(
     };
     if !node.rules.is_empty() {
         eval_rules(node, schema, path, v, old, unchanged, out)?;
+    }
+    for sub in &node.all_of {
+        walk(sub, schema, path, v, old, parent_unchanged, out)?;
     }
     match v {
         Value::Object(map) => {

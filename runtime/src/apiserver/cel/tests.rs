@@ -450,3 +450,39 @@ fn an_interpreter_panic_is_an_internal_error_not_a_crash() {
         ))
     );
 }
+
+#[test]
+fn rules_under_all_of_run_at_the_node_and_under_any_of_are_refused() {
+    // TestValidationExpressionsAtSchemaLevels: "allOf rule".
+    let s = json!({"type": "object", "properties": {"key": {"type": "string"}, "key2": {"type": "string"}},
+    "allOf": [
+        {"x-kubernetes-validations": [{"rule": "self.key == 'value' && self.key2 == 'value2'",
+            "message": "key must be 'value' and key2 must be 'value2'"}]},
+        {"x-kubernetes-validations": [{"rule": "self.key != self.key2", "message": "key must not be equal to key2"}]},
+    ]});
+    assert_eq!(
+        causes(&s, &json!({"key": "value", "key2": "value"}), None),
+        pairs(&[
+            (
+                "<nil>",
+                "Invalid value: \"object\": key must be 'value' and key2 must be 'value2'"
+            ),
+            (
+                "<nil>",
+                "Invalid value: \"object\": key must not be equal to key2"
+            ),
+        ])
+    );
+    let mut any = s.clone();
+    any["anyOf"] = any["allOf"].take();
+    assert_eq!(
+        Rules::compile(&any).unwrap_err(),
+        "openAPIV3Schema.anyOf: x-kubernetes-validations inside anyOf are not allowed"
+    );
+    let off_spine = json!({"type": "object", "properties": {"a": {"type": "string"}},
+        "allOf": [{"properties": {"b": {"x-kubernetes-validations": [{"rule": "self == 'x'"}]}}}]});
+    assert_eq!(
+        Rules::compile(&off_spine).unwrap_err(),
+        "openAPIV3Schema.allOf[0].properties[b]: x-kubernetes-validations on a field the schema's properties do not declare"
+    );
+}
