@@ -202,7 +202,7 @@ impl Rules {
     /// (`openAPIV3Schema.properties[spec].x-kubernetes-validations[0]`), as the apiextensions
     /// server refuses such a CRD.
     pub fn compile(schema: &Value) -> Result<Option<Self>, String> {
-        let root = compile_node(schema, schema, "openAPIV3Schema")?;
+        let root = compile_node(schema, schema, true, "openAPIV3Schema")?;
         Ok((!root.is_empty()).then(|| Self {
             schema: schema.clone(),
             root,
@@ -308,7 +308,7 @@ fn rules_for_quiet(schema: Option<&Value>) -> bool {
 
 /// The rules of `schema` and under it; `spine` is the structural schema at the same place
 /// (itself, except under `allOf`, whose entries may only add rules to the spine's fields).
-fn compile_node(schema: &Value, spine: &Value, path: &str) -> Result<Node, String> {
+fn compile_node(schema: &Value, spine: &Value, root: bool, path: &str) -> Result<Node, String> {
     let mut node = Node::default();
     if let Some(list) = schema.get("x-kubernetes-validations") {
         let list = list
@@ -316,7 +316,7 @@ fn compile_node(schema: &Value, spine: &Value, path: &str) -> Result<Node, Strin
             .ok_or_else(|| format!("{path}.x-kubernetes-validations: not a list"))?;
         for (i, rule) in list.iter().enumerate() {
             let at = format!("{path}.x-kubernetes-validations[{i}]");
-            node.rules.push(compile_rule(rule, spine, &at)?);
+            node.rules.push(compile_rule(rule, spine, root, &at)?);
         }
     }
     let on_spine = |sub: Option<&Value>, at: &str, sub_path: &str| match sub {
@@ -335,7 +335,7 @@ fn compile_node(schema: &Value, spine: &Value, path: &str) -> Result<Node, Strin
                 &at,
                 &sub_path,
             )?;
-            let child = compile_node(sub, &spine_sub, &sub_path)?;
+            let child = compile_node(sub, &spine_sub, false, &sub_path)?;
             if !child.is_empty() {
                 node.properties.push((k.clone(), child));
             }
@@ -348,7 +348,7 @@ fn compile_node(schema: &Value, spine: &Value, path: &str) -> Result<Node, Strin
             "/additionalProperties",
             &sub_path,
         )?;
-        let child = compile_node(extra, &spine_sub, &sub_path)?;
+        let child = compile_node(extra, &spine_sub, false, &sub_path)?;
         if !child.is_empty() {
             node.additional = Some(Box::new(child));
         }
@@ -356,7 +356,7 @@ fn compile_node(schema: &Value, spine: &Value, path: &str) -> Result<Node, Strin
     if let Some(items) = schema.get("items").filter(|a| a.is_object()) {
         let sub_path = format!("{path}.items");
         let spine_sub = on_spine(spine.get("items"), "/items", &sub_path)?;
-        let child = compile_node(items, &spine_sub, &sub_path)?;
+        let child = compile_node(items, &spine_sub, false, &sub_path)?;
         if !child.is_empty() {
             node.items = Some(Box::new(child));
         }
@@ -370,7 +370,7 @@ fn compile_node(schema: &Value, spine: &Value, path: &str) -> Result<Node, Strin
         .flatten()
         .enumerate()
     {
-        let child = compile_node(entry, spine, &format!("{path}.allOf[{i}]"))?;
+        let child = compile_node(entry, spine, root, &format!("{path}.allOf[{i}]"))?;
         if !child.is_empty() {
             node.all_of.push(child);
         }
@@ -396,7 +396,7 @@ fn has_rules(v: Option<&Value>) -> bool {
     }
 }
 
-fn compile_rule(rule: &Value, schema: &Value, at: &str) -> Result<Rule, String> {
+fn compile_rule(rule: &Value, schema: &Value, root: bool, at: &str) -> Result<Rule, String> {
     let text = |k: &str| rule.get(k).and_then(Value::as_str).map(str::to_string);
     let source = text("rule").unwrap_or_default();
     let fail = |what: &str| format!("{at}: rule {source:?}: {what}");
@@ -406,6 +406,12 @@ fn compile_rule(rule: &Value, schema: &Value, at: &str) -> Result<Rule, String> 
     let program = compile(&source).map_err(|e| fail(&format!("compilation failed: {e}")))?;
     let shape = shape_of(program.expression());
     shape.check().map_err(|e| fail(&e))?;
+    let typed = self_schema(schema, root);
+    fields(
+        program.expression(),
+        &mut vec![("self", Some(&typed)), ("oldSelf", Some(&typed))],
+    )
+    .map_err(|e| fail(&format!("compilation failed: {e}")))?;
     let uses_old_self = shape.idents.contains("oldSelf");
     let optional_old_self = rule.get("optionalOldSelf").and_then(Value::as_bool) == Some(true);
     if optional_old_self && !uses_old_self {
@@ -420,6 +426,11 @@ fn compile_rule(rule: &Value, schema: &Value, at: &str) -> Result<Rule, String> 
             let s = shape_of(p.expression());
             s.check()
                 .map_err(|e| fail(&format!("messageExpression: {e}")))?;
+            fields(
+                p.expression(),
+                &mut vec![("self", Some(&typed)), ("oldSelf", Some(&typed))],
+            )
+            .map_err(|e| fail(&format!("messageExpression compilation failed: {e}")))?;
             Some(p)
         }
         None => None,
@@ -574,6 +585,123 @@ fn visit(e: &IdedExpr, bound: &mut Vec<String>, depth: u32, s: &mut Shape) {
         Expr::Select(sel) => visit(&sel.operand, bound, depth, s),
         Expr::Literal(_) | Expr::Unspecified => {}
     }
+}
+
+/// `schema` as rules see it: at the root with `apiVersion`, `kind` and `metadata` (`name`,
+/// `generateName`) declared, as `WithTypeAndObjectMeta` declares them.
+fn self_schema(schema: &Value, root: bool) -> Value {
+    let mut s = schema.clone();
+    if root && let Some(props) = s.get_mut("properties").and_then(Value::as_object_mut) {
+        let string = serde_json::json!({"type": "string"});
+        props.insert("apiVersion".into(), string.clone());
+        props.insert("kind".into(), string.clone());
+        props.insert(
+            "metadata".into(),
+            serde_json::json!({"type": "object", "properties": {"name": string, "generateName": string}}),
+        );
+    }
+    s
+}
+
+/// The schema of what `e` selects, where it is known, checking every field selection on a
+/// known object against its declared properties, as cel-go's type check refuses
+/// `undefined field 'z'` when the CRD is created. `vars`: the names in scope and their schemas.
+/// Errors: a selected field the object's schema does not declare.
+fn fields<'e, 's>(
+    e: &'e IdedExpr,
+    vars: &mut Vec<(&'e str, Option<&'s Value>)>,
+) -> Result<Option<&'s Value>, String> {
+    let declared = |s: &'s Value| {
+        (s.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true)))
+            .then(|| s.get("properties").and_then(Value::as_object))
+            .flatten()
+    };
+    let element = |s: Option<&'s Value>| {
+        s.and_then(|s| {
+            s.get("items")
+                .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()))
+        })
+    };
+    Ok(match &e.expr {
+        Expr::Ident(name) => vars
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name.as_str())
+            .and_then(|(_, s)| *s),
+        Expr::Select(sel) => {
+            let operand = fields(&sel.operand, vars)?;
+            match operand {
+                Some(s) => match declared(s) {
+                    Some(props) => match props
+                        .iter()
+                        .find(|(k, _)| escape(k).as_deref() == Some(&sel.field))
+                    {
+                        Some((_, p)) => Some(p),
+                        None => return Err(format!("undefined field '{}'", sel.field)),
+                    },
+                    None => s.get("additionalProperties").filter(|a| a.is_object()),
+                },
+                None => None,
+            }
+        }
+        Expr::Call(c) => {
+            let target = match &c.target {
+                Some(t) => fields(t, vars)?,
+                None => None,
+            };
+            let mut args = Vec::new();
+            for a in &c.args {
+                args.push(fields(a, vars)?);
+            }
+            match (c.func_name.as_str(), args.first()) {
+                ("_[_]", Some(s)) => element(*s),
+                _ => {
+                    let _ = target;
+                    None
+                }
+            }
+        }
+        Expr::Comprehension(c) => {
+            let range = fields(&c.iter_range, vars)?;
+            fields(&c.accu_init, vars)?;
+            let n = vars.len();
+            // Over a list the variable is an item; over a map it is a key (a string).
+            let item = range.and_then(|r| r.get("items"));
+            vars.push((c.iter_var.as_str(), item));
+            if let Some(v2) = &c.iter_var2 {
+                vars.push((v2.as_str(), None));
+            }
+            vars.push((c.accu_var.as_str(), None));
+            fields(&c.loop_cond, vars)?;
+            fields(&c.loop_step, vars)?;
+            vars.truncate(n);
+            vars.push((c.accu_var.as_str(), None));
+            fields(&c.result, vars)?;
+            vars.truncate(n);
+            None
+        }
+        Expr::List(l) => {
+            for x in &l.elements {
+                fields(x, vars)?;
+            }
+            None
+        }
+        Expr::Map(m) => {
+            for entry in &m.entries {
+                match &entry.expr {
+                    EntryExpr::MapEntry(me) => {
+                        fields(&me.key, vars)?;
+                        fields(&me.value, vars)?;
+                    }
+                    EntryExpr::StructField(f) => {
+                        fields(&f.value, vars)?;
+                    }
+                }
+            }
+            None
+        }
+        Expr::Struct(_) | Expr::Literal(_) | Expr::Unspecified => None,
+    })
 }
 
 /// `fieldPath` (`.spec.x`, `.labels['a.b']`, `['x']`) checked against `schema` and written as

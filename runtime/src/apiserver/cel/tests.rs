@@ -486,3 +486,41 @@ fn rules_under_all_of_run_at_the_node_and_under_any_of_are_refused() {
         "openAPIV3Schema.allOf[0].properties[b]: x-kubernetes-validations on a field the schema's properties do not declare"
     );
 }
+
+#[test]
+fn a_field_the_schema_does_not_declare_is_refused_as_the_type_check_refuses_it() {
+    // TestValidationExpressions "object access": `has(self.a.z)` is "undefined field 'z'".
+    let s = |rule: &str| {
+        json!({"type": "object", "properties": {
+            "a": {"type": "object", "properties": {"b": {"type": "integer"}}},
+            "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "max-size": {"type": "integer"}},
+          "x-kubernetes-validations": [{"rule": rule}]})
+    };
+    for (rule, field) in [
+        ("has(self.a.z)", "z"),
+        ("self.items.all(x, x.nmae == 'a')", "nmae"),
+        ("self.items[0].name == self.a.c", "c"),
+        ("self.max_size > 1", "max_size"),
+        ("self.metadata.namespace == 'x'", "namespace"),
+    ] {
+        let e = Rules::compile(&s(rule)).expect_err(rule);
+        assert!(
+            e.ends_with(&format!("compilation failed: undefined field '{field}'")),
+            "{rule}: {e}"
+        );
+    }
+    for rule in [
+        "has(self.a.b)",
+        "self.items.all(x, x.name != '')",
+        "self.labels.anything == 'x' || !has(self.labels.anything)",
+        "has(self.free.whatever.deeper)",
+        "self.max__dash__size > 0",
+        "self.metadata.name != '' && self.kind == 'Widget' && self.apiVersion != ''",
+        "self.labels.all(k, k.startsWith('a'))",
+    ] {
+        assert!(Rules::compile(&s(rule)).is_ok(), "{rule}");
+    }
+}
