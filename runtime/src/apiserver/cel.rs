@@ -27,8 +27,9 @@
 //! - Cost: cel-rust counts no evaluation cost, so the API server's exact runtime cost cannot
 //!   be measured. Each call is refused beforehand when an upper bound of its cost, the rule's
 //!   size times the number of values in `self` and `oldSelf` raised to the rule's
-//!   comprehension nesting depth, passes the API server's per-call limit ([`PER_CALL_LIMIT`]);
-//!   the CRD-creation-time estimate (from `maxItems`, `maxLength`, `maxProperties`) is not
+//!   comprehension nesting depth, passes the API server's per-call limit ([`PER_CALL_LIMIT`]),
+//!   or the bounds of one object's calls pass its budget ([`RUNTIME_BUDGET`]); the
+//!   CRD-creation-time estimate (from `maxItems`, `maxLength`, `maxProperties`) is not
 //!   done. docs/apiserver.md says what that means.
 
 use std::collections::HashSet;
@@ -41,6 +42,16 @@ use serde_json::Value;
 
 /// The largest cost one rule's evaluation may have, k8s.io/apiserver's `PerCallLimit`.
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
+
+/// The cost all the rules of one object may add up to, k8s.io/apiserver's
+/// `RuntimeCELCostBudget`.
+pub const RUNTIME_BUDGET: u64 = 10_000_000;
+
+/// What an evaluation collects: the causes, and the cost budget left.
+struct Out {
+    causes: Vec<(String, String)>,
+    budget: u64,
+}
 
 /// The longest a `messageExpression`'s result may be (`MaxEvaluatedMessageExpressionSizeBytes`).
 const MAX_MESSAGE_BYTES: usize = 5 * 1024;
@@ -213,9 +224,12 @@ impl Rules {
     /// update. Out: `(field, message)` causes in the API server's wording, empty when every
     /// rule holds.
     pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<(String, String)> {
-        let mut out = Vec::new();
+        let mut out = Out {
+            causes: Vec::new(),
+            budget: RUNTIME_BUDGET,
+        };
         let _ = walk(&self.root, &self.schema, "", obj, old, false, &mut out);
-        out
+        out.causes
     }
 }
 
@@ -784,7 +798,7 @@ fn walk(
     v: &Value,
     old: Option<&Value>,
     parent_unchanged: bool,
-    out: &mut Vec<(String, String)>,
+    out: &mut Out,
 ) -> Result<(), ()> {
     if v.is_null() {
         return Ok(());
@@ -889,7 +903,7 @@ fn eval_rules(
     v: &Value,
     old: Option<&Value>,
     unchanged: bool,
-    out: &mut Vec<(String, String)>,
+    out: &mut Out,
 ) -> Result<(), ()> {
     let ty = type_of(schema, v);
     let root = path.is_empty();
@@ -906,7 +920,7 @@ fn eval_rules(
         }
         let bound = (values as f64).powi(rule.depth as i32) * rule.nodes as f64;
         if bound > PER_CALL_LIMIT as f64 {
-            out.push((
+            out.causes.push((
                 field.to_string(),
                 format!(
                     "Invalid value: \"{ty}\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
@@ -915,6 +929,15 @@ fn eval_rules(
             ));
             return Err(());
         }
+        // The bounds of the object's calls add up against the whole object's budget.
+        if bound > out.budget as f64 {
+            out.causes.push((
+                field.to_string(),
+                format!("Invalid value: \"{ty}\": validation failed due to running out of cost budget, no further validation rules will be run"),
+            ));
+            return Err(());
+        }
+        out.budget -= bound as u64;
         let mut ctx = context();
         ctx.add_variable_from_value("self", self_val.clone());
         if rule.uses_old_self {
@@ -948,9 +971,9 @@ fn eval_rules(
                     Reason::Required => format!("Required value: {detail}"),
                     Reason::Duplicate => format!("Duplicate value: \"{ty}\""),
                 };
-                out.push((at, body));
+                out.causes.push((at, body));
             }
-            Ok(other) => out.push((
+            Ok(other) => out.causes.push((
                 field.to_string(),
                 format!(
                     "Invalid value: \"{ty}\": rule did not evaluate to a bool but to {:?} evaluating rule: {}",
@@ -958,14 +981,14 @@ fn eval_rules(
                     error_string(rule)
                 ),
             )),
-            Err(ExecutionError::InternalError(e)) => out.push((
+            Err(ExecutionError::InternalError(e)) => out.causes.push((
                 field.to_string(),
                 format!(
                     "Internal error: {e} evaluating rule: {}",
                     error_string(rule)
                 ),
             )),
-            Err(e) if overload_error(&e).is_some() => out.push((
+            Err(e) if overload_error(&e).is_some() => out.causes.push((
                 field.to_string(),
                 format!(
                     "Invalid value: \"{ty}\": '{}': call arguments did not match a supported operator, function or macro signature for rule: {}",
@@ -973,7 +996,7 @@ fn eval_rules(
                     error_string(rule)
                 ),
             )),
-            Err(e) => out.push((
+            Err(e) => out.causes.push((
                 field.to_string(),
                 format!(
                     "Invalid value: \"{ty}\": {} evaluating rule: {}",

@@ -524,3 +524,25 @@ fn a_field_the_schema_does_not_declare_is_refused_as_the_type_check_refuses_it()
         assert!(Rules::compile(&s(rule)).is_ok(), "{rule}");
     }
 }
+
+#[test]
+fn the_bounds_of_an_objects_calls_add_up_against_the_runtime_budget() {
+    // Each item's call is under the per-call limit; 200 of them are not under the budget.
+    let s = json!({"type": "object", "properties": {"items": {"type": "array", "items": {
+        "type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+        "x-kubernetes-validations": [{"rule": "self.a.all(x, self.a.all(y, x + y >= 0))"}]}}}});
+    let item = json!({"a": (0..100).collect::<Vec<i64>>()});
+    let few = json!({"items": vec![item.clone(); 2]});
+    assert_eq!(causes(&s, &few, None), vec![]);
+    let many = json!({"items": vec![item; 60]});
+    // Each call's bound is 102^2 (the item, its field, 100 numbers) times the rule's 23
+    // expression nodes: 239,292, under the per-call limit. The 10,000,000 budget covers 41
+    // calls; the 42nd is refused and stops validation.
+    assert_eq!(
+        causes(&s, &many, None),
+        pairs(&[(
+            "items[41]",
+            "Invalid value: \"object\": validation failed due to running out of cost budget, no further validation rules will be run"
+        )])
+    );
+}
