@@ -36,6 +36,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::types::{CelInt, DYN_TYPE, LIST_TYPE};
+use cel::common::value::CowVal;
 use cel::extractors::This;
 use cel::{Context, Env, ExecutionError, Program, Value as Cel};
 use serde_json::Value;
@@ -147,6 +149,24 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
         .expect("the strings extension loads on the standard library");
     env.add_extension(cel::extensions::lists)
         .expect("the lists extension loads on the standard library");
+    // The Kubernetes `lists` library's `indexOf`/`lastIndexOf`, beside the strings ones: an
+    // overload on lists, so that the name keeps meaning both.
+    env.add_member_overload(
+        "indexOf",
+        "list.indexOf(dyn)",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        list_index_of,
+    )
+    .expect("no list overload of indexOf exists");
+    env.add_member_overload(
+        "lastIndexOf",
+        "list.lastIndexOf(dyn)",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        list_last_index_of,
+    )
+    .expect("no list overload of lastIndexOf exists");
     Arc::new(env)
 });
 
@@ -1120,6 +1140,35 @@ fn is_sorted(This(this): This<Cel>) -> Result<bool, ExecutionError> {
         }
     }
     Ok(true)
+}
+
+/// `list.indexOf(x)`: the first index of an element equal to `x`, -1 when none.
+fn list_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (list, x) = list_and_element(&args, "indexOf")?;
+    let i = list.iter().position(|e| *e == x);
+    Ok(CowVal::Owned(Box::new(CelInt::from(
+        i.map_or(-1, |i| i as i64),
+    ))))
+}
+
+/// `list.lastIndexOf(x)`: the last index of an element equal to `x`, -1 when none.
+fn list_last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (list, x) = list_and_element(&args, "lastIndexOf")?;
+    let i = list.iter().rposition(|e| *e == x);
+    Ok(CowVal::Owned(Box::new(CelInt::from(
+        i.map_or(-1, |i| i as i64),
+    ))))
+}
+
+fn list_and_element(
+    args: &[CowVal<'_, '_>],
+    f: &str,
+) -> Result<(Arc<Vec<Cel>>, Cel), ExecutionError> {
+    let [list, x] = args else {
+        return Err(ExecutionError::invalid_argument_count(2, args.len()));
+    };
+    let list = Cel::try_from(list.as_ref())?;
+    Ok((self::list(&list, f)?, Cel::try_from(x.as_ref())?))
 }
 
 /// `list.sum()`: 0 for an empty list, errors on overflow.

@@ -81,6 +81,8 @@ fn rules_that_hold_give_no_cause() {
         "duration('1h') > duration('59m')",
         "timestamp('2011-08-18T00:00:00Z').getFullYear() == 2011",
         "[self.n, 1].max() == 3 && [1.5, 0.5].sum() == 2.0",
+        "self.list.indexOf(2) == 1 && self.list.indexOf(9) == -1",
+        "[1, 2, 1].lastIndexOf(1) == 2 && self.val1.indexOf('o') == 1",
     ] {
         let mut s = s.clone();
         s["properties"]["spec"]["x-kubernetes-validations"] = json!([{"rule": rule}]);
