@@ -167,6 +167,8 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
         list_last_index_of,
     )
     .expect("no list overload of lastIndexOf exists");
+    env.add_macro(cel::parser::Macro::receiver("bind", 3, bind))
+        .expect("no bind macro exists");
     Arc::new(env)
 });
 
@@ -583,8 +585,11 @@ fn visit(e: &IdedExpr, bound: &mut Vec<String>, depth: u32, s: &mut Shape) {
                 bound.push(v.clone());
             }
             bound.push(c.accu_var.clone());
-            visit(&c.loop_cond, bound, depth + 1, s);
-            visit(&c.loop_step, bound, depth + 1, s);
+            // `cel.bind` iterates over no element: its step adds no depth.
+            let iterates = !matches!(&c.iter_range.expr, Expr::List(l) if l.elements.is_empty());
+            let inner = depth + u32::from(iterates);
+            visit(&c.loop_cond, bound, inner, s);
+            visit(&c.loop_step, bound, inner, s);
             bound.truncate(n);
             bound.push(c.accu_var.clone());
             visit(&c.result, bound, depth, s);
@@ -1140,6 +1145,45 @@ fn is_sorted(This(this): This<Cel>) -> Result<bool, ExecutionError> {
         }
     }
     Ok(true)
+}
+
+/// `cel.bind(name, init, expr)` of cel-go's bindings extension (Kubernetes' environment has
+/// it): `expr` with `name` bound to `init`, evaluated once; expanded, as cel-go expands it,
+/// into a comprehension over no element whose accumulator is `name`. A `bind` on another
+/// target is left alone (and refused as an unknown function).
+fn bind(
+    helper: &mut cel::parser::MacroExprHelper<'_>,
+    target: &mut Option<IdedExpr>,
+    args: &mut Vec<IdedExpr>,
+) -> Result<Option<IdedExpr>, cel::parser::ParseError> {
+    use cel::common::ast::{ComprehensionExpr, ListExpr, LiteralValue};
+    if !matches!(target.as_ref().map(|t| &t.expr), Some(Expr::Ident(ns)) if ns == "cel") {
+        return Ok(None);
+    }
+    let name = match args.first().map(|a| &a.expr) {
+        Some(Expr::Ident(name)) => name.clone(),
+        _ => {
+            let id = args.first().map_or(0, |a| a.id);
+            return Err(
+                helper.new_error(id, "cel.bind() variable names must be simple identifiers")
+            );
+        }
+    };
+    let body = args.pop().unwrap_or_default();
+    let init = args.pop().unwrap_or_default();
+    let unused = ComprehensionExpr {
+        iter_range: helper.next_expr(Expr::List(ListExpr::new(Vec::new()))),
+        iter_var: "#unused".to_owned(),
+        iter_var2: None,
+        accu_var: name.clone(),
+        accu_init: init,
+        loop_cond: helper.next_expr(Expr::Literal(LiteralValue::Boolean(false.into()))),
+        loop_step: helper.next_expr(Expr::Ident(name)),
+        result: body,
+    };
+    Ok(Some(
+        helper.next_expr(Expr::Comprehension(Box::new(unused))),
+    ))
 }
 
 /// `list.indexOf(x)`: the first index of an element equal to `x`, -1 when none.

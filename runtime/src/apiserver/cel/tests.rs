@@ -83,6 +83,7 @@ fn rules_that_hold_give_no_cause() {
         "[self.n, 1].max() == 3 && [1.5, 0.5].sum() == 2.0",
         "self.list.indexOf(2) == 1 && self.list.indexOf(9) == -1",
         "[1, 2, 1].lastIndexOf(1) == 2 && self.val1.indexOf('o') == 1",
+        "cel.bind(xs, self.list.filter(x, x > 1), size(xs) == 2 && xs[0] == 2)",
     ] {
         let mut s = s.clone();
         s["properties"]["spec"]["x-kubernetes-validations"] = json!([{"rule": rule}]);
