@@ -33,7 +33,7 @@
 //!   done. docs/apiserver.md says what that means.
 
 use std::collections::HashSet;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, RwLock};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use cel::common::types::{CelInt, DYN_TYPE, LIST_TYPE};
@@ -259,10 +259,11 @@ impl Rules {
 /// server's kinds are few and fixed; a schema that changes is compiled anew). Errors: as
 /// [`Rules::compile`].
 pub fn rules_for(schema: &Value) -> Result<Option<Arc<Rules>>, String> {
-    type Cache = Mutex<Vec<(Value, Option<Arc<Rules>>)>>;
-    static CACHE: LazyLock<Cache> = LazyLock::new(Mutex::default);
+    // Read on every write request, written once per schema: readers do not wait on each other.
+    type Cache = RwLock<Vec<(Value, Option<Arc<Rules>>)>>;
+    static CACHE: LazyLock<Cache> = LazyLock::new(RwLock::default);
     if let Some((_, rules)) = CACHE
-        .lock()
+        .read()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .find(|(s, _)| s == schema)
@@ -270,7 +271,7 @@ pub fn rules_for(schema: &Value) -> Result<Option<Arc<Rules>>, String> {
         return Ok(rules.clone());
     }
     let rules = Rules::compile(schema)?.map(Arc::new);
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = CACHE.write().unwrap_or_else(|e| e.into_inner());
     if cache.len() >= 256 {
         cache.remove(0);
     }
