@@ -440,6 +440,22 @@ fn compile_rule(rule: &Value, schema: &Value, root: bool, at: &str) -> Result<Ru
     if source.trim().is_empty() {
         return Err(fail("rule is not specified"));
     }
+    // The checks CRD validation makes on the rule's texts.
+    match text("message") {
+        Some(m) if m.trim().is_empty() => {
+            return Err(fail("message must be non-empty if specified"));
+        }
+        Some(m) if m.contains('\n') => return Err(fail("message must not contain line breaks")),
+        None if source.contains('\n') => {
+            return Err(fail(
+                "message must be specified if rule contains line breaks",
+            ));
+        }
+        _ => {}
+    }
+    if text("messageExpression").is_some_and(|m| m.trim().is_empty()) {
+        return Err(fail("messageExpression must be non-empty if specified"));
+    }
     let program = compile(&source).map_err(|e| fail(&format!("compilation failed: {e}")))?;
     let shape = shape_of(program.expression());
     shape.check().map_err(|e| fail(&e))?;

@@ -329,6 +329,25 @@ fn rules_that_do_not_compile_or_use_unprovided_functions_are_refused_with_their_
     );
     let e = at(json!({"rule": "self.url == 'x'", "reason": "Bogus"}));
     assert!(e.contains("reason: Unsupported value: \"Bogus\""), "{e}");
+    let e = at(json!({"rule": "self.url ==\n'x'"}));
+    assert!(
+        e.ends_with("message must be specified if rule contains line breaks"),
+        "{e}"
+    );
+    let e = at(json!({"rule": "self.url == 'x'", "message": "two\nlines"}));
+    assert!(e.ends_with("message must not contain line breaks"), "{e}");
+    let e = at(json!({"rule": "self.url == 'x'", "message": " "}));
+    assert!(e.ends_with("message must be non-empty if specified"), "{e}");
+    let e = at(json!({"rule": "self.url == 'x'", "messageExpression": ""}));
+    assert!(
+        e.ends_with("messageExpression must be non-empty if specified"),
+        "{e}"
+    );
+    assert!(
+        Rules::compile(&json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.size() >= 0 &&\n true", "message": "fine"}]}))
+        .is_ok()
+    );
     let e = at(json!({"rule": "self.url == 'x'", "optionalOldSelf": true}));
     assert!(
         e.ends_with("optionalOldSelf may only be set when the rule uses oldSelf"),
