@@ -1002,7 +1002,7 @@ fn eval_rules(
                         None => format!("failed rule: {}", rule.source.trim()),
                     });
                 let at = match &rule.field_path {
-                    Some(p) if p.starts_with('[') => format!("{field}{p}"),
+                    // As `field.Path.Child` joins it: `spec.[a.b]` for a key of the node's map.
                     Some(p) if path.is_empty() => p.clone(),
                     Some(p) => format!("{path}.{p}"),
                     None => field.to_string(),

@@ -196,6 +196,7 @@ fn message_expression_reason_and_field_path_shape_the_cause() {
           {"rule": "self.min <= self.max", "message": "fallback", "messageExpression": "self.min"},
           {"rule": "!('a.b' in self.labels)", "fieldPath": ".labels['a.b']", "reason": "FieldValueRequired", "message": "no a.b"},
           {"rule": "self.min != 7", "reason": "FieldValueDuplicate"},
+          {"rule": "!('a.b' in self.labels)", "fieldPath": ".labels", "message": "at the map"},
         ]}}),
         json!([]),
     );
@@ -207,6 +208,7 @@ fn message_expression_reason_and_field_path_shape_the_cause() {
             ("spec", "Invalid value: \"object\": fallback"),
             ("spec.labels[a.b]", "Required value: no a.b"),
             ("spec", "Duplicate value: \"object\""),
+            ("spec.labels", "Invalid value: \"object\": at the map"),
         ])
     );
 }
@@ -565,6 +567,22 @@ fn the_bounds_of_an_objects_calls_add_up_against_the_runtime_budget() {
         pairs(&[(
             "items[41]",
             "Invalid value: \"object\": validation failed due to running out of cost budget, no further validation rules will be run"
+        )])
+    );
+}
+
+#[test]
+fn a_field_path_to_a_key_of_the_nodes_own_map_is_joined_as_field_path_child_joins_it() {
+    let s = object(
+        json!({"labels": {"type": "object", "additionalProperties": {"type": "string"},
+            "x-kubernetes-validations": [{"rule": "!('a.b' in self)", "fieldPath": "['a.b']"}]}}),
+        json!([]),
+    );
+    assert_eq!(
+        causes(&s, &json!({"labels": {"a.b": "x"}}), None),
+        pairs(&[(
+            "labels.[a.b]",
+            "Invalid value: \"object\": failed rule: !('a.b' in self)"
         )])
     );
 }
