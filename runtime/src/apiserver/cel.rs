@@ -913,20 +913,9 @@ fn walk(
 }
 
 /// The schema type the API server names in `Invalid value: "<type>"`.
-fn type_of(schema: &Value, v: &Value) -> String {
-    match schema.get("type").and_then(Value::as_str) {
-        Some(t) => t.to_string(),
-        None => match v {
-            Value::Object(_) => "object",
-            Value::Array(_) => "array",
-            Value::String(_) => "string",
-            Value::Number(n) if n.is_f64() => "number",
-            Value::Number(_) => "integer",
-            Value::Bool(_) => "boolean",
-            Value::Null => "null",
-        }
-        .to_string(),
-    }
+fn type_of(schema: &Value) -> &str {
+    // `""` for an `x-kubernetes-int-or-string` node, which declares no type.
+    schema.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
 /// Upper bound of the values a comprehension may visit in `v`: every list item and map entry.
@@ -947,7 +936,7 @@ fn eval_rules(
     unchanged: bool,
     out: &mut Out,
 ) -> Result<(), ()> {
-    let ty = type_of(schema, v);
+    let ty = type_of(schema);
     let root = path.is_empty();
     let field = if root { "<nil>" } else { path };
     let self_val = to_cel(schema, v, root);

@@ -269,7 +269,7 @@ fn int_or_string_and_preserved_unknown_fields_are_visible_to_rules() {
             ),
             (
                 "port",
-                "Invalid value: \"string\": failed rule: type(self) == int ? self > 0 : self.startsWith('http')"
+                "Invalid value: \"\": failed rule: type(self) == int ? self > 0 : self.startsWith('http')"
             ),
         ])
     );
