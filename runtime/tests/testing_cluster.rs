@@ -980,3 +980,86 @@ async fn a_crds_schema_defaults_are_filled_on_write_and_read() {
     assert_eq!(read.data["status"]["conditions"], serde_json::json!([]));
     assert_eq!(read.data["spec"]["modelName"], "resnet50");
 }
+
+/// `Widget`'s CRD with `rules` as the `x-kubernetes-validations` of its `spec`.
+fn widget_crd_with_rules(
+    rules: serde_json::Value,
+) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    let mut crd = serde_json::to_value(Widget::crd()).unwrap();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] =
+        rules;
+    serde_json::from_value(crd).unwrap()
+}
+
+#[tokio::test]
+async fn a_crds_cel_rules_refuse_writes_with_the_api_servers_422() {
+    let crd = widget_crd_with_rules(serde_json::json!([
+        {"rule": "self.size <= 10", "message": "size must be at most 10"},
+        {"rule": "self.size >= oldSelf.size", "message": "size may only grow", "fieldPath": ".size"},
+    ]));
+    let cluster = TestCluster::builder()
+        .mode(Mode::InProcess)
+        .crd(crd)
+        .start()
+        .await
+        .expect("the test cluster starts");
+    let widgets: Api<Widget> = Api::default_namespaced(cluster.client());
+    let e = widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new("w", WidgetSpec { size: 11 }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_error(e),
+        (
+            422,
+            "Invalid".into(),
+            "Widget.test.rsbuilder.dev \"w\" is invalid: spec: Invalid value: \"object\": size must be at most 10".into()
+        )
+    );
+    widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new("w", WidgetSpec { size: 5 }),
+        )
+        .await
+        .unwrap();
+    let shrink = Patch::Merge(serde_json::json!({"spec": {"size": 4}}));
+    let e = widgets
+        .patch("w", &PatchParams::default(), &shrink)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_error(e),
+        (
+            422,
+            "Invalid".into(),
+            "Widget.test.rsbuilder.dev \"w\" is invalid: spec.size: Invalid value: \"object\": size may only grow".into()
+        )
+    );
+    let grow = Patch::Merge(serde_json::json!({"spec": {"size": 6}}));
+    let w = widgets
+        .patch("w", &PatchParams::default(), &grow)
+        .await
+        .unwrap();
+    assert_eq!(w.spec.size, 6);
+}
+
+#[tokio::test]
+async fn a_crd_whose_cel_rule_uses_an_unprovided_function_does_not_load() {
+    let crd = widget_crd_with_rules(serde_json::json!([{"rule": "quantity('1Gi').isInteger()"}]));
+    let e = TestCluster::builder()
+        .mode(Mode::InProcess)
+        .crd(crd)
+        .start()
+        .await
+        .err()
+        .expect("the cluster refuses the CRD");
+    let text = format!("{e:#}");
+    assert!(
+        text.contains("CRD widgets.test.rsbuilder.dev version v1: openAPIV3Schema.properties[spec].x-kubernetes-validations[0]: rule \"quantity('1Gi').isInteger()\": compilation failed: function \"isInteger\" is not supported"),
+        "{text}"
+    );
+}

@@ -61,7 +61,9 @@ impl ApiKind {
         Self::from_crd(&crd, &version)
     }
 
-    /// The description of `crd` at `version`. Errors: the CRD has no such version.
+    /// The description of `crd` at `version`, its `x-kubernetes-validations` rules compiled
+    /// ([`super::cel::check`]). Errors: the CRD has no such version, or a rule does not
+    /// compile (the rule and its schema path named).
     pub fn from_crd(crd: &CustomResourceDefinition, version: &str) -> Result<Self, String> {
         let spec = &crd.spec;
         let v = spec
@@ -85,6 +87,15 @@ impl ApiKind {
                 ..Default::default()
             }],
         };
+        let schema = v
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .and_then(|s| serde_json::to_value(s).ok());
+        super::cel::check(schema.as_ref()).map_err(|e| {
+            let name = crd.metadata.name.as_deref().unwrap_or(&spec.names.plural);
+            format!("CRD {name} version {version}: {e}")
+        })?;
         Ok(Self {
             group: spec.group.clone(),
             version: version.to_string(),
@@ -112,11 +123,7 @@ impl ApiKind {
                     status_replicas: s.status_replicas_path.clone(),
                     label_selector: s.label_selector_path.clone().filter(|p| !p.is_empty()),
                 }),
-            schema: v
-                .schema
-                .as_ref()
-                .and_then(|s| s.open_api_v3_schema.as_ref())
-                .and_then(|s| serde_json::to_value(s).ok()),
+            schema,
             admission: None,
         })
     }

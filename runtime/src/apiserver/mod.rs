@@ -18,6 +18,7 @@
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`, and
 //!   its schema's pruning and validation, with [`defaulting`] (`default`), [`formats`]
 //!   (`format`) and [`listtype`] (`x-kubernetes-list-type` set and map uniqueness);
+//! - [`cel`]: the schema's `x-kubernetes-validations` rules, compiled once and evaluated;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
 //! - [`server`]: the HTTP endpoints, shaped as k8s.io/apiserver's `endpoints/handlers`:
 //!   `server/mod.rs` (config, server, router, guard, dispatch), `routes` (the path parser),
@@ -29,6 +30,7 @@
 pub mod admission;
 pub mod args;
 pub mod auth;
+pub mod cel;
 pub mod clock;
 pub mod defaulting;
 #[cfg(feature = "etcd")]

@@ -449,11 +449,19 @@ impl<S: Storage> Registry<S> {
     }
 
     /// The metadata rules of `ValidateObjectMeta` ([`meta::validate`]), then the kind's
-    /// schema ([`ApiKind::validate`]). Errors: 422 Invalid with one cause per failure.
-    fn validate_meta(kind: &ApiKind, obj: &Value) -> Result<(), ApiError> {
+    /// schema ([`ApiKind::validate`]) and its `x-kubernetes-validations` rules
+    /// ([`super::cel`]; `old`, the stored object on an update, for transition rules).
+    /// Errors: 422 Invalid with one cause per failure.
+    fn validate_meta(kind: &ApiKind, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
         let name = meta_str(obj, "name");
         let mut causes = kind.validate(obj);
         causes.extend(meta::validate(meta(obj)));
+        causes.extend(super::cel::after_schema(
+            kind.schema.as_ref(),
+            obj,
+            old,
+            &causes,
+        ));
         if causes.is_empty() {
             Ok(())
         } else {
@@ -550,7 +558,7 @@ impl<S: Storage> Registry<S> {
                 wanted.clone()
             };
             meta_mut(&mut obj).insert("name".into(), Value::String(name.clone()));
-            Self::validate_meta(kind, &obj)?;
+            Self::validate_meta(kind, &obj, None)?;
             Self::admit(kind, &name, Op::Create(&obj), w).await?;
             let key = Self::key(kind, namespace, &name);
             if w.dry_run {
@@ -680,7 +688,7 @@ impl<S: Storage> Registry<S> {
     ) -> Result<Value, ApiError> {
         let name = meta_str(&current.value, "name").to_string();
         let name = name.as_str();
-        Self::validate_meta(kind, &new)?;
+        Self::validate_meta(kind, &new, Some(&current.value))?;
         if part == Part::Main {
             let old = read(kind, current.value.clone(), current.revision);
             Self::admit(

@@ -285,6 +285,10 @@ fn cause_type(message: &str) -> &'static str {
         "FieldValueForbidden"
     } else if message.starts_with("Unsupported value") {
         "FieldValueNotSupported"
+    } else if message.starts_with("Internal error") {
+        "InternalError"
+    } else if message.starts_with("Duplicate value") {
+        "FieldValueDuplicate"
     } else if message.starts_with("Too long") {
         "FieldValueTooLong"
     } else if message.starts_with("Duplicate value") {

@@ -908,3 +908,67 @@ async fn metadata_is_validated_as_kube_validates_object_meta() {
     );
     assert_eq!(call(&f, "GET", &format!("{DBS}/a"), &[], "").await.0, 404);
 }
+
+#[tokio::test]
+async fn x_kubernetes_validations_rules_answer_422_with_kubectl_visible_causes() {
+    let f = fixture(|c| {
+        c.kinds[0].schema = Some(json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer"},
+                "engine": {"type": "string", "x-kubernetes-validations": [
+                    {"rule": "self == oldSelf", "message": "engine is immutable"}]}},
+              "x-kubernetes-validations": [
+                {"rule": "self.replicas <= 5", "messageExpression": "'replicas ' + string(self.replicas) + ' is above 5'"},
+                {"rule": "self.replicas % 2 == 1", "fieldPath": ".replicas", "reason": "FieldValueForbidden", "message": "an odd number is needed"}]}}}));
+    });
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":6,"engine":"pg"}}"#;
+    let (code, body) = call(&f, "POST", DBS, &[], body).await;
+    let s = json_of(&body);
+    assert_eq!(
+        (code, s["reason"].as_str()),
+        (422, Some("Invalid")),
+        "{body}"
+    );
+    assert_eq!(
+        s["message"],
+        json!(
+            "Database.example.com \"a\" is invalid: [spec: Invalid value: \"object\": replicas 6 is above 5, spec.replicas: Forbidden: an odd number is needed]"
+        )
+    );
+    assert_eq!(
+        s["details"]["causes"],
+        json!([
+            {"reason": "FieldValueInvalid", "field": "spec", "message": "Invalid value: \"object\": replicas 6 is above 5"},
+            {"reason": "FieldValueForbidden", "field": "spec.replicas", "message": "Forbidden: an odd number is needed"},
+        ])
+    );
+    assert_eq!(call(&f, "GET", &format!("{DBS}/a"), &[], "").await.0, 404);
+    let ok = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":3,"engine":"pg"}}"#;
+    assert_eq!(call(&f, "POST", DBS, &[], ok).await.0, 201);
+    // The transition rule runs on the update, against the stored object.
+    let merge = [("content-type", "application/merge-patch+json")];
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a"),
+        &merge,
+        r#"{"spec":{"engine":"mysql"}}"#,
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&body)["details"]["causes"].clone()),
+        (
+            422,
+            json!([{"reason": "FieldValueInvalid", "field": "spec.engine", "message": "Invalid value: \"string\": engine is immutable"}])
+        )
+    );
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a"),
+        &merge,
+        r#"{"spec":{"replicas":5}}"#,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+}
