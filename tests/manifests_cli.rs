@@ -991,7 +991,7 @@ fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
 
 /// A field with a serde default (so a `default:` in the CRD) of a kind with a defaulting
 /// webhook: the API server fills it before the webhook runs, so the webhook's own default for
-/// it never applies. `manifests` says so at PROJECT's `defaulting: true` line.
+/// it never applies. `manifests` says so at the field, naming PROJECT's `defaulting: true` line.
 #[test]
 fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
     let webhook: &[&str] = &[
@@ -1015,8 +1015,14 @@ fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
     ) + "\nfn one() -> i32 {\n    1\n}\n";
     std::fs::write(&types, text).unwrap();
     let line = project_line(&dir, "defaulting: true");
+    let field = std::fs::read_to_string(&types)
+        .unwrap()
+        .lines()
+        .position(|l| l == "    pub replicas: i32,")
+        .unwrap()
+        + 1;
     manifests_in(&dir).stderr(predicate::str::contains(format!(
-        "PROJECT:{line}:1: Cart's `spec.replicas` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in src/api/v1/cart_types.rs), and the kind has a defaulting webhook: the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `spec.replicas` missing"
+        "src/api/v1/cart_types.rs:{field}:9: Cart's `spec.replicas` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in src/api/v1/cart_types.rs), and the kind has a defaulting webhook (PROJECT:{line}): the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `spec.replicas` missing"
     )));
 }
 

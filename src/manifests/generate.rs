@@ -316,11 +316,12 @@ fn missing_kinds<T>(expected: &[ExpectedKind], kinds: &[KindOutcome<T>]) -> Vec<
 
 /// A warning for each field of the kind `group`/`kind` whose CRD (`yaml`) gives a default, when
 /// PROJECT records a defaulting webhook for the kind: the webhook never sees such a field
-/// missing ([`super::lint::schema_defaults`]).
+/// missing ([`super::lint::schema_defaults`]). Each is reported at the field's declaration in
+/// `sources` ([`super::lint::field_location`]), else at PROJECT's `defaulting: true`.
 fn defaults_under_a_webhook(
     expected: &[ExpectedKind],
-    group: &str,
-    kind: &str,
+    sources: &SourceSet,
+    (group, kind): (&str, &str),
     yaml: &str,
 ) -> Vec<Diagnostic> {
     let Some((e, (file, line))) = expected
@@ -336,13 +337,16 @@ fn defaults_under_a_webhook(
         // own subresource, and a top-level default (`spec: {}`) only says the field exists.
         .filter(|path| path.contains('.') && !path.starts_with("status."))
         .map(|path| {
+            let (at, at_line, column) = super::lint::field_location(sources, kind, &path)
+                .unwrap_or_else(|| (file.clone(), *line, 1));
             Diagnostic::new(
-                file,
-                *line,
-                1,
+                &at,
+                at_line,
+                column,
                 format!(
-                    "{kind}'s `{path}` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in {}), and the kind has a defaulting webhook: the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `{path}` missing",
-                    e.types_file.display()
+                    "{kind}'s `{path}` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in {}), and the kind has a defaulting webhook ({}:{line}): the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `{path}` missing",
+                    e.types_file.display(),
+                    file.display()
                 ),
             )
             .with_help("set the default in one place: keep the serde default (the CRD's `default:`) and skip that field in the webhook, or remove it and default the field in the webhook")
@@ -393,8 +397,8 @@ fn assemble_output(
             Ok((file_name, yaml)) => {
                 out.warnings.extend(defaults_under_a_webhook(
                     &opts.expected_kinds,
-                    &k.group,
-                    &k.kind,
+                    sources,
+                    (&k.group, &k.kind),
                     &yaml,
                 ));
                 out.files.push((bases.join(file_name), yaml))

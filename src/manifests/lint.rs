@@ -101,3 +101,84 @@ spec:
         assert!(schema_defaults(": not yaml [").is_empty());
     }
 }
+
+/// Where the field at the CRD path `path` (`spec.replicas`) of kind `kind` is declared: the
+/// `#[derive(CustomResource)]` struct whose `#[kube(kind = "…")]` is `kind`, and in it the field
+/// named (by `#[serde(rename = "…")]`, or the identifier in camelCase under `rename_all =
+/// "camelCase"`, or as written) like the path's segment after `spec`. Out: `(file, line,
+/// column)`, 1-based; the struct itself when the field is deeper or not found by name; `None`
+/// when no such struct is in the sources.
+pub fn field_location(
+    sources: &super::source::SourceSet,
+    kind: &str,
+    path: &str,
+) -> Option<(std::path::PathBuf, usize, usize)> {
+    let wanted_kind = format!("kind = \"{kind}\"");
+    let segment = path
+        .strip_prefix("spec.")
+        .map(|rest| rest.split('.').next().unwrap_or(rest));
+    for file in &sources.files {
+        for item in &file.ast.items {
+            let syn::Item::Struct(st) = item else {
+                continue;
+            };
+            let attrs = |a: &[syn::Attribute], name: &str| -> String {
+                a.iter()
+                    .filter(|a| a.path().is_ident(name))
+                    .map(|a| quote::ToTokens::to_token_stream(&a.meta).to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let is_kind = super::crd::attrs::derives(&st.attrs)
+                .iter()
+                .any(|d| d == "CustomResource")
+                && attrs(&st.attrs, "kube").contains(&wanted_kind);
+            if !is_kind {
+                continue;
+            }
+            let camel = attrs(&st.attrs, "serde").contains("rename_all = \"camelCase\"");
+            let at = |span: proc_macro2::Span| {
+                let start = span.start();
+                (file.path.clone(), start.line, start.column + 1)
+            };
+            if let (Some(segment), syn::Fields::Named(fields)) = (segment, &st.fields) {
+                for field in &fields.named {
+                    let Some(ident) = &field.ident else { continue };
+                    let written = ident.to_string().trim_start_matches("r#").to_string();
+                    let serde = attrs(&field.attrs, "serde");
+                    let name = match serde
+                        .split("rename = \"")
+                        .nth(1)
+                        .and_then(|r| r.split('"').next())
+                    {
+                        Some(renamed) => renamed.to_string(),
+                        None if camel => snake_to_camel(&written),
+                        None => written,
+                    };
+                    if name == segment {
+                        return Some(at(ident.span()));
+                    }
+                }
+            }
+            return Some(at(st.ident.span()));
+        }
+    }
+    None
+}
+
+/// `gpu_count` → `gpuCount`, as serde's `rename_all = "camelCase"` names a field.
+fn snake_to_camel(snake: &str) -> String {
+    let mut out = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
