@@ -315,6 +315,126 @@ async fn orphan_deletion_keeps_dependents_and_removes_their_owner_references() {
     assert!(dependent.metadata.deletion_timestamp.is_none());
 }
 
+/// A DELETE sent as raw HTTP (what kube-rs's typed API cannot spell): the answer's status
+/// code and body.
+async fn raw_delete(cluster: &TestCluster, path_and_query: &str) -> (u16, serde_json::Value) {
+    let request = http::Request::delete(path_and_query)
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let response = cluster.client().send(request).await.unwrap();
+    let code = response.status().as_u16();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (code, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test]
+async fn a_percent_encoded_dry_run_delete_writes_nothing() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    cms.create(&PostParams::default(), &config_map("c", &[]))
+        .await
+        .unwrap();
+    // `%64ryRun` is `dryRun`, to the front door as to the API server.
+    let (code, answer) = raw_delete(
+        &cluster,
+        "/api/v1/namespaces/default/configmaps/c?%64ryRun=All&propagationPolicy=Foreground",
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(
+        answer["metadata"]["finalizers"],
+        serde_json::json!(["foregroundDeletion"]),
+        "the answer is the object as the delete would mark it: {answer}"
+    );
+    let stored = cms.get("c").await.unwrap();
+    assert!(
+        stored.finalizers().is_empty(),
+        "stored finalizers {:?}",
+        stored.finalizers()
+    );
+    assert!(stored.metadata.deletion_timestamp.is_none());
+}
+
+#[tokio::test]
+async fn orphan_dependents_is_read_as_kube_reads_it_and_conflicts_with_a_policy() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    // Every value but `0` and `false` (any case) is true, as the parameter codec reads it.
+    for (owner_name, value) in [("o1", "1"), ("o2", "yes")] {
+        let owner = cms
+            .create(&PostParams::default(), &config_map(owner_name, &[]))
+            .await
+            .unwrap();
+        let dependent = format!("{owner_name}-dep");
+        secrets
+            .create(
+                &PostParams::default(),
+                &secret(&dependent, Some(owned_by(&owner, false)), &[]),
+            )
+            .await
+            .unwrap();
+        let (code, answer) = raw_delete(
+            &cluster,
+            &format!("/api/v1/namespaces/default/configmaps/{owner_name}?orphanDependents={value}"),
+        )
+        .await;
+        assert_eq!(code, 200, "{answer}");
+        wait::until_gone(&cms, owner_name, WAIT).await.unwrap();
+        let kept = secrets.get(&dependent).await.unwrap();
+        assert!(kept.metadata.deletion_timestamp.is_none(), "{value}");
+        assert_eq!(kept.metadata.owner_references, None, "{value}");
+    }
+    // orphanDependents with propagationPolicy: 422, and nothing written.
+    cms.create(&PostParams::default(), &config_map("o3", &[]))
+        .await
+        .unwrap();
+    let (code, answer) = raw_delete(
+        &cluster,
+        "/api/v1/namespaces/default/configmaps/o3?orphanDependents=1&propagationPolicy=Foreground",
+    )
+    .await;
+    assert_eq!(code, 422, "{answer}");
+    assert_eq!(
+        answer["message"],
+        r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Foreground": orphanDependents and deletionPropagation cannot be both set"#
+    );
+    let o3 = cms.get("o3").await.unwrap();
+    assert!(o3.finalizers().is_empty(), "{:?}", o3.finalizers());
+    assert!(o3.metadata.deletion_timestamp.is_none());
+}
+
+#[tokio::test]
+async fn a_collection_is_deleted_with_the_propagation_policy_asked() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let mut owner = config_map("owner", &[]);
+    owner.metadata.labels = Some(BTreeMap::from([("set".to_string(), "a".to_string())]));
+    let owner = cms.create(&PostParams::default(), &owner).await.unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &secret("dependent", Some(owned_by(&owner, true)), &[]),
+        )
+        .await
+        .unwrap();
+    let params = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Orphan),
+        ..Default::default()
+    };
+    cms.delete_collection(&params, &kube::api::ListParams::default().labels("set=a"))
+        .await
+        .unwrap();
+    wait::until_gone(&cms, "owner", WAIT).await.unwrap();
+    let kept = secrets.get("dependent").await.unwrap();
+    assert!(kept.metadata.deletion_timestamp.is_none());
+    assert_eq!(kept.metadata.owner_references, None);
+}
+
 #[tokio::test]
 async fn a_crd_with_a_status_subresource_ignores_status_on_writes_of_the_object() {
     let cluster = cluster().await;

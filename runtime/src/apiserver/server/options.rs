@@ -160,6 +160,13 @@ fn parse_bool(param: &str, value: &str) -> Result<bool, ApiError> {
     }
 }
 
+/// A boolean as the API server's parameter codec converts a query value into a `*bool` field
+/// of DeleteOptions (apimachinery's `Convert_Slice_string_To_Pointer_bool`): `0` and `false`
+/// in any case are false, every other value (`1`, `yes`, empty) true; never an error.
+fn codec_bool(value: &str) -> bool {
+    !(value == "0" || value.eq_ignore_ascii_case("false"))
+}
+
 fn parse_int(param: &str, value: &str) -> Result<i64, ApiError> {
     value
         .parse::<i64>()
@@ -247,7 +254,7 @@ impl RequestOptions {
                 "gracePeriodSeconds" if !v.is_empty() => {
                     o.grace_period_seconds = Some(parse_int(k, v)?)
                 }
-                "orphanDependents" => o.orphan_dependents = Some(parse_bool(k, v)?),
+                "orphanDependents" => o.orphan_dependents = Some(codec_bool(v)),
                 "pretty" => o.pretty = parse_bool(k, v)?,
                 "includeObject" => {
                     o.include_object = match v.as_str() {
