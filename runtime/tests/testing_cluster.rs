@@ -436,6 +436,82 @@ async fn a_collection_is_deleted_with_the_propagation_policy_asked() {
 }
 
 #[tokio::test]
+async fn a_secrets_string_data_is_merged_into_data_on_every_write() {
+    use k8s_openapi::ByteString;
+    let cluster = cluster().await;
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let data = |s: &Secret| -> BTreeMap<String, String> {
+        s.data
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, ByteString(v))| (k, String::from_utf8(v).unwrap()))
+            .collect()
+    };
+    let want = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let created: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "s"},
+        "data": {"k": "b2xk", "other": "eA=="},
+        "stringData": {"k": "v"},
+    }))
+    .unwrap();
+    let created = secrets
+        .create(&PostParams::default(), &created)
+        .await
+        .unwrap();
+    // stringData wins over data's key, is never answered, and the type defaults to Opaque.
+    assert_eq!(data(&created), want(&[("k", "v"), ("other", "x")]));
+    assert_eq!(created.string_data, None);
+    assert_eq!(created.type_.as_deref(), Some("Opaque"));
+    let stored = secrets.get("s").await.unwrap();
+    assert_eq!(data(&stored), want(&[("k", "v"), ("other", "x")]));
+    assert_eq!(stored.string_data, None);
+    // Update.
+    let mut replaced = stored.clone();
+    replaced.string_data = Some(BTreeMap::from([("u".to_string(), "1".to_string())]));
+    let updated = secrets
+        .replace("s", &PostParams::default(), &replaced)
+        .await
+        .unwrap();
+    assert_eq!(
+        data(&updated),
+        want(&[("k", "v"), ("other", "x"), ("u", "1")])
+    );
+    assert_eq!(updated.string_data, None);
+    // Merge patch.
+    let patched = secrets
+        .patch(
+            "s",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"stringData": {"p": "2"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(data(&patched)["p"], "2");
+    assert_eq!(patched.string_data, None);
+    // Server-side apply.
+    let applied = secrets
+        .patch(
+            "applied",
+            &PatchParams::apply("test"),
+            &Patch::Apply(serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "applied"}, "stringData": {"a": "3"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(data(&applied), want(&[("a", "3")]));
+    assert_eq!(applied.string_data, None);
+    let stored = secrets.get("s").await.unwrap();
+    assert_eq!(stored.string_data, None);
+    assert_eq!(data(&stored)["u"], "1");
+}
+
+#[tokio::test]
 async fn a_crd_with_a_status_subresource_ignores_status_on_writes_of_the_object() {
     let cluster = cluster().await;
     let widgets: Api<Widget> = Api::default_namespaced(cluster.client());
