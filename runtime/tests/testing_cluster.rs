@@ -512,6 +512,100 @@ async fn a_secrets_string_data_is_merged_into_data_on_every_write() {
 }
 
 #[tokio::test]
+async fn pods_events_and_secrets_are_selected_by_their_own_fields() {
+    use k8s_openapi::api::core::v1::{Event, Pod};
+    use kube::api::ListParams;
+    let cluster = cluster().await;
+    let pods: Api<Pod> = Api::default_namespaced(cluster.client());
+    for (name, node) in [("p1", Some("n1")), ("p2", None)] {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "a", "image": "x"}]},
+        }))
+        .unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+    }
+    cluster.make_pod_ready("default", "p1").await.unwrap();
+    let names = |l: kube::core::ObjectList<Pod>| -> Vec<String> {
+        l.items.iter().map(|p| p.name_any()).collect()
+    };
+    let select = |f: &str| ListParams::default().fields(f);
+    assert_eq!(
+        names(pods.list(&select("status.phase=Running")).await.unwrap()),
+        ["p1"]
+    );
+    assert_eq!(
+        names(pods.list(&select("spec.nodeName=")).await.unwrap()),
+        ["p2"]
+    );
+    assert_eq!(
+        names(
+            pods.list(&select("spec.nodeName=n1,metadata.name=p1"))
+                .await
+                .unwrap()
+        ),
+        ["p1"]
+    );
+    let (code, reason, message) =
+        api_error(pods.list(&select("spec.containers=x")).await.unwrap_err());
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (
+            400,
+            "BadRequest",
+            "field label not supported: spec.containers"
+        )
+    );
+    // A kind without fields of its own keeps the two of metadata.
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let (code, _, message) = api_error(cms.list(&select("spec.nodeName=n1")).await.unwrap_err());
+    assert_eq!(code, 400);
+    assert_eq!(
+        message,
+        r#""spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace""#
+    );
+    let events: Api<Event> = Api::default_namespaced(cluster.client());
+    for (name, about) in [("e1", "p1"), ("e2", "p2")] {
+        let event: Event = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "involvedObject": {"kind": "Pod", "name": about, "namespace": "default"},
+            "reason": "Started", "type": "Normal", "source": {"component": "kubelet"},
+        }))
+        .unwrap();
+        events.create(&PostParams::default(), &event).await.unwrap();
+    }
+    let picked = events
+        .list(&select(
+            "involvedObject.kind=Pod,involvedObject.name=p1,source=kubelet,type=Normal",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        picked
+            .items
+            .iter()
+            .map(|e| e.name_any())
+            .collect::<Vec<_>>(),
+        ["e1"]
+    );
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    secrets
+        .create(&PostParams::default(), &secret("opaque", None, &[]))
+        .await
+        .unwrap();
+    let opaque = secrets.list(&select("type=Opaque")).await.unwrap();
+    assert_eq!(opaque.items.len(), 1);
+    assert!(
+        secrets
+            .list(&select("type!=Opaque"))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
+#[tokio::test]
 async fn a_crd_with_a_status_subresource_ignores_status_on_writes_of_the_object() {
     let cluster = cluster().await;
     let widgets: Api<Widget> = Api::default_namespaced(cluster.client());

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::super::kind::ApiKind;
 use super::super::registry::{ListOptions, PatchType, Write};
 use super::super::selector::{FieldSelector, LabelSelector};
 use super::super::status::ApiError;
@@ -553,16 +554,23 @@ impl RequestOptions {
         }
     }
 
-    /// The registry's view of the list options (selectors, paging, resourceVersion).
-    pub fn list_options(&self) -> ListOptions {
-        ListOptions {
+    /// The registry's view of the list options (selectors, paging, resourceVersion) for a
+    /// list, watch or deletecollection of `kind`. Errors: 400 BadRequest for a field
+    /// selector on a field the kind cannot be selected by
+    /// ([`FieldSelector::for_kind`]'s message), as the API server's list handler answers it.
+    pub fn list_options(&self, kind: &ApiKind) -> Result<ListOptions, ApiError> {
+        Ok(ListOptions {
             labels: self.labels.clone(),
-            fields: self.fields.clone(),
+            fields: self
+                .fields
+                .clone()
+                .for_kind(&kind.group, &kind.plural)
+                .map_err(ApiError::bad_request)?,
             limit: self.limit,
             continue_token: self.continue_token.clone(),
             resource_version: self.resource_version.clone(),
             resource_version_match: self.resource_version_match.map(|m| m.as_str().to_string()),
-        }
+        })
     }
 }
 
