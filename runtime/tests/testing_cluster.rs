@@ -315,6 +315,296 @@ async fn orphan_deletion_keeps_dependents_and_removes_their_owner_references() {
     assert!(dependent.metadata.deletion_timestamp.is_none());
 }
 
+/// A DELETE sent as raw HTTP (what kube-rs's typed API cannot spell): the answer's status
+/// code and body.
+async fn raw_delete(cluster: &TestCluster, path_and_query: &str) -> (u16, serde_json::Value) {
+    let request = http::Request::delete(path_and_query)
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let response = cluster.client().send(request).await.unwrap();
+    let code = response.status().as_u16();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (code, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test]
+async fn a_percent_encoded_dry_run_delete_writes_nothing() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    cms.create(&PostParams::default(), &config_map("c", &[]))
+        .await
+        .unwrap();
+    // `%64ryRun` is `dryRun`, to the front door as to the API server.
+    let (code, answer) = raw_delete(
+        &cluster,
+        "/api/v1/namespaces/default/configmaps/c?%64ryRun=All&propagationPolicy=Foreground",
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(
+        answer["metadata"]["finalizers"],
+        serde_json::json!(["foregroundDeletion"]),
+        "the answer is the object as the delete would mark it: {answer}"
+    );
+    let stored = cms.get("c").await.unwrap();
+    assert!(
+        stored.finalizers().is_empty(),
+        "stored finalizers {:?}",
+        stored.finalizers()
+    );
+    assert!(stored.metadata.deletion_timestamp.is_none());
+}
+
+#[tokio::test]
+async fn orphan_dependents_is_read_as_kube_reads_it_and_conflicts_with_a_policy() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    // Every value but `0` and `false` (any case) is true, as the parameter codec reads it.
+    for (owner_name, value) in [("o1", "1"), ("o2", "yes")] {
+        let owner = cms
+            .create(&PostParams::default(), &config_map(owner_name, &[]))
+            .await
+            .unwrap();
+        let dependent = format!("{owner_name}-dep");
+        secrets
+            .create(
+                &PostParams::default(),
+                &secret(&dependent, Some(owned_by(&owner, false)), &[]),
+            )
+            .await
+            .unwrap();
+        let (code, answer) = raw_delete(
+            &cluster,
+            &format!("/api/v1/namespaces/default/configmaps/{owner_name}?orphanDependents={value}"),
+        )
+        .await;
+        assert_eq!(code, 200, "{answer}");
+        wait::until_gone(&cms, owner_name, WAIT).await.unwrap();
+        let kept = secrets.get(&dependent).await.unwrap();
+        assert!(kept.metadata.deletion_timestamp.is_none(), "{value}");
+        assert_eq!(kept.metadata.owner_references, None, "{value}");
+    }
+    // orphanDependents with propagationPolicy: 422, and nothing written.
+    cms.create(&PostParams::default(), &config_map("o3", &[]))
+        .await
+        .unwrap();
+    let (code, answer) = raw_delete(
+        &cluster,
+        "/api/v1/namespaces/default/configmaps/o3?orphanDependents=1&propagationPolicy=Foreground",
+    )
+    .await;
+    assert_eq!(code, 422, "{answer}");
+    assert_eq!(
+        answer["message"],
+        r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Foreground": orphanDependents and deletionPropagation cannot be both set"#
+    );
+    let o3 = cms.get("o3").await.unwrap();
+    assert!(o3.finalizers().is_empty(), "{:?}", o3.finalizers());
+    assert!(o3.metadata.deletion_timestamp.is_none());
+}
+
+#[tokio::test]
+async fn a_collection_is_deleted_with_the_propagation_policy_asked() {
+    let cluster = cluster().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let mut owner = config_map("owner", &[]);
+    owner.metadata.labels = Some(BTreeMap::from([("set".to_string(), "a".to_string())]));
+    let owner = cms.create(&PostParams::default(), &owner).await.unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &secret("dependent", Some(owned_by(&owner, true)), &[]),
+        )
+        .await
+        .unwrap();
+    let params = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Orphan),
+        ..Default::default()
+    };
+    cms.delete_collection(&params, &kube::api::ListParams::default().labels("set=a"))
+        .await
+        .unwrap();
+    wait::until_gone(&cms, "owner", WAIT).await.unwrap();
+    let kept = secrets.get("dependent").await.unwrap();
+    assert!(kept.metadata.deletion_timestamp.is_none());
+    assert_eq!(kept.metadata.owner_references, None);
+}
+
+#[tokio::test]
+async fn a_secrets_string_data_is_merged_into_data_on_every_write() {
+    use k8s_openapi::ByteString;
+    let cluster = cluster().await;
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    let data = |s: &Secret| -> BTreeMap<String, String> {
+        s.data
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, ByteString(v))| (k, String::from_utf8(v).unwrap()))
+            .collect()
+    };
+    let want = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let created: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "s"},
+        "data": {"k": "b2xk", "other": "eA=="},
+        "stringData": {"k": "v"},
+    }))
+    .unwrap();
+    let created = secrets
+        .create(&PostParams::default(), &created)
+        .await
+        .unwrap();
+    // stringData wins over data's key, is never answered, and the type defaults to Opaque.
+    assert_eq!(data(&created), want(&[("k", "v"), ("other", "x")]));
+    assert_eq!(created.string_data, None);
+    assert_eq!(created.type_.as_deref(), Some("Opaque"));
+    let stored = secrets.get("s").await.unwrap();
+    assert_eq!(data(&stored), want(&[("k", "v"), ("other", "x")]));
+    assert_eq!(stored.string_data, None);
+    // Update.
+    let mut replaced = stored.clone();
+    replaced.string_data = Some(BTreeMap::from([("u".to_string(), "1".to_string())]));
+    let updated = secrets
+        .replace("s", &PostParams::default(), &replaced)
+        .await
+        .unwrap();
+    assert_eq!(
+        data(&updated),
+        want(&[("k", "v"), ("other", "x"), ("u", "1")])
+    );
+    assert_eq!(updated.string_data, None);
+    // Merge patch.
+    let patched = secrets
+        .patch(
+            "s",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"stringData": {"p": "2"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(data(&patched)["p"], "2");
+    assert_eq!(patched.string_data, None);
+    // Server-side apply.
+    let applied = secrets
+        .patch(
+            "applied",
+            &PatchParams::apply("test"),
+            &Patch::Apply(serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "applied"}, "stringData": {"a": "3"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(data(&applied), want(&[("a", "3")]));
+    assert_eq!(applied.string_data, None);
+    let stored = secrets.get("s").await.unwrap();
+    assert_eq!(stored.string_data, None);
+    assert_eq!(data(&stored)["u"], "1");
+}
+
+#[tokio::test]
+async fn pods_events_and_secrets_are_selected_by_their_own_fields() {
+    use k8s_openapi::api::core::v1::{Event, Pod};
+    use kube::api::ListParams;
+    let cluster = cluster().await;
+    let pods: Api<Pod> = Api::default_namespaced(cluster.client());
+    for (name, node) in [("p1", Some("n1")), ("p2", None)] {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "a", "image": "x"}]},
+        }))
+        .unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+    }
+    cluster.make_pod_ready("default", "p1").await.unwrap();
+    let names = |l: kube::core::ObjectList<Pod>| -> Vec<String> {
+        l.items.iter().map(|p| p.name_any()).collect()
+    };
+    let select = |f: &str| ListParams::default().fields(f);
+    assert_eq!(
+        names(pods.list(&select("status.phase=Running")).await.unwrap()),
+        ["p1"]
+    );
+    assert_eq!(
+        names(pods.list(&select("spec.nodeName=")).await.unwrap()),
+        ["p2"]
+    );
+    assert_eq!(
+        names(
+            pods.list(&select("spec.nodeName=n1,metadata.name=p1"))
+                .await
+                .unwrap()
+        ),
+        ["p1"]
+    );
+    let (code, reason, message) =
+        api_error(pods.list(&select("spec.containers=x")).await.unwrap_err());
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (
+            400,
+            "BadRequest",
+            "field label not supported: spec.containers"
+        )
+    );
+    // A kind without fields of its own keeps the two of metadata.
+    let cms: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let (code, _, message) = api_error(cms.list(&select("spec.nodeName=n1")).await.unwrap_err());
+    assert_eq!(code, 400);
+    assert_eq!(
+        message,
+        r#""spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace""#
+    );
+    let events: Api<Event> = Api::default_namespaced(cluster.client());
+    for (name, about) in [("e1", "p1"), ("e2", "p2")] {
+        let event: Event = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "involvedObject": {"kind": "Pod", "name": about, "namespace": "default"},
+            "reason": "Started", "type": "Normal", "source": {"component": "kubelet"},
+        }))
+        .unwrap();
+        events.create(&PostParams::default(), &event).await.unwrap();
+    }
+    let picked = events
+        .list(&select(
+            "involvedObject.kind=Pod,involvedObject.name=p1,source=kubelet,type=Normal",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        picked
+            .items
+            .iter()
+            .map(|e| e.name_any())
+            .collect::<Vec<_>>(),
+        ["e1"]
+    );
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    secrets
+        .create(&PostParams::default(), &secret("opaque", None, &[]))
+        .await
+        .unwrap();
+    let opaque = secrets.list(&select("type=Opaque")).await.unwrap();
+    assert_eq!(opaque.items.len(), 1);
+    assert!(
+        secrets
+            .list(&select("type!=Opaque"))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
 #[tokio::test]
 async fn a_crd_with_a_status_subresource_ignores_status_on_writes_of_the_object() {
     let cluster = cluster().await;

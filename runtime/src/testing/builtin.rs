@@ -35,6 +35,44 @@ where
     serde_json::to_value(typed).map_err(|e| e.to_string())
 }
 
+/// A Secret's decoding: as [`round_trip`], then `stringData` merged into `data` (base64, a
+/// `stringData` key winning over the same `data` key) and dropped, and an empty `type`
+/// defaulted to `Opaque`, as kube-apiserver's v1 conversion (`Convert_v1_Secret_To_core_Secret`)
+/// and defaulting (`SetDefaults_Secret`) do on every write: `stringData` is never stored nor
+/// answered. Errors: as [`round_trip`].
+fn secret(value: &Value) -> Result<Value, String> {
+    use base64::Engine as _;
+    let mut out = round_trip::<core::v1::Secret>(value)?;
+    let Some(obj) = out.as_object_mut() else {
+        return Ok(out);
+    };
+    if let Some(Value::Object(strings)) = obj.remove("stringData")
+        && !strings.is_empty()
+    {
+        let data = obj
+            .entry("data")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(data) = data.as_object_mut() {
+            for (k, v) in strings {
+                let text = v.as_str().unwrap_or_default();
+                data.insert(
+                    k,
+                    Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+                );
+            }
+        }
+    }
+    if obj
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
+        obj.insert("type".into(), Value::String("Opaque".into()));
+    }
+    Ok(out)
+}
+
 /// How a built-in kind is served besides its names.
 struct Shape {
     namespaced: bool,
@@ -111,7 +149,10 @@ pub(crate) fn all() -> Vec<Builtin> {
             short_names: &["cm"],
             ..namespaced(false)
         }),
-        builtin::<core::v1::Secret>(namespaced(false)),
+        Builtin {
+            decode: secret,
+            ..builtin::<core::v1::Secret>(namespaced(false))
+        },
         builtin::<core::v1::ServiceAccount>(Shape {
             short_names: &["sa"],
             ..namespaced(false)

@@ -8,8 +8,10 @@
 //! - a create (or a server-side apply that creates) in a namespace that does not exist is
 //!   refused as the `NamespaceLifecycle` admission plugin refuses it (404
 //!   `namespaces "x" not found`; 403 while it terminates);
-//! - a delete's `propagationPolicy` puts the `orphan` or `foregroundDeletion` finalizer on the
-//!   object first, and every write is followed by a garbage-collector pass ([`super::gc`]);
+//! - a Namespace's delete puts the namespace finalizer on it first (a delete's
+//!   `propagationPolicy` is the registry's: it marks the object with the `orphan` or
+//!   `foregroundDeletion` finalizer), and every write is followed by a garbage-collector pass
+//!   ([`super::gc`]);
 //! - a new Namespace is `Active`, a deleted one `Terminating` until its content is gone.
 
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use serde_json::{Value, json};
 use super::faults::{Faults, Verb};
 use crate::apiserver::kind::ApiKind;
 use crate::apiserver::registry::{Part, PatchType, Registry};
+use crate::apiserver::server::options::{RequestOptions, Verb as OptionsVerb};
 use crate::apiserver::status::ApiError;
 use crate::apiserver::storage::RedbStore;
 
@@ -109,10 +112,7 @@ fn error_response(e: &ApiError) -> http::Response<Body> {
     status_response(e.code, &e.to_status())
 }
 
-fn verb(method: &Method, target: &Target, query: &str) -> Option<Verb> {
-    let watch = query
-        .split('&')
-        .any(|p| p == "watch=true" || p == "watch=1");
+fn verb(method: &Method, target: &Target, watch: bool) -> Option<Verb> {
     Some(match (method.clone(), target.name.is_some()) {
         (Method::GET, true) => Verb::Get,
         (Method::GET, false) if watch => Verb::Watch,
@@ -126,21 +126,15 @@ fn verb(method: &Method, target: &Target, query: &str) -> Option<Verb> {
     })
 }
 
-/// The value of query parameter `key` (undecoded; the values read here are plain words).
-fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
-    query
-        .split('&')
-        .filter_map(|p| p.split_once('='))
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v)
-}
-
-/// How a delete treats the object's dependents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Propagation {
-    Background,
-    Foreground,
-    Orphan,
+/// The request's options as the API server's router reads them: the query percent-decoded
+/// by the same extractor, then [`RequestOptions::parse`]. The front door reads options only
+/// this way, so it never sees a parameter other than the server does (`%64ryRun=All` is
+/// `dryRun=All` to both). Errors: as the parse (the server answers the same 400).
+fn request_options(uri: &http::Uri) -> Result<RequestOptions, ApiError> {
+    let axum::extract::Query(pairs) =
+        axum::extract::Query::<Vec<(String, String)>>::try_from_uri(uri)
+            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+    RequestOptions::parse(&pairs)
 }
 
 impl Front {
@@ -163,7 +157,6 @@ impl Front {
     ) -> http::Response<Body> {
         let (parts, body) = request.into_parts();
         let path = parts.uri.path().to_string();
-        let query = parts.uri.query().unwrap_or("").to_string();
         let Some(target) = Target::parse(&path) else {
             return self.forward(parts, body).await;
         };
@@ -187,7 +180,11 @@ impl Front {
                 continue_token: None,
             });
         };
-        let Some(verb) = verb(&parts.method, &target, &query) else {
+        // Options that do not parse are the server's 400 to answer.
+        let Ok(options) = request_options(&parts.uri) else {
+            return self.forward(parts, body).await;
+        };
+        let Some(verb) = verb(&parts.method, &target, options.watch) else {
             return self.forward(parts, body).await;
         };
         let name = target.name.clone().unwrap_or_default();
@@ -255,12 +252,8 @@ impl Front {
         };
         let mut added = None;
         if matches!(verb, Verb::Delete | Verb::DeleteCollection) && target.sub.is_none() {
-            match self.prepare_delete(&kind, &target, &query, &body).await {
-                Ok((b, finalizer)) => {
-                    body = b;
-                    added = finalizer;
-                    parts.uri = without_propagation(&parts.uri);
-                }
+            match self.prepare_delete(&kind, &target, &options, &body).await {
+                Ok(finalizer) => added = finalizer,
                 Err(e) => return error_response(&e),
             }
         }
@@ -296,7 +289,7 @@ impl Front {
         }
         let created = verb == Verb::Create || (apply && response.status() == StatusCode::CREATED);
         if created && kind.group.is_empty() && kind.plural == "namespaces" {
-            let dry_run = query_param(&query, "dryRun").is_some();
+            let dry_run = !options.dry_run.is_empty();
             return self.activate_namespace(response, dry_run).await;
         }
         self.collect_garbage().await;
@@ -407,90 +400,45 @@ impl Front {
         Ok(())
     }
 
-    /// A delete's propagation policy (query or DeleteOptions body): for `Orphan` and
-    /// `Foreground`, the object first gets the garbage collector's finalizer (as
-    /// kube-apiserver's registry adds it); a Namespace gets the namespace finalizer. Out: the
-    /// body to pass on, without the policy (the front door carried it out; the registry then
-    /// deletes as for `Background`), and the finalizer added. Errors: 400 for an unknown
-    /// policy, or `Orphan`/`Foreground` on a collection (not served by the test cluster).
+    /// A Namespace's delete puts the namespace finalizer on it first (the namespace
+    /// controller's part, [`super::gc`]). The options are read as the server reads them (the
+    /// query's, then the DeleteOptions body's, validated as `ValidateDeleteOptions`), and the
+    /// request goes on unchanged: its `propagationPolicy` or `orphanDependents` is the
+    /// registry's to carry out ([`crate::apiserver::registry::gc_finalizers`]). Out: the
+    /// finalizer added. Errors: the server's 400 and 422 for the options, before anything is
+    /// written; 400 for a dry-run delete of a Namespace (the finalizer would be put on for
+    /// real).
     async fn prepare_delete(
         &self,
         kind: &ApiKind,
         target: &Target,
-        query: &str,
+        options: &RequestOptions,
         body: &Bytes,
-    ) -> Result<(Bytes, Option<&'static str>), ApiError> {
-        let options: Value = if body.is_empty() {
-            json!({})
+    ) -> Result<Option<&'static str>, ApiError> {
+        let mut options = options.clone();
+        options.merge_delete_body(&crate::apiserver::server::decode::delete_options(body)?)?;
+        options.validate(if target.name.is_some() {
+            OptionsVerb::Delete
         } else {
-            serde_json::from_slice(body).map_err(|e| {
-                ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
-            })?
-        };
-        let policy = options
-            .get("propagationPolicy")
-            .and_then(Value::as_str)
-            .or_else(|| query_param(query, "propagationPolicy"));
-        let orphan_dependents = options.get("orphanDependents").and_then(Value::as_bool)
-            == Some(true)
-            || query_param(query, "orphanDependents") == Some("true");
-        let propagation = match (policy, orphan_dependents) {
-            (Some(_), true) => {
-                return Err(ApiError::bad_request(
-                    "Invalid value: \"orphanDependents\": orphanDependents and propagationPolicy cannot both be set",
-                ));
-            }
-            (None, true) | (Some("Orphan"), false) => Propagation::Orphan,
-            (Some("Foreground"), false) => Propagation::Foreground,
-            (None | Some("Background"), false) => Propagation::Background,
-            (Some(other), false) => {
-                return Err(ApiError::bad_request(format!(
-                    "Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
-                )));
-            }
-        };
-        let mut options = options;
-        if let Some(o) = options.as_object_mut() {
-            o.remove("propagationPolicy");
-            o.remove("orphanDependents");
-        }
-        let passed = Bytes::from(options.to_string());
+            OptionsVerb::DeleteCollection
+        })?;
         let Some(name) = &target.name else {
-            if propagation != Propagation::Background {
-                return Err(ApiError::bad_request(
-                    "the test cluster deletes collections with propagationPolicy Background only",
-                ));
-            }
-            return Ok((passed, None));
+            return Ok(None);
         };
-        let namespace = target.namespace.as_deref();
-        let finalizer = if kind.group.is_empty() && kind.plural == "namespaces" {
-            Some(NAMESPACE_FINALIZER)
-        } else {
-            match propagation {
-                Propagation::Background => None,
-                Propagation::Foreground => Some("foregroundDeletion"),
-                Propagation::Orphan => Some("orphan"),
-            }
-        };
-        let dry_run = query_param(query, "dryRun").is_some()
-            || options
-                .get("dryRun")
-                .and_then(Value::as_array)
-                .is_some_and(|d| !d.is_empty());
-        if dry_run && let Some(f) = finalizer {
+        if !(kind.group.is_empty() && kind.plural == "namespaces") {
+            return Ok(None);
+        }
+        if !options.dry_run.is_empty() {
             // The finalizer would be put on for real: refused rather than half carried out.
             return Err(ApiError::bad_request(format!(
-                "the test cluster does not dry-run a delete that needs the {f:?} finalizer (a Namespace, or propagationPolicy Orphan or Foreground); send it without dryRun or with propagationPolicy Background"
+                "the test cluster does not dry-run the delete of a Namespace (it needs the {NAMESPACE_FINALIZER:?} finalizer put on first); send it without dryRun"
             )));
         }
-        let added = match finalizer {
-            Some(f) => add_finalizer(&self.registry, kind, namespace, name, f)
+        Ok(
+            add_finalizer(&self.registry, kind, None, name, NAMESPACE_FINALIZER)
                 .await?
-                .then_some(f),
-            None => None,
-        };
-        Ok((passed, added))
+                .then_some(NAMESPACE_FINALIZER),
+        )
     }
 
     /// A created Namespace's `status.phase: Active`, as the namespace's strategy sets it (for
@@ -621,28 +569,6 @@ fn with_version(uri: &http::Uri, from: &str, to: &str) -> http::Uri {
     let path_and_query = match uri.query() {
         Some(q) => format!("{path}?{q}"),
         None => path,
-    };
-    let mut parts = uri.clone().into_parts();
-    parts.path_and_query = path_and_query.parse().ok();
-    http::Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
-}
-
-/// `uri` without the `propagationPolicy` and `orphanDependents` query parameters.
-fn without_propagation(uri: &http::Uri) -> http::Uri {
-    let Some(query) = uri.query() else {
-        return uri.clone();
-    };
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|p| {
-            let key = p.split('=').next().unwrap_or("");
-            key != "propagationPolicy" && key != "orphanDependents"
-        })
-        .collect();
-    let path_and_query = if kept.is_empty() {
-        uri.path().to_string()
-    } else {
-        format!("{}?{}", uri.path(), kept.join("&"))
     };
     let mut parts = uri.clone().into_parts();
     parts.path_and_query = path_and_query.parse().ok();

@@ -9,7 +9,7 @@ use super::super::kind::ApiKind;
 use super::super::selector::{FieldSelector, LabelSelector};
 use super::super::status::ApiError;
 use super::super::storage::{ChangeKind, ListRange, Storage, StoreError};
-use super::{Registry, labels, meta_str, parse_rv, read, storage_error};
+use super::{Registry, labels, parse_rv, read, storage_error};
 
 /// The query of a list, watch or deletecollection.
 #[derive(Debug, Clone, Default)]
@@ -392,8 +392,5 @@ impl WatchStream {
 
 /// Whether `obj` passes the label and field selectors of `opts`.
 fn selected(opts: &ListOptions, obj: &Value) -> bool {
-    opts.labels.matches(&labels(obj))
-        && opts
-            .fields
-            .matches(meta_str(obj, "name"), meta_str(obj, "namespace"))
+    opts.labels.matches(&labels(obj)) && opts.fields.matches(obj)
 }

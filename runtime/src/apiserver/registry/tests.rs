@@ -399,7 +399,10 @@ async fn list_selects_pages_and_continues_consistently() {
         ["d0", "d2", "d3"]
     );
     let by_name = ListOptions {
-        fields: FieldSelector::parse("metadata.name=d1").unwrap(),
+        fields: FieldSelector::parse("metadata.name=d1")
+            .unwrap()
+            .for_kind("", "configmaps")
+            .unwrap(),
         ..Default::default()
     };
     assert_eq!(names(&r.list(&k, None, &by_name).await.unwrap()), ["d1"]);

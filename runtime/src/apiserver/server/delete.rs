@@ -46,7 +46,7 @@ pub async fn delete_collection<S: Storage>(s: &Scope<'_, S>) -> Result<Answer, A
         .delete_collection_with(
             s.kind,
             s.namespace,
-            &opts.list_options(),
+            &opts.list_options(s.kind)?,
             &options,
             opts.write(),
         )

@@ -16,7 +16,7 @@ pub async fn list<S: Storage>(s: &Scope<'_, S>) -> Result<Answer, ApiError> {
     let list = s
         .srv
         .registry
-        .list(s.kind, s.namespace, &s.opts.list_options())
+        .list(s.kind, s.namespace, &s.opts.list_options(s.kind)?)
         .await?;
     Ok(Answer::ok(encode::list(
         s.kind,

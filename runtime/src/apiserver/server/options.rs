@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::super::kind::ApiKind;
 use super::super::registry::{ListOptions, PatchType, Write};
 use super::super::selector::{FieldSelector, LabelSelector};
 use super::super::status::ApiError;
@@ -160,6 +161,13 @@ fn parse_bool(param: &str, value: &str) -> Result<bool, ApiError> {
     }
 }
 
+/// A boolean as the API server's parameter codec converts a query value into a `*bool` field
+/// of DeleteOptions (apimachinery's `Convert_Slice_string_To_Pointer_bool`): `0` and `false`
+/// in any case are false, every other value (`1`, `yes`, empty) true; never an error.
+fn codec_bool(value: &str) -> bool {
+    !(value == "0" || value.eq_ignore_ascii_case("false"))
+}
+
 fn parse_int(param: &str, value: &str) -> Result<i64, ApiError> {
     value
         .parse::<i64>()
@@ -247,7 +255,7 @@ impl RequestOptions {
                 "gracePeriodSeconds" if !v.is_empty() => {
                     o.grace_period_seconds = Some(parse_int(k, v)?)
                 }
-                "orphanDependents" => o.orphan_dependents = Some(parse_bool(k, v)?),
+                "orphanDependents" => o.orphan_dependents = Some(codec_bool(v)),
                 "pretty" => o.pretty = parse_bool(k, v)?,
                 "includeObject" => {
                     o.include_object = match v.as_str() {
@@ -546,16 +554,23 @@ impl RequestOptions {
         }
     }
 
-    /// The registry's view of the list options (selectors, paging, resourceVersion).
-    pub fn list_options(&self) -> ListOptions {
-        ListOptions {
+    /// The registry's view of the list options (selectors, paging, resourceVersion) for a
+    /// list, watch or deletecollection of `kind`. Errors: 400 BadRequest for a field
+    /// selector on a field the kind cannot be selected by
+    /// ([`FieldSelector::for_kind`]'s message), as the API server's list handler answers it.
+    pub fn list_options(&self, kind: &ApiKind) -> Result<ListOptions, ApiError> {
+        Ok(ListOptions {
             labels: self.labels.clone(),
-            fields: self.fields.clone(),
+            fields: self
+                .fields
+                .clone()
+                .for_kind(&kind.group, &kind.plural)
+                .map_err(ApiError::bad_request)?,
             limit: self.limit,
             continue_token: self.continue_token.clone(),
             resource_version: self.resource_version.clone(),
             resource_version_match: self.resource_version_match.map(|m| m.as_str().to_string()),
-        }
+        })
     }
 }
 

@@ -26,7 +26,7 @@ use super::options::Verb;
 pub async fn watch<S: Storage>(s: &Scope<'_, S>) -> Result<Response, ApiError> {
     s.opts.validate(Verb::Watch)?;
     let srv = s.srv;
-    let mut opts = s.opts.list_options();
+    let mut opts = s.opts.list_options(s.kind)?;
     let send_initial = s.opts.send_initial_events == Some(true);
     if send_initial {
         opts.resource_version = None;
