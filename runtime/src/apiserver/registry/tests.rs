@@ -270,7 +270,11 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
         )
         .await
         .unwrap_err();
-    assert_eq!(bad.code, 400);
+    assert_eq!((bad.code, bad.reason), (422, "Invalid"));
+    assert_eq!(
+        bad.message,
+        "the server rejected our request due to an error in our request: operation '/0' failed at path '/nope': path is invalid"
+    );
     assert_eq!(
         r.patch(
             &k,
@@ -285,6 +289,82 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
         .unwrap_err()
         .code,
         404
+    );
+}
+
+#[tokio::test]
+async fn json_patches_are_held_to_the_operation_and_copy_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let mut body = db("a", 1);
+    body["spec"]["blob"] = json!("b".repeat(1_000_000));
+    r.create(&k, Some("ns"), body, "test").await.unwrap();
+    let json_patch = |ops: Vec<Value>| serde_json::to_vec(&ops).unwrap();
+    let patch = |body: Vec<u8>| {
+        let r = &r;
+        let k = &k;
+        async move {
+            r.patch(
+                k,
+                Some("ns"),
+                "a",
+                Part::Main,
+                PatchType::Json,
+                &body,
+                "test",
+            )
+            .await
+        }
+    };
+    // Each copy adds the 1,000,002 bytes of the quoted string: three fit in 3 MiB, the
+    // fourth does not, and nothing is written.
+    let copy =
+        |i: usize| json!({"op": "copy", "from": "/spec/blob", "path": format!("/spec/c{i}")});
+    let three = patch(json_patch((0..3).map(copy).collect())).await.unwrap();
+    assert_eq!(three["spec"]["c2"].as_str().map(str::len), Some(1_000_000));
+    let four = patch(json_patch((0..4).map(copy).collect()))
+        .await
+        .unwrap_err();
+    assert_eq!((four.code, four.reason), (422, "Invalid"));
+    assert_eq!(
+        four.message,
+        "the server rejected our request due to an error in our request: Unable to complete the copy, the accumulated size increase of copy is 4000008, exceeding the limit 3145728"
+    );
+    // A patch doubling the object with each copy stops at the limit.
+    let doubling = (0..20)
+        .map(|i| json!({"op": "copy", "from": "/spec", "path": format!("/spec/x{i}")}))
+        .collect();
+    let err = patch(json_patch(doubling)).await.unwrap_err();
+    assert_eq!(err.code, 422);
+    assert!(
+        err.message.contains("exceeding the limit 3145728"),
+        "{}",
+        err.message
+    );
+    let stored = r.get(&k, Some("ns"), "a").await.unwrap();
+    assert_eq!(
+        stored["metadata"]["resourceVersion"],
+        three["metadata"]["resourceVersion"]
+    );
+    assert!(stored["spec"].get("c3").is_none() && stored["spec"].get("x0").is_none());
+    // At most 10,000 operations, counted before any applies.
+    let ops = |n: usize| {
+        json_patch(vec![
+            json!({"op": "replace", "path": "/spec/replicas", "value": 2});
+            n
+        ])
+    };
+    let many = patch(ops(10_000)).await.unwrap();
+    assert_eq!(many["spec"]["replicas"], 2);
+    let too_many = patch(ops(10_001)).await.unwrap_err();
+    assert_eq!(
+        (too_many.code, too_many.reason),
+        (413, "RequestEntityTooLarge")
+    );
+    assert_eq!(
+        too_many.message,
+        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
     );
 }
 
