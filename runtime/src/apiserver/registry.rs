@@ -282,17 +282,27 @@ fn without_managed_fields(obj: &Value) -> Value {
     out
 }
 
-/// The answer to a failed apply: 409 with a `FieldManagerConflict` cause per conflict, or
-/// 400 for a configuration that does not fit the schema.
-fn apply_error(kind: &ApiKind, name: &str, e: ApplyError) -> ApiError {
+/// The answer to a failed apply: 409 with a `FieldManagerConflict` cause per conflict; for a
+/// configuration that does not fit the schema (a list-map item without its key, a duplicate
+/// item), 500 with no reason and the message `failed to create typed patch object
+/// (ns/name; group/version, Kind=Kind): <why>`, as kube-apiserver answers the plain error its
+/// field manager returns (`ErrorToAPIStatus`).
+fn apply_error(kind: &ApiKind, namespace: Option<&str>, name: &str, e: ApplyError) -> ApiError {
     match e {
         ApplyError::Conflicts(conflicts) => ApiError::apply_conflict(&conflicts),
-        ApplyError::Invalid(why) => ApiError::bad_request(format!(
-            "failed to create typed patch object ({}/{name}): {why}",
-            kind.qualified()
+        ApplyError::Invalid(why) => ApiError::unknown(format!(
+            "failed to create typed patch object ({}/{name}; {}, Kind={}): {why}",
+            namespace.unwrap_or(""),
+            kind.api_version(),
+            kind.kind
         )),
     }
 }
+
+/// How long a write without a resourceVersion keeps retrying on conflicts with concurrent
+/// writes when nothing cuts it short before: the server's default request timeout (60 s),
+/// which bounds the retries of a request served over HTTP first.
+pub const RETRY_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The most operations a JSON patch may hold, as k8s.io/apiserver's `maxJSONPatchOperations`.
 pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
@@ -694,7 +704,7 @@ impl<S: Storage> Registry<S> {
             meta_mut(&mut new).insert("generation".into(), json!(generation + 1));
         }
         if old_meta.contains_key("deletionTimestamp") {
-            let before = finalizers(old);
+            let before: std::collections::HashSet<String> = finalizers(old).into_iter().collect();
             let mut added: Vec<String> = finalizers(&new)
                 .into_iter()
                 .filter(|f| !before.contains(f))
@@ -946,9 +956,12 @@ impl<S: Storage> Registry<S> {
     /// `GuaranteedUpdate` runs it: `change` turns the object as served now (and its revision)
     /// into the new one, and says whether the write named a resourceVersion; then the kind's
     /// defaulting (for the object itself), the update rules ([`Self::prepare_update`]),
-    /// `managedFields` as `track` says ([`Self::track`]) and the commit. A conflict with a concurrent write reads again and retries (a few times),
-    /// unless the write named a resourceVersion. Out: the object as served. Errors: 404,
-    /// `change`'s, 409, 422.
+    /// `managedFields` as `track` says ([`Self::track`]) and the commit. A conflict with a
+    /// concurrent write reads again and retries until the write commits, unless it named a
+    /// resourceVersion, as `GuaranteedUpdate` retries with no count: the bound is the
+    /// request's deadline (the server's timeout drops the request between two tries), and
+    /// without one [`RETRY_BUDGET`]. Out: the object as served. Errors: 404, `change`'s,
+    /// 409 (a stale resourceVersion, or still contended after the budget), 422.
     #[allow(clippy::too_many_arguments)]
     async fn update_retrying(
         &self,
@@ -961,7 +974,8 @@ impl<S: Storage> Registry<S> {
         change: impl Fn(&Value, u64) -> Result<(Value, bool), ApiError>,
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
-        for _ in 0..8 {
+        let started = std::time::Instant::now();
+        loop {
             let current = self
                 .store
                 .get(&key)
@@ -982,11 +996,16 @@ impl<S: Storage> Registry<S> {
             }
             self.track(kind, part, &current.value, &mut new, track);
             match self.commit(kind, part, &key, &current, new, w).await {
-                Err(e) if e.reason == "Conflict" && !preconditioned => continue,
+                Err(e) if e.reason == "Conflict" && !preconditioned => {
+                    if started.elapsed() > RETRY_BUDGET {
+                        return Err(e);
+                    }
+                    // Lets the other writers (and the request's timeout) run before the next try.
+                    tokio::task::yield_now().await;
+                }
                 done => return done,
             }
         }
-        Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
     }
 
     /// Server-side apply of `body` (the applied configuration, JSON) by `manager` to object
@@ -1082,7 +1101,7 @@ impl<S: Storage> Registry<S> {
                             &writer,
                             force,
                         )
-                        .map_err(|e| apply_error(kind, name, e))?;
+                        .map_err(|e| apply_error(kind, namespace, name, e))?;
                         managed::encode(&mut obj, entries);
                         Ok((obj, preconditioned))
                     },
@@ -1094,7 +1113,7 @@ impl<S: Storage> Registry<S> {
             }
             let (mut obj, entries) =
                 managed::apply(None, Vec::new(), &config, &schema, &writer, force)
-                    .map_err(|e| apply_error(kind, name, e))?;
+                    .map_err(|e| apply_error(kind, namespace, name, e))?;
             managed::encode(&mut obj, entries);
             match self
                 .create_tracked(kind, namespace, obj, Track::Applied, w)

@@ -180,6 +180,12 @@ impl ApiError {
         )
     }
 
+    /// 500 with no reason (`StatusReasonUnknown`) and `message`, as k8s.io/apiserver's
+    /// `ErrorToAPIStatus` answers an error that is not a Status.
+    pub fn unknown(message: impl Into<String>) -> Self {
+        Self::new(500, "", message)
+    }
+
     /// 403 Forbidden.
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(403, "Forbidden", message)
@@ -285,6 +291,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty() {
+            // `reason` is omitted when empty, as metav1.Status encodes it.
+            if let Some(o) = status.as_object_mut() {
+                o.remove("reason");
+            }
+        }
         if let Some(d) = &self.details {
             status["details"] = d.clone();
         }
