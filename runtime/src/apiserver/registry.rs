@@ -282,37 +282,100 @@ fn without_managed_fields(obj: &Value) -> Value {
     out
 }
 
-/// The answer to a failed apply: 409 with a `FieldManagerConflict` cause per conflict, or
-/// 400 for a configuration that does not fit the schema.
-fn apply_error(kind: &ApiKind, name: &str, e: ApplyError) -> ApiError {
+/// The answer to a failed apply: 409 with a `FieldManagerConflict` cause per conflict; for a
+/// configuration that does not fit the schema (a list-map item without its key, a duplicate
+/// item), 500 with no reason and the message `failed to create typed patch object
+/// (ns/name; group/version, Kind=Kind): <why>`, as kube-apiserver answers the plain error its
+/// field manager returns (`ErrorToAPIStatus`).
+fn apply_error(kind: &ApiKind, namespace: Option<&str>, name: &str, e: ApplyError) -> ApiError {
     match e {
         ApplyError::Conflicts(conflicts) => ApiError::apply_conflict(&conflicts),
-        ApplyError::Invalid(why) => ApiError::bad_request(format!(
-            "failed to create typed patch object ({}/{name}): {why}",
-            kind.qualified()
+        ApplyError::Invalid(why) => ApiError::unknown(format!(
+            "failed to create typed patch object ({}/{name}; {}, Kind={}): {why}",
+            namespace.unwrap_or(""),
+            kind.api_version(),
+            kind.kind
         )),
     }
 }
 
+/// How long a write without a resourceVersion keeps retrying on conflicts with concurrent
+/// writes when nothing cuts it short before: the server's default request timeout (60 s),
+/// which bounds the retries of a request served over HTTP first.
+pub const RETRY_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The most operations a JSON patch may hold, as k8s.io/apiserver's `maxJSONPatchOperations`.
+pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// The most bytes the `copy` operations of one JSON patch may add, counted as the JSON
+/// encoding of each copied value: kube-apiserver's `JSONPatchMaxCopyBytes` (3 MiB), which it
+/// sets as evanphx/json-patch's `AccumulatedCopySizeLimit`.
+pub(crate) const JSON_PATCH_MAX_COPY_BYTES: u64 = 3 * 1024 * 1024;
+
 /// Applies a JSON patch (RFC 6902) as kube-apiserver's (evanphx/json-patch) does: one
 /// difference from the RFC, which clients rely on, is that a `test` of the value `null` at a
 /// path that does not exist succeeds (kube-runtime's `finalizer` tests
-/// `/metadata/finalizers` for `null` before adding the first finalizer). Errors: the first
-/// operation that fails, as json-patch words it.
-pub(crate) fn apply_json_patch(
-    obj: &mut Value,
-    patch: &json_patch::Patch,
-) -> Result<(), json_patch::PatchError> {
-    for op in &patch.0 {
-        if let json_patch::PatchOperation::Test(t) = op
-            && t.value.is_null()
-            && obj.pointer(t.path.as_str()).is_none()
-        {
-            continue;
+/// `/metadata/finalizers` for `null` before adding the first finalizer). The limits are
+/// kube-apiserver's: at most [`MAX_JSON_PATCH_OPERATIONS`] operations, checked before any
+/// applies, and the values `copy` operations copy at most [`JSON_PATCH_MAX_COPY_BYTES`] in
+/// all, checked before each copy (so a patch that doubles the object per operation stops
+/// before it takes the memory). Errors: 413 RequestEntityTooLarge for too many operations
+/// ("The allowed maximum operations in a JSON patch is 10000, got N"); 422 Invalid for the
+/// first operation that fails, as json-patch words it, or for the copy limit ("Unable to
+/// complete the copy, the accumulated size increase of copy is N, exceeding the limit M", as
+/// json-patch's `AccumulatedCopySizeError`).
+pub(crate) fn apply_json_patch(obj: &mut Value, patch: &json_patch::Patch) -> Result<(), ApiError> {
+    if patch.0.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::entity_too_large(format!(
+            "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+            patch.0.len()
+        )));
+    }
+    let mut copied: u64 = 0;
+    for (index, op) in patch.0.iter().enumerate() {
+        match op {
+            json_patch::PatchOperation::Test(t)
+                if t.value.is_null() && obj.pointer(t.path.as_str()).is_none() =>
+            {
+                continue;
+            }
+            json_patch::PatchOperation::Copy(c) => {
+                if let Some(value) = obj.pointer(c.from.as_str()) {
+                    copied = copied.saturating_add(json_size(value));
+                    if copied > JSON_PATCH_MAX_COPY_BYTES {
+                        return Err(ApiError::patch_rejected(format!(
+                            "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {JSON_PATCH_MAX_COPY_BYTES}"
+                        )));
+                    }
+                }
+            }
+            _ => {}
         }
-        json_patch::patch(obj, std::slice::from_ref(op))?;
+        json_patch::patch(obj, std::slice::from_ref(op)).map_err(|mut e| {
+            // Applied one at a time, each operation is json-patch's operation 0.
+            e.operation = index;
+            ApiError::patch_rejected(e)
+        })?;
     }
     Ok(())
+}
+
+/// The length of `value`'s compact JSON encoding, counted without building it.
+fn json_size(value: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn parse_rv(rv: &str) -> Result<u64, ApiError> {
@@ -649,7 +712,7 @@ impl<S: Storage> Registry<S> {
             meta_mut(&mut new).insert("generation".into(), json!(generation + 1));
         }
         if old_meta.contains_key("deletionTimestamp") {
-            let before = finalizers(old);
+            let before: std::collections::HashSet<String> = finalizers(old).into_iter().collect();
             let mut added: Vec<String> = finalizers(&new)
                 .into_iter()
                 .filter(|f| !before.contains(f))
@@ -869,9 +932,7 @@ impl<S: Storage> Registry<S> {
             |current, revision| {
                 let mut obj = current.clone();
                 match &json_patch {
-                    Some(p) => apply_json_patch(&mut obj, p).map_err(|e| {
-                        ApiError::bad_request(format!("the patch does not apply: {e}"))
-                    })?,
+                    Some(p) => apply_json_patch(&mut obj, p)?,
                     None => json_patch::merge(&mut obj, &patch),
                 }
                 let preconditioned =
@@ -903,9 +964,12 @@ impl<S: Storage> Registry<S> {
     /// `GuaranteedUpdate` runs it: `change` turns the object as served now (and its revision)
     /// into the new one, and says whether the write named a resourceVersion; then the kind's
     /// defaulting (for the object itself), the update rules ([`Self::prepare_update`]),
-    /// `managedFields` as `track` says ([`Self::track`]) and the commit. A conflict with a concurrent write reads again and retries (a few times),
-    /// unless the write named a resourceVersion. Out: the object as served. Errors: 404,
-    /// `change`'s, 409, 422.
+    /// `managedFields` as `track` says ([`Self::track`]) and the commit. A conflict with a
+    /// concurrent write reads again and retries until the write commits, unless it named a
+    /// resourceVersion, as `GuaranteedUpdate` retries with no count: the bound is the
+    /// request's deadline (the server's timeout drops the request between two tries), and
+    /// without one [`RETRY_BUDGET`]. Out: the object as served. Errors: 404, `change`'s,
+    /// 409 (a stale resourceVersion, or still contended after the budget), 422.
     #[allow(clippy::too_many_arguments)]
     async fn update_retrying(
         &self,
@@ -918,7 +982,8 @@ impl<S: Storage> Registry<S> {
         change: impl Fn(&Value, u64) -> Result<(Value, bool), ApiError>,
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
-        for _ in 0..8 {
+        let started = std::time::Instant::now();
+        loop {
             let current = self
                 .store
                 .get(&key)
@@ -939,11 +1004,16 @@ impl<S: Storage> Registry<S> {
             }
             self.track(kind, part, &current.value, &mut new, track);
             match self.commit(kind, part, &key, &current, new, w).await {
-                Err(e) if e.reason == "Conflict" && !preconditioned => continue,
+                Err(e) if e.reason == "Conflict" && !preconditioned => {
+                    if started.elapsed() > RETRY_BUDGET {
+                        return Err(e);
+                    }
+                    // Lets the other writers (and the request's timeout) run before the next try.
+                    tokio::task::yield_now().await;
+                }
                 done => return done,
             }
         }
-        Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
     }
 
     /// Server-side apply of `body` (the applied configuration, JSON) by `manager` to object
@@ -1039,7 +1109,7 @@ impl<S: Storage> Registry<S> {
                             &writer,
                             force,
                         )
-                        .map_err(|e| apply_error(kind, name, e))?;
+                        .map_err(|e| apply_error(kind, namespace, name, e))?;
                         managed::encode(&mut obj, entries);
                         Ok((obj, preconditioned))
                     },
@@ -1051,7 +1121,7 @@ impl<S: Storage> Registry<S> {
             }
             let (mut obj, entries) =
                 managed::apply(None, Vec::new(), &config, &schema, &writer, force)
-                    .map_err(|e| apply_error(kind, name, e))?;
+                    .map_err(|e| apply_error(kind, namespace, name, e))?;
             managed::encode(&mut obj, entries);
             match self
                 .create_tracked(kind, namespace, obj, Track::Applied, w)

@@ -157,6 +157,35 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
+    /// 422 Invalid without causes, as apimachinery's `NewGenericServerResponse` builds it for
+    /// a JSON patch that does not apply (k8s.io/apiserver's `applyJSPatch`): its message, "the
+    /// server rejected our request due to an error in our request", followed here by `detail`
+    /// (json-patch's error, which kube-apiserver leaves out) so the client learns which
+    /// operation failed.
+    pub fn patch_rejected(detail: impl std::fmt::Display) -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            format!("the server rejected our request due to an error in our request: {detail}"),
+        )
+    }
+
+    /// 413 RequestEntityTooLarge with apimachinery's `NewRequestEntityTooLargeError` message,
+    /// "Request entity too large: " and `message`.
+    pub fn entity_too_large(message: impl std::fmt::Display) -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: {message}"),
+        )
+    }
+
+    /// 500 with no reason (`StatusReasonUnknown`) and `message`, as k8s.io/apiserver's
+    /// `ErrorToAPIStatus` answers an error that is not a Status.
+    pub fn unknown(message: impl Into<String>) -> Self {
+        Self::new(500, "", message)
+    }
+
     /// 403 Forbidden.
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(403, "Forbidden", message)
@@ -262,6 +291,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty() {
+            // `reason` is omitted when empty, as metav1.Status encodes it.
+            if let Some(o) = status.as_object_mut() {
+                o.remove("reason");
+            }
+        }
         if let Some(d) = &self.details {
             status["details"] = d.clone();
         }

@@ -10,6 +10,8 @@
 //! values it lacks; live items keep their place and new ones follow in the applied order; any
 //! other list and every scalar is replaced by the applied value.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::{Map, Value};
 
 use super::fields::{meta_schema, property};
@@ -71,9 +73,11 @@ fn merge_at(
         (Value::Array(l), Value::Array(c)) => match list_type(schema) {
             Some("map") => merge_list_map(l, c, schema, at, root),
             Some("set") => {
+                // Values told apart by their encoding, so the merge is linear in the items.
+                let mut present: HashSet<String> = l.iter().map(fieldset::value).collect();
                 let mut out = l.clone();
                 for item in c {
-                    if !out.contains(item) {
+                    if present.insert(fieldset::value(item)) {
                         out.push(item.clone());
                     }
                 }
@@ -93,16 +97,21 @@ fn merge_list_map(
     root: &RootSchema<'_>,
 ) -> Result<Value, String> {
     let items = schema.get("items").unwrap_or(&Value::Null);
+    // Items told apart by their `k:` element, looked up in maps, so the merge is linear in
+    // the items (a first item of a key wins over a later duplicate).
     let mut keyed = Vec::with_capacity(config.len());
+    let mut applied: HashMap<String, &Value> = HashMap::with_capacity(config.len());
     for item in config {
-        keyed.push((item_element(item, schema, at)?, item));
+        let element = item_element(item, schema, at)?;
+        applied.entry(element.clone()).or_insert(item);
+        keyed.push((element, item));
     }
     let mut out = Vec::with_capacity(live.len().max(config.len()));
-    let mut seen = Vec::new();
+    let mut seen = HashSet::with_capacity(live.len() + config.len());
     for item in live {
         let element = item_element(item, schema, at)?;
-        let merged = match keyed.iter().find(|(k, _)| *k == element) {
-            Some((_, applied)) => merge_at(
+        let merged = match applied.get(&element) {
+            Some(applied) => merge_at(
                 Some(item),
                 applied,
                 items,
@@ -112,12 +121,11 @@ fn merge_list_map(
             None => item.clone(),
         };
         out.push(merged);
-        seen.push(element);
+        seen.insert(element);
     }
     for (element, item) in keyed {
-        if !seen.contains(&element) {
+        if seen.insert(element) {
             out.push(item.clone());
-            seen.push(element);
         }
     }
     Ok(Value::Array(out))
@@ -194,20 +202,20 @@ impl Comparison {
 }
 
 /// Compares `old` (with its field set `old_set`) with `new` (and `new_set`), both read by
-/// [`super::fields::fields_of`].
+/// [`super::fields::fields_of`]. One walk over the fields both set, each list indexed once by
+/// path element, so the cost is linear in the fields (not in fields times list length).
 pub fn compare(old: &Value, old_set: &FieldSet, new: &Value, new_set: &FieldSet) -> Comparison {
     let mut modified = FieldSet::default();
     let both = old_set.intersection(new_set);
-    for path in both.paths() {
-        let leaf = |set: &FieldSet| {
-            let elements: Vec<&str> = path.iter().map(String::as_str).collect();
-            node(set, &elements).is_none_or(|n| n.children.is_empty())
-        };
-        if leaf(old_set) && leaf(new_set) && value_at(old, &path) != value_at(new, &path) {
-            let elements: Vec<&str> = path.iter().map(String::as_str).collect();
-            modified.insert(&elements);
-        }
-    }
+    modified_at(
+        Some(old),
+        Some(new),
+        &both,
+        Some(old_set),
+        Some(new_set),
+        &mut Vec::new(),
+        &mut modified,
+    );
     Comparison {
         added: new_set.difference(old_set),
         modified,
@@ -215,10 +223,94 @@ pub fn compare(old: &Value, old_set: &FieldSet, new: &Value, new_set: &FieldSet)
     }
 }
 
-fn node<'a>(set: &'a FieldSet, elements: &[&str]) -> Option<&'a FieldSet> {
-    match elements.split_first() {
-        None => Some(set),
-        Some((first, rest)) => node(set.children.get(*first)?, rest),
+/// The leaves of `both` (under `path`) whose values differ between `old` and `new`, into `out`.
+/// A leaf is a member of `both` with no children in either set.
+fn modified_at(
+    old: Option<&Value>,
+    new: Option<&Value>,
+    both: &FieldSet,
+    old_set: Option<&FieldSet>,
+    new_set: Option<&FieldSet>,
+    path: &mut Vec<String>,
+    out: &mut FieldSet,
+) {
+    let leaf = |set: Option<&FieldSet>| set.is_none_or(|s| s.children.is_empty());
+    if both.member && leaf(old_set) && leaf(new_set) && old != new {
+        let elements: Vec<&str> = path.iter().map(String::as_str).collect();
+        out.insert(&elements);
+    }
+    if both.children.is_empty() {
+        return;
+    }
+    let old_items = Children::of(old, both);
+    let new_items = Children::of(new, both);
+    for (element, below) in &both.children {
+        path.push(element.clone());
+        modified_at(
+            old_items.get(old, element),
+            new_items.get(new, element),
+            below,
+            old_set.and_then(|s| s.children.get(element)),
+            new_set.and_then(|s| s.children.get(element)),
+            path,
+            out,
+        );
+        path.pop();
+    }
+}
+
+/// The items of a list by their `k:` or `v:` path element, built once per list so each
+/// lookup is a map lookup; a first item of an element wins over a later duplicate, as
+/// [`value_at`] finds it.
+struct Children<'a>(HashMap<String, &'a Value>);
+
+impl<'a> Children<'a> {
+    /// The index of `value`'s items when it is a list and `set` names items by key or value.
+    fn of(value: Option<&'a Value>, set: &FieldSet) -> Children<'a> {
+        let mut index = HashMap::new();
+        let Some(Value::Array(items)) = value else {
+            return Children(index);
+        };
+        let first = set
+            .children
+            .keys()
+            .find(|e| e.starts_with("k:") || e.starts_with("v:"));
+        match first.map(String::as_str) {
+            Some(e) if e.starts_with("v:") => {
+                for item in items {
+                    index.entry(fieldset::value(item)).or_insert(item);
+                }
+            }
+            Some(e) => {
+                let Some(Ok(Value::Object(key))) = e.strip_prefix("k:").map(serde_json::from_str)
+                else {
+                    return Children(index);
+                };
+                for item in items {
+                    let mut fields = Map::new();
+                    for name in key.keys() {
+                        if let Some(v) = item.get(name) {
+                            fields.insert(name.clone(), v.clone());
+                        }
+                    }
+                    if fields.len() == key.len() {
+                        index.entry(fieldset::key(&fields)).or_insert(item);
+                    }
+                }
+            }
+            None => {}
+        }
+        Children(index)
+    }
+
+    /// The child `element` of `value`: from the index for `k:` and `v:` elements, else (no
+    /// index: not a list, or an element that does not parse) as [`value_at`] finds it.
+    fn get(&self, value: Option<&'a Value>, element: &str) -> Option<&'a Value> {
+        let value = value?;
+        if !self.0.is_empty() && (element.starts_with("k:") || element.starts_with("v:")) {
+            return self.0.get(element).copied();
+        }
+        value_at(value, std::slice::from_ref(&element.to_owned()))
     }
 }
 
@@ -232,31 +324,65 @@ pub fn prune(object: &mut Value, last: &FieldSet, owned: &FieldSet) {
 }
 
 /// [`prune`] under one node; `keys` are the key fields of a list-map item, which stay while the
-/// item does.
+/// item does. A list's items are indexed once by path element and the removed ones dropped in
+/// one pass, so pruning is linear in the items.
 fn prune_at(object: &mut Value, last: &FieldSet, owned: &FieldSet, keys: &[String]) {
     let empty = FieldSet::default();
+    let positions = Positions::of(object, last);
+    let mut gone: Vec<Position> = Vec::new();
     for (element, below) in &last.children {
         if keys.contains(element) {
             continue;
         }
         let theirs = owned.children.get(element).unwrap_or(&empty);
         let item_keys = item_key_fields(element);
-        let remove = match child_mut(object, element) {
-            None => false,
-            Some(_) if theirs.member && theirs.children.is_empty() => false,
-            Some(child) if !theirs.is_empty() => {
-                prune_at(child, below, theirs, &item_keys);
-                false
-            }
-            Some(_) if below.member => true,
-            Some(child) => {
-                prune_at(child, below, theirs, &item_keys);
-                child.as_object().is_some_and(Map::is_empty)
-            }
+        let Some(position) = positions.find(object, element) else {
+            continue;
+        };
+        let Some(child) = child_mut(object, &position) else {
+            continue;
+        };
+        let remove = if theirs.member && theirs.children.is_empty() {
+            false
+        } else if !theirs.is_empty() {
+            prune_at(child, below, theirs, &item_keys);
+            false
+        } else if below.member {
+            true
+        } else {
+            prune_at(child, below, theirs, &item_keys);
+            child.as_object().is_some_and(Map::is_empty)
         };
         if remove {
-            remove_child(object, element);
+            gone.push(position);
         }
+    }
+    match object {
+        Value::Object(map) => {
+            for position in gone {
+                if let Position::Key(name) = position {
+                    map.remove(&name);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let drop: HashSet<usize> = gone
+                .into_iter()
+                .filter_map(|p| match p {
+                    Position::Index(i) => Some(i),
+                    Position::Key(_) => None,
+                })
+                .collect();
+            if !drop.is_empty() {
+                let mut index = 0;
+                items.retain(|_| {
+                    let keep = !drop.contains(&index);
+                    index += 1;
+                    keep
+                });
+            }
+        }
+        _ => {}
     }
 }
 
@@ -271,24 +397,11 @@ fn item_key_fields(element: &str) -> Vec<String> {
     }
 }
 
-fn child_mut<'a>(object: &'a mut Value, element: &str) -> Option<&'a mut Value> {
-    let position = position(object, element)?;
+fn child_mut<'a>(object: &'a mut Value, position: &Position) -> Option<&'a mut Value> {
     match (object, position) {
-        (Value::Object(map), Position::Key(name)) => map.get_mut(&name),
-        (Value::Array(items), Position::Index(i)) => items.get_mut(i),
+        (Value::Object(map), Position::Key(name)) => map.get_mut(name),
+        (Value::Array(items), Position::Index(i)) => items.get_mut(*i),
         _ => None,
-    }
-}
-
-fn remove_child(object: &mut Value, element: &str) {
-    match (position(object, element), object) {
-        (Some(Position::Key(name)), Value::Object(map)) => {
-            map.remove(&name);
-        }
-        (Some(Position::Index(i)), Value::Array(items)) => {
-            items.remove(i);
-        }
-        _ => {}
     }
 }
 
@@ -297,16 +410,44 @@ enum Position {
     Index(usize),
 }
 
-fn position(object: &Value, element: &str) -> Option<Position> {
-    if let Some(name) = element.strip_prefix("f:") {
-        return object.get(name).map(|_| Position::Key(name.to_owned()));
+/// The positions of a list's items by `k:` or `v:` element, as [`Children`] indexes them.
+struct Positions(HashMap<String, usize>);
+
+impl Positions {
+    fn of(object: &Value, set: &FieldSet) -> Positions {
+        let children = Children::of(Some(object), set);
+        let Value::Array(items) = object else {
+            return Positions(HashMap::new());
+        };
+        let at: HashMap<*const Value, usize> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item as *const Value, i))
+            .collect();
+        Positions(
+            children
+                .0
+                .into_iter()
+                .filter_map(|(element, item)| Some((element, *at.get(&(item as *const Value))?)))
+                .collect(),
+        )
     }
-    let items = object.as_array()?;
-    let found = value_at(object, &[element.to_owned()])?;
-    items
-        .iter()
-        .position(|item| std::ptr::eq(item, found))
-        .map(Position::Index)
+
+    /// Where `element` is in `object`.
+    fn find(&self, object: &Value, element: &str) -> Option<Position> {
+        if let Some(name) = element.strip_prefix("f:") {
+            return object.get(name).map(|_| Position::Key(name.to_owned()));
+        }
+        let items = object.as_array()?;
+        if !self.0.is_empty() && (element.starts_with("k:") || element.starts_with("v:")) {
+            return self.0.get(element).copied().map(Position::Index);
+        }
+        let found = value_at(object, &[element.to_owned()])?;
+        items
+            .iter()
+            .position(|item| std::ptr::eq(item, found))
+            .map(Position::Index)
+    }
 }
 
 #[cfg(test)]

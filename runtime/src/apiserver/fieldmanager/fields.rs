@@ -19,6 +19,25 @@ use super::fieldset::{self, FieldSet};
 /// The fields `object` sets under `schema` (the kind's OpenAPI v3 schema). Errors: a list-map item
 /// missing one of its key fields, named by its path.
 pub fn fields_of(object: &Value, schema: &Value) -> Result<FieldSet, String> {
+    fields_with(object, schema, Duplicates::Allow)
+}
+
+/// [`fields_of`] for an applied configuration, which may not hold two items of one key in a
+/// list of type `map` nor one value twice in a list of type `set`, as structured-merge-diff
+/// refuses them in the object an apply sends (and allows them in the live object). Errors: a
+/// list-map item missing a key field; a duplicate, as structured-merge-diff words it:
+/// `.metadata.finalizers: duplicate entries for key [="a"]`.
+pub fn applied_fields_of(object: &Value, schema: &Value) -> Result<FieldSet, String> {
+    fields_with(object, schema, Duplicates::Refuse)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Duplicates {
+    Allow,
+    Refuse,
+}
+
+fn fields_with(object: &Value, schema: &Value, dups: Duplicates) -> Result<FieldSet, String> {
     let mut set = FieldSet::default();
     let Value::Object(fields) = object else {
         return Ok(set);
@@ -38,6 +57,7 @@ pub fn fields_of(object: &Value, schema: &Value) -> Result<FieldSet, String> {
                         v,
                         property(&meta_schema, field),
                         &format!(".metadata.{field}"),
+                        dups,
                     )?;
                     node.children.insert(fieldset::field(field), below);
                 }
@@ -47,7 +67,7 @@ pub fn fields_of(object: &Value, schema: &Value) -> Result<FieldSet, String> {
             }
             _ => {
                 let below = property(schema, name);
-                let node = walk(value, below, &format!(".{name}"))?;
+                let node = walk(value, below, &format!(".{name}"), dups)?;
                 set.children.insert(fieldset::field(name), node);
             }
         }
@@ -94,7 +114,7 @@ pub fn property<'a>(schema: &'a Value, name: &str) -> &'a Value {
         .unwrap_or(&Value::Null)
 }
 
-fn walk(value: &Value, schema: &Value, at: &str) -> Result<FieldSet, String> {
+fn walk(value: &Value, schema: &Value, at: &str, dups: Duplicates) -> Result<FieldSet, String> {
     let mut set = FieldSet::default();
     match value {
         Value::Object(fields) => {
@@ -103,7 +123,7 @@ fn walk(value: &Value, schema: &Value, at: &str) -> Result<FieldSet, String> {
                 return Ok(set);
             }
             for (name, item) in fields {
-                let node = walk(item, property(schema, name), &format!("{at}.{name}"))?;
+                let node = walk(item, property(schema, name), &format!("{at}.{name}"), dups)?;
                 set.children.insert(fieldset::field(name), node);
             }
             let is_struct = schema.get("properties").is_some();
@@ -119,14 +139,21 @@ fn walk(value: &Value, schema: &Value, at: &str) -> Result<FieldSet, String> {
                         .and_then(Value::as_array);
                     for item in items {
                         let element = fieldset::key(&item_key(item, keys, at)?);
-                        let mut node = walk(item, item_schema, &format!("{at}[{element}]"))?;
+                        let mut node = walk(item, item_schema, &format!("{at}[{element}]"), dups)?;
                         node.member = true;
+                        if dups == Duplicates::Refuse && set.children.contains_key(&element) {
+                            return Err(duplicate(at, &element));
+                        }
                         set.children.insert(element, node);
                     }
                 }
                 Some("set") => {
                     for item in items {
-                        set.insert(&[&fieldset::value(item)]);
+                        let element = fieldset::value(item);
+                        if dups == Duplicates::Refuse && set.children.contains_key(&element) {
+                            return Err(duplicate(at, &element));
+                        }
+                        set.insert(&[&element]);
                     }
                 }
                 _ => {}
@@ -135,6 +162,14 @@ fn walk(value: &Value, schema: &Value, at: &str) -> Result<FieldSet, String> {
         _ => set.member = true,
     }
     Ok(set)
+}
+
+/// structured-merge-diff's error for a second item of `element` in the list at `at`.
+fn duplicate(at: &str, element: &str) -> String {
+    format!(
+        "{at}: duplicate entries for key {}",
+        super::conflicts::print_path(&[element.to_owned()])
+    )
 }
 
 fn item_key(

@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::apply::{Comparison, compare, merge, prune};
 use super::conflicts::{Conflict, print_path};
-use super::fields::fields_of;
+use super::fields::{applied_fields_of, fields_of};
 use super::fieldset::{self, FieldSet};
 
 /// The operation an entry records.
@@ -288,7 +288,10 @@ pub fn apply(
     writer: &Writer<'_>,
     force: bool,
 ) -> Result<(Value, Vec<Entry>), ApplyError> {
-    let applied = owned_fields(config, schema, writer.reset).map_err(ApplyError::Invalid)?;
+    let mut applied = applied_fields_of(config, schema).map_err(ApplyError::Invalid)?;
+    for field in writer.reset {
+        applied.children.remove(&fieldset::field(field));
+    }
     let mut merged = merge(live, config, schema).map_err(ApplyError::Invalid)?;
     let me = Entry {
         manager: writer.manager.to_owned(),

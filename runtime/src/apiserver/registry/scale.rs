@@ -98,8 +98,7 @@ impl<S: Storage> Registry<S> {
         self.write_scale(kind, namespace, name, manager, w, |old| {
             let mut scale = old.clone();
             match &json_patch {
-                Some(p) => apply_json_patch(&mut scale, p)
-                    .map_err(|e| ApiError::bad_request(format!("the patch does not apply: {e}")))?,
+                Some(p) => apply_json_patch(&mut scale, p)?,
                 None => json_patch::merge(&mut scale, &patch),
             }
             Ok(scale)

@@ -270,7 +270,11 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
         )
         .await
         .unwrap_err();
-    assert_eq!(bad.code, 400);
+    assert_eq!((bad.code, bad.reason), (422, "Invalid"));
+    assert_eq!(
+        bad.message,
+        "the server rejected our request due to an error in our request: operation '/0' failed at path '/nope': path is invalid"
+    );
     assert_eq!(
         r.patch(
             &k,
@@ -285,6 +289,82 @@ async fn merge_and_json_patches_apply_to_the_current_object() {
         .unwrap_err()
         .code,
         404
+    );
+}
+
+#[tokio::test]
+async fn json_patches_are_held_to_the_operation_and_copy_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let mut body = db("a", 1);
+    body["spec"]["blob"] = json!("b".repeat(1_000_000));
+    r.create(&k, Some("ns"), body, "test").await.unwrap();
+    let json_patch = |ops: Vec<Value>| serde_json::to_vec(&ops).unwrap();
+    let patch = |body: Vec<u8>| {
+        let r = &r;
+        let k = &k;
+        async move {
+            r.patch(
+                k,
+                Some("ns"),
+                "a",
+                Part::Main,
+                PatchType::Json,
+                &body,
+                "test",
+            )
+            .await
+        }
+    };
+    // Each copy adds the 1,000,002 bytes of the quoted string: three fit in 3 MiB, the
+    // fourth does not, and nothing is written.
+    let copy =
+        |i: usize| json!({"op": "copy", "from": "/spec/blob", "path": format!("/spec/c{i}")});
+    let three = patch(json_patch((0..3).map(copy).collect())).await.unwrap();
+    assert_eq!(three["spec"]["c2"].as_str().map(str::len), Some(1_000_000));
+    let four = patch(json_patch((0..4).map(copy).collect()))
+        .await
+        .unwrap_err();
+    assert_eq!((four.code, four.reason), (422, "Invalid"));
+    assert_eq!(
+        four.message,
+        "the server rejected our request due to an error in our request: Unable to complete the copy, the accumulated size increase of copy is 4000008, exceeding the limit 3145728"
+    );
+    // A patch doubling the object with each copy stops at the limit.
+    let doubling = (0..20)
+        .map(|i| json!({"op": "copy", "from": "/spec", "path": format!("/spec/x{i}")}))
+        .collect();
+    let err = patch(json_patch(doubling)).await.unwrap_err();
+    assert_eq!(err.code, 422);
+    assert!(
+        err.message.contains("exceeding the limit 3145728"),
+        "{}",
+        err.message
+    );
+    let stored = r.get(&k, Some("ns"), "a").await.unwrap();
+    assert_eq!(
+        stored["metadata"]["resourceVersion"],
+        three["metadata"]["resourceVersion"]
+    );
+    assert!(stored["spec"].get("c3").is_none() && stored["spec"].get("x0").is_none());
+    // At most 10,000 operations, counted before any applies.
+    let ops = |n: usize| {
+        json_patch(vec![
+            json!({"op": "replace", "path": "/spec/replicas", "value": 2});
+            n
+        ])
+    };
+    let many = patch(ops(10_000)).await.unwrap();
+    assert_eq!(many["spec"]["replicas"], 2);
+    let too_many = patch(ops(10_001)).await.unwrap_err();
+    assert_eq!(
+        (too_many.code, too_many.reason),
+        (413, "RequestEntityTooLarge")
+    );
+    assert_eq!(
+        too_many.message,
+        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
     );
 }
 
@@ -1325,4 +1405,185 @@ async fn an_object_stored_before_its_default_existed_reads_with_it_and_patches_k
         .unwrap();
     assert_eq!(patched["spec"]["tier"], "standard");
     assert_eq!(patched["spec"]["replicas"], 3);
+}
+
+/// The `fieldsV1` of `manager`'s entry on `obj`.
+fn owned_by<'a>(obj: &'a Value, manager: &str) -> &'a Value {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["manager"] == manager)
+        .map(|e| &e["fieldsV1"])
+        .unwrap_or(&Value::Null)
+}
+
+#[tokio::test]
+async fn apply_and_update_of_large_set_and_map_lists_keep_every_item_and_owner() {
+    // 5,000 finalizers and owner references per manager: the merge, the comparison and the
+    // pruning index lists by item (docs/benchmarks.md has the time this takes).
+    const N: usize = 5_000;
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let config = |who: &str, n: usize| {
+        let finalizers: Vec<String> = (0..n).map(|i| format!("example.com/{who}{i}")).collect();
+        let owners: Vec<Value> = (0..n)
+            .map(|i| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": format!("{who}{i}"), "uid": format!("{who}-{i}")}))
+            .collect();
+        serde_json::to_vec(&json!({"apiVersion": "example.com/v1", "kind": "Database",
+            "metadata": {"name": "a", "finalizers": finalizers, "ownerReferences": owners}}))
+        .unwrap()
+    };
+    let apply = |who: &'static str, n: usize| {
+        let (r, k, body) = (&r, &k, config(who, n));
+        async move {
+            r.apply(k, Some("ns"), "a", Part::Main, &body, who, false)
+                .await
+                .unwrap()
+                .0
+        }
+    };
+    apply("a", N).await;
+    let both = apply("b", N).await;
+    let finalizers = both["metadata"]["finalizers"].as_array().unwrap();
+    assert_eq!(finalizers.len(), 2 * N);
+    assert_eq!(finalizers[N - 1], format!("example.com/a{}", N - 1));
+    assert_eq!(finalizers[N], "example.com/b0");
+    let owners = both["metadata"]["ownerReferences"].as_array().unwrap();
+    assert_eq!(owners.len(), 2 * N);
+    assert_eq!(owners[N]["uid"], "b-0");
+    let count = |obj: &Value, who: &str, field: &str| {
+        owned_by(obj, who)["f:metadata"][field]
+            .as_object()
+            .map_or(0, |m| m.keys().filter(|k| *k != ".").count())
+    };
+    for who in ["a", "b"] {
+        assert_eq!(count(&both, who, "f:finalizers"), N, "{who}");
+        assert_eq!(count(&both, who, "f:ownerReferences"), N, "{who}");
+    }
+    // a applies half its items: the other half is pruned, b's stay.
+    let half = apply("a", N / 2).await;
+    let finalizers = half["metadata"]["finalizers"].as_array().unwrap();
+    assert_eq!(finalizers.len(), N + N / 2);
+    assert_eq!(finalizers[N / 2], "example.com/b0");
+    assert!(!finalizers.contains(&json!(format!("example.com/a{}", N / 2))));
+    assert_eq!(
+        half["metadata"]["ownerReferences"]
+            .as_array()
+            .unwrap()
+            .len(),
+        N + N / 2
+    );
+    assert_eq!(count(&half, "a", "f:ownerReferences"), N / 2);
+    assert_eq!(count(&half, "b", "f:finalizers"), N);
+    // A merge patch of another field leaves the lists and their owners as they are.
+    let patched = r
+        .patch(
+            &k,
+            Some("ns"),
+            "a",
+            Part::Main,
+            PatchType::Merge,
+            br#"{"spec":{"replicas":3}}"#,
+            "c",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        patched["metadata"]["finalizers"],
+        half["metadata"]["finalizers"]
+    );
+    assert_eq!(owned_by(&patched, "a"), owned_by(&half, "a"));
+    assert_eq!(owned_by(&patched, "b"), owned_by(&half, "b"));
+    assert_eq!(
+        owned_by(&patched, "c"),
+        &json!({"f:spec": {".": {}, "f:replicas": {}}})
+    );
+}
+
+#[tokio::test]
+async fn apply_refuses_duplicate_items_as_structured_merge_diff_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(&dir);
+    let k = database_kind();
+    let apply = |meta: Value| {
+        let (r, k) = (&r, &k);
+        async move {
+            let mut body = json!({"apiVersion": "example.com/v1", "kind": "Database"});
+            body["metadata"] = meta;
+            let body = serde_json::to_vec(&body).unwrap();
+            r.apply(k, Some("ns"), "a", Part::Main, &body, "m", false)
+                .await
+        }
+    };
+    let err = apply(json!({"name": "a", "finalizers": ["example.com/f", "example.com/f"]}))
+        .await
+        .unwrap_err();
+    assert_eq!((err.code, err.reason), (500, ""));
+    assert_eq!(
+        err.message,
+        r#"failed to create typed patch object (ns/a; example.com/v1, Kind=Database): .metadata.finalizers: duplicate entries for key [="example.com/f"]"#
+    );
+    assert!(err.to_status().get("reason").is_none());
+    let owner = json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "p", "uid": "1"});
+    let err = apply(json!({"name": "a", "ownerReferences": [owner, owner]}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, 500);
+    assert_eq!(
+        err.message,
+        r#"failed to create typed patch object (ns/a; example.com/v1, Kind=Database): .metadata.ownerReferences: duplicate entries for key [uid="1"]"#
+    );
+    assert_eq!(r.get(&k, Some("ns"), "a").await.unwrap_err().code, 404);
+    // Distinct items apply.
+    let (ok, _) = apply(json!({"name": "a", "finalizers": ["example.com/f", "example.com/g"]}))
+        .await
+        .unwrap();
+    assert_eq!(
+        ok["metadata"]["finalizers"],
+        json!(["example.com/f", "example.com/g"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_applies_without_a_resource_version_all_commit() {
+    // As kube-apiserver's update loop, a write that names no resourceVersion retries its
+    // conflicts with concurrent writes until it commits: only field-manager conflicts would
+    // reach the client, and these managers own distinct fields.
+    const MANAGERS: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let r = std::sync::Arc::new(registry(&dir));
+    let k = std::sync::Arc::new(database_kind());
+    r.create(&k, Some("ns"), db("a", 1), "base").await.unwrap();
+    for round in 0..3 {
+        let tasks: Vec<_> = (0..MANAGERS)
+            .map(|i| {
+                let (r, k) = (r.clone(), k.clone());
+                tokio::spawn(async move {
+                    let body = json!({"apiVersion": "example.com/v1", "kind": "Database",
+                        "metadata": {"name": "a", "labels": {format!("m{i}"): format!("r{round}")}}});
+                    let body = serde_json::to_vec(&body).unwrap();
+                    r.apply(&k, Some("ns"), "a", Part::Main, &body, &format!("m{i}"), false)
+                        .await
+                        .map(|_| ())
+                })
+            })
+            .collect();
+        for (i, task) in tasks.into_iter().enumerate() {
+            let answer = task.await.unwrap();
+            assert!(answer.is_ok(), "round {round}, m{i}: {answer:?}");
+        }
+    }
+    let stored = r.get(&k, Some("ns"), "a").await.unwrap();
+    let labels = stored["metadata"]["labels"].as_object().unwrap();
+    assert_eq!(labels.len(), MANAGERS);
+    assert!(labels.values().all(|v| v == "r2"));
+    for i in 0..MANAGERS {
+        let label = format!("f:m{i}");
+        assert_eq!(
+            owned_by(&stored, &format!("m{i}")),
+            &json!({"f:metadata": {"f:labels": {".": {}, label: {}}}}),
+        );
+    }
 }

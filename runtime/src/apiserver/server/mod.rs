@@ -213,25 +213,17 @@ pub struct Scope<'a, S> {
 
 impl<S> Scope<'_, S> {
     /// The field manager a write is recorded under: the `fieldManager` option, else the
-    /// `User-Agent` up to its first `/` (printable characters, at most 128), as
-    /// k8s.io/apiserver's `managerOrUserAgent` defaults it.
+    /// `User-Agent` up to its first `/` (printable characters, at most 128 bytes), as
+    /// k8s.io/apiserver's `managerOrUserAgent` defaults it
+    /// ([`crate::apiserver::fieldmanager::manager::from_user_agent`]).
     pub fn manager(&self) -> String {
         if let Some(m) = &self.opts.field_manager {
             return m.clone();
         }
-        let agent = self
-            .headers
-            .get(header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        agent
-            .split('/')
-            .next()
-            .unwrap_or("")
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(128)
-            .collect()
+        let agent = self.headers.get(header::USER_AGENT);
+        crate::apiserver::fieldmanager::manager::from_user_agent(
+            agent.map(|v| v.as_bytes()).unwrap_or_default(),
+        )
     }
 }
 

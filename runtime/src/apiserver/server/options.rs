@@ -434,23 +434,7 @@ impl RequestOptions {
     fn write_causes(&self) -> Vec<(String, String)> {
         let mut causes = Vec::new();
         if let Some(m) = &self.field_manager {
-            if m.len() > 128 {
-                causes.push((
-                    "fieldManager".into(),
-                    "Too long: may not be more than 128 bytes".into(),
-                ));
-            }
-            for (i, c) in m.char_indices() {
-                if c.is_control() || (c.is_whitespace() && c != ' ') {
-                    causes.push((
-                        "fieldManager".into(),
-                        format!(
-                            "Invalid value: {m:?}: invalid character U+{:04X} (at position {i})",
-                            c as u32
-                        ),
-                    ));
-                }
-            }
+            causes.extend(crate::apiserver::fieldmanager::manager::causes(m));
         }
         causes.extend(self.dry_run_causes());
         if let Some(v) = &self.unknown.field_validation {

@@ -972,3 +972,63 @@ async fn x_kubernetes_validations_rules_answer_422_with_kubectl_visible_causes()
     .await;
     assert_eq!(code, 200, "{body}");
 }
+
+#[tokio::test]
+async fn field_managers_and_duplicate_applied_items_are_answered_as_kube_apiserver_answers() {
+    let f = fixture(|_| {});
+    assert_eq!(call(&f, "POST", DBS, &[], BODY).await.0, 201);
+    let merge = ("content-type", "application/merge-patch+json");
+    // A non-ASCII User-Agent names the manager by its printable prefix.
+    let agent = ("user-agent", "outil-été/1.0");
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a"),
+        &[merge, agent],
+        r#"{"spec":{"replicas":3}}"#,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let entries = json_of(&body)["metadata"]["managedFields"].clone();
+    assert!(
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["manager"] == "outil-été"),
+        "{entries}"
+    );
+    // A zero-width space in fieldManager is 422.
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=a%E2%80%8Bb"),
+        &[merge],
+        r#"{"spec":{"replicas":4}}"#,
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert!(
+        json_of(&body)["message"].as_str().unwrap().contains(
+            r#"fieldManager: Invalid value: "a\u200bb": invalid character U+200B (at position 1)"#
+        ),
+        "{body}"
+    );
+    // Duplicate finalizers in an applied configuration: 500 without a reason.
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=m"),
+        &[("content-type", "application/apply-patch+yaml")],
+        r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","finalizers":["example.com/f","example.com/f"]}}"#,
+    )
+    .await;
+    let status = json_of(&body);
+    assert_eq!(code, 500, "{body}");
+    assert_eq!(status["code"], 500);
+    assert!(status.get("reason").is_none(), "{body}");
+    assert_eq!(
+        status["message"],
+        r#"failed to create typed patch object (ns/a; example.com/v1, Kind=Database): .metadata.finalizers: duplicate entries for key [="example.com/f"]"#
+    );
+}

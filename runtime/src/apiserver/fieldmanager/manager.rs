@@ -1,0 +1,169 @@
+// Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
+//! Field manager names: the checks of the `fieldManager` option (apimachinery's
+//! `ValidateFieldManager`) and the name taken from the `User-Agent` when the option is not
+//! given (k8s.io/apiserver's `prefixFromUserAgent`).
+
+/// The longest field manager name, in bytes (apimachinery's `FieldManagerMaxLength`).
+pub const MAX_LENGTH: usize = 128;
+
+/// Whether `c` is printable as Go's `unicode.IsPrint` says: a letter, mark, number,
+/// punctuation or symbol, or the ASCII space. Not printable: controls, every other space
+/// (no-break space, the typographic spaces, line and paragraph separators), format
+/// characters (zero-width space and joiners, the bidirectional marks, embeddings,
+/// overrides and isolates, the soft hyphen, the byte order mark, tags) and private-use
+/// characters. Not told apart: code points Unicode leaves unassigned, which Go also refuses.
+pub fn is_print(c: char) -> bool {
+    if c == ' ' {
+        return true;
+    }
+    if c.is_control() || c.is_whitespace() {
+        return false;
+    }
+    !matches!(c as u32,
+        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x0890..=0x0891 | 0x08E2
+        | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
+        | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F
+        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F
+        | 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
+}
+
+/// The causes `ValidateFieldManager` finds in `manager`, on field `fieldManager`: longer than
+/// [`MAX_LENGTH`] bytes ("Too long: may not be more than 128 bytes"); a character that is
+/// not [`is_print`], each as `Invalid value: "<manager>": invalid character U+200B (at
+/// position <byte offset>)`.
+pub fn causes(manager: &str) -> Vec<(String, String)> {
+    let mut causes = Vec::new();
+    if manager.len() > MAX_LENGTH {
+        causes.push((
+            "fieldManager".into(),
+            format!("Too long: may not be more than {MAX_LENGTH} bytes"),
+        ));
+    }
+    for (i, c) in manager.char_indices() {
+        if !is_print(c) {
+            causes.push((
+                "fieldManager".into(),
+                format!(
+                    "Invalid value: {}: invalid character U+{:04X} (at position {i})",
+                    go_quote(manager),
+                    c as u32
+                ),
+            ));
+        }
+    }
+    causes
+}
+
+/// `s` quoted as Go's `strconv.Quote` (`%q`) quotes it: printable characters as they are,
+/// `\n`-style escapes, other characters as `\u200b` or `\U000e0041`.
+fn go_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if is_print(c) => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The manager name of a request without `fieldManager`, from its `User-Agent` header's
+/// bytes as `prefixFromUserAgent` takes it: the text before the first `/`, without the
+/// characters that are not [`is_print`], cut before the character that would pass
+/// [`MAX_LENGTH`] bytes. Bytes that are not UTF-8 read as U+FFFD, as Go ranges over them.
+pub fn from_user_agent(agent: &[u8]) -> String {
+    let agent = String::from_utf8_lossy(agent);
+    let prefix = agent.split('/').next().unwrap_or("");
+    let mut out = String::new();
+    for c in prefix.chars().filter(|c| is_print(*c)) {
+        if out.len() + c.len_utf8() > MAX_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_as_go_unicode_is_print() {
+        for c in [
+            'a', 'é', 'ж', '中', '1', '-', ':', '€', ' ', '\u{0301}', '😀',
+        ] {
+            assert!(is_print(c), "{c:?}");
+        }
+        for c in [
+            '\t',
+            '\n',
+            '\u{7f}',
+            '\u{85}',
+            '\u{a0}',
+            '\u{ad}',
+            '\u{2003}',
+            '\u{200b}',
+            '\u{200d}',
+            '\u{200e}',
+            '\u{2028}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{3000}',
+            '\u{feff}',
+            '\u{e000}',
+            '\u{e0041}',
+        ] {
+            assert!(!is_print(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn field_manager_causes_name_each_character_and_the_length() {
+        assert!(causes("kubectl-client-side-apply").is_empty());
+        assert!(causes("gestionnaire é").is_empty());
+        assert_eq!(
+            causes("a\u{200b}b"),
+            vec![(
+                "fieldManager".to_owned(),
+                r#"Invalid value: "a\u200bb": invalid character U+200B (at position 1)"#.to_owned()
+            )]
+        );
+        assert_eq!(
+            causes("x\u{202e}y")[0].1,
+            r#"Invalid value: "x\u202ey": invalid character U+202E (at position 1)"#
+        );
+        assert_eq!(
+            causes(&"m".repeat(129)),
+            vec![(
+                "fieldManager".to_owned(),
+                "Too long: may not be more than 128 bytes".to_owned()
+            )]
+        );
+        assert!(causes(&"m".repeat(128)).is_empty());
+        assert_eq!(go_quote("a\"\\\t\u{e0041}é"), r#""a\"\\\t\U000e0041é""#);
+    }
+
+    #[test]
+    fn user_agent_prefix_keeps_printable_characters_up_to_128_bytes() {
+        assert_eq!(from_user_agent(b"kubectl/v1.31.1 (linux/amd64)"), "kubectl");
+        assert_eq!(from_user_agent("outil-été/1.0".as_bytes()), "outil-été");
+        assert_eq!(from_user_agent("a\u{200b}b\tc/x".as_bytes()), "abc");
+        assert_eq!(from_user_agent(b"bad\xffbyte"), "bad\u{fffd}byte");
+        // 127 ASCII bytes and a 2-byte character: the character does not fit.
+        let long = format!("{}é", "m".repeat(127));
+        assert_eq!(from_user_agent(long.as_bytes()), "m".repeat(127));
+        assert_eq!(from_user_agent(&[b'm'; 300]), "m".repeat(128));
+    }
+}
