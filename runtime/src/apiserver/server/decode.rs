@@ -70,7 +70,8 @@ pub fn apply_body(body: &Bytes) -> Result<Bytes, ApiError> {
 }
 
 /// The unknown fields of a write's body (an object, or a merge patch) by `kind`'s schema, as
-/// `validation` rules: Out: the `Warning` header values for `Warn`, none for `Ignore`.
+/// `validation` rules: Out: the warning texts (`unknown field "spec.x"`) for `Warn`, none
+/// for `Ignore`.
 /// Errors: 400 `strict decoding error` naming them for `Strict`. A body that is not a JSON
 /// object (a JSON patch, or one that does not parse) has none here; the registry answers it.
 pub fn unknown_fields(
@@ -103,6 +104,6 @@ pub fn unknown_fields(
     }
     Ok(unknown
         .iter()
-        .map(|f| format!("299 - \"unknown field \\\"{f}\\\"\""))
+        .map(|f| format!("unknown field {f:?}"))
         .collect())
 }
