@@ -741,6 +741,31 @@ async fn impersonation_headers_are_refused_not_ignored() {
 }
 
 #[tokio::test]
+async fn impersonation_is_refused_on_routes_of_your_own_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RedbStore::open(&dir.path().join("db")).unwrap();
+    let server = ApiServer::new(Config::new(vec![kind()]), store, CancellationToken::new());
+    let extra = Router::new().route("/custom", axum::routing::get(|| async { "custom" }));
+    let f = Fixture {
+        _dir: dir,
+        router: server.guard(extra.merge(server.routes())),
+        shutdown: CancellationToken::new(),
+    };
+    assert_eq!(
+        call(&f, "GET", "/custom", &[], "").await,
+        (200, "custom".into())
+    );
+    for path in ["/custom", "/version", "/metrics", "/apis"] {
+        let (code, body) = call(&f, "GET", path, &[("Impersonate-User", "admin")], "").await;
+        assert_eq!(
+            (code, json_of(&body)["reason"].as_str()),
+            (403, Some("Forbidden")),
+            "{path}: {body}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn server_side_apply_is_served_with_yaml_bodies_conflicts_and_user_agent_managers() {
     let f = fixture(|_| {});
     let apply = ("content-type", "application/apply-patch+yaml");
@@ -887,6 +912,34 @@ async fn metrics_count_requests_in_kube_apiservers_names() {
     );
     // The scrape itself is not a resource request.
     assert!(!text.contains("/metrics"), "{text}");
+}
+
+#[tokio::test]
+async fn metrics_count_only_what_the_server_serves() {
+    let f = fixture(|_| {});
+    let (_, before) = call(&f, "GET", "/metrics", &[], "").await;
+    for i in 0..50 {
+        let (code, _) = call(&f, "GET", &format!("/apis/g{i}.example/v1/r{i}"), &[], "").await;
+        assert_eq!(code, 404);
+    }
+    for path in [
+        format!("{DBS}/a/madeup"),
+        "/apis/example.com/v2/namespaces/ns/databases".to_string(),
+        "/apis/example.com/v1/namespaces/ns/widgets".to_string(),
+    ] {
+        let (code, _) = call(&f, "GET", &path, &[], "").await;
+        assert_eq!(code, 404, "{path}");
+    }
+    let (_, after) = call(&f, "GET", "/metrics", &[], "").await;
+    for absent in ["g0.example", "madeup", "v2", "widgets"] {
+        assert!(!after.contains(absent), "{absent}\n{after}");
+    }
+    assert_eq!(after.len(), before.len(), "{after}");
+    // A 404 on a served resource is counted under it.
+    let (code, _) = call(&f, "GET", &format!("{DBS}/nope"), &[], "").await;
+    assert_eq!(code, 404);
+    let (_, after) = call(&f, "GET", "/metrics", &[], "").await;
+    assert!(after.contains(r#"resource="databases",subresource="",scope="resource",component="apiserver",code="404"} 1"#), "{after}");
 }
 
 #[tokio::test]
