@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, header};
 use serde_json::Value;
 
 use super::super::kind::ApiKind;
+use super::super::objectmeta;
 use super::super::registry::PatchType;
 use super::super::status::ApiError;
 use super::options::FieldValidation;
@@ -72,20 +73,30 @@ pub fn apply_body(body: &Bytes) -> Result<Bytes, ApiError> {
 /// The unknown fields of a write's body (an object, or a merge patch) by `kind`'s schema, as
 /// `validation` rules: Out: the warning texts (`unknown field "spec.x"`) for `Warn`, none
 /// for `Ignore`.
-/// Errors: 400 `strict decoding error` naming them for `Strict`. A body that is not a JSON
+/// Errors: 400 `strict decoding error` naming them for `Strict`; 400 `<Kind> in version "v1"
+/// cannot be handled as a <Kind>: json: cannot unmarshal ...` for a `metadata` that does not
+/// decode as ObjectMeta ([`objectmeta::decode_error`]), whatever `validation`. A body that is not a JSON
 /// object (a JSON patch, or one that does not parse) has none here; the registry answers it.
 pub fn unknown_fields(
     kind: &ApiKind,
     validation: FieldValidation,
     body: &Bytes,
 ) -> Result<Vec<String>, ApiError> {
-    if validation == FieldValidation::Ignore {
-        return Ok(Vec::new());
-    }
     let Ok(mut probe) = serde_json::from_slice::<Value>(body) else {
         return Ok(Vec::new());
     };
     if !probe.is_object() {
+        return Ok(Vec::new());
+    }
+    if let Some(e) = probe.get("metadata").and_then(objectmeta::decode_error) {
+        // The create and update handlers' `transformDecodeError` wording.
+        return Err(ApiError::bad_request(format!(
+            "{kind_name} in version {version:?} cannot be handled as a {kind_name}: {e}",
+            kind_name = kind.kind,
+            version = kind.version,
+        )));
+    }
+    if validation == FieldValidation::Ignore {
         return Ok(Vec::new());
     }
     let unknown = kind.prune(&mut probe);

@@ -943,6 +943,95 @@ async fn metrics_count_only_what_the_server_serves() {
 }
 
 #[tokio::test]
+async fn unknown_metadata_fields_are_pruned_and_reported_and_wrong_types_refused() {
+    let f = fixture(|_| {});
+    let body = |meta: &str| {
+        format!(
+            r#"{{"apiVersion":"example.com/v1","kind":"Database","metadata":{meta},"spec":{{"replicas":2}}}}"#
+        )
+    };
+    let bogus = body(r#"{"name":"meta1","bogusField":{"deep":[1,2,3]}}"#);
+    let (code, answer) = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldValidation=Strict"),
+        &[],
+        &bogus,
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&answer)["message"].as_str()),
+        (
+            400,
+            Some(r#"strict decoding error: unknown field "metadata.bogusField""#)
+        ),
+        "{answer}"
+    );
+    let req = Request::post(DBS).body(Body::from(bogus)).unwrap();
+    let resp = f.router.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let warnings: Vec<&str> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(
+        warnings,
+        [r#"299 - "unknown field \"metadata.bogusField\"""#]
+    );
+    let (code, stored) = call(&f, "GET", &format!("{DBS}/meta1"), &[], "").await;
+    assert_eq!(code, 200);
+    assert!(!stored.contains("bogusField"), "{stored}");
+    // An apply's unknown metadata field is neither stored nor recorded in managedFields.
+    let apply = ("content-type", "application/apply-patch+yaml");
+    let (code, applied) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/meta2?fieldManager=m"),
+        &[apply],
+        &body(r#"{"name":"meta2","bogusField":1}"#),
+    )
+    .await;
+    assert_eq!(code, 201, "{applied}");
+    assert!(!applied.contains("ogusField"), "{applied}");
+
+    let cannot = |e: &str| {
+        format!(
+            r#"Database in version "v1" cannot be handled as a Database: json: cannot unmarshal {e}"#
+        )
+    };
+    for (meta, want) in [
+        (
+            r#""x""#,
+            cannot("string into Go value of type v1.ObjectMeta"),
+        ),
+        (
+            r#"{"name":5}"#,
+            cannot("number into Go struct field ObjectMeta.name of type string"),
+        ),
+        (
+            r#"{"name":"o","ownerReferences":[{"apiVersion":"v1","kind":"K","name":"n","uid":5}]}"#,
+            cannot(
+                "number into Go struct field OwnerReference.ownerReferences.uid of type types.UID",
+            ),
+        ),
+    ] {
+        for (method, uri, headers) in [
+            ("POST", DBS.to_string(), vec![]),
+            ("PATCH", format!("{DBS}/o?fieldManager=m"), vec![apply]),
+        ] {
+            let (code, answer) = call(&f, method, &uri, &headers, &body(meta)).await;
+            assert_eq!(
+                (code, json_of(&answer)["message"].as_str()),
+                (400, Some(want.as_str())),
+                "{method} {meta}: {answer}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn metadata_is_validated_as_kube_validates_object_meta() {
     let f = fixture(|_| {});
     let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","labels":{"ok":"-bad"},"finalizers":["orphan","foregroundDeletion"]},"spec":{"replicas":2}}"#;
