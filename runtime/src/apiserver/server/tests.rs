@@ -1032,6 +1032,46 @@ async fn unknown_metadata_fields_are_pruned_and_reported_and_wrong_types_refused
 }
 
 #[tokio::test]
+async fn duplicate_keys_are_refused_when_strict_and_warned_of_otherwise() {
+    let f = fixture(|_| {});
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":1,"replicas":3}}"#;
+    let (code, answer) = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldValidation=Strict"),
+        &[],
+        body,
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&answer)["message"].as_str()),
+        (
+            400,
+            Some(r#"strict decoding error: duplicate field "spec.replicas""#)
+        ),
+        "{answer}"
+    );
+    let req = Request::post(DBS).body(Body::from(body)).unwrap();
+    let resp = f.router.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let warnings: Vec<&str> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(warnings, [r#"299 - "duplicate field \"spec.replicas\"""#]);
+    let stored = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    // The last value counts, as in kube.
+    assert_eq!(
+        json_of(&String::from_utf8_lossy(&stored))["spec"]["replicas"],
+        json!(3)
+    );
+}
+
+#[tokio::test]
 async fn metadata_is_validated_as_kube_validates_object_meta() {
     let f = fixture(|_| {});
     let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a","labels":{"ok":"-bad"},"finalizers":["orphan","foregroundDeletion"]},"spec":{"replicas":2}}"#;
