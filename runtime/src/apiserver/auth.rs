@@ -386,7 +386,8 @@ pub enum Attributes {
 /// derives them: under `/apis/<group>/<version>/` the path names a resource (a
 /// `namespaces/<ns>/` segment sets the namespace; then resource, name, subresource), and the
 /// verb comes from the method (POST create, GET/HEAD get, PUT update, PATCH patch, DELETE
-/// delete), with a GET without a name `list`, or `watch` when `watch=true|1`, and a DELETE
+/// delete), with a GET without a name `list`, or `watch` when `watch` is true (as the parameter codec
+/// reads a boolean, [`super::server::options::query_bool`]), and a DELETE
 /// without a name `deletecollection`; a `metadata.name=` field selector names the object of a
 /// list or watch. Every other path is non-resource with the lower-case method as verb.
 pub fn attributes(method: &Method, path: &str, query: Option<&str>) -> Attributes {
@@ -440,7 +441,7 @@ pub fn attributes(method: &Method, path: &str, query: Option<&str>) -> Attribute
     };
     if name.is_none() && verb == "get" {
         verb = match param("watch").as_deref() {
-            Some("true" | "1") => "watch",
+            Some(w) if super::server::options::query_bool(w) => "watch",
             _ => "list",
         }
         .to_owned();

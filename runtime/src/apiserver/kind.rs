@@ -220,10 +220,15 @@ pub const NAME_DOC: &str =
 impl ApiKind {
     /// Removes the fields the schema does not declare, as the apiextensions server prunes a
     /// custom resource (structural schemas: `properties`, `additionalProperties`, `items`,
-    /// `x-kubernetes-preserve-unknown-fields`). `metadata`, `apiVersion` and `kind` are left
-    /// alone. Out: the removed fields' paths (`spec.colour`), in document order.
+    /// `x-kubernetes-preserve-unknown-fields`); under `metadata`, the fields ObjectMeta does
+    /// not have ([`super::objectmeta::prune_unknown`], with or without a schema). `apiVersion`
+    /// and `kind` are left alone. Out: the removed fields' paths (`metadata.bogus`,
+    /// `spec.colour`).
     pub fn prune(&self, obj: &mut Value) -> Vec<String> {
         let mut removed = Vec::new();
+        if let Some(meta) = obj.get_mut("metadata") {
+            removed.extend(super::objectmeta::prune_unknown(meta));
+        }
         if let (Some(schema), Some(map)) = (&self.schema, obj.as_object_mut()) {
             let props = schema.get("properties").and_then(Value::as_object);
             if let Some(props) = props {
@@ -811,17 +816,18 @@ mod tests {
     }
 
     #[test]
-    fn pruning_removes_only_undeclared_fields() {
+    fn pruning_removes_only_undeclared_fields_metadata_ones_too() {
         let k = seed_kind();
         let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"x": 1},
             "spec": {"engine": "mysql", "colour": "blue", "labels": {"a": "b"}}, "extra": true});
         let removed = k.prune(&mut obj);
-        assert_eq!(removed, ["extra", "spec.colour"]);
+        assert_eq!(removed, ["metadata.x", "extra", "spec.colour"]);
         assert_eq!(
             obj["spec"],
             json!({"engine": "mysql", "labels": {"a": "b"}})
         );
-        assert_eq!(obj["metadata"], json!({"x": 1}));
+        // ObjectMeta has no `x`: pruned as the apiextensions server drops it.
+        assert_eq!(obj["metadata"], json!({}));
     }
 
     fn kind_with(spec: Value) -> ApiKind {

@@ -19,8 +19,11 @@
 //! `namespace` (a namespace's collection) or `cluster` (every namespace), `dry_run` is `All`
 //! for a dry run, `component` is `apiserver`. Requests for other paths (discovery, OpenAPI,
 //! `/version`, the probes, `/metrics`) are not counted. `/metrics` sits behind the server's
-//! delegated authorization like any non-resource path (`get` on the path `/metrics`).
+//! delegated authorization like any non-resource path (`get` on the path `/metrics`). Only
+//! requests for a resource (or subresource) this server serves are counted
+//! ([`ApiMetrics::serves`]): a path naming anything else is a 404 that makes no series.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -36,6 +39,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::auth::{Attributes, attributes};
+use super::kind::ApiKind;
 use super::limits::{InFlight, Pool};
 
 /// kube-apiserver's buckets of `apiserver_request_duration_seconds`.
@@ -91,11 +95,34 @@ pub struct ApiMetrics {
     durations: Durations,
     inflight_gauges: Family<KindLabels, Gauge>,
     inflight: Arc<InFlight>,
+    /// `(group, version, resource, subresource)` of every endpoint served: the only label
+    /// values a request is counted under.
+    served: HashSet<(String, String, String, String)>,
 }
 
 impl ApiMetrics {
-    /// Metrics with nothing counted yet; the in-flight gauges read `inflight`.
-    pub fn new(inflight: Arc<InFlight>) -> Arc<Self> {
+    /// Metrics with nothing counted yet, for a server of `kinds` (each kind's resource, its
+    /// `status` and `scale` subresources when it has them); the in-flight gauges read
+    /// `inflight`.
+    pub fn new(inflight: Arc<InFlight>, kinds: &[ApiKind]) -> Arc<Self> {
+        let mut served = HashSet::new();
+        for k in kinds {
+            let key = |sub: &str| {
+                (
+                    k.group.clone(),
+                    k.version.clone(),
+                    k.plural.clone(),
+                    sub.to_string(),
+                )
+            };
+            served.insert(key(""));
+            if k.status_subresource {
+                served.insert(key("status"));
+            }
+            if k.scale.is_some() {
+                served.insert(key("scale"));
+            }
+        }
         let mut registry = Registry::default();
         let requests = Family::<CodeLabels, Counter>::default();
         registry.register(
@@ -121,7 +148,22 @@ impl ApiMetrics {
             durations,
             inflight_gauges,
             inflight,
+            served,
         })
+    }
+
+    /// Whether `labels` name an endpoint this server serves. A request for anything else
+    /// (`/apis/g1.example/v1/r1`, a made-up subresource) is answered 404 and not counted, as
+    /// kube-apiserver counts requests only on the routes it installed (its not-found handler
+    /// is not instrumented): label values stay bounded by what is served, whatever paths
+    /// clients send.
+    pub fn serves(&self, labels: &RequestLabels) -> bool {
+        self.served.contains(&(
+            labels.group.clone(),
+            labels.version.clone(),
+            labels.resource.clone(),
+            labels.subresource.clone(),
+        ))
     }
 
     /// Counts one answered request: `code`, and (unless it is a watch) its `elapsed` time.
@@ -235,7 +277,8 @@ pub async fn middleware(
         request.uri().path(),
         request.uri().query(),
         request.headers(),
-    );
+    )
+    .filter(|l| metrics.serves(l));
     let started = Instant::now();
     let response = next.run(request).await;
     if let Some(labels) = labels {
@@ -361,7 +404,7 @@ mod tests {
     #[test]
     fn requests_are_counted_by_code_and_timed_except_watches() {
         let inflight = InFlight::new(super::super::limits::Limits::default());
-        let m = ApiMetrics::new(inflight);
+        let m = ApiMetrics::new(inflight, &[]);
         let ns = "/apis/example.com/v1/namespaces/ns/databases";
         let list = of(Method::GET, ns, None, "");
         m.observe(&list, 200, Duration::from_millis(30));

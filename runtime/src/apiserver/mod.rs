@@ -42,6 +42,7 @@ pub mod limits;
 pub mod listtype;
 pub mod metrics;
 pub mod names;
+pub mod objectmeta;
 pub mod openapi;
 pub mod registry;
 pub mod selector;

@@ -1,6 +1,7 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
 //! The answer's encoding: `Accept` negotiation (JSON, the `meta.k8s.io/v1` Table, aggregated
-//! discovery), JSON bodies (indented with `pretty=true`), `Warning` headers, and errors as
+//! discovery), JSON bodies (indented with `pretty=true`), `Warning` headers (de-duplicated
+//! and truncated as k8s.io/apiserver's warning recorder does), and errors as
 //! `metav1.Status` bodies, as k8s.io/apiserver's `endpoints/handlers/responsewriters` and
 //! `negotiation` answer.
 
@@ -37,14 +38,14 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A handler's successful answer: code, body and the `Warning` headers to send.
+/// A handler's successful answer: code, body and the warnings to send.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     /// The HTTP code.
     pub code: StatusCode,
     /// The JSON body.
     pub body: Value,
-    /// `Warning` header values (`299 - "..."`).
+    /// Warning texts, each sent as a `Warning: 299 - "<text>"` header ([`Warnings`]).
     pub warnings: Vec<String>,
 }
 
@@ -63,22 +64,136 @@ impl Answer {
         }
     }
 
-    /// The same answer with `warnings` added.
+    /// The same answer with the warning texts `warnings` added.
     pub fn warn(mut self, warnings: Vec<String>) -> Self {
         self.warnings.extend(warnings);
         self
     }
 
-    /// The HTTP response (indented JSON when `pretty`).
+    /// The HTTP response (indented JSON when `pretty`), its warnings de-duplicated and
+    /// truncated by [`Warnings`].
     pub fn into_response(self, pretty: bool) -> Response {
         let mut r = json_response(self.code, &self.body, pretty);
-        for w in self.warnings {
-            if let Ok(v) = HeaderValue::from_str(&w) {
+        let mut recorded = Warnings::default();
+        for w in &self.warnings {
+            recorded.add(w);
+        }
+        for h in recorded.headers() {
+            if let Ok(v) = HeaderValue::from_bytes(h.as_bytes()) {
                 r.headers_mut().append(header::WARNING, v);
             }
         }
         r
     }
+}
+
+/// The `Warning` headers of one answer, as k8s.io/apiserver's warning recorder
+/// (`endpoints/filters/warning.go`) writes them: each text once (a repeat is dropped), empty
+/// texts and texts with control characters dropped, each as `299 - "<text>"` (`"` and `\`
+/// escaped). Past `total_runes` characters of text in all (4096), every text is cut to
+/// `item_runes` characters (256), those already recorded too, and once the cut texts reach
+/// the total again the rest are dropped: a write with thousands of unknown fields gets a few
+/// kilobytes of headers, not megabytes.
+#[derive(Debug, Clone)]
+pub struct Warnings {
+    total_runes: usize,
+    item_runes: usize,
+    seen: std::collections::HashSet<String>,
+    ordered: Vec<String>,
+    written: usize,
+    truncating: bool,
+    headers: Vec<String>,
+}
+
+impl Default for Warnings {
+    /// k8s.io/apiserver's limits: 4096 characters in all, 256 per warning once truncating.
+    fn default() -> Self {
+        Self::with_limits(4 * 1024, 256)
+    }
+}
+
+impl Warnings {
+    /// A recorder with these limits (characters of text in all, and per warning once past
+    /// the total).
+    pub fn with_limits(total_runes: usize, item_runes: usize) -> Self {
+        Self {
+            total_runes,
+            item_runes,
+            seen: Default::default(),
+            ordered: Vec::new(),
+            written: 0,
+            truncating: false,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Records the warning `text`.
+    pub fn add(&mut self, text: &str) {
+        if text.is_empty() || (self.truncating && self.written >= self.total_runes) {
+            return;
+        }
+        if !self.seen.insert(text.to_string()) {
+            return;
+        }
+        self.ordered.push(text.to_string());
+        let (text, runes) = self.cut(text);
+        let Some(header) = warning_header(&text) else {
+            return;
+        };
+        if self.truncating || self.written + runes <= self.total_runes {
+            self.written += runes;
+            self.headers.push(header);
+            return;
+        }
+        // Over the total for the first time: start again with every text cut.
+        self.truncating = true;
+        self.written = 0;
+        self.headers.clear();
+        for text in std::mem::take(&mut self.ordered) {
+            let (cut, runes) = self.cut(&text);
+            if let Some(header) = warning_header(&cut) {
+                self.written += runes;
+                self.headers.push(header);
+            }
+            self.ordered.push(text);
+        }
+    }
+
+    /// `text` cut to the per-warning limit when truncating, and its length in characters.
+    fn cut(&self, text: &str) -> (String, usize) {
+        let runes = text.chars().count();
+        if self.truncating && runes > self.item_runes {
+            (
+                text.chars().take(self.item_runes).collect(),
+                self.item_runes,
+            )
+        } else {
+            (text.to_string(), runes)
+        }
+    }
+
+    /// The `Warning` header values, in the order their texts were added.
+    pub fn headers(&self) -> &[String] {
+        &self.headers
+    }
+}
+
+/// `299 - "<text>"` with `"` and `\` escaped, as apimachinery's `NewWarningHeader` makes it;
+/// `None` for a text with a control character, which it refuses.
+fn warning_header(text: &str) -> Option<String> {
+    if text.chars().any(char::is_control) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str("299 - \"");
+    for c in text.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    Some(out)
 }
 
 /// What the client asked for in `Accept`.
@@ -207,4 +322,75 @@ pub fn partial(v: &Value) -> Value {
         "kind": "PartialObjectMetadata",
         "metadata": v.get("metadata").cloned().unwrap_or_else(|| json!({})),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// k8s.io/apiserver's `TestTruncation` case, with its small limits (25 in all, 5 each).
+    #[test]
+    fn warnings_are_deduplicated_then_truncated_past_the_total() {
+        let mut w = Warnings::with_limits(25, 5);
+        for text in ["aaaaaaaaaa", "aaaaaaaaaa", "bb", "ccc", "Iñtërnâtiô"] {
+            w.add(text);
+        }
+        assert_eq!(
+            w.headers(),
+            [
+                r#"299 - "aaaaaaaaaa""#,
+                r#"299 - "bb""#,
+                r#"299 - "ccc""#,
+                r#"299 - "Iñtërnâtiô""#
+            ]
+        );
+        // "e" goes past 25: every text is cut to 5 characters, then added until the cut
+        // texts reach 25 again; "h" comes after that and is dropped.
+        for text in ["e", "ffffffffff", "ffffffffff", "gggggggggg", "h"] {
+            w.add(text);
+        }
+        assert_eq!(
+            w.headers(),
+            [
+                r#"299 - "aaaaa""#,
+                r#"299 - "bb""#,
+                r#"299 - "ccc""#,
+                r#"299 - "Iñtër""#,
+                r#"299 - "e""#,
+                r#"299 - "fffff""#,
+                r#"299 - "ggggg""#
+            ]
+        );
+    }
+
+    #[test]
+    fn a_warning_is_quoted_and_one_with_a_control_character_is_dropped() {
+        let mut w = Warnings::default();
+        for text in ["", "say \"hi\" \\ there", "two\nlines"] {
+            w.add(text);
+        }
+        assert_eq!(w.headers(), [r#"299 - "say \"hi\" \\ there""#]);
+    }
+
+    #[test]
+    fn thousands_of_warnings_make_a_few_kilobytes_of_headers() {
+        let texts: Vec<String> = (0..100_000)
+            .map(|i| format!("unknown field \"spec.field{i}\""))
+            .collect();
+        let answer = Answer::ok(json!({})).warn(texts);
+        let r = answer.into_response(false);
+        let headers: Vec<&str> = r
+            .headers()
+            .get_all(header::WARNING)
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
+        let bytes: usize = headers.iter().map(|h| h.len()).sum();
+        assert!(
+            bytes < 8 * 1024,
+            "{bytes} bytes in {} headers",
+            headers.len()
+        );
+        assert_eq!(headers[0], r#"299 - "unknown field \"spec.field0\"""#);
+    }
 }

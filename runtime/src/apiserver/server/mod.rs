@@ -113,7 +113,7 @@ impl<S: Storage> ApiServer<S> {
     pub fn new(config: Config, store: S, shutdown: CancellationToken) -> Arc<Self> {
         let inflight = super::limits::InFlight::new(config.limits);
         Arc::new(Self {
-            metrics: super::metrics::ApiMetrics::new(inflight.clone()),
+            metrics: super::metrics::ApiMetrics::new(inflight.clone(), &config.kinds),
             inflight,
             registry: Registry::with_clock(store, config.clock.clone()),
             config,
@@ -142,7 +142,9 @@ impl<S: Storage> ApiServer<S> {
     }
 
     /// Puts `Config::auth`'s authentication and authorization in front of every route of
-    /// `router` (none when it is `None`), then the request metrics ([`super::metrics`]), then
+    /// `router` (none when it is `None`), then the refusal of impersonation headers (every
+    /// route but the probes, routes of your own included: [`impersonation`]), then the
+    /// request metrics ([`super::metrics`]), then
     /// `Config::limits` (a request over them is 429, counted for the user authentication
     /// found). Client certificates reach it only when
     /// served by [`crate::tls::serve_with_client_certs`], as [`Self::serve`] does.
@@ -155,7 +157,8 @@ impl<S: Storage> ApiServer<S> {
             .layer(axum::middleware::from_fn_with_state(
                 self.metrics.clone(),
                 super::metrics::middleware,
-            ));
+            ))
+            .layer(axum::middleware::from_fn(refuse_impersonation));
         match &self.config.auth {
             Some(auth) => router.layer(axum::middleware::from_fn_with_state(
                 auth.clone(),
@@ -249,6 +252,24 @@ fn impersonation(headers: &HeaderMap) -> Option<ApiError> {
     )))
 }
 
+/// The probes, which answer whatever headers they carry (a kubelet never impersonates).
+const PROBES: [&str; 3] = ["/healthz", "/livez", "/readyz"];
+
+/// The middleware of [`ApiServer::guard`] that answers a request with `Impersonate-*` headers
+/// 403 ([`impersonation`]) on every route but [`PROBES`], after authentication as
+/// k8s.io/apiserver's impersonation filter runs after its authentication filter.
+async fn refuse_impersonation(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if !PROBES.contains(&request.uri().path())
+        && let Some(e) = impersonation(request.headers())
+    {
+        return e.into_response();
+    }
+    next.run(request).await
+}
+
 async fn handle<S: Storage>(
     State(srv): State<Arc<ApiServer<S>>>,
     method: Method,
@@ -274,9 +295,6 @@ async fn handle<S: Storage>(
             return json_response(StatusCode::OK, &health::version(&srv.config.version), false);
         }
         _ => {}
-    }
-    if let Some(e) = impersonation(&headers) {
-        return e.into_response();
     }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
         return match openapi::serve(&srv.config.kinds, &path) {
@@ -310,7 +328,18 @@ async fn handle<S: Storage>(
         Err(e) => return e.into_response(),
     };
     let pretty = opts.pretty;
-    if opts.watch && method == Method::GET {
+    let collection = matches!(
+        route(&path),
+        Some(Route::Resource {
+            name: None,
+            sub: Sub::None,
+            ..
+        })
+    );
+    // Only a collection's GET watches: kube-apiserver's request-info resolver turns `watch`
+    // into the watch verb for a GET without a name, and a named GET decodes `GetOptions`,
+    // which has no `watch`, so it is a get.
+    if opts.watch && method == Method::GET && collection {
         // A watch is long-running (no deadline) and, as kube-apiserver's watch handler, does
         // not read a body: a client cannot hold a watch open by sending one slowly.
         return match watch_request(&srv, &path, &headers, opts, accepts, Bytes::new()).await {

@@ -2,8 +2,9 @@
 //! The request's options, read from the query (and, for a delete, the `DeleteOptions` body)
 //! and checked in one place, so no verb can forget one.
 //!
-//! [`RequestOptions::parse`] decodes every option the API server knows; a value of the wrong
-//! type is 400 BadRequest, as the API server's parameter codec answers it.
+//! [`RequestOptions::parse`] decodes every option the API server knows; an integer that does
+//! not parse is 400 BadRequest, as the API server's parameter codec answers it, and booleans
+//! are read as it reads them ([`query_bool`]: never an error).
 //! [`RequestOptions::validate`] then checks them for one [`Verb`], as k8s.io/apiserver's
 //! handlers run `ValidateListOptions`, `ValidateCreateOptions`, `ValidateUpdateOptions`,
 //! `ValidatePatchOptions` and `ValidateDeleteOptions` (422 Invalid of `<Kind>Options` in
@@ -104,7 +105,7 @@ pub struct RequestOptions {
     pub labels: LabelSelector,
     /// `fieldSelector`.
     pub fields: FieldSelector,
-    /// `watch` (`true` or `1`).
+    /// `watch` ([`query_bool`]; only a collection's GET watches, a named GET ignores it).
     pub watch: bool,
     /// `allowWatchBookmarks`.
     pub allow_watch_bookmarks: bool,
@@ -152,20 +153,24 @@ fn bad_value(param: &str, value: &str, want: &str) -> ApiError {
     ApiError::bad_request(format!("{param}: invalid value {value:?}: {want}"))
 }
 
-/// A boolean as the API server's parameter codec reads one (Go's `strconv.ParseBool`).
-fn parse_bool(param: &str, value: &str) -> Result<bool, ApiError> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        _ => Err(bad_value(param, value, "expected true or false")),
-    }
+/// A boolean query parameter as k8s.io/apimachinery's parameter codec reads one
+/// (`Convert_Slice_string_To_bool`, `Convert_Slice_string_To_Pointer_bool`): only `0` and
+/// `false` in any case (Go's `strings.EqualFold`, which also folds `ſ` to `s`) are false;
+/// every other value, the empty one included, is true. Never an error: `force=maybe` forces,
+/// as it does on kube-apiserver.
+pub fn query_bool(value: &str) -> bool {
+    let folds_to_false = value.chars().count() == 5
+        && value
+            .chars()
+            .zip("false".chars())
+            .all(|(c, want)| c.eq_ignore_ascii_case(&want) || (want == 's' && c == '\u{017F}'));
+    !(value == "0" || folds_to_false)
 }
 
-/// A boolean as the API server's parameter codec converts a query value into a `*bool` field
-/// of DeleteOptions (apimachinery's `Convert_Slice_string_To_Pointer_bool`): `0` and `false`
-/// in any case are false, every other value (`1`, `yes`, empty) true; never an error.
-fn codec_bool(value: &str) -> bool {
-    !(value == "0" || value.eq_ignore_ascii_case("false"))
+/// `pretty` as k8s.io/apiserver's `isPrettyPrint` reads it: Go's `strconv.ParseBool`, a value
+/// it refuses (`pretty=yes`) being false, not an error.
+fn pretty_bool(value: &str) -> bool {
+    matches!(value, "1" | "t" | "T" | "true" | "TRUE" | "True")
 }
 
 fn parse_int(param: &str, value: &str) -> Result<i64, ApiError> {
@@ -199,14 +204,22 @@ fn not_supported(field: &str, value: &str, supported: &str) -> (String, String) 
 
 impl RequestOptions {
     /// Decodes the query's `(name, value)` pairs, in order (a repeated `dryRun` keeps every
-    /// value; for another repeated parameter the last one counts). An unknown
+    /// value; for another repeated parameter the first one counts, as the API server's
+    /// parameter codec reads it). Booleans are read by [`query_bool`] (`pretty` by Go's
+    /// `strconv.ParseBool`, false when it refuses the value) and never fail. An unknown
     /// `resourceVersionMatch`, `fieldValidation` or `propagationPolicy` is kept for
     /// [`Self::validate`] (422 Invalid there, in the verb's options). Errors: 400 BadRequest
     /// for a value of the wrong type, a selector that does not parse, or an unknown
     /// `includeObject`.
     pub fn parse(query: &[(String, String)]) -> Result<Self, ApiError> {
         let mut o = Self::default();
+        let mut seen = std::collections::HashSet::new();
         for (k, v) in query {
+            // Go's `url.Values.Get` and the parameter codec's conversions read a repeated
+            // parameter's first value; `dryRun` is a list and keeps them all.
+            if k != "dryRun" && !seen.insert(k.as_str()) {
+                continue;
+            }
             match k.as_str() {
                 "resourceVersion" => o.resource_version = Some(v.clone()).filter(|v| !v.is_empty()),
                 "resourceVersionMatch" => {
@@ -229,9 +242,9 @@ impl RequestOptions {
                 "fieldSelector" => {
                     o.fields = FieldSelector::parse(v).map_err(ApiError::bad_request)?
                 }
-                "watch" => o.watch = parse_bool(k, v)?,
-                "allowWatchBookmarks" => o.allow_watch_bookmarks = parse_bool(k, v)?,
-                "sendInitialEvents" => o.send_initial_events = Some(parse_bool(k, v)?),
+                "watch" => o.watch = query_bool(v),
+                "allowWatchBookmarks" => o.allow_watch_bookmarks = query_bool(v),
+                "sendInitialEvents" => o.send_initial_events = Some(query_bool(v)),
                 "timeout" => o.timeout = Some(v.clone()).filter(|v| !v.is_empty()),
                 "timeoutSeconds" if !v.is_empty() => {
                     o.timeout_seconds = Some(parse_int(k, v)?.max(0) as u64)
@@ -249,14 +262,14 @@ impl RequestOptions {
                     }
                 }
                 "fieldManager" => o.field_manager = Some(v.clone()).filter(|v| !v.is_empty()),
-                "force" => o.force = Some(parse_bool(k, v)?),
+                "force" => o.force = Some(query_bool(v)),
                 "dryRun" => o.dry_run.push(v.clone()),
                 "propagationPolicy" if !v.is_empty() => o.set_propagation(v),
                 "gracePeriodSeconds" if !v.is_empty() => {
                     o.grace_period_seconds = Some(parse_int(k, v)?)
                 }
-                "orphanDependents" => o.orphan_dependents = Some(codec_bool(v)),
-                "pretty" => o.pretty = parse_bool(k, v)?,
+                "orphanDependents" => o.orphan_dependents = Some(query_bool(v)),
+                "pretty" => o.pretty = pretty_bool(v),
                 "includeObject" => {
                     o.include_object = match v.as_str() {
                         "None" => IncludeObject::None,

@@ -741,6 +741,31 @@ async fn impersonation_headers_are_refused_not_ignored() {
 }
 
 #[tokio::test]
+async fn impersonation_is_refused_on_routes_of_your_own_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RedbStore::open(&dir.path().join("db")).unwrap();
+    let server = ApiServer::new(Config::new(vec![kind()]), store, CancellationToken::new());
+    let extra = Router::new().route("/custom", axum::routing::get(|| async { "custom" }));
+    let f = Fixture {
+        _dir: dir,
+        router: server.guard(extra.merge(server.routes())),
+        shutdown: CancellationToken::new(),
+    };
+    assert_eq!(
+        call(&f, "GET", "/custom", &[], "").await,
+        (200, "custom".into())
+    );
+    for path in ["/custom", "/version", "/metrics", "/apis"] {
+        let (code, body) = call(&f, "GET", path, &[("Impersonate-User", "admin")], "").await;
+        assert_eq!(
+            (code, json_of(&body)["reason"].as_str()),
+            (403, Some("Forbidden")),
+            "{path}: {body}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn server_side_apply_is_served_with_yaml_bodies_conflicts_and_user_agent_managers() {
     let f = fixture(|_| {});
     let apply = ("content-type", "application/apply-patch+yaml");
@@ -887,6 +912,163 @@ async fn metrics_count_requests_in_kube_apiservers_names() {
     );
     // The scrape itself is not a resource request.
     assert!(!text.contains("/metrics"), "{text}");
+}
+
+#[tokio::test]
+async fn metrics_count_only_what_the_server_serves() {
+    let f = fixture(|_| {});
+    let (_, before) = call(&f, "GET", "/metrics", &[], "").await;
+    for i in 0..50 {
+        let (code, _) = call(&f, "GET", &format!("/apis/g{i}.example/v1/r{i}"), &[], "").await;
+        assert_eq!(code, 404);
+    }
+    for path in [
+        format!("{DBS}/a/madeup"),
+        "/apis/example.com/v2/namespaces/ns/databases".to_string(),
+        "/apis/example.com/v1/namespaces/ns/widgets".to_string(),
+    ] {
+        let (code, _) = call(&f, "GET", &path, &[], "").await;
+        assert_eq!(code, 404, "{path}");
+    }
+    let (_, after) = call(&f, "GET", "/metrics", &[], "").await;
+    for absent in ["g0.example", "madeup", "v2", "widgets"] {
+        assert!(!after.contains(absent), "{absent}\n{after}");
+    }
+    assert_eq!(after.len(), before.len(), "{after}");
+    // A 404 on a served resource is counted under it.
+    let (code, _) = call(&f, "GET", &format!("{DBS}/nope"), &[], "").await;
+    assert_eq!(code, 404);
+    let (_, after) = call(&f, "GET", "/metrics", &[], "").await;
+    assert!(after.contains(r#"resource="databases",subresource="",scope="resource",component="apiserver",code="404"} 1"#), "{after}");
+}
+
+#[tokio::test]
+async fn unknown_metadata_fields_are_pruned_and_reported_and_wrong_types_refused() {
+    let f = fixture(|_| {});
+    let body = |meta: &str| {
+        format!(
+            r#"{{"apiVersion":"example.com/v1","kind":"Database","metadata":{meta},"spec":{{"replicas":2}}}}"#
+        )
+    };
+    let bogus = body(r#"{"name":"meta1","bogusField":{"deep":[1,2,3]}}"#);
+    let (code, answer) = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldValidation=Strict"),
+        &[],
+        &bogus,
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&answer)["message"].as_str()),
+        (
+            400,
+            Some(r#"strict decoding error: unknown field "metadata.bogusField""#)
+        ),
+        "{answer}"
+    );
+    let req = Request::post(DBS).body(Body::from(bogus)).unwrap();
+    let resp = f.router.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let warnings: Vec<&str> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(
+        warnings,
+        [r#"299 - "unknown field \"metadata.bogusField\"""#]
+    );
+    let (code, stored) = call(&f, "GET", &format!("{DBS}/meta1"), &[], "").await;
+    assert_eq!(code, 200);
+    assert!(!stored.contains("bogusField"), "{stored}");
+    // An apply's unknown metadata field is neither stored nor recorded in managedFields.
+    let apply = ("content-type", "application/apply-patch+yaml");
+    let (code, applied) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/meta2?fieldManager=m"),
+        &[apply],
+        &body(r#"{"name":"meta2","bogusField":1}"#),
+    )
+    .await;
+    assert_eq!(code, 201, "{applied}");
+    assert!(!applied.contains("ogusField"), "{applied}");
+
+    let cannot = |e: &str| {
+        format!(
+            r#"Database in version "v1" cannot be handled as a Database: json: cannot unmarshal {e}"#
+        )
+    };
+    for (meta, want) in [
+        (
+            r#""x""#,
+            cannot("string into Go value of type v1.ObjectMeta"),
+        ),
+        (
+            r#"{"name":5}"#,
+            cannot("number into Go struct field ObjectMeta.name of type string"),
+        ),
+        (
+            r#"{"name":"o","ownerReferences":[{"apiVersion":"v1","kind":"K","name":"n","uid":5}]}"#,
+            cannot(
+                "number into Go struct field OwnerReference.ownerReferences.uid of type types.UID",
+            ),
+        ),
+    ] {
+        for (method, uri, headers) in [
+            ("POST", DBS.to_string(), vec![]),
+            ("PATCH", format!("{DBS}/o?fieldManager=m"), vec![apply]),
+        ] {
+            let (code, answer) = call(&f, method, &uri, &headers, &body(meta)).await;
+            assert_eq!(
+                (code, json_of(&answer)["message"].as_str()),
+                (400, Some(want.as_str())),
+                "{method} {meta}: {answer}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn duplicate_keys_are_refused_when_strict_and_warned_of_otherwise() {
+    let f = fixture(|_| {});
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":1,"replicas":3}}"#;
+    let (code, answer) = call(
+        &f,
+        "POST",
+        &format!("{DBS}?fieldValidation=Strict"),
+        &[],
+        body,
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&answer)["message"].as_str()),
+        (
+            400,
+            Some(r#"strict decoding error: duplicate field "spec.replicas""#)
+        ),
+        "{answer}"
+    );
+    let req = Request::post(DBS).body(Body::from(body)).unwrap();
+    let resp = f.router.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let warnings: Vec<&str> = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(warnings, [r#"299 - "duplicate field \"spec.replicas\"""#]);
+    let stored = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    // The last value counts, as in kube.
+    assert_eq!(
+        json_of(&String::from_utf8_lossy(&stored))["spec"]["replicas"],
+        json!(3)
+    );
 }
 
 #[tokio::test]

@@ -546,12 +546,12 @@ async fn list_and_watch_options_are_validated_as_kube_apiserver_does() {
                 r#"limit: invalid value "ten": expected an integer"#,
             ),
         ),
+        // Any `watch` value but `0` and `false` watches (the parameter codec's booleans):
+        // validated as a watch, not refused as a bad boolean.
         (
-            "watch=maybe",
-            expect(
-                400,
-                "BadRequest",
-                r#"watch: invalid value "maybe": expected true or false"#,
+            "watch=maybe&resourceVersionMatch=NotOlderThan",
+            forbidden(
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
             ),
         ),
     ];
@@ -843,4 +843,82 @@ async fn the_timeout_parameter_shortens_a_request_and_a_bad_one_is_refused() {
     // kubectl sends one on every request.
     let (code, _) = call(&f, "GET", &format!("{DBS}?timeout=32s"), &[], "").await;
     assert_eq!(code, 200);
+}
+
+/// `Convert_Slice_string_To_bool`'s cases: only `0` and `false` (any case) are false, every
+/// other value is true; a repeated parameter counts once, with its first value.
+#[test]
+fn query_booleans_and_repeated_parameters_read_as_the_parameter_codec_reads_them() {
+    let q = |pairs: &[(&str, &str)]| -> RequestOptions {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        RequestOptions::parse(&pairs).unwrap()
+    };
+    let force = |v: &str| q(&[("force", v)]).force;
+    for v in ["true", "1", "maybe", "", "f", "F", "no", "off"] {
+        assert_eq!(force(v), Some(true), "force={v}");
+    }
+    for v in ["0", "false", "FALSE", "fAlSe", "fal\u{017F}e"] {
+        assert_eq!(force(v), Some(false), "force={v}");
+    }
+    assert!(q(&[("watch", "maybe")]).watch);
+    assert!(!q(&[("watch", "False")]).watch);
+    assert_eq!(q(&[("orphanDependents", "")]).orphan_dependents, Some(true));
+    // `pretty` is Go's `strconv.ParseBool`, false for a value it refuses.
+    assert!(!q(&[("pretty", "yes")]).pretty);
+    assert!(q(&[("pretty", "T")]).pretty);
+    let o = q(&[
+        ("fieldManager", "a"),
+        ("fieldManager", "b"),
+        ("force", "false"),
+        ("force", "true"),
+        ("dryRun", "All"),
+        ("dryRun", "All"),
+    ]);
+    assert_eq!(
+        (o.field_manager.as_deref(), o.force, o.dry_run.len()),
+        (Some("a"), Some(false), 2)
+    );
+}
+
+#[tokio::test]
+async fn booleans_never_fail_a_request_and_a_named_get_ignores_watch() {
+    let f = fixture(|_| {});
+    let created = with_a(&f).await;
+    // A named GET decodes GetOptions, which has no `watch`: the object, not a 405.
+    let (code, body) = call(&f, "GET", &format!("{DBS}/a?watch=true"), &[], "").await;
+    assert_eq!(
+        (code, json_of(&body)["metadata"]["name"].clone()),
+        (200, json!("a"))
+    );
+    let (code, body) = call(&f, "GET", &format!("{DBS}/a?pretty=yes"), &[], "").await;
+    assert_eq!((code, body.contains('\n')), (200, false), "{body}");
+    // `force` is no option of an update: ignored whatever its value.
+    let (code, body) = call(
+        &f,
+        "PUT",
+        &format!("{DBS}/a?force=maybe"),
+        &[],
+        &created.to_string(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // `force=f` on an apply forces (only `0` and `false` do not): the conflicting field is
+    // taken from the manager that set it.
+    let apply = ("content-type", "application/apply-patch+yaml");
+    let (code, body) = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=other&force=f"),
+        &[apply],
+        r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":7}}"#,
+    )
+    .await;
+    assert_eq!(
+        (code, json_of(&body)["spec"]["replicas"].clone()),
+        (200, json!(7)),
+        "{body}"
+    );
 }
