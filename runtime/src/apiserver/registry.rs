@@ -1004,7 +1004,7 @@ impl<S: Storage> Registry<S> {
         }
         Self::check_namespace(kind, namespace, &mut config)?;
         kind.prune(&mut config);
-        let schema = kind.schema.clone().unwrap_or(Value::Null);
+        let schema = kind.merge_schema();
         let writer = self.writer(kind, part, manager, false);
         for _ in 0..8 {
             let applied = self
@@ -1100,7 +1100,7 @@ impl<S: Storage> Registry<S> {
                 } else {
                     sent.unwrap_or(live)
                 };
-                let schema = kind.schema.clone().unwrap_or(Value::Null);
+                let schema = kind.merge_schema();
                 let writer = self.writer(kind, part, manager, scale);
                 managed::record_update(base, old, new, &schema, &writer).unwrap_or_default()
             }
