@@ -63,6 +63,9 @@ pub enum PatchType {
     Merge,
     /// RFC 6902, `application/json-patch+json`.
     Json,
+    /// Strategic merge patch, `application/strategic-merge-patch+json` ([`super::strategic`]),
+    /// for kinds with merge facts ([`ApiKind::merge_facts`]: built-in kinds) only.
+    Strategic,
     /// Server-side apply, `application/apply-patch+yaml` ([`Registry::apply`]); `force` takes
     /// the fields that conflict from their managers.
     Apply {
@@ -845,7 +848,16 @@ impl<S: Storage> Registry<S> {
                 serde_json::from_value::<json_patch::Patch>(patch.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?,
             ),
-            PatchType::Merge | PatchType::Apply { .. } => None,
+            PatchType::Merge | PatchType::Strategic | PatchType::Apply { .. } => None,
+        };
+        let strategic = match (patch_type, &kind.merge_facts) {
+            (PatchType::Strategic, Some(facts)) => Some(facts),
+            (PatchType::Strategic, None) => {
+                return Err(ApiError::unsupported_media_type(
+                    super::server::decode::NO_STRATEGIC_MERGE_PATCH,
+                ));
+            }
+            _ => None,
         };
         let track = Track::Update {
             manager,
@@ -860,11 +872,18 @@ impl<S: Storage> Registry<S> {
             w,
             |current, revision| {
                 let mut obj = current.clone();
-                match &json_patch {
-                    Some(p) => apply_json_patch(&mut obj, p).map_err(|e| {
+                match (&json_patch, strategic) {
+                    (Some(p), _) => apply_json_patch(&mut obj, p).map_err(|e| {
                         ApiError::bad_request(format!("the patch does not apply: {e}"))
                     })?,
-                    None => json_patch::merge(&mut obj, &patch),
+                    (None, Some(facts)) => {
+                        obj = super::strategic::patch(&obj, &patch, facts).map_err(|e| {
+                            ApiError::bad_request(format!(
+                                "the strategic merge patch does not apply: {e}"
+                            ))
+                        })?;
+                    }
+                    (None, None) => json_patch::merge(&mut obj, &patch),
                 }
                 let preconditioned =
                     precondition(kind, name, meta_str(&obj, "resourceVersion"), revision)?;
