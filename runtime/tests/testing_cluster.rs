@@ -1354,3 +1354,176 @@ async fn a_crd_whose_cel_rule_uses_an_unprovided_function_does_not_load() {
         "{text}"
     );
 }
+
+fn deployment(containers: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": containers}}}})
+}
+
+fn containers(d: &k8s_openapi::api::apps::v1::Deployment) -> serde_json::Value {
+    serde_json::to_value(d).unwrap()["spec"]["template"]["spec"]["containers"].clone()
+}
+
+#[tokio::test]
+async fn two_managers_applying_different_containers_of_a_deployment_both_keep_theirs() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let cluster = cluster().await;
+    let deps: Api<Deployment> = Api::default_namespaced(cluster.client());
+    let a = deployment(serde_json::json!([{"name": "app", "image": "app:1"}]));
+    deps.patch("web", &PatchParams::apply("a"), &Patch::Apply(&a))
+        .await
+        .unwrap();
+    // As kube-apiserver merges `containers` by `name` (`x-kubernetes-list-type: map`): b's
+    // container is added beside a's, and nobody conflicts.
+    let b = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"template": {"spec": {"containers": [{"name": "sidecar", "image": "side:1"}]}}}});
+    let got = deps
+        .patch("web", &PatchParams::apply("b"), &Patch::Apply(&b))
+        .await
+        .unwrap();
+    assert_eq!(
+        containers(&got),
+        serde_json::json!([{"name": "app", "image": "app:1"}, {"name": "sidecar", "image": "side:1"}])
+    );
+    let fields: Vec<(String, serde_json::Value)> = got
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            (
+                m.manager.unwrap_or_default(),
+                serde_json::to_value(m.fields_v1.unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    // Structs carry no `.` of their own (they had one while every object was read as a map);
+    // list items do, as in structured-merge-diff's field sets.
+    let (manager, b_fields) = &fields[1];
+    assert_eq!(manager, "b");
+    let pod = &b_fields["f:spec"]["f:template"]["f:spec"];
+    assert_eq!(b_fields["f:spec"].get("."), None);
+    assert_eq!(b_fields["f:spec"]["f:template"].get("."), None);
+    assert_eq!(pod.get("."), None);
+    assert_eq!(
+        pod["f:containers"]["k:{\"name\":\"sidecar\"}"],
+        serde_json::json!({".": {}, "f:image": {}, "f:name": {}})
+    );
+    // a gives up its container: only a's goes, b's stays.
+    let a = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"}, "spec": {"replicas": 2}});
+    let got = deps
+        .patch("web", &PatchParams::apply("a"), &Patch::Apply(&a))
+        .await
+        .unwrap();
+    assert_eq!(
+        containers(&got),
+        serde_json::json!([{"name": "sidecar", "image": "side:1"}])
+    );
+}
+
+#[tokio::test]
+async fn a_forced_apply_of_one_env_var_keeps_the_containers_other_fields() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let cluster = cluster().await;
+    let deps: Api<Deployment> = Api::default_namespaced(cluster.client());
+    let a = deployment(serde_json::json!([{"name": "app", "image": "app:1",
+        "ports": [{"containerPort": 80}], "env": [{"name": "FOO", "value": "1"}]}]));
+    deps.patch("web", &PatchParams::apply("a"), &Patch::Apply(&a))
+        .await
+        .unwrap();
+    let b = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"template": {"spec": {"containers": [{"name": "app",
+            "env": [{"name": "BAR", "value": "2"}]}]}}}});
+    let got = deps
+        .patch("web", &PatchParams::apply("b").force(), &Patch::Apply(&b))
+        .await
+        .unwrap();
+    assert_eq!(
+        containers(&got),
+        serde_json::json!([{"name": "app", "image": "app:1", "ports": [{"containerPort": 80}],
+            "env": [{"name": "FOO", "value": "1"}, {"name": "BAR", "value": "2"}]}])
+    );
+    // A port applied without its protocol is keyed by the Go default, as kube keys it.
+    let a_fields = serde_json::to_value(&got.metadata.managed_fields.unwrap()[0]).unwrap();
+    let ports = &a_fields["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"]
+        ["f:ports"];
+    assert!(
+        ports
+            .get("k:{\"containerPort\":80,\"protocol\":\"TCP\"}")
+            .is_some(),
+        "{ports}"
+    );
+}
+
+#[tokio::test]
+async fn a_strategic_merge_patch_merges_containers_by_name_and_deletes_one() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let cluster = cluster().await;
+    let deps: Api<Deployment> = Api::default_namespaced(cluster.client());
+    let d: Deployment = serde_json::from_value(deployment(serde_json::json!([
+        {"name": "app", "image": "app:1", "env": [{"name": "FOO", "value": "1"}]},
+        {"name": "sidecar", "image": "side:1"}
+    ])))
+    .unwrap();
+    deps.create(&PostParams::default(), &d).await.unwrap();
+    let p = serde_json::json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": "app:2", "env": [{"name": "BAR", "value": "2"}]}]}}}});
+    let got = deps
+        .patch("web", &PatchParams::default(), &Patch::Strategic(&p))
+        .await
+        .unwrap();
+    assert_eq!(
+        containers(&got),
+        serde_json::json!([
+            {"name": "app", "image": "app:2",
+             "env": [{"name": "FOO", "value": "1"}, {"name": "BAR", "value": "2"}]},
+            {"name": "sidecar", "image": "side:1"}
+        ])
+    );
+    let p = serde_json::json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "sidecar", "$patch": "delete"}]}}}});
+    let got = deps
+        .patch("web", &PatchParams::default(), &Patch::Strategic(&p))
+        .await
+        .unwrap();
+    assert_eq!(
+        containers(&got),
+        serde_json::json!([{"name": "app", "image": "app:2",
+            "env": [{"name": "FOO", "value": "1"}, {"name": "BAR", "value": "2"}]}])
+    );
+    // A directive the server does not know is refused, naming it.
+    let p = serde_json::json!({"spec": {"$unknown": 1}});
+    let (code, _, message) = api_error(
+        deps.patch("web", &PatchParams::default(), &Patch::Strategic(&p))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 400);
+    assert!(message.contains("\"$unknown\""), "{message}");
+    // Custom resources answer 415, as kube-apiserver answers them.
+    let widgets: Api<Widget> = Api::default_namespaced(cluster.client());
+    widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new("w", WidgetSpec { size: 1 }),
+        )
+        .await
+        .unwrap();
+    let (code, _, _) = api_error(
+        widgets
+            .patch(
+                "w",
+                &PatchParams::default(),
+                &Patch::Strategic(&serde_json::json!({"spec": {"size": 2}})),
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 415);
+}

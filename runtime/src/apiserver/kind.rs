@@ -40,6 +40,14 @@ pub struct ApiKind {
     pub scale: Option<ScalePaths>,
     /// The version's OpenAPI v3 schema, as a JSON value (`None` if the CRD has none).
     pub schema: Option<Value>,
+    /// For a kind served without a schema (the test cluster's built-in kinds): the list and
+    /// map types, map keys and strategic-merge-patch strategies of its fields, as Kubernetes'
+    /// OpenAPI declares them (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
+    /// `x-kubernetes-map-type`, `x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key`
+    /// under `properties` / `items` / `additionalProperties`). Read only to merge (server-side
+    /// apply, strategic merge patch), never to validate, prune or default. `Some` also makes
+    /// the kind accept strategic merge patches, as kube-apiserver does for built-in kinds only.
+    pub merge_facts: Option<Value>,
     /// Defaulting and validation in Rust ([`super::admission`]), set with
     /// [`ApiKind::admission`]; `None`: only the schema and metadata rules.
     pub admission: Option<super::admission::Hook>,
@@ -124,8 +132,18 @@ impl ApiKind {
                     label_selector: s.label_selector_path.clone().filter(|p| !p.is_empty()),
                 }),
             schema,
+            merge_facts: None,
             admission: None,
         })
+    }
+
+    /// The schema server-side apply merges and tracks fields by: [`Self::schema`], else
+    /// [`Self::merge_facts`], else `null` (every list atomic, every object a map).
+    pub fn merge_schema(&self) -> Value {
+        self.schema
+            .clone()
+            .or_else(|| self.merge_facts.clone())
+            .unwrap_or(Value::Null)
     }
 
     /// The kind with `admission` run on every create, update, patch and delete
@@ -742,6 +760,7 @@ mod tests {
                     "status": {"type": "object", "properties": {"nodes": {"type": "array", "items": {"type": "string"}}}},
                 },
             })),
+            merge_facts: None,
             admission: None,
         }
     }

@@ -49,4 +49,5 @@ pub mod selector;
 pub mod server;
 pub mod status;
 pub mod storage;
+pub mod strategic;
 pub mod table;

@@ -63,6 +63,9 @@ pub enum PatchType {
     Merge,
     /// RFC 6902, `application/json-patch+json`.
     Json,
+    /// Strategic merge patch, `application/strategic-merge-patch+json` ([`super::strategic`]),
+    /// for kinds with merge facts ([`ApiKind::merge_facts`]: built-in kinds) only.
+    Strategic,
     /// Server-side apply, `application/apply-patch+yaml` ([`Registry::apply`]); `force` takes
     /// the fields that conflict from their managers.
     Apply {
@@ -916,7 +919,16 @@ impl<S: Storage> Registry<S> {
                 serde_json::from_value::<json_patch::Patch>(patch.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?,
             ),
-            PatchType::Merge | PatchType::Apply { .. } => None,
+            PatchType::Merge | PatchType::Strategic | PatchType::Apply { .. } => None,
+        };
+        let strategic = match (patch_type, &kind.merge_facts) {
+            (PatchType::Strategic, Some(facts)) => Some(facts),
+            (PatchType::Strategic, None) => {
+                return Err(ApiError::unsupported_media_type(
+                    super::server::decode::NO_STRATEGIC_MERGE_PATCH,
+                ));
+            }
+            _ => None,
         };
         let track = Track::Update {
             manager,
@@ -931,9 +943,16 @@ impl<S: Storage> Registry<S> {
             w,
             |current, revision| {
                 let mut obj = current.clone();
-                match &json_patch {
-                    Some(p) => apply_json_patch(&mut obj, p)?,
-                    None => json_patch::merge(&mut obj, &patch),
+                match (&json_patch, strategic) {
+                    (Some(p), _) => apply_json_patch(&mut obj, p)?,
+                    (None, Some(facts)) => {
+                        obj = super::strategic::patch(&obj, &patch, facts).map_err(|e| {
+                            ApiError::bad_request(format!(
+                                "the strategic merge patch does not apply: {e}"
+                            ))
+                        })?;
+                    }
+                    (None, None) => json_patch::merge(&mut obj, &patch),
                 }
                 let preconditioned =
                     precondition(kind, name, meta_str(&obj, "resourceVersion"), revision)?;
@@ -1082,7 +1101,7 @@ impl<S: Storage> Registry<S> {
         }
         Self::check_namespace(kind, namespace, &mut config)?;
         kind.prune(&mut config);
-        let schema = kind.schema.clone().unwrap_or(Value::Null);
+        let schema = kind.merge_schema();
         let writer = self.writer(kind, part, manager, false);
         for _ in 0..8 {
             let applied = self
@@ -1178,7 +1197,7 @@ impl<S: Storage> Registry<S> {
                 } else {
                     sent.unwrap_or(live)
                 };
-                let schema = kind.schema.clone().unwrap_or(Value::Null);
+                let schema = kind.merge_schema();
                 let writer = self.writer(kind, part, manager, scale);
                 managed::record_update(base, old, new, &schema, &writer).unwrap_or_default()
             }

@@ -123,11 +123,20 @@ where
         status_subresource: shape.status,
         scale,
         schema: None,
+        merge_facts: super::builtin_merge::facts(&api_version(K::GROUP, K::VERSION), K::KIND),
         admission: None,
     };
     Builtin {
         kind,
         decode: round_trip::<K>,
+    }
+}
+
+fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
     }
 }
 

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod builtin;
+mod builtin_merge;
 mod conversion;
 pub mod crds;
 pub mod envtest;

@@ -139,21 +139,16 @@ fn list_type(schema: &Value) -> Option<&str> {
     schema.get("x-kubernetes-list-type").and_then(Value::as_str)
 }
 
-/// The `k:` path element of a list-map item. Errors: a key field missing, named with `at`.
+/// The `k:` path element of a list-map item (a missing key field is keyed by its default).
+/// Errors: a key field missing with no default, named with `at`.
 fn item_element(item: &Value, schema: &Value, at: &str) -> Result<String, String> {
-    let mut key = Map::new();
     let names = schema
         .get("x-kubernetes-list-map-keys")
         .and_then(Value::as_array);
-    for name in names.into_iter().flatten().filter_map(Value::as_str) {
-        match item.get(name) {
-            Some(v) => {
-                key.insert(name.to_owned(), v.clone());
-            }
-            None => return Err(format!("{at}: an item is missing its key field {name:?}")),
-        }
-    }
-    Ok(fieldset::key(&key))
+    let items = schema.get("items").unwrap_or(&Value::Null);
+    Ok(fieldset::key(&super::fields::item_key(
+        item, names, items, at,
+    )?))
 }
 
 /// The value at the path `elements` (encoded as in [`super::fieldset`]) of `object`; `None`
@@ -168,10 +163,18 @@ pub fn value_at<'a>(object: &'a Value, elements: &[String]) -> Option<&'a Value>
         let Ok(Value::Object(key)) = serde_json::from_str::<Value>(json) else {
             return None;
         };
-        object
-            .as_array()?
+        let items = object.as_array()?;
+        // An item that lacks a key field was keyed by that field's default ([`merge`]); an
+        // item holding every key field is preferred.
+        items
             .iter()
-            .find(|item| key.iter().all(|(k, v)| item.get(k) == Some(v)))?
+            .find(|item| key.iter().all(|(k, v)| item.get(k) == Some(v)))
+            .or_else(|| {
+                items.iter().find(|item| {
+                    key.iter()
+                        .all(|(k, v)| item.get(k).is_none_or(|have| have == v))
+                })
+            })?
     } else if let Some(json) = first.strip_prefix("v:") {
         let wanted: Value = serde_json::from_str(json).ok()?;
         object.as_array()?.iter().find(|item| **item == wanted)?

@@ -138,7 +138,7 @@ fn walk(value: &Value, schema: &Value, at: &str, dups: Duplicates) -> Result<Fie
                         .get("x-kubernetes-list-map-keys")
                         .and_then(Value::as_array);
                     for item in items {
-                        let element = fieldset::key(&item_key(item, keys, at)?);
+                        let element = fieldset::key(&item_key(item, keys, item_schema, at)?);
                         let mut node = walk(item, item_schema, &format!("{at}[{element}]"), dups)?;
                         node.member = true;
                         if dups == Duplicates::Refuse && set.children.contains_key(&element) {
@@ -172,14 +172,19 @@ fn duplicate(at: &str, element: &str) -> String {
     )
 }
 
-fn item_key(
+/// The key of a list-map item: its key fields' values; a key field the item lacks is keyed by
+/// its schema `default`, as structured-merge-diff keys it. Errors: a key field missing with
+/// no default, named with `at`.
+pub(crate) fn item_key(
     item: &Value,
     keys: Option<&Vec<Value>>,
+    item_schema: &Value,
     at: &str,
 ) -> Result<Map<String, Value>, String> {
     let mut out = Map::new();
     for key in keys.into_iter().flatten().filter_map(Value::as_str) {
-        match item.get(key) {
+        let default = property(item_schema, key).get("default");
+        match item.get(key).or(default) {
             Some(v) => {
                 out.insert(key.to_owned(), v.clone());
             }

@@ -93,12 +93,26 @@ impl<S: Storage> Registry<S> {
                 serde_json::from_value::<json_patch::Patch>(patch.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?,
             ),
-            PatchType::Merge | PatchType::Apply { .. } => None,
+            PatchType::Merge | PatchType::Strategic | PatchType::Apply { .. } => None,
         };
+        if patch_type == PatchType::Strategic && kind.merge_facts.is_none() {
+            return Err(ApiError::unsupported_media_type(
+                crate::apiserver::server::decode::NO_STRATEGIC_MERGE_PATCH,
+            ));
+        }
         self.write_scale(kind, namespace, name, manager, w, |old| {
             let mut scale = old.clone();
             match &json_patch {
                 Some(p) => apply_json_patch(&mut scale, p)?,
+                // A Scale has no list to merge: its strategic merge patch is read without facts.
+                None if patch_type == PatchType::Strategic => {
+                    scale = crate::apiserver::strategic::patch(&scale, &patch, &Value::Null)
+                        .map_err(|e| {
+                            ApiError::bad_request(format!(
+                                "the strategic merge patch does not apply: {e}"
+                            ))
+                        })?;
+                }
                 None => json_patch::merge(&mut scale, &patch),
             }
             Ok(scale)

@@ -23,6 +23,7 @@ pub(crate) fn database_kind() -> ApiKind {
             label_selector: Some(".status.selector".into()),
         }),
         schema: None,
+        merge_facts: None,
         admission: None,
     }
 }

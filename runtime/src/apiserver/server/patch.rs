@@ -18,7 +18,7 @@ use super::options::Verb;
 /// Applies the body to object `name` (or its status). Errors: 415 for an unknown patch
 /// type, the options' (400, 422), the registry's (400, 404, 409, 422).
 pub async fn patch<S: Storage>(s: &Scope<'_, S>, name: &str) -> Result<Answer, ApiError> {
-    let patch_type = match decode::patch_type(s.headers)? {
+    let patch_type = match decode::patch_type(s.headers, s.kind)? {
         PatchType::Apply { .. } => PatchType::Apply {
             force: s.opts.force.unwrap_or(false),
         },

@@ -42,7 +42,7 @@ pub async fn scale<S: Storage>(
             .await?
         }
         Method::PATCH => {
-            let patch_type = decode::patch_type(s.headers)?;
+            let patch_type = decode::patch_type(s.headers, s.kind)?;
             s.opts.validate(Verb::Patch(patch_type))?;
             reg.patch_scale(
                 s.kind,
