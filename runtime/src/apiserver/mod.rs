@@ -31,6 +31,7 @@ pub mod clock;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod fieldmanager;
+pub mod flowcontrol;
 pub mod kind;
 pub mod limits;
 pub mod metrics;
