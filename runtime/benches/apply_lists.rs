@@ -28,6 +28,7 @@ fn kind() -> ApiKind {
         status_subresource: true,
         scale: None,
         schema: None,
+        merge_facts: None,
         admission: None,
     }
 }

@@ -50,58 +50,6 @@ fn defaults_under(schema: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_are_found_in_nested_objects_lists_and_maps_once() {
-        let crd = r#"
-spec:
-  versions:
-  - name: v1
-    schema:
-      openAPIV3Schema:
-        properties:
-          spec:
-            default: {}
-            properties:
-              replicas:
-                default: 1
-                type: integer
-              servers:
-                items:
-                  properties:
-                    port: {default: 80, type: integer}
-                    host: {type: string}
-                type: array
-              labels:
-                additionalProperties: {default: "x", type: string}
-                type: object
-            type: object
-  - name: v2
-    schema:
-      openAPIV3Schema:
-        properties:
-          spec:
-            properties:
-              replicas: {default: 2, type: integer}
-            type: object
-"#;
-        assert_eq!(
-            schema_defaults(crd),
-            [
-                "spec",
-                "spec.labels[*]",
-                "spec.replicas",
-                "spec.servers[].port"
-            ]
-        );
-        assert!(schema_defaults("spec: {versions: [{name: v1}]}").is_empty());
-        assert!(schema_defaults(": not yaml [").is_empty());
-    }
-}
-
 /// Where the field at the CRD path `path` (`spec.replicas`) of kind `kind` is declared: the
 /// `#[derive(CustomResource)]` struct whose `#[kube(kind = "…")]` is `kind`, and in it the field
 /// named (by `#[serde(rename = "…")]`, or the identifier in camelCase under `rename_all =
@@ -181,4 +129,56 @@ fn snake_to_camel(snake: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_found_in_nested_objects_lists_and_maps_once() {
+        let crd = r#"
+spec:
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        properties:
+          spec:
+            default: {}
+            properties:
+              replicas:
+                default: 1
+                type: integer
+              servers:
+                items:
+                  properties:
+                    port: {default: 80, type: integer}
+                    host: {type: string}
+                type: array
+              labels:
+                additionalProperties: {default: "x", type: string}
+                type: object
+            type: object
+  - name: v2
+    schema:
+      openAPIV3Schema:
+        properties:
+          spec:
+            properties:
+              replicas: {default: 2, type: integer}
+            type: object
+"#;
+        assert_eq!(
+            schema_defaults(crd),
+            [
+                "spec",
+                "spec.labels[*]",
+                "spec.replicas",
+                "spec.servers[].port"
+            ]
+        );
+        assert!(schema_defaults("spec: {versions: [{name: v1}]}").is_empty());
+        assert!(schema_defaults(": not yaml [").is_empty());
+    }
 }

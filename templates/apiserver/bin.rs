@@ -6,9 +6,11 @@
 //! Flags (`apiserver --help`; `rsbuilder_runtime::apiserver::args::ApiServerArgs`):
 //! `--bind-address`, `--store-path` (the redb file), `--etcd-servers` (etcd instead of redb;
 //! build with `--features rsbuilder-runtime/etcd`), `--cert-dir`, `--delegated-auth` (needs a
-//! cluster; config/apiserver's Deployment passes it), and the limits: `--max-requests-inflight`,
-//! `--max-mutating-requests-inflight`, `--max-watches-inflight`, `--max-user-share-percent`,
-//! `--request-timeout-seconds`, `--max-request-body-bytes`.
+//! cluster; config/apiserver's Deployment passes it), API priority and fairness
+//! (`--enable-priority-and-fairness`, `--flowcontrol-config`), and the limits:
+//! `--max-requests-inflight`, `--max-mutating-requests-inflight` (the seats), with
+//! `--enable-priority-and-fairness=false` only `--max-watches-inflight`,
+//! `--max-user-share-percent`; `--request-timeout-seconds`, `--max-request-body-bytes`.
 //!
 //! `rsbuilder create apiserver` adds each new kind above the `apiserver-kinds` marker. A kind's
 //! defaulting and validation: `ApiKind::of::<K>()?.admission(KAdmission)`

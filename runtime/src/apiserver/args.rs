@@ -50,19 +50,31 @@ pub struct ApiServerArgs {
     /// runs only.
     #[arg(long)]
     pub delegated_auth: bool,
-    /// Read-only requests in flight at once (0: no limit); over it, 429.
+    /// API priority and fairness (FlowSchemas, priority levels, fair queues), as
+    /// kube-apiserver's flag of this name; `false` runs the max-in-flight pools instead.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_priority_and_fairness: bool,
+    /// A YAML file of FlowSchema and PriorityLevelConfiguration objects
+    /// (flowcontrol.apiserver.k8s.io/v1) to use instead of the built-in configuration (kube's
+    /// bootstrap one, reduced); `exempt` and `catch-all` are added when missing.
+    #[arg(long)]
+    pub flowcontrol_config: Option<PathBuf>,
+    /// Read-only requests in flight at once; with priority and fairness, this plus
+    /// --max-mutating-requests-inflight is the server's seats, split between the priority
+    /// levels. Without it, over it is 429 (0: no limit).
     #[arg(long, default_value_t = Limits::default().max_requests_inflight)]
     pub max_requests_inflight: usize,
-    /// Mutating requests in flight at once (0: no limit); over it, 429.
+    /// Mutating requests in flight at once (see --max-requests-inflight).
     #[arg(long, default_value_t = Limits::default().max_mutating_requests_inflight)]
     pub max_mutating_requests_inflight: usize,
-    /// Watches open at once (0: no limit); over it, 429.
-    #[arg(long, default_value_t = Limits::default().max_watches_inflight)]
-    pub max_watches_inflight: usize,
-    /// The share of each limit, in percent, one authenticated user may hold.
-    #[arg(long, default_value_t = Limits::default().user_share_percent,
-          value_parser = clap::value_parser!(u8).range(1..=100))]
-    pub max_user_share_percent: u8,
+    /// Watches open at once (0: no limit); over it, 429. Only with
+    /// --enable-priority-and-fairness=false.
+    #[arg(long)]
+    pub max_watches_inflight: Option<usize>,
+    /// The share of each limit, in percent, one authenticated user may hold (default 50).
+    /// Only with --enable-priority-and-fairness=false (flows share fairly otherwise).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub max_user_share_percent: Option<u8>,
     /// Longest a non-watch request may run, in seconds (504 after it).
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub request_timeout_seconds: u64,
@@ -78,18 +90,64 @@ pub struct ApiServerArgs {
 
 impl ApiServerArgs {
     /// The server's configuration for `kinds` with these flags' limits (authentication is
-    /// set by [`Self::run`]).
-    pub fn config(&self, kinds: Vec<ApiKind>) -> Config {
+    /// set by [`Self::run`]). Errors, naming the flag: `--flowcontrol-config` cannot be read
+    /// or holds an invalid object (named with its field), or is given with priority and
+    /// fairness off; `--max-watches-inflight` or `--max-user-share-percent` given with it on;
+    /// no seats at all (both max-in-flight flags 0) with it on.
+    pub fn config(&self, kinds: Vec<ApiKind>) -> anyhow::Result<Config> {
         let mut config = Config::new(kinds);
+        let defaults = Limits::default();
         config.limits = Limits {
             max_requests_inflight: self.max_requests_inflight,
             max_mutating_requests_inflight: self.max_mutating_requests_inflight,
-            max_watches_inflight: self.max_watches_inflight,
-            user_share_percent: self.max_user_share_percent,
+            max_watches_inflight: self
+                .max_watches_inflight
+                .unwrap_or(defaults.max_watches_inflight),
+            user_share_percent: self
+                .max_user_share_percent
+                .unwrap_or(defaults.user_share_percent),
         };
         config.request_timeout = Duration::from_secs(self.request_timeout_seconds);
         config.max_body_bytes = self.max_request_body_bytes;
-        config
+        if !self.enable_priority_and_fairness {
+            if let Some(path) = &self.flowcontrol_config {
+                anyhow::bail!(
+                    "--flowcontrol-config {}: needs --enable-priority-and-fairness=true",
+                    path.display()
+                );
+            }
+            config.flowcontrol = None;
+            return Ok(config);
+        }
+        for (given, flag) in [
+            (
+                self.max_watches_inflight.is_some(),
+                "--max-watches-inflight",
+            ),
+            (
+                self.max_user_share_percent.is_some(),
+                "--max-user-share-percent",
+            ),
+        ] {
+            if given {
+                anyhow::bail!(
+                    "{flag}: applies to the max-in-flight limits only; priority and fairness replaces them (give --enable-priority-and-fairness=false to use it)"
+                );
+            }
+        }
+        if self.max_requests_inflight + self.max_mutating_requests_inflight == 0 {
+            anyhow::bail!(
+                "--max-requests-inflight, --max-mutating-requests-inflight: with priority and fairness their sum is the server's seats and must be positive"
+            );
+        }
+        if let Some(path) = &self.flowcontrol_config {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--flowcontrol-config {}", path.display()))?;
+            let fc = super::flowcontrol::Configuration::from_yaml(&text)
+                .map_err(|e| anyhow::anyhow!("--flowcontrol-config {}: {e}", path.display()))?;
+            config.flowcontrol = Some(fc);
+        }
+        Ok(config)
     }
 
     /// Serves `kinds` (and the `extra` routes, guarded as the API) as these flags say until
@@ -98,6 +156,8 @@ impl ApiServerArgs {
     /// feature is off), the certificate cannot be read (`--cert-dir`), the address cannot be
     /// bound (`--bind-address`), the cluster cannot be reached (`--delegated-auth`).
     pub async fn run(self, kinds: Vec<ApiKind>, extra: axum::Router) -> anyhow::Result<()> {
+        // The flags that need no I/O but a file are checked before anything is opened.
+        self.config(vec![])?;
         if !self.etcd_servers.is_empty() {
             #[cfg(feature = "etcd")]
             {
@@ -155,7 +215,7 @@ impl ApiServerArgs {
             .await
             .with_context(|| format!("--bind-address {}", self.bind_address))?;
         tracing::info!(address = %listener.local_addr()?, "serving the API");
-        let mut config = self.config(kinds);
+        let mut config = self.config(kinds)?;
         if self.delegated_auth {
             let client = kube::Client::try_default()
                 .await
@@ -203,8 +263,12 @@ mod tests {
             PathBuf::from("/var/lib/apiserver/store.redb")
         );
         assert!(args.etcd_servers.is_empty() && args.cert_dir.is_none() && !args.delegated_auth);
-        let config = args.config(vec![]);
+        let config = args.config(vec![]).unwrap();
         assert_eq!(config.limits, Limits::default());
+        assert_eq!(
+            config.flowcontrol,
+            Some(crate::apiserver::flowcontrol::Configuration::bootstrap())
+        );
         assert_eq!(config.request_timeout, Duration::from_secs(60));
         assert_eq!(config.max_body_bytes, 3 * 1024 * 1024);
         assert_eq!(args.compaction_interval_seconds, 300);
@@ -218,6 +282,7 @@ mod tests {
             "--cert-dir",
             "/certs",
             "--delegated-auth",
+            "--enable-priority-and-fairness=false",
             "--max-requests-inflight=10",
             "--max-mutating-requests-inflight=5",
             "--max-watches-inflight=7",
@@ -229,7 +294,8 @@ mod tests {
         assert_eq!(args.etcd_servers, ["http://a:2379", "http://b:2379"]);
         assert_eq!(args.cert_dir, Some(PathBuf::from("/certs")));
         assert!(args.delegated_auth);
-        let config = args.config(vec![]);
+        let config = args.config(vec![]).unwrap();
+        assert!(config.flowcontrol.is_none());
         assert_eq!(
             config.limits,
             Limits {
@@ -258,6 +324,70 @@ mod tests {
                 .to_string();
             assert!(err.contains(named), "{flag}: {err}");
         }
+    }
+
+    #[test]
+    fn flow_control_flags_are_checked_naming_the_flag_and_the_object() {
+        let err = |flags: &[&str]| {
+            let mut argv = vec!["apiserver"];
+            argv.extend(flags);
+            ApiServerArgs::try_parse_from(argv)
+                .unwrap()
+                .config(vec![])
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            err(&["--max-user-share-percent=20"])
+                .starts_with("--max-user-share-percent: applies to the max-in-flight limits only")
+        );
+        assert!(err(&["--max-watches-inflight=3"]).starts_with("--max-watches-inflight: "));
+        assert!(
+            err(&[
+                "--enable-priority-and-fairness=false",
+                "--flowcontrol-config=/x.yaml"
+            ])
+            .contains("needs --enable-priority-and-fairness=true")
+        );
+        assert!(
+            err(&[
+                "--max-requests-inflight=0",
+                "--max-mutating-requests-inflight=0"
+            ])
+            .contains("must be positive")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("fc.yaml");
+        std::fs::write(
+            &file,
+            "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: mine}\nspec: {matchingPrecedence: 20000, priorityLevelConfiguration: {name: catch-all}}\n",
+        )
+        .unwrap();
+        let flag = format!("--flowcontrol-config={}", file.display());
+        assert_eq!(
+            err(&[&flag]),
+            format!(
+                "--flowcontrol-config {}: FlowSchema \"mine\": spec.matchingPrecedence: must be between 1 and 10000, got 20000",
+                file.display()
+            )
+        );
+        std::fs::write(
+            &file,
+            "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: mine}\nspec: {matchingPrecedence: 20, priorityLevelConfiguration: {name: catch-all}, rules: [{subjects: [{kind: Group, group: {name: g}}], nonResourceRules: [{verbs: [get], nonResourceURLs: [/x]}]}]}\n",
+        )
+        .unwrap();
+        let config = ApiServerArgs::try_parse_from(["apiserver", &flag])
+            .unwrap()
+            .config(vec![])
+            .unwrap();
+        let names: Vec<String> = config
+            .flowcontrol
+            .unwrap()
+            .schemas()
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        assert_eq!(names, ["exempt", "mine", "catch-all"]);
     }
 
     #[cfg(not(feature = "etcd"))]

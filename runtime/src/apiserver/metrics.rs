@@ -166,6 +166,29 @@ impl ApiMetrics {
         ))
     }
 
+    /// Adds flow control's `apiserver_flowcontrol_rejected_requests_total{priority_level,
+    /// flow_schema, reason}`, `apiserver_flowcontrol_current_inqueue_requests` and
+    /// `apiserver_flowcontrol_current_executing_requests{priority_level, flow_schema}`
+    /// (kube's names) to what [`Self::encode`] writes.
+    pub fn register_flowcontrol(&self, m: &super::flowcontrol::FlowMetrics) {
+        let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        registry.register(
+            "apiserver_flowcontrol_rejected_requests",
+            "Number of requests rejected by API Priority and Fairness subsystem",
+            m.rejected.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_current_inqueue_requests",
+            "Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+            m.inqueue.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_current_executing_requests",
+            "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+            m.executing.clone(),
+        );
+    }
+
     /// Counts one answered request: `code`, and (unless it is a watch) its `elapsed` time.
     pub fn observe(&self, labels: &RequestLabels, code: u16, elapsed: Duration) {
         self.requests

@@ -36,6 +36,7 @@ pub mod defaulting;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod fieldmanager;
+pub mod flowcontrol;
 pub mod formats;
 pub mod kind;
 pub mod limits;

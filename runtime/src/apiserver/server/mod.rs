@@ -75,8 +75,16 @@ pub struct Config {
     /// serves every request unchecked, for local runs and tests. With it, [`ApiServer::serve`]
     /// asks TLS clients for a certificate.
     pub auth: Option<Arc<super::auth::Delegated>>,
-    /// Requests in flight and the share one user may hold ([`super::limits`]; 429 past them).
+    /// The server's seats: with `flowcontrol`, `max_requests_inflight +
+    /// max_mutating_requests_inflight` is the total split between the priority levels, as
+    /// kube-apiserver adds them; without it, the max-in-flight pools and the share one user
+    /// may hold ([`super::limits`]; 429 past them).
     pub limits: super::limits::Limits,
+    /// API priority and fairness ([`super::flowcontrol`]), kube-apiserver's default; `None`
+    /// runs the max-in-flight pools of `limits` instead, as kube-apiserver does with
+    /// `--enable-priority-and-fairness=false`. A request waits in a queue at most a quarter of
+    /// `request_timeout`.
+    pub flowcontrol: Option<super::flowcontrol::Configuration>,
     /// The clock objects are stamped with (the system's; the test cluster's is manual).
     pub clock: super::clock::Clock,
 }
@@ -93,6 +101,7 @@ impl Config {
             version: format!("v{}", env!("CARGO_PKG_VERSION")),
             auth: None,
             limits: super::limits::Limits::default(),
+            flowcontrol: Some(super::flowcontrol::Configuration::bootstrap()),
             clock: super::clock::Clock::system(),
         }
     }
@@ -104,6 +113,7 @@ pub struct ApiServer<S> {
     registry: Registry<S>,
     shutdown: CancellationToken,
     inflight: Arc<super::limits::InFlight>,
+    flow_control: Option<Arc<super::flowcontrol::FlowControl>>,
     metrics: Arc<super::metrics::ApiMetrics>,
 }
 
@@ -112,9 +122,20 @@ impl<S: Storage> ApiServer<S> {
     /// to 500 once cancelled.
     pub fn new(config: Config, store: S, shutdown: CancellationToken) -> Arc<Self> {
         let inflight = super::limits::InFlight::new(config.limits);
+        let metrics = super::metrics::ApiMetrics::new(inflight.clone(), &config.kinds);
+        let flow_control = config.flowcontrol.as_ref().map(|fc| {
+            let seats = config
+                .limits
+                .max_requests_inflight
+                .saturating_add(config.limits.max_mutating_requests_inflight);
+            let fc = super::flowcontrol::FlowControl::new(fc, seats, config.request_timeout / 4);
+            metrics.register_flowcontrol(fc.metrics());
+            fc
+        });
         Arc::new(Self {
-            metrics: super::metrics::ApiMetrics::new(inflight.clone(), &config.kinds),
+            metrics,
             inflight,
+            flow_control,
             registry: Registry::with_clock(store, config.clock.clone()),
             config,
             shutdown,
@@ -131,9 +152,14 @@ impl<S: Storage> ApiServer<S> {
         Router::new().fallback(handle::<S>).with_state(self.clone())
     }
 
-    /// The requests in flight now, per pool ([`super::limits`]).
+    /// The requests in flight now, per pool ([`super::limits`]; without flow control).
     pub fn inflight(&self) -> &super::limits::InFlight {
         &self.inflight
+    }
+
+    /// The priority and fairness state ([`super::flowcontrol`]), when it runs.
+    pub fn flow_control(&self) -> Option<&Arc<super::flowcontrol::FlowControl>> {
+        self.flow_control.as_ref()
     }
 
     /// The server's metrics, served at `/metrics` ([`super::metrics`]).
@@ -144,16 +170,23 @@ impl<S: Storage> ApiServer<S> {
     /// Puts `Config::auth`'s authentication and authorization in front of every route of
     /// `router` (none when it is `None`), then the refusal of impersonation headers (every
     /// route but the probes, routes of your own included: [`impersonation`]), then the
-    /// request metrics ([`super::metrics`]), then
+    /// request metrics ([`super::metrics`]), then priority and fairness
+    /// ([`super::flowcontrol::filter`]) or, without it,
     /// `Config::limits` (a request over them is 429, counted for the user authentication
     /// found). Client certificates reach it only when
     /// served by [`crate::tls::serve_with_client_certs`], as [`Self::serve`] does.
     pub fn guard(&self, router: Router) -> Router {
-        let router = router
-            .layer(axum::middleware::from_fn_with_state(
+        let router = match &self.flow_control {
+            Some(fc) => router.layer(axum::middleware::from_fn_with_state(
+                fc.clone(),
+                super::flowcontrol::filter::middleware,
+            )),
+            None => router.layer(axum::middleware::from_fn_with_state(
                 self.inflight.clone(),
                 super::limits::middleware,
-            ))
+            )),
+        };
+        let router = router
             .layer(axum::middleware::from_fn_with_state(
                 self.metrics.clone(),
                 super::metrics::middleware,
