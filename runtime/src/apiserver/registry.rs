@@ -45,6 +45,7 @@ mod meta;
 mod scale;
 
 pub use list::{Event, ListOptions, WatchStream};
+pub(crate) use meta::go_quote;
 pub use scale::scale_of;
 
 /// Which part of the object a write addresses.

@@ -45,37 +45,13 @@ pub fn causes(manager: &str) -> Vec<(String, String)> {
                 "fieldManager".into(),
                 format!(
                     "Invalid value: {}: invalid character U+{:04X} (at position {i})",
-                    go_quote(manager),
+                    crate::apiserver::registry::go_quote(manager),
                     c as u32
                 ),
             ));
         }
     }
     causes
-}
-
-/// `s` quoted as Go's `strconv.Quote` (`%q`) quotes it: printable characters as they are,
-/// `\n`-style escapes, other characters as `\u200b` or `\U000e0041`.
-fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if is_print(c) => out.push(c),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The manager name of a request without `fieldManager`, from its `User-Agent` header's
@@ -152,7 +128,10 @@ mod tests {
             )]
         );
         assert!(causes(&"m".repeat(128)).is_empty());
-        assert_eq!(go_quote("a\"\\\t\u{e0041}é"), r#""a\"\\\t\U000e0041é""#);
+        assert_eq!(
+            crate::apiserver::registry::go_quote("a\"\\\t\u{e0041}é"),
+            r#""a\"\\\t\U000e0041é""#
+        );
     }
 
     #[test]

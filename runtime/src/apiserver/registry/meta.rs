@@ -129,8 +129,10 @@ pub fn label_value_errors(s: &str) -> Vec<String> {
     errs
 }
 
-/// A string as Go's `%q` prints it: printable characters as they are, `"` and `\` escaped,
-/// control characters as `\n`, `\t`, … or `\x..`/`\u....`.
+/// A string as Go's `%q` (`strconv.Quote`) prints it: printable characters (Go's
+/// `unicode.IsPrint`, [`crate::apiserver::fieldmanager::manager::is_print`]) as they are, `"`
+/// and `\` escaped, `\n`-style escapes, other control characters as `\x..`, other
+/// non-printable characters as `\u....` or `\U........`.
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -148,8 +150,9 @@ pub fn go_quote(s: &str) -> String {
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+            c if crate::apiserver::fieldmanager::manager::is_print(c) => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
         }
     }
     out.push('"');
