@@ -17,8 +17,9 @@
 //!   cannot write them: `status` through the object when there is a status subresource;
 //!   `metadata` and `spec` through `/status`.
 //!
-//! Not kept: the cap of ten `Update` entries (older ones merged into `ancient-changes`), and
-//! the `kubectl.kubernetes.io/last-applied-configuration` upgrade path.
+//! `Update` entries are capped at ten ([`cap_updates`]), as k8s.io/apiserver's
+//! `capManagersManager` caps them. Not kept: the
+//! `kubectl.kubernetes.io/last-applied-configuration` upgrade path.
 
 use serde_json::{Map, Value, json};
 
@@ -264,7 +265,81 @@ pub fn record_update(
         }
     }
     entries.retain(|e| !e.fields.is_empty());
+    cap_updates(&mut entries);
     Ok(entries)
+}
+
+/// The most `Update` entries an object keeps (k8s.io/apiserver's `DefaultMaxUpdateManagers`).
+pub const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// The manager that older `Update` entries are merged into, one per API version
+/// (k8s.io/apiserver's `ancient-changes`).
+pub const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// Caps the `Update` entries at [`MAX_UPDATE_MANAGERS`] as k8s.io/apiserver's
+/// `capManagersManager` does after every write: the updates are taken oldest first (no time
+/// first, then by time, then by identity); the first of each API version is remembered, and
+/// each later one of that version is merged (union of fields, its time) into the version's
+/// [`ANCIENT_CHANGES`] bucket (the remembered entry becoming the bucket when the bucket is
+/// made), until no more than the cap are left. `Apply` entries are never merged.
+pub fn cap_updates(entries: &mut Vec<Entry>) {
+    let mut updates: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].operation == Operation::Update)
+        .collect();
+    if updates.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    let identity = |e: &Entry| {
+        (
+            e.manager.clone(),
+            e.api_version.clone(),
+            e.subresource.clone(),
+        )
+    };
+    updates.sort_by(|&a, &b| {
+        let (a, b) = (&entries[a], &entries[b]);
+        (a.time.is_some(), &a.time, identity(a)).cmp(&(b.time.is_some(), &b.time, identity(b)))
+    });
+    let is_bucket = |e: &Entry, version: &str| {
+        e.manager == ANCIENT_CHANGES
+            && e.operation == Operation::Update
+            && e.api_version == version
+            && e.subresource.is_empty()
+    };
+    let mut first_of_version: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut removed = vec![false; entries.len()];
+    let mut left = updates.len();
+    for &i in &updates {
+        if left <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        let Some(&first) = first_of_version.get(&version) else {
+            first_of_version.insert(version, i);
+            continue;
+        };
+        let bucket =
+            match (0..entries.len()).find(|&b| !removed[b] && is_bucket(&entries[b], &version)) {
+                Some(b) => b,
+                None => {
+                    // The remembered entry becomes the bucket.
+                    let e = &mut entries[first];
+                    e.manager = ANCIENT_CHANGES.to_owned();
+                    e.subresource = String::new();
+                    first
+                }
+            };
+        let (fields, time) = (entries[i].fields.clone(), entries[i].time.clone());
+        entries[bucket].fields = entries[bucket].fields.union(&fields);
+        entries[bucket].time = time;
+        removed[i] = true;
+        left -= 1;
+    }
+    let mut index = 0;
+    entries.retain(|_| {
+        index += 1;
+        !removed[index - 1]
+    });
 }
 
 /// Why an apply failed.
@@ -353,6 +428,7 @@ pub fn apply(
     }
     entries.push(me);
     entries.retain(|e| !e.fields.is_empty());
+    cap_updates(&mut entries);
     Ok((merged, entries))
 }
 

@@ -339,3 +339,103 @@ fn set_items_stay_while_any_applier_applies_them() {
     .unwrap();
     assert_eq!(live["spec"]["tags"], json!(["a", "c"]));
 }
+
+/// `n` Update entries `m00`, `m01`, … at times one second apart (oldest first), each owning
+/// its own `spec.f<i>`, at `version`; plus one Apply entry.
+fn many_updates(n: usize, version: impl Fn(usize) -> &'static str) -> Vec<Entry> {
+    let mut managed: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"manager": format!("m{i:02}"), "operation": "Update",
+                   "apiVersion": version(i), "time": format!("2026-01-02T03:04:{i:02}Z"),
+                   "fieldsType": "FieldsV1",
+                   "fieldsV1": {"f:spec": {format!("f:f{i}"): {}}}})
+        })
+        .collect();
+    managed.push(
+        json!({"manager": "kubectl", "operation": "Apply", "apiVersion": V1,
+        "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:replicas": {}}}}),
+    );
+    decode(&json!({"metadata": {"managedFields": managed}})).unwrap()
+}
+
+fn summary(entries: &[Entry]) -> Vec<(String, String, Option<String>, Value)> {
+    let mut out: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.manager.clone(),
+                e.api_version.clone(),
+                e.time.clone(),
+                e.fields.to_fields_v1(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// As k8s.io/apiserver's capManagersManager: past ten Update entries, the oldest of an API
+/// version are merged into its `ancient-changes` bucket (fields united, the time of the last
+/// one merged) until ten are left; the Apply entry is untouched, and ten or fewer stay as
+/// they are.
+#[test]
+fn update_entries_past_ten_are_merged_into_ancient_changes_per_version() {
+    let mut entries = many_updates(10, |_| V1);
+    let before = entries.clone();
+    cap_updates(&mut entries);
+    assert_eq!(entries, before);
+
+    let mut entries = many_updates(12, |_| V1);
+    cap_updates(&mut entries);
+    let got = summary(&entries);
+    assert_eq!(got.len(), 11, "{got:?}");
+    assert_eq!(
+        got[0],
+        (
+            ANCIENT_CHANGES.to_owned(),
+            V1.to_owned(),
+            Some("2026-01-02T03:04:02Z".to_owned()),
+            json!({"f:spec": {"f:f0": {}, "f:f1": {}, "f:f2": {}}})
+        )
+    );
+    let names: Vec<&str> = got.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            ANCIENT_CHANGES,
+            "kubectl",
+            "m03",
+            "m04",
+            "m05",
+            "m06",
+            "m07",
+            "m08",
+            "m09",
+            "m10",
+            "m11"
+        ]
+    );
+
+    // Two versions: the oldest of each version is remembered, later ones of the same version
+    // merge into that version's bucket.
+    let mut entries = many_updates(12, |i| if i % 2 == 0 { V1 } else { "example.com/v2" });
+    cap_updates(&mut entries);
+    let got = summary(&entries);
+    let updates: Vec<_> = got.iter().filter(|e| e.0 != "kubectl").collect();
+    assert_eq!(updates.len(), 10, "{got:?}");
+    // m00 (v1) and m01 (v2) are remembered; m02 (v1) makes the v1 bucket from m00; m03 (v2)
+    // the v2 bucket from m01: twelve became ten.
+    let buckets: Vec<_> = got.iter().filter(|e| e.0 == ANCIENT_CHANGES).collect();
+    assert_eq!(buckets.len(), 2, "{got:?}");
+    assert!(
+        buckets
+            .iter()
+            .any(|b| b.1 == V1 && b.3 == json!({"f:spec": {"f:f0": {}, "f:f2": {}}}))
+    );
+    assert!(
+        buckets
+            .iter()
+            .any(|b| b.1 == "example.com/v2" && b.3 == json!({"f:spec": {"f:f1": {}, "f:f3": {}}}))
+    );
+}
