@@ -3,7 +3,7 @@
 //! per field, the list type and map keys server-side apply merges by, and the strategic merge
 //! patch strategy and merge key, as Kubernetes' OpenAPI declares them.
 //!
-//! `builtin_merge.json` is written by `scripts/builtin-merge-facts.py` from the Kubernetes 1.37
+//! `builtin_merge.json` (JSON after two `#` header lines) is written by `scripts/builtin-merge-facts.py` from the Kubernetes 1.37
 //! JSON schemas that kubernetes-validate installs (its header says how to regenerate it); the
 //! definitions it shares through `{"$ref": name}` are expanded here, once per kind.
 
@@ -13,7 +13,17 @@ use serde_json::{Map, Value};
 
 const FACTS: &str = include_str!("builtin_merge.json");
 
-static PARSED: LazyLock<Value> = LazyLock::new(|| serde_json::from_str(FACTS).unwrap_or_default());
+/// The facts: the JSON document after the file's `#` header lines (the tool-owned line every
+/// runtime file opens with, and where the data comes from). The file is compiled in and
+/// checked by the tests below, so a parse failure is a bug of this crate, not an input error.
+static PARSED: LazyLock<Value> = LazyLock::new(|| {
+    let json: String = FACTS
+        .lines()
+        .skip_while(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    serde_json::from_str(&json).expect("builtin_merge.json holds JSON after its header lines")
+});
 
 /// The merge facts of the kind `kind` at `api_version` (`apps/v1`, `Deployment`), definitions
 /// expanded; `None` for a kind the file does not hold (a test checks every built-in has one).
