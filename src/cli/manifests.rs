@@ -198,8 +198,11 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     if let Some(warning) = k8s_version_warning(&dir) {
         eprintln!("warning: {warning}");
     }
+    let build_script = crate::scaffold::engine::read(&dir, Path::new("build.rs"))
+        .ok()
+        .flatten();
     let cfg = match crate::manifests::cfg::Cfg::for_dir(&dir, &args.features.flags()) {
-        Ok(cfg) => std::sync::Arc::new(cfg),
+        Ok(cfg) => std::sync::Arc::new(with_target_cfg(cfg, &dir, build_script.as_deref())),
         Err(e @ crate::manifests::cfg::features::FeatureError::Flag(_)) => {
             eprintln!("error: {e}");
             return Ok(super::EXIT_USAGE);
@@ -270,7 +273,7 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    if let Ok(Some(text)) = crate::scaffold::engine::read(&dir, Path::new("build.rs")) {
+    if let Some(text) = build_script {
         settings.extra_sources.push((dir.join("build.rs"), text));
     }
     let crate_dir = dir.join("Cargo.toml").is_file().then(|| dir.clone());
@@ -501,6 +504,31 @@ fn stale_crd_files(
         .collect();
     stale.sort();
     stale
+}
+
+/// `cfg` with what rustc sets for a dev build of the crate in `dir` (see
+/// [`crate::manifests::cfg::target`]); when rustc cannot answer, a warning, and target
+/// predicates stay undecided.
+fn with_target_cfg(
+    cfg: crate::manifests::cfg::Cfg,
+    dir: &Path,
+    build_script: Option<&str>,
+) -> crate::manifests::cfg::Cfg {
+    let manifest = match cfg.source() {
+        crate::manifests::cfg::FeatureSource::Manifest(path) => {
+            crate::scaffold::engine::regular::read_path(path).ok()
+        }
+        crate::manifests::cfg::FeatureSource::NoManifest => None,
+    };
+    match crate::manifests::cfg::TargetCfg::query(dir, manifest.as_deref(), build_script) {
+        Ok(target) => cfg.with_target(target),
+        Err(e) => {
+            eprintln!(
+                "warning: {e}; `cfg` predicates on the target, the profile and RUSTFLAGS are left undecided"
+            );
+            cfg
+        }
+    }
 }
 
 /// When the sources test features but no package Cargo.toml was found: say which features

@@ -4,9 +4,11 @@
 //!
 //! Predicates are decided from what `cargo build` gives rustc: `test`, `doc`, `doctest`,
 //! `miri`, `proc_macro` are false; `feature = "…"` follows the crate's features (see
-//! [`features`]); `true`/`false` are themselves; `all`/`any`/`not` combine. Everything that
-//! depends on the target, the profile or `RUSTFLAGS` (`unix`, `target_os = "…"`,
-//! `debug_assertions`, `panic = "…"`, custom `--cfg` names such as `docsrs`) is *undecided*.
+//! [`features`]); `true`/`false` are themselves; `all`/`any`/`not` combine. What depends on
+//! the target, the profile or `RUSTFLAGS` (`unix`, `target_os = "…"`, `debug_assertions`,
+//! `panic = "…"`, custom `--cfg` names such as `docsrs`) follows what rustc answers (see
+//! [`target`]), and a name it does not set is false; without that answer (or for a name a
+//! build script may set) such a predicate is *undecided*.
 //!
 //! An undecided node is not guessed: it stays in the tree marked with one `#[cfg(<atom>)]`
 //! attribute naming the first predicate that could not be decided, and so does the item of
@@ -32,8 +34,10 @@ use syn::visit_mut::VisitMut;
 use syn::{Attribute, Meta, Token};
 
 pub mod features;
+pub mod target;
 
 pub use features::{FeatureFlags, FeatureSource};
+pub use target::TargetCfg;
 
 /// The configuration the crate is compiled under, as far as rsbuilder decides it.
 #[derive(Debug)]
@@ -42,6 +46,9 @@ pub struct Cfg {
     source: FeatureSource,
     /// Set when a `feature = "…"` predicate was decided (for the "no Cargo.toml" note).
     feature_read: AtomicBool,
+    /// What rustc sets for the target, the profile and the flags; `None`: not known, and
+    /// every such predicate is undecided.
+    target: Option<TargetCfg>,
 }
 
 impl Default for Cfg {
@@ -58,7 +65,20 @@ impl Cfg {
             features,
             source,
             feature_read: AtomicBool::new(false),
+            target: None,
         }
+    }
+
+    /// This configuration with the target's names and pairs known (see [`target`]): a
+    /// predicate on them is decided, and a name rustc does not set is false.
+    pub fn with_target(mut self, target: TargetCfg) -> Self {
+        self.target = Some(target);
+        self
+    }
+
+    /// The target configuration, when known.
+    pub fn target(&self) -> Option<&TargetCfg> {
+        self.target.as_ref()
     }
 
     /// The configuration of the package whose Cargo.toml is the nearest at or above `dir`
@@ -117,14 +137,25 @@ impl Cfg {
                 | "target_has_atomic"
                 | "target_feature"
                 | "panic" => Truth::False,
-                _ => Truth::Undecided(Atom::of(pred)),
+                other => match self.target.as_ref().and_then(|t| t.name(other)) {
+                    Some(b) => Truth::from(b),
+                    None => Truth::Undecided(Atom::of(pred)),
+                },
             },
             Pred::KeyValue(key, value) => {
                 if key == "feature" {
                     self.feature_read.store(true, Ordering::Relaxed);
                     Truth::from(self.features.contains(&value.value()))
                 } else {
-                    Truth::Undecided(Atom::of(pred))
+                    let key = key.to_string();
+                    match self
+                        .target
+                        .as_ref()
+                        .and_then(|t| t.pair(&key, &value.value()))
+                    {
+                        Some(b) => Truth::from(b),
+                        None => Truth::Undecided(Atom::of(pred)),
+                    }
                 }
             }
             Pred::All(list, _) => self.combine(list, false),

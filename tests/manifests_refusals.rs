@@ -1,0 +1,124 @@
+//! `rsbuilder manifests` where it used to refuse code it can read: `cfg` decided with the
+//! target's configuration, hand-written `JsonSchema` impls, `doc`/`description` expressions,
+//! and the messages that name the fix.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn rsbuilder() -> Command {
+    let mut c = Command::cargo_bin("rsbuilder").unwrap();
+    c.env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET");
+    c
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn yaml_value(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+const HEAD: &str = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n";
+
+/// A crate `op` in `dir` whose `src/lib.rs` is [`HEAD`] and `body`.
+fn krate(dir: &Path, body: &str) {
+    write(
+        dir,
+        "Cargo.toml",
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    );
+    write(dir, "src/lib.rs", &format!("{HEAD}{body}"));
+}
+
+/// The `spec` schema of kind `Thing` (group t.example.com) written under `dir/config`.
+fn thing_spec(dir: &Path) -> serde_json::Value {
+    let crd = yaml_value(&dir.join("config/crd/bases/t.example.com_things.yaml"));
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"].clone()
+}
+
+const THING: &str = "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\n";
+
+// ---- cfg against the target's configuration ----
+
+/// shulker's `default_port`: `cfg(not(tarpaulin_include))` of a name nothing sets is true.
+#[test]
+fn a_cfg_name_nothing_sets_is_false_so_its_not_is_true() {
+    let tmp = tempfile::tempdir().unwrap();
+    krate(
+        tmp.path(),
+        &format!(
+            "{THING}pub struct ThingSpec {{\n    #[serde(default = \"default_port\")]\n    pub port: i32,\n}}\n\n\
+             #[cfg(not(tarpaulin_include))]\nfn default_port() -> i32 {{\n    25565\n}}\n"
+        ),
+    );
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    assert_eq!(
+        thing_spec(tmp.path())["properties"]["port"]["default"],
+        25565
+    );
+}
+
+/// Target names follow rustc; `--cfg` names come from RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS;
+/// `debug_assertions` from the dev profile.
+#[test]
+fn target_profile_and_rustflags_cfgs_are_decided_as_rustc_sets_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    krate(
+        tmp.path(),
+        &format!(
+            "{THING}pub struct ThingSpec {{\n\
+             \x20   #[cfg(unix)]\n    pub on_unix: bool,\n\
+             \x20   #[cfg(windows)]\n    pub on_windows: bool,\n\
+             \x20   #[cfg(my_flag)]\n    pub flagged: bool,\n\
+             \x20   #[cfg(debug_assertions)]\n    pub debug: bool,\n\
+             }}\n"
+        ),
+    );
+    let fields = |envs: &[(&str, &str)]| -> Vec<String> {
+        let mut cmd = rsbuilder();
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd.args(["manifests", "--evaluate", "static", "--dir"])
+            .arg(tmp.path())
+            .assert()
+            .success();
+        let spec = thing_spec(tmp.path());
+        let mut names: Vec<String> = spec["properties"]
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let host = if cfg!(unix) { "on_unix" } else { "on_windows" };
+    assert_eq!(fields(&[]), ["debug", host]);
+    assert_eq!(
+        fields(&[("RUSTFLAGS", "--cfg my_flag")]),
+        ["debug", "flagged", host]
+    );
+    assert_eq!(
+        fields(&[("CARGO_ENCODED_RUSTFLAGS", "--cfg\x1fmy_flag")]),
+        ["debug", "flagged", host]
+    );
+    let toml = std::fs::read_to_string(tmp.path().join("Cargo.toml")).unwrap();
+    write(
+        tmp.path(),
+        "Cargo.toml",
+        &format!("{toml}\n[profile.dev]\ndebug-assertions = false\n"),
+    );
+    assert_eq!(fields(&[]), [host]);
+}
