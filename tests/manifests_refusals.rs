@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use predicates::prelude::*;
 
 fn rsbuilder() -> Command {
     let mut c = Command::cargo_bin("rsbuilder").unwrap();
@@ -121,4 +122,37 @@ fn target_profile_and_rustflags_cfgs_are_decided_as_rustc_sets_them() {
         &format!("{toml}\n[profile.dev]\ndebug-assertions = false\n"),
     );
     assert_eq!(fields(&[]), [host]);
+}
+
+// ---- hand-written JsonSchema impls ----
+
+/// restate's `RestateAdminEndpoint`, linkerd's `K8sDuration`: a type whose `JsonSchema` is
+/// written by hand is code to compile; `static` refuses it saying how to get there.
+#[test]
+fn a_hand_written_json_schema_impl_is_refused_in_static_with_the_way_to_auto() {
+    let tmp = tempfile::tempdir().unwrap();
+    krate(
+        tmp.path(),
+        &format!(
+            "{THING}pub struct ThingSpec {{\n    pub timeout: GoDuration,\n}}\n\n\
+             #[derive(Serialize, Deserialize, Clone, Debug)]\npub struct GoDuration(String);\n\n\
+             impl JsonSchema for GoDuration {{\n\
+             \x20   fn schema_name() -> std::borrow::Cow<'static, str> {{\n        \"GoDuration\".into()\n    }}\n\
+             \x20   fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {{\n        schemars::json_schema!({{\"type\": \"string\"}})\n    }}\n\
+             }}\n"
+        ),
+    );
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/lib.rs:12:12: hand-written schema: `GoDuration` implements `JsonSchema` by hand (",
+        ))
+        .stderr(predicate::str::contains(
+            "src/lib.rs:14), and rsbuilder does not run that code",
+        ))
+        .stderr(predicate::str::contains("help: run with `--evaluate auto`"))
+        .stderr(predicate::str::contains("does not derive").not());
 }

@@ -158,6 +158,36 @@ fn needs_compile(k: &KindOutcome<(String, String)>) -> bool {
     matches!(&k.result, Err(d) if !d.is_empty() && d.iter().all(|d| d.cause == Cause::NeedsCompile))
 }
 
+/// Why a kind's CRD comes from the compiler, for its note: never empty.
+///
+/// `result` is the static derivation of the kind. Its first [`Cause::NeedsCompile`]
+/// diagnostic gives the reason (`because src/lib.rs:5: …`; a hand-written `JsonSchema` impl
+/// reads `hand-written schema: compiled, because …`); otherwise the reason is the
+/// `--evaluate compile` flag, with the static failure when there was one.
+pub fn compiled_because<T>(result: &Result<T, Vec<Diagnostic>>, evaluate: Evaluate) -> String {
+    let at = |d: &Diagnostic| format!("{}:{}", d.file.display(), d.line);
+    let diags = match result {
+        Ok(_) => &[][..],
+        Err(d) => &d[..],
+    };
+    if let Some(d) = diags.iter().find(|d| d.cause == Cause::NeedsCompile) {
+        return match d.message.strip_prefix(super::crd::derive::HAND_WRITTEN) {
+            Some(rest) => format!("hand-written schema: compiled, because {}: {rest}", at(d)),
+            None => format!("because {}: {}", at(d), d.message),
+        };
+    }
+    match (evaluate, diags.first()) {
+        (Evaluate::Compile, None) => "because of --evaluate compile".to_string(),
+        (Evaluate::Compile, Some(d)) => format!(
+            "because of --evaluate compile (statically: {}: {})",
+            at(d),
+            d.message
+        ),
+        (_, Some(d)) => format!("because {}: {}", at(d), d.message),
+        (_, None) => "because rsbuilder was asked to compile it".to_string(),
+    }
+}
+
 /// The kinds the probe compiles, and the compiled CRDs put in place (or compared with
 /// `--verify`); notes on what came from where.
 fn compile_kinds(
@@ -203,13 +233,7 @@ fn compile_kinds(
     for (&i, compiled) in wanted.iter().zip(run.kinds) {
         let k = &mut kinds[i];
         let name = k.name();
-        let why = match &k.result {
-            Err(d) => d
-                .iter()
-                .find(|d| d.cause == Cause::NeedsCompile)
-                .map(|d| format!("because {}:{}: {}", d.file.display(), d.line, d.message)),
-            Ok(_) => None,
-        };
+        let why = compiled_because(&k.result, opts.evaluate);
         let cached = if run.cached { " (cached)" } else { "" };
         let compiled = compiled.and_then(|crd| {
             let file_name = format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural);
@@ -263,15 +287,8 @@ fn compile_kinds(
                 out.failed.push((format!("{name} (--verify)"), None));
             }
             (_, Ok((_, file_name, yaml))) if use_compiled => {
-                if k.result.is_err() {
-                    let reason = why.unwrap_or_default();
-                    out.notes
-                        .push(format!("{name}: CRD from the compiler{cached}, {reason}"));
-                } else {
-                    out.notes.push(format!(
-                        "{name}: CRD from the compiler{cached}, because of --evaluate compile"
-                    ));
-                }
+                out.notes
+                    .push(format!("{name}: CRD from the compiler{cached}, {why}"));
                 k.result = Ok((file_name, yaml));
             }
             (_, Err(diags)) if use_compiled => {
@@ -561,5 +578,46 @@ mod tests {
         assert_eq!(err.0.len(), 1, "{err}");
         assert!(err.0[0].file.ends_with("src/k7.rs"), "{err}");
         assert!(err.0[0].message.contains("syntax error"), "{err}");
+    }
+}
+
+/// The reason each compiled kind's note gives.
+#[cfg(test)]
+mod compiled_because_tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn every_compiled_kind_has_a_reason() {
+        let hand = Diagnostic::new(
+            Path::new("src/lib.rs"),
+            5,
+            12,
+            format!(
+                "{}`Dur` implements `JsonSchema` by hand (src/lib.rs:9), and rsbuilder does not run that code",
+                crate::manifests::crd::derive::HAND_WRITTEN
+            ),
+        )
+        .needs_compile();
+        assert_eq!(
+            compiled_because::<()>(&Err(vec![hand]), Evaluate::Auto),
+            "hand-written schema: compiled, because src/lib.rs:5: `Dur` implements `JsonSchema` by hand (src/lib.rs:9), and rsbuilder does not run that code"
+        );
+        let computed =
+            Diagnostic::new(Path::new("src/a.rs"), 3, 1, "a computed default").needs_compile();
+        assert_eq!(
+            compiled_because::<()>(&Err(vec![computed]), Evaluate::Auto),
+            "because src/a.rs:3: a computed default"
+        );
+        assert_eq!(
+            compiled_because::<()>(&Ok(()), Evaluate::Compile),
+            "because of --evaluate compile"
+        );
+        // Before: an invalid static result under --evaluate compile gave an empty reason.
+        let invalid = Diagnostic::new(Path::new("src/a.rs"), 7, 1, "not valid");
+        assert_eq!(
+            compiled_because::<()>(&Err(vec![invalid]), Evaluate::Compile),
+            "because of --evaluate compile (statically: src/a.rs:7: not valid)"
+        );
     }
 }

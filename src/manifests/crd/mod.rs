@@ -1436,3 +1436,56 @@ pub struct Item {{
         assert!(err.contains("storage = false"), "{err}");
     }
 }
+
+/// Code rsbuilder used to refuse wrongly, and the messages that name the fix.
+#[cfg(test)]
+mod refusal_tests {
+    use super::*;
+    use crate::manifests::diag::Cause;
+    use std::path::Path;
+
+    const HEADER: &str = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+    const CR: &str = "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\n";
+
+    fn run(files: &[(&str, &str)]) -> Result<Vec<GeneratedCrd>, Vec<Diagnostic>> {
+        let set = SourceSet {
+            files: files
+                .iter()
+                .map(|(p, t)| SourceSet::parse_text(Path::new(p), format!("{HEADER}{t}")).unwrap())
+                .collect(),
+        };
+        crds_from_sources(&set)
+    }
+
+    /// linkerd's `K8sDuration`: a newtype with `impl JsonSchema` written by hand is code to
+    /// compile, not a type missing a derive.
+    #[test]
+    fn a_hand_written_json_schema_impl_needs_the_compiler() {
+        let src = format!(
+            "{CR}pub struct ThingSpec {{\n    pub timeout: K8sDuration,\n}}\n\n\
+             #[derive(Serialize, Deserialize, Clone, Debug)]\npub struct K8sDuration(String);\n\n\
+             impl schemars::JsonSchema for K8sDuration {{\n\
+             \x20   fn schema_name() -> std::borrow::Cow<'static, str> {{ \"K8sDuration\".into() }}\n\
+             \x20   fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{\"type\": \"string\"}}) }}\n\
+             }}\n"
+        );
+        let diags = run(&[("src/lib.rs", &src)]).unwrap_err();
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        let d = &diags[0];
+        assert_eq!(d.cause, Cause::NeedsCompile);
+        assert_eq!((d.line, d.column), (11, 12), "{d}");
+        assert_eq!(
+            d.message,
+            "hand-written schema: `K8sDuration` implements `JsonSchema` by hand (src/lib.rs:13), and rsbuilder does not run that code"
+        );
+        assert!(
+            d.help.as_deref().unwrap().contains("--evaluate auto"),
+            "{d}"
+        );
+        // Without the impl, the fix is the derive.
+        let without = src.split("impl schemars").next().unwrap().to_string();
+        let diags = run(&[("src/lib.rs", &without)]).unwrap_err();
+        assert_eq!(diags[0].cause, Cause::Invalid);
+        assert!(diags[0].message.contains("does not derive `JsonSchema`"));
+    }
+}

@@ -801,6 +801,29 @@ impl<'a> Crate<'a> {
         None
     }
 
+    /// The `impl <trait_name> for <ty>` block of the local type `ty` (defined in module
+    /// `tm`), if the sources hold one: the trait is matched by its last path segment
+    /// (`JsonSchema`, `schemars::JsonSchema`), the type through name resolution.
+    pub fn trait_impl(
+        &self,
+        tm: ModId,
+        ty: &str,
+        trait_name: &str,
+    ) -> Option<(ModId, &'a syn::ItemImpl)> {
+        self.impls().find(|(im, imp)| {
+            let Some((_, path, _)) = &imp.trait_ else {
+                return false;
+            };
+            if path.segments.last().is_none_or(|s| s.ident != trait_name) {
+                return false;
+            }
+            let syn::Type::Path(tp) = &*imp.self_ty else {
+                return false;
+            };
+            self.resolve_type(*im, &tp.path) == Some(Resolved::Local(tm, ty.to_string()))
+        })
+    }
+
     /// The type item a [`Resolved::Local`] names.
     pub fn item(&self, m: ModId, name: &str) -> Option<LocalItem<'a>> {
         self.modules[m].types.get(name).copied()

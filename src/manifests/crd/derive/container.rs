@@ -11,6 +11,10 @@ use crate::manifests::crd::defaults;
 use crate::manifests::crd::known::{self, Eval};
 use crate::manifests::crd::resolve::ModId;
 
+/// How the message of a hand-written `JsonSchema` impl begins; the compile note of its kind
+/// reads it (see `generate::compiled_because`).
+pub const HAND_WRITTEN: &str = "hand-written schema: ";
+
 impl<'c, 'a> Deriver<'c, 'a> {
     /// `#[derive(JsonSchema)]` / `#[derive(KubeSchema)]` for one item.
     pub(super) fn derive(
@@ -23,6 +27,23 @@ impl<'c, 'a> Deriver<'c, 'a> {
         let derives = attrs::derives(original_attrs);
         let kube_schema = derives.iter().any(|d| d == "KubeSchema");
         if !kube_schema && !derives.iter().any(|d| d == "JsonSchema") {
+            if let Some((im, imp)) =
+                self.krate
+                    .trait_impl(m, &input.ident.to_string(), "JsonSchema")
+            {
+                // `crd()` calls that impl: valid, but code rsbuilder does not run.
+                let at = imp.self_ty.span().start();
+                let file = self.krate.modules[im].file.path.display().to_string();
+                return Err(self.undecidable(
+                    m,
+                    input.ident.span(),
+                    format!(
+                        "{HAND_WRITTEN}`{}` implements `JsonSchema` by hand ({file}:{}), and rsbuilder does not run that code",
+                        input.ident, at.line
+                    ),
+                    Some("run with `--evaluate auto` (the default) to take this kind from the compiler".into()),
+                ));
+            }
             return Err(self.error(
                 m,
                 input.ident.span(),

@@ -26,6 +26,7 @@ mod transforms;
 mod types;
 mod x_kube;
 
+pub use container::HAND_WRITTEN;
 pub use sites::{Member, TypeKey};
 pub use transforms::run_transforms;
 pub use x_kube::rule_expr;
