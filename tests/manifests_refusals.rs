@@ -156,3 +156,45 @@ fn a_hand_written_json_schema_impl_is_refused_in_static_with_the_way_to_auto() {
         .stderr(predicate::str::contains("help: run with `--evaluate auto`"))
         .stderr(predicate::str::contains("does not derive").not());
 }
+
+// ---- doc expressions ----
+
+/// `include_str!` of a file in the crate is read; one outside the crate is refused with the
+/// reason.
+#[test]
+fn include_str_docs_are_read_inside_the_crate_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!(
+            "{THING}pub struct ThingSpec {{\n    #[doc = include_str!(\"../docs/port.md\")]\n    pub port: i32,\n}}\n"
+        ),
+    );
+    write(&op, "docs/port.md", "The port\nto listen on.");
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(&op)
+        .assert()
+        .success();
+    assert_eq!(
+        thing_spec(&op)["properties"]["port"]["description"],
+        "The port\nto listen on."
+    );
+    write(tmp.path(), "outside.md", "secret");
+    let lib = std::fs::read_to_string(op.join("src/lib.rs")).unwrap();
+    write(
+        &op,
+        "src/lib.rs",
+        &lib.replace("../docs/port.md", "../../outside.md"),
+    );
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(&op)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("src/lib.rs:8:"))
+        .stderr(predicate::str::contains(
+            "`include_str!` of a file outside the crate",
+        ));
+}

@@ -141,6 +141,10 @@ pub fn schemars_to_serde(attrs: &mut Vec<Attribute>) {
 pub struct Common {
     /// Doc comment lines joined as schemars joins them.
     pub doc: Option<String>,
+    /// The doc when a line is not a string literal (`#[doc = concat!(...)]`,
+    /// `#[doc = include_str!("…")]`): the `concat!` of every line that schemars builds, for
+    /// the evaluator; [`Common::doc`] is then `None`.
+    pub doc_expr: Option<Expr>,
     /// `#[deprecated]`.
     pub deprecated: bool,
     /// `title = …`.
@@ -159,6 +163,7 @@ impl Common {
     /// No metadata at all (schemars' `is_default`).
     pub fn is_default(&self) -> bool {
         self.doc.is_none()
+            && self.doc_expr.is_none()
             && !self.deprecated
             && self.title.is_none()
             && self.description.is_none()
@@ -265,7 +270,8 @@ impl VariantAttrs {
 }
 
 /// Doc comment as schemars_derive reads it: every `#[doc = "…"]` line with one leading space
-/// stripped, joined with `\n`. A non-literal doc (`include_str!`) is an error.
+/// stripped, joined with `\n`. `None` as well when a line is not a string literal: see
+/// [`doc_expr`].
 pub fn doc(attrs: &[Attribute]) -> Result<Option<String>, syn::Error> {
     let mut lines = Vec::new();
     for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
@@ -280,12 +286,7 @@ pub fn doc(attrs: &[Attribute]) -> Result<Option<String>, syn::Error> {
                 let v = s.value();
                 lines.push(v.strip_prefix(' ').map(str::to_string).unwrap_or(v));
             }
-            other => {
-                return Err(syn::Error::new_spanned(
-                    other,
-                    "this doc attribute is not a string literal, so its text cannot be read statically",
-                ));
-            }
+            _ => return Ok(None),
         }
     }
     Ok(if lines.is_empty() {
@@ -293,6 +294,49 @@ pub fn doc(attrs: &[Attribute]) -> Result<Option<String>, syn::Error> {
     } else {
         Some(lines.join("\n"))
     })
+}
+
+/// The doc of `attrs` as the expression schemars_derive writes when a line is not a string
+/// literal: `concat!(line, "\n", line, ...)`, a literal line losing one leading space and any
+/// other line (`concat!(...)`, `include_str!(...)`) kept as written. `None` when every line is
+/// a literal (see [`doc`]).
+pub fn doc_expr(attrs: &[Attribute]) -> Option<Expr> {
+    let values: Vec<&Expr> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| a.meta.require_name_value().ok())
+        .map(|nv| &nv.value)
+        .collect();
+    let literal = |e: &Expr| {
+        matches!(
+            e,
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(_),
+                ..
+            })
+        )
+    };
+    if values.iter().all(|e| literal(e)) {
+        return None;
+    }
+    let mut args = TokenStream::new();
+    for (i, e) in values.iter().enumerate() {
+        if i > 0 {
+            args.extend(quote::quote!(, "\n",));
+        }
+        match e {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) if s.value().starts_with(' ') => {
+                let trimmed = syn::LitStr::new(&s.value()[1..], s.span());
+                args.extend(quote::quote!(#trimmed));
+            }
+            other => args.extend(quote::ToTokens::to_token_stream(other)),
+        }
+    }
+    let span = syn::spanned::Spanned::span(values[0]);
+    Some(syn::parse_quote_spanned!(span=> concat!(#args)))
 }
 
 fn value_expr(m: &Meta) -> syn::Result<Expr> {
@@ -548,6 +592,7 @@ fn is_serde_keyword(m: &Meta) -> bool {
 
 fn common_from(attrs: &[Attribute], c: &mut Common) -> syn::Result<()> {
     c.doc = doc(attrs)?;
+    c.doc_expr = doc_expr(attrs);
     c.deprecated = attrs.iter().any(|a| a.path().is_ident("deprecated"));
     Ok(())
 }

@@ -1532,6 +1532,15 @@ fn macro_scalar(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<S> {
         "concat" => {
             let mut out = String::new();
             for e in comma_args(cx, mac)? {
+                if let syn::Expr::Macro(inner) = &e {
+                    // `concat!(include_str!("a.md"), stringify!(X))`: macros expanding to
+                    // literals are expanded first, as rustc does.
+                    match macro_scalar(cx, &inner.mac)? {
+                        S::Str(text) => out.push_str(&text),
+                        _ => return Err(cx.refuse(&e, "this macro in `concat!` is not evaluated")),
+                    }
+                    continue;
+                }
                 let syn::Expr::Lit(l) = &e else {
                     return Err(cx.invalid(&e, "`concat!` takes literals"));
                 };
@@ -1549,8 +1558,71 @@ fn macro_scalar(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<S> {
             }
             Ok(S::Str(out))
         }
+        "stringify" => stringify(cx, mac).map(S::Str),
+        "include_str" => include_str(cx, mac).map(S::Str),
         _ => Err(cx.refuse(mac, "this macro is not evaluated")),
     }
+}
+
+/// `stringify!(...)` of identifiers and literals, which rustc writes separated by one space;
+/// punctuation is refused (rustc's spacing around it is its own).
+fn stringify(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<String> {
+    let mut parts = Vec::new();
+    for t in mac.tokens.clone() {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => parts.push(i.to_string()),
+            proc_macro2::TokenTree::Literal(l) => parts.push(l.to_string()),
+            _ => {
+                return Err(cx.refuse(
+                    mac,
+                    "`stringify!` is evaluated for identifiers and literals only (rustc spaces punctuation its own way)",
+                ));
+            }
+        }
+    }
+    Ok(parts.join(" "))
+}
+
+/// `include_str!("path")`: the file's text, the path taken relative to the source file as
+/// rustc takes it; only a file inside the crate (under the directory of the nearest
+/// Cargo.toml above the source file, or the source file's directory without one) is read.
+fn include_str(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<String> {
+    use crate::manifests::crd::resolve::normalize;
+    let args = comma_args(cx, mac)?;
+    let [
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(path),
+            ..
+        }),
+    ] = &args[..]
+    else {
+        return Err(cx.refuse(
+            mac,
+            "`include_str!` is evaluated with a string literal path",
+        ));
+    };
+    let source = &cx.krate.modules[cx.m].file.path;
+    let dir = source.parent().unwrap_or(std::path::Path::new(""));
+    let absolute = |p: &std::path::Path| normalize(&std::path::absolute(p).unwrap_or(p.into()));
+    let target = absolute(&dir.join(path.value()));
+    let root = crate::manifests::cfg::features::find_manifest(dir)
+        .and_then(|m| m.parent().map(absolute))
+        .unwrap_or_else(|| absolute(dir));
+    if !target.starts_with(&root) {
+        return Err(cx.refuse(
+            mac,
+            &format!(
+                "`include_str!` of a file outside the crate ({}) is not read",
+                root.display()
+            ),
+        ));
+    }
+    crate::scaffold::engine::regular::read_path(&target).map_err(|e| {
+        cx.invalid(
+            mac,
+            &format!("`include_str!` cannot read {}: {e}", target.display()),
+        )
+    })
 }
 
 /// JSON written as `serde_json::json!` tokens (also used for schemars `extend` values):

@@ -1488,4 +1488,55 @@ mod refusal_tests {
         assert_eq!(diags[0].cause, Cause::Invalid);
         assert!(diags[0].message.contains("does not derive `JsonSchema`"));
     }
+
+    fn described(src: &str) -> serde_json::Value {
+        let crds = run(&[("src/lib.rs", src)]).unwrap_or_else(|d| panic!("{d:?}"));
+        let v = serde_json::to_value(&crds[0].crd).unwrap();
+        v["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            .clone()
+    }
+
+    /// schemars builds the doc as `concat!` of the lines and takes any expression for
+    /// `description`: those rsbuilder evaluates are read, the rest refused with the reason.
+    #[test]
+    fn doc_and_description_expressions_are_evaluated_where_they_can_be() {
+        let src = format!(
+            "const PORT_DOC: &str = \"The port.\";\n{CR}pub struct ThingSpec {{\n\
+             \x20   #[doc = concat!(\"Listen \", \"address\")]\n    pub addr: String,\n\
+             \x20   /// Two lines:\n    #[doc = concat!(\" kind \", stringify!(Thing), \" v\", 1)]\n    pub two: String,\n\
+             \x20   #[schemars(description = PORT_DOC)]\n    pub port: i32,\n\
+             \x20   #[schemars(description = concat!(\"a\", \"b\"))]\n    pub ab: i32,\n\
+             }}\n"
+        );
+        let props = described(&src);
+        assert_eq!(props["addr"]["description"], "Listen address");
+        // A literal line loses one leading space; a macro line keeps what it expands to.
+        assert_eq!(props["two"]["description"], "Two lines:\n kind Thing v1");
+        assert_eq!(props["port"]["description"], "The port.");
+        assert_eq!(props["ab"]["description"], "ab");
+        // Refused with the reason: a function call, punctuation in stringify!.
+        for (attr, reason) in [
+            (
+                "#[doc = concat!(\"a\", env!(\"HOME\"))]",
+                "this macro is not evaluated",
+            ),
+            (
+                "#[doc = stringify!(a + b)]",
+                "identifiers and literals only",
+            ),
+            (
+                "#[schemars(description = &format!(\"{:?}\", text()))]",
+                "only `{}`, `{{` and `}}` are evaluated",
+            ),
+        ] {
+            let src = format!(
+                "fn text() -> &'static str {{ \"x\" }}\n{CR}pub struct ThingSpec {{\n    {attr}\n    pub a: i32,\n}}\n"
+            );
+            let diags = run(&[("src/lib.rs", &src)]).unwrap_err();
+            assert_eq!(diags.len(), 1, "{diags:?}");
+            assert_eq!(diags[0].cause, Cause::NeedsCompile, "{attr}");
+            assert_eq!(diags[0].line, 8, "{}", diags[0]);
+            assert!(diags[0].message.contains(reason), "{attr}: {}", diags[0]);
+        }
+    }
 }

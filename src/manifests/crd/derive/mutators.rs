@@ -26,7 +26,11 @@ impl<'c, 'a> Deriver<'c, 'a> {
     /// title, description, deprecated, examples.
     pub(super) fn metadata_mutators(&mut self, m: ModId, c: &Common, schema: &mut Schema) -> R<()> {
         use syn::spanned::Spanned;
-        let (doc_title, doc_desc) = match &c.doc {
+        let computed_doc = match &c.doc_expr {
+            Some(e) => Some(self.doc_expr(m, e)?),
+            None => None,
+        };
+        let (doc_title, doc_desc) = match c.doc.as_ref().or(computed_doc.as_ref()) {
             Some(doc) => {
                 let (t, d) = schemars::_private::get_title_and_description(doc);
                 (Some(t.to_string()), Some(d.to_string()))
@@ -172,6 +176,23 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 e.span(),
                 msg,
                 Some("use a string literal or a const".into()),
+            )),
+        }
+    }
+
+    /// The text of a doc written with macros (see [`crate::manifests::crd::attrs::doc_expr`]); refused with the
+    /// reason when a part is not `concat!`, `stringify!`, `include_str!` of a file in the crate
+    /// or a literal.
+    fn doc_expr(&mut self, m: ModId, e: &syn::Expr) -> R<String> {
+        use syn::spanned::Spanned;
+        match eval::eval(self.krate, m, e) {
+            Ok(Value::String(s)) => Ok(s),
+            Ok(other) => Ok(other.to_string()),
+            Err(msg) => Err(self.undecidable(
+                m,
+                e.span(),
+                format!("cannot read this doc statically: {msg}"),
+                Some("write the doc with literals, `concat!`, `stringify!` or `include_str!` of a file in the crate".into()),
             )),
         }
     }
