@@ -198,3 +198,32 @@ fn include_str_docs_are_read_inside_the_crate_only() {
             "`include_str!` of a file outside the crate",
         ));
 }
+
+// ---- merge_crds ----
+
+/// Two `merge_crds` calls storing different versions: the error names both calls.
+#[test]
+fn merge_crds_calls_that_disagree_are_both_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let version = |v: &str| {
+        format!(
+            "pub mod {v} {{\n    use super::*;\n    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n    #[kube(group = \"t.example.com\", version = \"{v}\", kind = \"Thing\")]\n    pub struct ThingSpec {{\n        pub a: i32,\n    }}\n}}\n"
+        )
+    };
+    krate(tmp.path(), &format!("{}{}", version("v1"), version("v2")));
+    let bin = |v: &str| {
+        format!(
+            "use kube::CustomResourceExt;\n\nfn main() {{\n    let crd = kube::core::crd::merge_crds(vec![op::v1::Thing::crd(), op::v2::Thing::crd()], \"{v}\").unwrap();\n    println!(\"{{crd:?}}\");\n}}\n"
+        )
+    };
+    write(tmp.path(), "src/bin/a.rs", &bin("v1"));
+    write(tmp.path(), "src/bin/b.rs", &bin("v2"));
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("src/bin/b.rs:4:"))
+        .stderr(predicate::str::contains("src/bin/a.rs:4"))
+        .stderr(predicate::str::contains("as v2 here but as v1 at"));
+}
