@@ -449,6 +449,27 @@ fn validation_item(v: &mut Validation, m: &Meta, fam: Family) -> syn::Result<boo
             } else {
                 "pattern"
             };
+            if let Meta::NameValue(nv) = m {
+                // schemars 0.8 and validator 0.16 named a `static` regex: `regex = "NAME"`.
+                let name = match &nv.value {
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => s.value(),
+                    other => quote::ToTokens::to_token_stream(other).to_string(),
+                };
+                let family = if fam == Family::Validate {
+                    "validate"
+                } else {
+                    "schemars"
+                };
+                return Err(syn::Error::new_spanned(
+                    m,
+                    format!(
+                        "`regex = \"{name}\"` is the schemars 0.8 form, which schemars 1 does not read; write `#[{family}(regex({key} = {name}))]` (`{name}` a `Regex`, or a pattern string)"
+                    ),
+                ));
+            }
             let mut found = None;
             for n in nested(m)? {
                 if n.path().is_ident(key) {

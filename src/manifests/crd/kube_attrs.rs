@@ -221,9 +221,30 @@ struct PrintColumnList {
 }
 
 impl darling::FromMeta for PrintColumn {
-    /// The JSON form: `printcolumn = r#"{"name":…,"type":…,"jsonPath":…}"#`.
+    /// The JSON form: `printcolumn = r#"{"name":…,"type":…,"jsonPath":…}"#`. Several JSON
+    /// values in one string (kube-derive stops at serde_json's "trailing characters") are
+    /// refused with the fix.
     fn from_string(value: &str) -> darling::Result<Self> {
-        serde_json::from_str(value).map_err(darling::Error::custom)
+        serde_json::from_str(value).map_err(|e| {
+            // `{…}{…}`, `{…}, {…}` or `[{…}, {…}]`.
+            let list = |text: &str| serde_json::from_str::<Vec<serde_json::Value>>(text).ok();
+            let values = list(value)
+                .or_else(|| list(&format!("[{value}]")))
+                .map_or(0, |v| v.len())
+                .max(
+                    serde_json::Deserializer::from_str(value)
+                        .into_iter::<serde_json::Value>()
+                        .take_while(Result::is_ok)
+                        .count(),
+                );
+            if values > 1 {
+                darling::Error::custom(format!(
+                    "this `printcolumn` holds {values} JSON objects, and kube-derive reads one: write one `printcolumn = r#\"{{…}}\"#` per column"
+                ))
+            } else {
+                darling::Error::custom(format!("`printcolumn` is not one JSON object: {e}"))
+            }
+        })
     }
 
     fn from_list(items: &[darling::ast::NestedMeta]) -> darling::Result<Self> {

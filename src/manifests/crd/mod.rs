@@ -1539,4 +1539,51 @@ mod refusal_tests {
             assert!(diags[0].message.contains(reason), "{attr}: {}", diags[0]);
         }
     }
+
+    #[test]
+    fn the_schemars_0_8_regex_form_names_the_new_one() {
+        for (attr, fix) in [
+            (
+                "#[schemars(regex = \"NAME_RE\")]",
+                "write `#[schemars(regex(pattern = NAME_RE))]`",
+            ),
+            (
+                "#[validate(regex = \"NAME_RE\")]",
+                "write `#[validate(regex(path = NAME_RE))]`",
+            ),
+        ] {
+            let src = format!("{CR}pub struct ThingSpec {{\n    {attr}\n    pub a: String,\n}}\n");
+            let diags = run(&[("src/lib.rs", &src)]).unwrap_err();
+            assert_eq!(diags[0].line, 7, "{}", diags[0]);
+            assert!(
+                diags[0].message.contains("is the schemars 0.8 form")
+                    && diags[0].message.contains(fix),
+                "{}",
+                diags[0]
+            );
+        }
+    }
+
+    #[test]
+    fn several_json_objects_in_one_printcolumn_are_named() {
+        let src = concat!(
+            "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n",
+            "#[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\",\n",
+            "    printcolumn = r#\"{\"name\":\"A\",\"type\":\"string\",\"jsonPath\":\".spec.a\"}, {\"name\":\"B\",\"type\":\"string\",\"jsonPath\":\".spec.b\"}\"#)]\n",
+            "pub struct ThingSpec { pub a: String, pub b: String }\n"
+        );
+        let diags = run(&[("src/lib.rs", src)]).unwrap_err();
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].line, 6, "{}", diags[0]);
+        assert!(
+            diags[0]
+                .message
+                .contains("this `printcolumn` holds 2 JSON objects")
+                && diags[0]
+                    .message
+                    .contains("one `printcolumn = r#\"{…}\"#` per column"),
+            "{}",
+            diags[0]
+        );
+    }
 }
