@@ -227,3 +227,38 @@ fn merge_crds_calls_that_disagree_are_both_named() {
         .stderr(predicate::str::contains("src/bin/a.rs:4"))
         .stderr(predicate::str::contains("as v2 here but as v1 at"));
 }
+
+// ---- --output-dir outside the project ----
+
+/// `../x` and the absolute path of a directory outside the project are treated the same.
+#[test]
+fn an_output_dir_outside_the_project_is_allowed_relative_or_absolute() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!("{THING}pub struct ThingSpec {{\n    pub a: i32,\n}}\n"),
+    );
+    let crd = "crd/bases/t.example.com_things.yaml";
+    rsbuilder()
+        .args(["manifests", "--dir"])
+        .arg(&op)
+        .args(["--output-dir", "../relative"])
+        .assert()
+        .success();
+    assert!(tmp.path().join("relative").join(crd).is_file());
+    let absolute = tmp.path().join("absolute");
+    rsbuilder()
+        .args(["manifests", "--dir"])
+        .arg(&op)
+        .arg("--output-dir")
+        .arg(&absolute)
+        .assert()
+        .success();
+    assert!(absolute.join(crd).is_file());
+    assert_eq!(
+        std::fs::read_to_string(absolute.join(crd)).unwrap(),
+        std::fs::read_to_string(tmp.path().join("relative").join(crd)).unwrap()
+    );
+    assert!(!op.join("config").exists());
+}

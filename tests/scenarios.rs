@@ -577,17 +577,20 @@ fn a_read_only_directory_is_rolled_back() {
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// `manifests --output-dir` that climbs out of the project with `..` is refused before anything
-/// is written, inside or outside.
+/// `manifests --output-dir` that climbs out of the project with `..` writes there, as an
+/// absolute path outside the project does, and changes nothing in the project.
 #[test]
-fn an_output_dir_climbing_out_is_refused() {
+fn an_output_dir_climbing_out_writes_outside_as_an_absolute_one_does() {
     let (tmp, dir) = init_ai_operator();
     create(&dir, "api", &AIJOB, &[]);
-    let stderr = assert_fails_unchanged(
-        &dir,
-        plain(&["manifests", "--output-dir", "../elsewhere"]),
-        &["../elsewhere/", "must stay inside the project directory"],
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(!tmp.path().join("elsewhere").exists());
+    let files = tree(&dir);
+    let out = plain(&["manifests", "--output-dir", "../elsewhere"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let crds = tmp.path().join("elsewhere/crd/bases");
+    assert_eq!(std::fs::read_dir(&crds).unwrap().count(), 1, "{stderr}");
+    assert_eq!(tree(&dir), files, "the project is unchanged");
 }

@@ -125,6 +125,17 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         .output_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(crate::model::layout::CONFIG_DIR));
+    // A relative --output-dir that climbs out of the project (`../x`) is taken as the absolute
+    // path it names, so it is allowed and locked exactly as that absolute path would be.
+    let output_dir = if output_dir.is_relative()
+        && crate::manifests::crd::resolve::normalize(&output_dir)
+            .starts_with(std::path::Component::ParentDir)
+    {
+        let joined = std::path::absolute(dir.join(&output_dir))?;
+        crate::manifests::crd::resolve::normalize(&joined)
+    } else {
+        output_dir
+    };
     let (plan_root, gen_output_dir) = if output_dir.is_absolute() {
         (output_dir.clone(), PathBuf::new())
     } else {
