@@ -262,3 +262,44 @@ fn an_output_dir_outside_the_project_is_allowed_relative_or_absolute() {
     );
     assert!(!op.join("config").exists());
 }
+
+// ---- two flattened enums ----
+
+/// Two `#[serde(flatten)]` enums with data: one error naming both fields, not one per
+/// variant property.
+#[test]
+fn two_flattened_enums_are_one_error_naming_both_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    krate(
+        tmp.path(),
+        &format!(
+            "{THING}pub struct ThingSpec {{\n\
+             \x20   #[serde(flatten)]\n    pub source: Source,\n\
+             \x20   #[serde(flatten)]\n    pub target: Target,\n\
+             }}\n\n\
+             #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             pub enum Source {{\n    Git {{ url: String }},\n    Oci {{ image: String }},\n}}\n\n\
+             #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             pub enum Target {{\n    Cluster {{ name: String }},\n    Namespace {{ name: String }},\n}}\n"
+        ),
+    );
+    let out = rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("src/lib.rs:11:9: the `#[serde(flatten)]` fields `source` (")
+            && stderr.contains("src/lib.rs:9) and `target` (")
+            && stderr.contains("make `target` a named field without `#[serde(flatten)]`"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("error: ").count(),
+        2,
+        "one error and the summary: {stderr}"
+    );
+}

@@ -248,6 +248,8 @@ impl<'c, 'a> Deriver<'c, 'a> {
         };
         let container_default = !matches!(default, SerdeDefault::None);
         let mut failed = false;
+        // Flattened fields whose schema is a choice (`oneOf`/`anyOf` of typed variants).
+        let mut flattened_choices: Vec<(String, proc_macro2::Span)> = Vec::new();
         for f in fields.iter().filter(|f| !f.attrs.skip_deserializing()) {
             let fa = match attrs::field_attrs(&f.original.attrs) {
                 Ok(fa) => fa,
@@ -280,6 +282,14 @@ impl<'c, 'a> Deriver<'c, 'a> {
                     continue;
                 };
                 let flat = flatten_schema(&mut self.generator, eval, fa.validation.required);
+                if typed_choice(&flat) {
+                    let name = f
+                        .original
+                        .ident
+                        .as_ref()
+                        .map_or_else(|| "(unnamed)".to_string(), ToString::to_string);
+                    flattened_choices.push((name, span));
+                }
                 schemars::_private::flatten(&mut schema, flat);
                 continue;
             }
@@ -343,8 +353,37 @@ impl<'c, 'a> Deriver<'c, 'a> {
             let name = f.attrs.name().deserialize_name().to_string();
             schemars::_private::insert_object_property(&mut schema, &name, optional, sub);
         }
+        if let [(first, first_span), (second, second_span), ..] = &flattened_choices[..] {
+            // Reported once, at the fields, instead of at every variant of both enums.
+            let file = self.krate.modules[m].file.path.display().to_string();
+            self.error(
+                m,
+                *second_span,
+                format!(
+                    "the `#[serde(flatten)]` fields `{first}` ({file}:{}) and `{second}` ({file}:{}) are both enums with data: schemars puts their variants under `allOf`, where the API server allows no `type`, so it rejects the CRD crd() returns",
+                    first_span.start().line,
+                    second_span.start().line
+                ),
+                Some(format!(
+                    "flatten at most one such enum in a struct: make `{second}` a named field without `#[serde(flatten)]`, or merge the two enums into one"
+                )),
+            );
+            failed = true;
+        }
         if failed { Err(Failed) } else { Ok(schema) }
     }
+}
+
+/// Whether a flattened schema is a choice whose alternatives carry types: a second one in
+/// the same struct makes schemars put both under `allOf`, where a structural schema allows
+/// no `type`.
+fn typed_choice(flat: &Schema) -> bool {
+    ["oneOf", "anyOf"].iter().any(|k| {
+        flat.get(*k).and_then(|v| v.as_array()).is_some_and(|alts| {
+            alts.iter()
+                .any(|a| a.get("type").is_some() || a.get("properties").is_some())
+        })
+    })
 }
 
 /// `json_schema_for_flatten::<T>(generator, required)` for a computed type.
