@@ -36,6 +36,12 @@ fn normalise(v: serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// rsbuilder's own Cargo.lock: a crate locked with it builds its `crd()` with the kube-derive,
+/// kube-core, schemars and k8s-openapi that static evaluation reproduces.
+fn repository_lock() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap()
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -763,8 +769,9 @@ fn feature_crate(dir: &Path) {
     write(
         dir,
         "Cargo.toml",
-        "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[features]\ndefault = [\"metrics\"]\nmetrics = [\"telemetry\"]\ntelemetry = []\ntls = []\n\n[dependencies]\nchrono = { version = \"0.4\", optional = true }\n",
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[features]\ndefault = [\"metrics\"]\nmetrics = [\"telemetry\"]\ntelemetry = []\ntls = []\n\n[dependencies]\nchrono = { version = \"0.4\", optional = true }\nk8s-openapi = { version = \"0.29\", features = [\"v1_37\"] }\n",
     );
+    write(dir, "Cargo.lock", &repository_lock());
     write(
         dir,
         "src/lib.rs",
@@ -1084,4 +1091,127 @@ fn deeply_nested_types_are_refused_with_file_and_line_not_a_crash() {
     let f = write(tmp.path(), "deep.rs", &nested_types(60));
     run(&f).assert().success();
     assert!(out.join("crd/bases/example.com_deeps.yaml").is_file());
+}
+
+/// A crate of one kind `Thing`, its Cargo.toml selecting k8s-openapi's `feature`, locked with
+/// `lock`.
+fn one_kind_crate(dir: &Path, feature: &str, lock: &str) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    write(
+        dir,
+        "Cargo.toml",
+        &format!(
+            "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nkube = {{ version = \"2\", features = [\"derive\"] }}\nk8s-openapi = {{ version = \"0.26\", features = [\"{feature}\"] }}\n"
+        ),
+    );
+    write(dir, "Cargo.lock", lock);
+    write(
+        dir,
+        "src/lib.rs",
+        "#[derive(kube::CustomResource, serde::Serialize, serde::Deserialize, Clone, Debug, schemars::JsonSchema)]\n\
+         #[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\n\
+         pub struct ThingSpec {\n    pub size: i32,\n}\n",
+    );
+}
+
+/// The repository's lock with kube-derive and kube-core moved to `kube`: what a crate on another
+/// kube resolves (the entries' other fields are not read).
+fn lock_with_kube(kube: &str) -> String {
+    let lock = repository_lock();
+    let mut out = String::new();
+    let mut in_kube = false;
+    for line in lock.lines() {
+        if line.starts_with("name = ") {
+            in_kube = line == "name = \"kube-derive\"" || line == "name = \"kube-core\"";
+        }
+        if in_kube && line.starts_with("version = ") {
+            out.push_str(&format!("version = \"{kube}\"\n"));
+            continue;
+        }
+        let dep = |name: &str| line.trim() == format!("\"{name} 5.0.0\",");
+        if dep("kube-derive") || dep("kube-core") {
+            out.push_str(&line.replace("5.0.0", kube));
+            out.push('\n');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn evaluate_static_refuses_a_crate_on_other_kube_versions_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lock = lock_with_kube("2.0.1");
+    one_kind_crate(tmp.path(), "v1_37", &lock);
+    let derive_line = lock
+        .lines()
+        .position(|l| l == "name = \"kube-derive\"")
+        .unwrap()
+        + 1;
+    let assert = rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--evaluate", "static"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains(&format!(
+            "Cargo.lock:{derive_line}:1: static evaluation does not apply to this crate: this crate uses kube-derive 2.0.1 (rsbuilder reproduces 5.0.0); this crate uses kube-core 2.0.1 (rsbuilder reproduces 5.0.0); rsbuilder's static evaluation reproduces kube-derive 5.0.0, kube-core 5.0.0, schemars "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "help: use --evaluate auto (the default) to take this crate's CRDs from the compiler"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("rsbuilder bug"), "{stderr}");
+    assert!(!tmp.path().join("config/crd").exists(), "{stderr}");
+    // On the versions rsbuilder reproduces, the same crate is evaluated statically.
+    write(tmp.path(), "Cargo.lock", &repository_lock());
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--evaluate", "static"])
+        .assert()
+        .success();
+    assert!(
+        tmp.path()
+            .join("config/crd/bases/t.example.com_things.yaml")
+            .is_file()
+    );
+}
+
+#[test]
+fn another_kubernetes_version_of_k8s_openapi_is_named_at_its_cargo_toml_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    one_kind_crate(tmp.path(), "v1_33", &repository_lock());
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--evaluate", "static"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "Cargo.toml:8:1: static evaluation does not apply to this crate: k8s-openapi selects Kubernetes `v1_33`, and rsbuilder reproduces its types as of `v1_37`",
+        ));
+    assert!(!tmp.path().join("config/crd").exists());
+}
+
+#[test]
+fn a_crate_without_a_lock_is_refused_statically_with_the_command_that_makes_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    one_kind_crate(tmp.path(), "v1_37", "");
+    std::fs::remove_file(tmp.path().join("Cargo.lock")).unwrap();
+    rsbuilder()
+        .current_dir(tmp.path())
+        .args(["manifests", "--evaluate", "static"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "Cargo.toml:1:1: static evaluation does not apply to this crate: the crate has no Cargo.lock",
+        ))
+        .stderr(predicate::str::contains("cargo generate-lockfile"));
+    assert!(!tmp.path().join("config/crd").exists());
 }

@@ -412,3 +412,81 @@ fn a_kind_the_probe_cannot_compile_fails_alone() {
         assert!(r.stderr.contains("error[E0433]"), "{}", r.stderr);
     }
 }
+
+/// A kind that embeds a Kubernetes type, whose description k8s-openapi writes as of the
+/// Kubernetes version feature the crate selects.
+const SIZED: &str = r#"
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Sized")]
+pub struct SizedSpec {
+    pub resources: k8s_openapi::api::core::v1::ResourceRequirements,
+}
+"#;
+
+#[test]
+fn a_crate_on_another_kubernetes_version_gets_its_own_crd_from_the_compiler() {
+    let dir = krate(Some(SIZED), &[]);
+    // What static evaluation gives (k8s-openapi as of v1_37), before the crate moves to v1_33.
+    let as_of_v1_37 = run(manifests(dir.path()).args(["--evaluate", "static"]));
+    assert_eq!(as_of_v1_37.code, 0, "{}", as_of_v1_37.stderr);
+    let static_crd = yaml(dir.path(), "example.com_sizeds.yaml");
+    std::fs::remove_dir_all(dir.path().join("config")).unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        CARGO_TOML.replace("\"v1_37\"", "\"v1_33\""),
+    )
+    .unwrap();
+    let truth = crd_of(dir.path(), "Sized");
+    assert_ne!(
+        truth, static_crd,
+        "k8s-openapi's v1_33 and v1_37 ResourceRequirements are expected to differ"
+    );
+
+    let refused = run(manifests(dir.path()).args(["--evaluate", "static"]));
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "Cargo.toml:11:1: static evaluation does not apply to this crate: k8s-openapi selects Kubernetes `v1_33`"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(!dir.path().join("config/crd").exists());
+
+    let auto = run(&mut manifests(dir.path()));
+    assert_eq!(auto.code, 0, "{}", auto.stderr);
+    assert!(
+        auto.stderr
+            .contains("Cargo.toml:11: k8s-openapi selects Kubernetes `v1_33`")
+            && auto
+                .stderr
+                .contains("so every kind comes from the compiler"),
+        "{}",
+        auto.stderr
+    );
+    assert!(
+        auto.stderr.contains(
+            "note: Sized.example.com: CRD from the compiler, because Cargo.toml:11: the crate's versions differ"
+        ),
+        "{}",
+        auto.stderr
+    );
+    assert_eq!(yaml(dir.path(), "example.com_sizeds.yaml"), truth);
+
+    std::fs::remove_dir_all(dir.path().join("config")).unwrap();
+    let verify = run(manifests(dir.path()).arg("--verify"));
+    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    assert!(
+        verify
+            .stderr
+            .contains("note: Sized.example.com: not verified, CRD from the compiler"),
+        "{}",
+        verify.stderr
+    );
+    assert!(
+        !verify.stderr.contains("rsbuilder bug"),
+        "{}",
+        verify.stderr
+    );
+    assert_eq!(yaml(dir.path(), "example.com_sizeds.yaml"), truth);
+}

@@ -29,13 +29,16 @@ fn yaml_value(path: &Path) -> serde_json::Value {
 
 const HEAD: &str = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n";
 
-/// A crate `op` in `dir` whose `src/lib.rs` is [`HEAD`] and `body`.
+/// A crate `op` in `dir` whose `src/lib.rs` is [`HEAD`] and `body`, locked with rsbuilder's own
+/// Cargo.lock (the kube-derive, schemars and k8s-openapi static evaluation reproduces).
 fn krate(dir: &Path, body: &str) {
     write(
         dir,
         "Cargo.toml",
-        "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nk8s-openapi = { version = \"0.29\", features = [\"v1_37\"] }\n",
     );
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"));
+    write(dir, "Cargo.lock", &lock.unwrap());
     write(dir, "src/lib.rs", &format!("{HEAD}{body}"));
 }
 

@@ -206,9 +206,6 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         }
         return Ok(super::EXIT_FAILURE);
     }
-    if let Some(warning) = k8s_version_warning(&dir) {
-        eprintln!("warning: {warning}");
-    }
     let build_script = crate::scaffold::engine::read(&dir, Path::new("build.rs"))
         .ok()
         .flatten();
@@ -288,6 +285,16 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         settings.extra_sources.push((dir.join("build.rs"), text));
     }
     let crate_dir = dir.join("Cargo.toml").is_file().then(|| dir.clone());
+    // Static CRDs are exact only for the crate versions rsbuilder reproduces.
+    let versions = match crate::manifests::versions::check(&dir) {
+        crate::manifests::versions::Verdict::Other(mut m) => {
+            if let Ok(rel) = m.file.strip_prefix(".") {
+                m.file = rel.to_path_buf();
+            }
+            Some(m)
+        }
+        _ => None,
+    };
     let generated = generate(&Options {
         paths,
         output_dir: gen_output_dir.clone(),
@@ -304,7 +311,13 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         cfg: cfg.clone(),
         expected_kinds,
         strict: args.strict,
+        versions,
     });
+    if let Some(e) = cfg.target_error() {
+        eprintln!(
+            "warning: {e}; `cfg` predicates on the target, the profile and RUSTFLAGS are left undecided"
+        );
+    }
     if let Some(note) = no_manifest_note(&cfg, &dir) {
         eprintln!("warning: {note}");
     }
@@ -517,9 +530,8 @@ fn stale_crd_files(
     stale
 }
 
-/// `cfg` with what rustc sets for a dev build of the crate in `dir` (see
-/// [`crate::manifests::cfg::target`]); when rustc cannot answer, a warning, and target
-/// predicates stay undecided.
+/// `cfg` asking rustc, when a predicate first needs it, what it sets for a dev build of the
+/// crate in `dir` (see [`crate::manifests::cfg::target`]).
 fn with_target_cfg(
     cfg: crate::manifests::cfg::Cfg,
     dir: &Path,
@@ -531,15 +543,11 @@ fn with_target_cfg(
         }
         crate::manifests::cfg::FeatureSource::NoManifest => None,
     };
-    match crate::manifests::cfg::TargetCfg::query(dir, manifest.as_deref(), build_script) {
-        Ok(target) => cfg.with_target(target),
-        Err(e) => {
-            eprintln!(
-                "warning: {e}; `cfg` predicates on the target, the profile and RUSTFLAGS are left undecided"
-            );
-            cfg
-        }
-    }
+    cfg.with_target_query(crate::manifests::cfg::TargetQuery {
+        dir: dir.to_path_buf(),
+        manifest,
+        build_script: build_script.map(str::to_string),
+    })
 }
 
 /// When the sources test features but no package Cargo.toml was found: say which features
@@ -565,45 +573,4 @@ fn no_manifest_note(cfg: &crate::manifests::cfg::Cfg, dir: &Path) -> Option<Stri
             .unwrap_or_else(|_| dir.to_path_buf())
             .display()
     ))
-}
-
-/// When the project's Cargo.toml selects a k8s-openapi Kubernetes version other than the one
-/// rsbuilder links (`v1_37`), embedded k8s-openapi types (ResourceRequirements, Condition, …)
-/// are inlined by `crd()` as of that other version; say so.
-fn k8s_version_warning(dir: &Path) -> Option<String> {
-    let text = crate::scaffold::engine::read(dir, Path::new("Cargo.toml")).ok()??;
-    let ours = super::versions::K8S_FEATURE;
-    let line = text.lines().find(|l| {
-        l.trim_start().starts_with("k8s-openapi") || l.contains("package = \"k8s-openapi\"")
-    })?;
-    let feature = line
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .find(|w| w.starts_with("v1_") || *w == "latest" || *w == "earliest")?;
-    if feature == ours || feature == "latest" {
-        return None;
-    }
-    Some(format!(
-        "Cargo.toml selects k8s-openapi feature `{feature}`, rsbuilder inlines k8s-openapi types as of `{ours}`: \
-fields and descriptions of embedded Kubernetes types (ResourceRequirements, Condition, …) may differ from what crd() gives in this crate"
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn warns_when_the_crate_selects_another_kubernetes_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |s: &str| std::fs::write(dir.path().join("Cargo.toml"), s).unwrap();
-        write("[dependencies]\nk8s-openapi = { version = \"0.29\", features = [\"v1_33\"] }\n");
-        let w = k8s_version_warning(dir.path()).unwrap();
-        assert!(w.contains("`v1_33`") && w.contains("`v1_37`"), "{w}");
-        write(
-            "[dependencies]\nk8s-openapi = { version = \"0.29\", features = [\"v1_37\", \"schemars\"] }\n",
-        );
-        assert_eq!(k8s_version_warning(dir.path()), None);
-        write("[dependencies]\nkube = \"5\"\n");
-        assert_eq!(k8s_version_warning(dir.path()), None);
-    }
 }

@@ -46,6 +46,11 @@ pub struct Options {
     /// `--strict`: the dangerous-manifest warnings ([`super::dangerous`]) are errors, and
     /// nothing is written.
     pub strict: bool,
+    /// Why the crate's `crd()` is built with other crate versions than those static evaluation
+    /// reproduces ([`super::versions::check`]); `None`: the same versions, or not checked. With
+    /// a mismatch, `--evaluate static` refuses every kind at the mismatch's file and line,
+    /// `auto` and `--verify` take every kind from the compiler and say why.
+    pub versions: Option<super::versions::Mismatch>,
 }
 
 /// A CRD kind PROJECT records, which the sources are expected to define with
@@ -196,11 +201,18 @@ fn compile_kinds(
     kinds: &mut [KindOutcome<(String, String)>],
     out: &mut Output,
 ) -> Vec<(Diagnostic, Vec<String>)> {
+    // Static CRDs are another kube's where the crate's versions differ: every kind then comes
+    // from the compiler, or is refused.
+    let other = opts.versions.as_ref();
+    if let (Some(m), Evaluate::Static, false) = (other, opts.evaluate, opts.verify) {
+        refuse_for_versions(m, kinds);
+        return Vec::new();
+    }
     let wanted: Vec<usize> = kinds
         .iter()
         .enumerate()
         .filter(|(_, k)| match opts.evaluate {
-            _ if opts.verify => true,
+            _ if opts.verify || other.is_some() => true,
             Evaluate::Static => false,
             Evaluate::Auto => needs_compile(k),
             Evaluate::Compile => true,
@@ -230,10 +242,26 @@ fn compile_kinds(
         &output_dir,
     );
     out.cache_hits += run.cache_hits;
+    if let Some(m) = other {
+        out.notes.push(format!(
+            "{}:{}: {}; rsbuilder's static evaluation reproduces {}, so every kind comes from the compiler",
+            m.file.display(),
+            m.line,
+            m.reason,
+            reproduced_list()
+        ));
+    }
     for (&i, compiled) in wanted.iter().zip(run.kinds) {
         let k = &mut kinds[i];
         let name = k.name();
-        let why = compiled_because(&k.result, opts.evaluate);
+        let why = match other {
+            Some(m) => format!(
+                "because {}:{}: the crate's versions differ",
+                m.file.display(),
+                m.line
+            ),
+            None => compiled_because(&k.result, opts.evaluate),
+        };
         let cached = if run.cached { " (cached)" } else { "" };
         let compiled = compiled.and_then(|crd| {
             let file_name = format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural);
@@ -248,11 +276,19 @@ fn compile_kinds(
             Ok((crd, file_name, yaml))
         });
         let use_compiled = match opts.evaluate {
+            _ if other.is_some() => true,
             Evaluate::Static => false,
             Evaluate::Auto => needs_compile(k),
             Evaluate::Compile => true,
         };
         match (&k.result, compiled) {
+            // --verify where the versions differ: nothing to compare the compiled CRD with.
+            (_, Ok((_, file_name, yaml))) if opts.verify && other.is_some() => {
+                out.notes.push(format!(
+                    "{name}: not verified, CRD from the compiler{cached}, {why}"
+                ));
+                k.result = Ok((file_name, yaml));
+            }
             // --verify: the static CRD against crd().
             (Ok((file, yaml)), Ok((crd, _, _))) if opts.verify => {
                 let theirs = serde_json::to_value(&crd).unwrap_or_default();
@@ -279,7 +315,7 @@ fn compile_kinds(
                     }
                 }
             }
-            (Ok(_), Err(diags)) if opts.verify => {
+            (Ok(_), Err(diags)) if opts.verify && other.is_none() => {
                 // The static CRD is written; the compiler could not confirm it.
                 for d in diags {
                     extra.push((d, vec![format!("{name} (--verify)")]));
@@ -304,6 +340,48 @@ fn compile_kinds(
     }
     super::crd::fail_name_clashes(sources, kinds);
     extra
+}
+
+/// Every kind refused at the crate's version mismatch `m` (`--evaluate static`), beside what
+/// else stopped it.
+fn refuse_for_versions(m: &super::versions::Mismatch, kinds: &mut [KindOutcome<(String, String)>]) {
+    for k in kinds.iter_mut() {
+        let d = Diagnostic::new(
+            &m.file,
+            m.line,
+            1,
+            format!(
+                "static evaluation does not apply to this crate: {}; rsbuilder's static evaluation reproduces {}",
+                m.reason,
+                reproduced_list()
+            ),
+        )
+        .with_help("use --evaluate auto (the default) to take this crate's CRDs from the compiler, or build the crate with the versions rsbuilder reproduces")
+        .needs_compile();
+        let mut all = match std::mem::replace(&mut k.result, Err(Vec::new())) {
+            Err(d) => d,
+            Ok(_) => Vec::new(),
+        };
+        all.push(d);
+        k.result = Err(super::crd::sorted(all));
+    }
+}
+
+/// "kube-derive 5.0.0, kube-core 5.0.0, schemars 1.2.3 and k8s-openapi 0.29.0 (`v1_37`)".
+fn reproduced_list() -> String {
+    let r = super::versions::reproduced();
+    let mut parts: Vec<String> = super::versions::CRATES
+        .iter()
+        .filter_map(|name| r.crates.get(name).map(|v| format!("{name} {v}")))
+        .collect();
+    if let (Some(last), Some(f)) = (parts.last_mut(), &r.k8s_feature) {
+        last.push_str(&format!(" (`{f}`)"));
+    }
+    match parts.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// A warning for each kind of `expected` that no `#[derive(CustomResource)]` of the sources

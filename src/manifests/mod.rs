@@ -13,6 +13,7 @@ pub mod parse;
 pub mod probe;
 pub mod rbac;
 pub mod source;
+pub mod versions;
 pub mod webhook;
 
 pub use crd::{GeneratedCrd, crds_from_sources};

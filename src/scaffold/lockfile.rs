@@ -28,6 +28,13 @@ pub const FILE: &str = "Cargo.lock";
 /// version the user chose.
 pub const PINNED: &str = ".rsbuilder/Cargo.lock.pinned";
 
+/// The repository's own lock file, as rsbuilder was built with it: which kube-derive,
+/// kube-core, schemars and k8s-openapi its static evaluation reproduces
+/// ([`crate::manifests::versions`]).
+pub fn repository_lock() -> &'static str {
+    REPOSITORY_LOCK
+}
+
 /// The text of a new project's `Cargo.lock`: the repository's lock without rsbuilder's own
 /// `[[package]]` entry.
 pub fn project_lock() -> String {

@@ -49,6 +49,23 @@ pub struct Cfg {
     /// What rustc sets for the target, the profile and the flags; `None`: not known, and
     /// every such predicate is undecided.
     target: Option<TargetCfg>,
+    /// How to ask rustc for `target` when a predicate first needs it (a run whose sources
+    /// test no target name never starts rustc).
+    query: Option<TargetQuery>,
+    /// rustc's answer to `query`, once asked.
+    asked: std::sync::OnceLock<Result<TargetCfg, String>>,
+}
+
+/// What [`TargetCfg::query`] needs, kept until a predicate asks for the target
+/// ([`Cfg::with_target_query`]).
+#[derive(Debug, Clone)]
+pub struct TargetQuery {
+    /// The crate's directory (rustc runs there, as cargo runs it).
+    pub dir: std::path::PathBuf,
+    /// The crate's Cargo.toml text (its `[profile.dev]`).
+    pub manifest: Option<String>,
+    /// The crate's build script text, if any.
+    pub build_script: Option<String>,
 }
 
 impl Default for Cfg {
@@ -66,6 +83,8 @@ impl Cfg {
             source,
             feature_read: AtomicBool::new(false),
             target: None,
+            query: None,
+            asked: std::sync::OnceLock::new(),
         }
     }
 
@@ -76,9 +95,34 @@ impl Cfg {
         self
     }
 
-    /// The target configuration, when known.
+    /// This configuration asking rustc for the target's names and pairs (see [`target`]) the
+    /// first time a predicate needs them; when rustc cannot answer, such predicates stay
+    /// undecided and [`Cfg::target_error`] says why.
+    pub fn with_target_query(mut self, query: TargetQuery) -> Self {
+        self.query = Some(query);
+        self
+    }
+
+    /// The target configuration, when known (asking rustc now if that was deferred).
     pub fn target(&self) -> Option<&TargetCfg> {
-        self.target.as_ref()
+        if let Some(t) = &self.target {
+            return Some(t);
+        }
+        let q = self.query.as_ref()?;
+        self.asked
+            .get_or_init(|| {
+                TargetCfg::query(&q.dir, q.manifest.as_deref(), q.build_script.as_deref())
+            })
+            .as_ref()
+            .ok()
+    }
+
+    /// Why rustc could not tell the target configuration, when it was asked and failed.
+    pub fn target_error(&self) -> Option<&str> {
+        match self.asked.get() {
+            Some(Err(e)) => Some(e),
+            _ => None,
+        }
     }
 
     /// The configuration of the package whose Cargo.toml is the nearest at or above `dir`
@@ -137,7 +181,7 @@ impl Cfg {
                 | "target_has_atomic"
                 | "target_feature"
                 | "panic" => Truth::False,
-                other => match self.target.as_ref().and_then(|t| t.name(other)) {
+                other => match self.target().and_then(|t| t.name(other)) {
                     Some(b) => Truth::from(b),
                     None => Truth::Undecided(Atom::of(pred)),
                 },
@@ -148,11 +192,7 @@ impl Cfg {
                     Truth::from(self.features.contains(&value.value()))
                 } else {
                     let key = key.to_string();
-                    match self
-                        .target
-                        .as_ref()
-                        .and_then(|t| t.pair(&key, &value.value()))
-                    {
+                    match self.target().and_then(|t| t.pair(&key, &value.value())) {
                         Some(b) => Truth::from(b),
                         None => Truth::Undecided(Atom::of(pred)),
                     }
