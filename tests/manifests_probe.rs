@@ -71,7 +71,19 @@ fn krate(lib: Option<&str>, files: &[(&str, &str)]) -> tempfile::TempDir {
         .tempdir_in(std::env::temp_dir())
         .unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("Cargo.toml"), CARGO_TOML).unwrap();
+    // A version of its own: cargo names a package's build outputs by name, version and
+    // features (not by path), and the crates of parallel tests share one target directory.
+    let n = dir
+        .path()
+        .to_string_lossy()
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+        % 1_000_000_000;
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        CARGO_TOML.replace("version = \"0.1.0\"", &format!("version = \"0.1.{n}\"")),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("Cargo.lock"), fixture_lock("probe-test-op")).unwrap();
     if let Some(lib) = lib {
         std::fs::write(dir.path().join("src/lib.rs"), format!("{HEADER}{lib}")).unwrap();

@@ -290,16 +290,10 @@ pub fn run(
     };
     let lock = find_lock(&info.dir);
     let skip: Vec<PathBuf> = skip.iter().map(|p| canonical(p)).collect();
-    let key = cache_key(
-        &info,
-        &ws,
-        &roots,
-        features,
-        lock.as_ref().map(|(_, t)| t.as_str()),
-        &skip,
-    );
+    let inputs = cache_key(&info, &ws, &roots, features, &skip);
+    let cache_dir = ws.probe_dir(&info.package).join("cache");
     let base = ws.probe_dir(&info.package);
-    let cache_file = base.join("cache").join(format!("{key}.json"));
+    let cache_file = cache_dir.join(format!("{}.json", key_with_lock(&inputs, lock.as_ref())));
     let (output, cached) = match read_cache(&cache_file) {
         Some(v) => (Ok(v), true),
         None => {
@@ -311,7 +305,13 @@ pub fn run(
                 g.after();
             }
             if let Ok(v) = &built {
-                write_cache(&cache_file, v);
+                // Cached under the lock cargo left: a first build may have written it (as
+                // `cargo build` does), and the next run reads that one.
+                let lock = find_lock(&info.dir);
+                write_cache(
+                    &cache_dir.join(format!("{}.json", key_with_lock(&inputs, lock.as_ref()))),
+                    v,
+                );
             }
             (built, false)
         }
@@ -447,15 +447,15 @@ fn find_lock(dir: &Path) -> Option<(PathBuf, String)> {
     })
 }
 
-/// The SHA-256 (hex) of everything the probe's output depends on.
+/// The SHA-256 state of everything the probe's output depends on but the `Cargo.lock`, which
+/// the build itself may update (see [`key_with_lock`]).
 fn cache_key(
     info: &CrateInfo,
     ws: &Workspace,
     roots: &[Vec<String>],
     features: &FeatureFlags,
-    lock: Option<&str>,
     skip: &[PathBuf],
-) -> String {
+) -> Sha256 {
     let mut h = Sha256::new();
     let mut field = |name: &str, bytes: &[u8]| {
         h.update(name.as_bytes());
@@ -464,7 +464,6 @@ fn cache_key(
     };
     field("rsbuilder", env!("CARGO_PKG_VERSION").as_bytes());
     field("features", format!("{features:?}").as_bytes());
-    field("lock", lock.unwrap_or_default().as_bytes());
     field(
         "K8S_OPENAPI_ENABLED_VERSION",
         std::env::var("K8S_OPENAPI_ENABLED_VERSION")
@@ -491,12 +490,23 @@ fn cache_key(
         }
         dirs.extend(path_dependencies(&d));
     }
-    let digest = h.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    h
+}
+
+/// The cache key: the digest of [`cache_key`]'s inputs and the `Cargo.lock` (`(path, text)`,
+/// as [`find_lock`] finds it), in hex.
+fn key_with_lock(inputs: &Sha256, lock: Option<&(PathBuf, String)>) -> String {
+    let mut h = inputs.clone();
+    let text = lock.map(|(_, t)| t.as_str()).unwrap_or_default();
+    h.update(b"lock");
+    h.update((text.len() as u64).to_le_bytes());
+    h.update(text.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The files of the crate in `dir` that a build may read: everything but `target/`, hidden
-/// entries and the directories in `skip` (canonical paths), sorted, with their bytes.
+/// entries, `Cargo.lock` (in the key apart, see [`key_with_lock`]) and the directories in
+/// `skip` (canonical paths), sorted, with their bytes.
 fn crate_files(dir: &Path, skip: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let walker = walkdir::WalkDir::new(dir)
@@ -508,6 +518,7 @@ fn crate_files(dir: &Path, skip: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
                 let n = e.file_name().to_string_lossy();
                 !n.starts_with('.')
                     && n != "target"
+                    && n != "Cargo.lock"
                     && !skip.iter().any(|s| *s == canonical(e.path()))
             }
         });
@@ -767,14 +778,14 @@ fn build_lib(info: &CrateInfo, ws: &Workspace, flags: &FeatureFlags) -> Result<B
         };
         match msg["reason"].as_str() {
             Some("compiler-artifact") => {
-                let Some(file) = msg["filenames"]
+                let files: Vec<PathBuf> = msg["filenames"]
                     .as_array()
                     .into_iter()
                     .flatten()
                     .filter_map(Value::as_str)
-                    .find(|f| f.ends_with(".rlib"))
                     .map(PathBuf::from)
-                else {
+                    .collect();
+                let Some(file) = rlib_in_deps(&files) else {
                     continue;
                 };
                 if deps.is_none() && file.parent().is_some_and(|p| p.ends_with("deps")) {
@@ -830,6 +841,27 @@ fn build_lib(info: &CrateInfo, ws: &Workspace, flags: &FeatureFlags) -> Result<B
         deps,
         native,
     })
+}
+
+/// The rlib of an artifact's files, in the `deps` directory where there is one there: the
+/// copy cargo puts beside it (`target/debug/libfoo.rlib`) is shared by every package of that
+/// crate name built in the target directory, the one in `deps` carries the package's hash.
+fn rlib_in_deps(files: &[PathBuf]) -> Option<PathBuf> {
+    let in_deps = |f: &&PathBuf| f.parent().is_some_and(|p| p.ends_with("deps"));
+    files
+        .iter()
+        .filter(in_deps)
+        .find_map(|f| match f.extension().and_then(|x| x.to_str()) {
+            Some("rlib") => Some(f.clone()),
+            Some("rmeta") => Some(f.with_extension("rlib")).filter(|r| r.is_file()),
+            _ => None,
+        })
+        .or_else(|| {
+            files
+                .iter()
+                .find(|f| f.extension().is_some_and(|x| x == "rlib"))
+                .cloned()
+        })
 }
 
 /// The version in a cargo package id (`registry+https://…#serde_json@1.0.140`,
