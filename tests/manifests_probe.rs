@@ -654,6 +654,8 @@ fn waiting_rustc() -> (tempfile::TempDir, PathBuf) {
     (dir, script)
 }
 
+/// Fails when `manifests` keeps the lock while the probe compiles (the second run exits 75)
+/// and when it skips the source comparison (the first run exits 0 and writes).
 #[cfg(unix)]
 #[test]
 fn the_project_lock_is_released_while_the_probe_compiles_and_changed_sources_stop_the_write() {
