@@ -1,7 +1,8 @@
 //! `rsbuilder manifests` with the compile fallback (`--evaluate`), `--verify` and the probe
-//! cache, on small crates written at test time. They build with cargo against the same
-//! dependencies (and `Cargo.lock`) as the conformance fixture crate, in the shared
-//! `RSBUILDER_E2E_TARGET_DIR` (default `target/e2e`), so the dependencies compile once.
+//! cache, on small crates and workspaces written at test time. They build with cargo against
+//! the same dependencies (and `Cargo.lock`) as the conformance fixture crate, in the shared
+//! `RSBUILDER_E2E_TARGET_DIR` (default `target/e2e`), so the dependencies compile once; the
+//! probe builds in the crate's target directory, so that one too.
 
 #[path = "conformance/support.rs"]
 mod support;
@@ -9,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use support::{cargo, fixture_lock, shared_build_env};
+use support::{cargo, fixture_lock, shared_build_env, target_dir};
 
 const CARGO_TOML: &str = r#"[package]
 name = "probe-test-op"
@@ -70,7 +71,19 @@ fn krate(lib: Option<&str>, files: &[(&str, &str)]) -> tempfile::TempDir {
         .tempdir_in(std::env::temp_dir())
         .unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("Cargo.toml"), CARGO_TOML).unwrap();
+    // A version of its own: cargo names a package's build outputs by name, version and
+    // features (not by path), and the crates of parallel tests share one target directory.
+    let n = dir
+        .path()
+        .to_string_lossy()
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+        % 1_000_000_000;
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        CARGO_TOML.replace("version = \"0.1.0\"", &format!("version = \"0.1.{n}\"")),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("Cargo.lock"), fixture_lock("probe-test-op")).unwrap();
     if let Some(lib) = lib {
         std::fs::write(dir.path().join("src/lib.rs"), format!("{HEADER}{lib}")).unwrap();
@@ -136,8 +149,43 @@ fn crd_of(dir: &Path, kind: &str) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The probe's directory of the crate in `dir`: the one under `<target>/rsbuilder-probe/`
+/// whose `manifest-path` names the crate's Cargo.toml.
+fn probe_dir(dir: &Path) -> Option<PathBuf> {
+    let manifest = std::fs::canonicalize(dir.join("Cargo.toml")).unwrap();
+    std::fs::read_dir(target_dir().join("rsbuilder-probe"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            std::fs::read_to_string(p.join("manifest-path"))
+                .is_ok_and(|m| Path::new(&m) == manifest)
+        })
+}
+
+/// A `cargo` that answers `cargo metadata` and fails every other command: a run that uses it
+/// and succeeds built nothing.
+#[cfg(unix)]
+fn metadata_only_cargo() -> (tempfile::TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let real = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let script = dir.path().join("cargo");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = metadata ]; then exec '{real}' \"$@\"; fi\necho \"error: cargo $1 is not allowed here\" >&2\nexit 101\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, script)
+}
+
 fn cache_entries(dir: &Path) -> Vec<PathBuf> {
-    match std::fs::read_dir(dir.join("target/rsbuilder-probe/cache")) {
+    let Some(probe) = probe_dir(dir) else {
+        return Vec::new();
+    };
+    match std::fs::read_dir(probe.join("cache")) {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
@@ -146,6 +194,7 @@ fn cache_entries(dir: &Path) -> Vec<PathBuf> {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_schema_with_function_with_logic_comes_from_the_compiler_equal_to_crd_and_is_cached() {
     let dir = krate(Some(&format!("{PLAIN}{TUNED}")), &[]);
@@ -175,9 +224,10 @@ fn a_schema_with_function_with_logic_comes_from_the_compiler_equal_to_crd_and_is
     assert_eq!(tuned, truth);
     assert_eq!(cache_entries(dir.path()).len(), 1);
 
-    // Nothing changed: the cache answers, and cargo is not run (a cargo that fails would
-    // show).
-    let second = run(manifests(dir.path()).env("CARGO", "/bin/false"));
+    // Nothing changed: the cache answers, and nothing is built (a cargo that fails to build
+    // would show).
+    let (_keep, no_build) = metadata_only_cargo();
+    let second = run(manifests(dir.path()).env("CARGO", &no_build));
     assert_eq!(second.code, 0, "{}", second.stderr);
     assert!(
         second
@@ -193,12 +243,19 @@ fn a_schema_with_function_with_logic_comes_from_the_compiler_equal_to_crd_and_is
         .unwrap()
         .replace("1..=3", "1..=5");
     std::fs::write(&lib, text).unwrap();
-    let third = run(manifests(dir.path()).env("CARGO", "/bin/false"));
+    let third = run(manifests(dir.path()).env("CARGO", &no_build));
     assert_eq!(third.code, 1, "{}", third.stderr);
     assert!(
         third
             .stderr
             .contains("compiling the probe against probe-test-op failed"),
+        "{}",
+        third.stderr
+    );
+    assert!(
+        third
+            .stderr
+            .contains("error: cargo build is not allowed here"),
         "{}",
         third.stderr
     );
@@ -412,6 +469,248 @@ fn a_kind_the_probe_cannot_compile_fails_alone() {
         assert!(r.stderr.contains("error[E0433]"), "{}", r.stderr);
     }
 }
+
+/// A workspace of two members: `types` declares the kind but turns on neither a Kubernetes
+/// version nor k8s-openapi's `schemars` (which its `ResourceRequirements` field needs); `app`
+/// depends on it and turns `schemars` on, as the workspace's build then does for both. The
+/// version comes from `K8S_OPENAPI_ENABLED_VERSION`, as k8s-openapi's build script reads it.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("probe-ws-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let files: [(&str, String); 6] = [
+        (
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"types\", \"app\"]\nresolver = \"2\"\n".into(),
+        ),
+        ("Cargo.lock", fixture_lock("ws-app")),
+        (
+            "types/Cargo.toml",
+            r#"[package]
+name = "ws-types"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[features]
+extra = []
+more = []
+
+[dependencies]
+kube = { version = "5", default-features = false, features = ["derive"] }
+k8s-openapi = "0.29"
+schemars = "1"
+serde = { version = "1", features = ["derive", "rc"] }
+serde_json = "1"
+"#
+            .into(),
+        ),
+        (
+            "types/src/lib.rs",
+            format!(
+                "{HEADER}{}",
+                r#"
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Sized")]
+pub struct SizedSpec {
+    #[schemars(schema_with = "levels")]
+    pub level: String,
+    pub resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
+    #[cfg(feature = "extra")]
+    pub extra: Option<String>,
+    #[cfg(feature = "more")]
+    pub more: Option<String>,
+}
+
+fn levels(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<String> = (1..=2).map(|i| format!("size-{i}")).collect();
+    schemars::json_schema!({ "type": "string", "enum": names })
+}
+"#
+            ),
+        ),
+        (
+            "app/Cargo.toml",
+            r#"[package]
+name = "ws-app"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+ws-types = { path = "../types" }
+kube = { version = "5", default-features = false, features = ["derive"] }
+k8s-openapi = { version = "0.29", features = ["schemars"] }
+serde_json = "1"
+"#
+            .into(),
+        ),
+        (
+            "app/src/main.rs",
+            "use kube::CustomResourceExt;\nfn main() { print!(\"{}\", serde_json::to_string(&ws_types::Sized::crd()).unwrap()); }\n".into(),
+        ),
+    ];
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// `crd()` of `ws_types::Sized` as the workspace's `app` prints it, with cargo `flags`.
+fn workspace_crd(dir: &Path, flags: &[&str]) -> serde_json::Value {
+    let out = cargo()
+        .args(["run", "--quiet", "-p", "ws-app", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .args(flags)
+        .env("K8S_OPENAPI_ENABLED_VERSION", "1.37")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn spec_properties(crd: &serde_json::Value) -> Vec<String> {
+    let props = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    let mut keys: Vec<String> = props.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn a_workspace_member_gets_the_features_the_workspace_turns_on_and_cargos_feature_syntax() {
+    let ws = workspace();
+    let types = ws.path().join("types");
+    let truth = workspace_crd(ws.path(), &[]);
+    assert_eq!(spec_properties(&truth), ["level", "resources"]);
+    let mut plain = manifests(&types);
+    let r = run(plain.env("K8S_OPENAPI_ENABLED_VERSION", "1.37"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("note: Sized.example.com: CRD from the compiler, because"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(yaml(&types, "example.com_sizeds.yaml"), truth);
+    // The probe's files are in the workspace's target directory, none in the sources.
+    assert!(probe_dir(&types).is_some_and(|p| p.join("main.rs").is_file()));
+    assert!(!types.join("target").exists() && !ws.path().join("target").exists());
+
+    // A comma list in one --features value, as cargo takes it.
+    let truth = workspace_crd(ws.path(), &["--features", "ws-types/extra,ws-types/more"]);
+    assert_eq!(
+        spec_properties(&truth),
+        ["extra", "level", "more", "resources"]
+    );
+    let r = run(manifests(&types)
+        .args(["--features", "extra,more"])
+        .env("K8S_OPENAPI_ENABLED_VERSION", "1.37"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(yaml(&types, "example.com_sizeds.yaml"), truth);
+
+    // The crate alone (--no-default-features selects only it): `dep/feature` turns on
+    // k8s-openapi's schemars, which the crate itself does not.
+    let r = run(manifests(&types)
+        .args([
+            "--no-default-features",
+            "--features",
+            "k8s-openapi/schemars",
+            "--features",
+            "extra",
+        ])
+        .env("K8S_OPENAPI_ENABLED_VERSION", "1.37"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let alone = yaml(&types, "example.com_sizeds.yaml");
+    assert_eq!(spec_properties(&alone), ["extra", "level", "resources"]);
+    assert_eq!(
+        alone["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["resources"],
+        truth["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["resources"]
+    );
+}
+
+/// A `rustc` for the probe (`RSBUILDER_PROBE_RUSTC`) that says it started (creates
+/// `$PROBE_STARTED`) and waits for `$PROBE_GO` before it compiles, so that a test can act
+/// while the probe compiles.
+#[cfg(unix)]
+fn waiting_rustc() -> (tempfile::TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("rustc");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ntouch \"$PROBE_STARTED\"\nwhile [ ! -e \"$PROBE_GO\" ]; do sleep 0.1; done\nexec rustc \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, script)
+}
+
+/// Fails when `manifests` keeps the lock while the probe compiles (the second run exits 75)
+/// and when it skips the source comparison (the first run exits 0 and writes).
+#[cfg(unix)]
+#[test]
+fn the_project_lock_is_released_while_the_probe_compiles_and_changed_sources_stop_the_write() {
+    let dir = krate(Some(&format!("{PLAIN}{TUNED}")), &[]);
+    let (hook, rustc) = waiting_rustc();
+    let started = hook.path().join("started");
+    let go = hook.path().join("go");
+    let mut first = std::process::Command::new(env!("CARGO_BIN_EXE_rsbuilder"));
+    first.current_dir(dir.path()).arg("manifests");
+    shared_build_env(&mut first);
+    let mut child = first
+        .env("RSBUILDER_PROBE_RUSTC", &rustc)
+        .env("PROBE_STARTED", &started)
+        .env("PROBE_GO", &go)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Waits for the probe's compiler to start (cargo builds the crate's library first).
+    while !started.exists() {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the run ended before its probe compiled: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Another command takes the lock at once (a held lock would give exit 75).
+    let second = run(manifests(dir.path())
+        .args(["--evaluate", "static"])
+        .env("RSBUILDER_LOCK_TIMEOUT", "0"));
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("not generated: Tuned.example.com"),
+        "{}",
+        second.stderr
+    );
+    // The sources change while the probe compiles: the first run writes nothing.
+    let lib = dir.path().join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, text.replace("1..=3", "1..=5")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("config")).unwrap();
+    std::fs::write(&go, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: the sources changed while the probe compiled (the project lock is released meanwhile)"
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("config").exists(), "nothing was written");
 
 /// A kind that embeds a Kubernetes type, whose description k8s-openapi writes as of the
 /// Kubernetes version feature the crate selects.

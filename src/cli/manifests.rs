@@ -142,7 +142,8 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         (dir.clone(), output_dir.clone())
     };
     // Held from the first read of the project to the last write, `--check` included (it must
-    // not compare against a half-written tree).
+    // not compare against a half-written tree), except while the probe compiles (see
+    // `LockGate`).
     // The lock is on the directory written: the project, or an absolute --output-dir (its
     // nearest existing ancestor while it does not exist yet: the engine creates it).
     // `--check` only reads: an interrupted apply is reported, not finished.
@@ -150,12 +151,15 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         true => crate::scaffold::engine::lock_project_read_only,
         false => crate::scaffold::engine::lock_project,
     };
-    let _lock = if output_dir.is_absolute() {
-        let existing = plan_root.ancestors().find(|a| a.is_dir());
-        existing.map(lock).transpose()?
+    let lock_root = if output_dir.is_absolute() {
+        plan_root
+            .ancestors()
+            .find(|a| a.is_dir())
+            .map(Path::to_path_buf)
     } else {
-        Some(lock(&dir)?)
+        Some(dir.clone())
     };
+    let held = lock_root.as_deref().map(lock).transpose()?;
     let project = if dir.join(crate::model::project::FILE_NAME).is_file() {
         Some(crate::model::Project::load(&dir)?)
     } else {
@@ -295,6 +299,22 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         }
         _ => None,
     };
+    let mut inputs = paths.clone();
+    inputs.extend(
+        settings
+            .extra_sources
+            .iter()
+            .map(|(p, _)| p.clone())
+            .chain([dir.join("Cargo.toml")]),
+    );
+    let gate = std::sync::Arc::new(LockGate {
+        root: lock_root,
+        take: lock,
+        held: std::sync::Mutex::new(held),
+        inputs,
+        before: std::sync::Mutex::new(None),
+        problem: std::sync::Mutex::new(None),
+    });
     let generated = generate(&Options {
         paths,
         output_dir: gen_output_dir.clone(),
@@ -302,11 +322,8 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         evaluate: args.evaluate,
         verify: args.verify,
         crate_dir,
-        features: crate::manifests::probe::Features {
-            features: args.features.features.clone(),
-            all_features: args.features.all_features,
-            no_default_features: args.features.no_default_features,
-        },
+        features: args.features.flags(),
+        compile_gate: Some(gate.clone()),
         settings,
         cfg: cfg.clone(),
         expected_kinds,
@@ -320,6 +337,14 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     }
     if let Some(note) = no_manifest_note(&cfg, &dir) {
         eprintln!("warning: {note}");
+    }
+    match gate.problem.lock().map(|mut p| p.take()) {
+        Ok(Some(GateProblem::Lock(e))) => return Err(e.into()),
+        Ok(Some(GateProblem::Changed(message))) => {
+            eprintln!("error: {message}");
+            return Ok(super::EXIT_FAILURE);
+        }
+        _ => {}
     }
     let output = match generated {
         Ok(o) => o,
@@ -424,6 +449,95 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
     } else {
         super::EXIT_OK
     })
+}
+
+/// The project lock of a `manifests` run, released while the probe compiles (which can take
+/// minutes) so that other commands can use the project meanwhile, and taken again before
+/// anything is written. If the sources the CRDs come from changed in between, the run stops:
+/// its CRDs would not match the sources it leaves behind.
+#[derive(Debug)]
+struct LockGate {
+    /// The locked directory (`None`: no lock, an output directory without an existing
+    /// ancestor).
+    root: Option<PathBuf>,
+    /// How the lock is taken (read-only for `--check`).
+    take: fn(&Path) -> Result<crate::scaffold::engine::ProjectLock, crate::scaffold::ScaffoldError>,
+    held: std::sync::Mutex<Option<crate::scaffold::engine::ProjectLock>>,
+    /// The files and directories the CRDs come from: `--paths`, `build.rs`, `Cargo.toml`.
+    inputs: Vec<PathBuf>,
+    /// Their digest when the lock was released.
+    before: std::sync::Mutex<Option<String>>,
+    /// What went wrong when the lock was taken again.
+    problem: std::sync::Mutex<Option<GateProblem>>,
+}
+
+/// Why a run stops after the probe compiled.
+#[derive(Debug)]
+enum GateProblem {
+    /// The lock could not be taken again (another command holds it): exit 75.
+    Lock(crate::scaffold::ScaffoldError),
+    /// The sources changed while the lock was released: exit 1.
+    Changed(String),
+}
+
+impl LockGate {
+    /// A SHA-256 of every source file under the inputs (as `manifests` reads them) and of the
+    /// other input files, or of the reason they cannot be read.
+    fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) =
+            self.inputs.iter().cloned().partition(|p| p.is_dir());
+        match crate::manifests::source::SourceSet::read(&dirs) {
+            Ok(texts) => {
+                for (path, text) in texts {
+                    h.update(path.display().to_string().as_bytes());
+                    h.update((text.len() as u64).to_le_bytes());
+                    h.update(text.as_bytes());
+                }
+            }
+            Err(e) => h.update(format!("{e:?}").as_bytes()),
+        }
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap_or_default();
+            h.update(f.display().to_string().as_bytes());
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(&bytes);
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl crate::manifests::probe::CompileGate for LockGate {
+    fn before(&self) {
+        if let Ok(mut b) = self.before.lock() {
+            *b = Some(self.digest());
+        }
+        if let Ok(mut held) = self.held.lock() {
+            held.take();
+        }
+    }
+
+    fn after(&self) {
+        let Some(root) = &self.root else { return };
+        let problem = match (self.take)(root) {
+            Err(e) => Some(GateProblem::Lock(e)),
+            Ok(lock) => {
+                if let Ok(mut held) = self.held.lock() {
+                    *held = Some(lock);
+                }
+                let before = self.before.lock().ok().and_then(|b| b.clone());
+                (before.as_deref() != Some(self.digest().as_str())).then(|| {
+                    GateProblem::Changed(
+                        "the sources changed while the probe compiled (the project lock is released meanwhile), so the CRDs read before may not match them; nothing was written\n  help: run `rsbuilder manifests` again".to_string(),
+                    )
+                })
+            }
+        };
+        if let (Some(p), Ok(mut slot)) = (problem, self.problem.lock()) {
+            *slot = Some(p);
+        }
+    }
 }
 
 /// Disagreements between `<output_dir>/crd/kustomization.yaml` (which `create api` writes and

@@ -12,9 +12,10 @@ use std::path::PathBuf;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::cfg::Cfg;
+use super::cfg::FeatureFlags;
 use super::crd::{CrdWorkers, KindOutcome, Settings, crd_yaml_files};
 use super::diag::{Cause, Diagnostic, Diagnostics};
-use super::probe::{self, Evaluate, Features};
+use super::probe::{self, Evaluate};
 use super::source::SourceSet;
 use crate::model::layout::generated as layout;
 
@@ -35,8 +36,12 @@ pub struct Options {
     /// The crate whose library a probe is built against (where its Cargo.toml is); `None`:
     /// no crate, nothing can be compiled.
     pub crate_dir: Option<PathBuf>,
-    /// The cargo features of that crate the probe selects.
-    pub features: Features,
+    /// The cargo feature flags of the run, as cargo spells them; the probe passes them to
+    /// `cargo build` (the static reading takes them through [`Options::cfg`]).
+    pub features: FeatureFlags,
+    /// Called around the probe's build (the CLI releases the project lock there); `None`:
+    /// nothing.
+    pub compile_gate: Option<std::sync::Arc<dyn probe::CompileGate>>,
     /// Storage versions and the extra files searched for `merge_crds` calls.
     pub settings: Settings,
     /// What `cfg` predicates mean (the crate's features): see [`crate::manifests::cfg`].
@@ -240,6 +245,7 @@ fn compile_kinds(
         &requests,
         &opts.features,
         &output_dir,
+        opts.compile_gate.as_deref(),
     );
     out.cache_hits += run.cache_hits;
     if let Some(m) = other {

@@ -33,10 +33,9 @@ pub fn fixture_crate() -> PathBuf {
 /// Sets the build settings every crate the tests build shares, so that they reuse each
 /// other's compiled dependencies in [`target_dir`]: built once per run and thrown away, so no
 /// incremental cache and no debug info (disk), and no RUSTFLAGS of the caller. Also for an
-/// `rsbuilder` process whose probe builds there (`RSBUILDER_PROBE_TARGET_DIR`).
+/// `rsbuilder` process, whose probe builds in the crate's target directory (`CARGO_TARGET_DIR`).
 pub fn shared_build_env<C: BuildEnv>(cmd: &mut C) -> &mut C {
     cmd.set("CARGO_TARGET_DIR", target_dir().as_os_str())
-        .set("RSBUILDER_PROBE_TARGET_DIR", target_dir().as_os_str())
         .set("CARGO_INCREMENTAL", "0".as_ref())
         .set("CARGO_PROFILE_DEV_DEBUG", "0".as_ref())
         .unset("RUSTFLAGS")
