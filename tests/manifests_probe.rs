@@ -711,6 +711,7 @@ fn the_project_lock_is_released_while_the_probe_compiles_and_changed_sources_sto
         "{stderr}"
     );
     assert!(!dir.path().join("config").exists(), "nothing was written");
+}
 
 /// A kind that embeds a Kubernetes type, whose description k8s-openapi writes as of the
 /// Kubernetes version feature the crate selects.

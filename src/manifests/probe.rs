@@ -1293,6 +1293,7 @@ mod tests {
             select: (0..select).map(|i| format!("m{i}")).collect(),
             id: "m0".into(),
             manifests: Vec::new(),
+            locked: true,
         };
         let flags = FeatureFlags {
             features: vec!["a,b".into(), "k8s-openapi/schemars c".into()],
