@@ -790,3 +790,25 @@ fn a_crate_on_another_kubernetes_version_gets_its_own_crd_from_the_compiler() {
     );
     assert_eq!(yaml(dir.path(), "example.com_sizeds.yaml"), truth);
 }
+
+/// `--check` changes no file of the user's: the probe builds `--locked`, so a Cargo.lock that
+/// no longer fits Cargo.toml (this test's lock names packages the crate does not use) is
+/// cargo's error, and the lock is left as it was. Without `--check` cargo updates it, as
+/// `cargo build` does.
+#[test]
+fn check_builds_the_probe_locked_and_leaves_the_lock_alone() {
+    let dir = krate(Some(TUNED), &[]);
+    let lock = dir.path().join("Cargo.lock");
+    let before = std::fs::read_to_string(&lock).unwrap();
+    let check = run(manifests(dir.path()).arg("--check"));
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    assert!(
+        check.stderr.contains("--locked"),
+        "cargo's refusal to update the lock is shown: {}",
+        check.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), before);
+    let write = run(&mut manifests(dir.path()));
+    assert_eq!(write.code, 0, "{}", write.stderr);
+    assert_ne!(std::fs::read_to_string(&lock).unwrap(), before);
+}

@@ -295,9 +295,9 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
             if let Ok(rel) = m.file.strip_prefix(".") {
                 m.file = rel.to_path_buf();
             }
-            Some(m)
+            crate::manifests::versions::Verdict::Other(m)
         }
-        _ => None,
+        verdict => verdict,
     };
     let mut inputs = paths.clone();
     inputs.extend(
@@ -328,7 +328,8 @@ pub fn run(cwd: &Path, args: ManifestsArgs) -> anyhow::Result<i32> {
         cfg: cfg.clone(),
         expected_kinds,
         strict: args.strict,
-        versions,
+        versions: Some(versions),
+        locked: args.check,
     });
     if let Some(e) = cfg.target_error() {
         eprintln!(

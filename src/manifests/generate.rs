@@ -17,6 +17,7 @@ use super::crd::{CrdWorkers, KindOutcome, Settings, crd_yaml_files};
 use super::diag::{Cause, Diagnostic, Diagnostics};
 use super::probe::{self, Evaluate};
 use super::source::SourceSet;
+use super::versions::Verdict;
 use crate::model::layout::generated as layout;
 
 /// What to generate from where.
@@ -51,11 +52,14 @@ pub struct Options {
     /// `--strict`: the dangerous-manifest warnings ([`super::dangerous`]) are errors, and
     /// nothing is written.
     pub strict: bool,
-    /// Why the crate's `crd()` is built with other crate versions than those static evaluation
-    /// reproduces ([`super::versions::check`]); `None`: the same versions, or not checked. With
-    /// a mismatch, `--evaluate static` refuses every kind at the mismatch's file and line,
-    /// `auto` and `--verify` take every kind from the compiler and say why.
-    pub versions: Option<super::versions::Mismatch>,
+    /// What [`super::versions::check`] found for the crate; `None`: not checked. With
+    /// [`Verdict::Other`], `--evaluate static` refuses every kind at the mismatch's file and
+    /// line, `auto` and `--verify` take every kind from the compiler and say why. With
+    /// [`Verdict::Same`], the check is made again after a probe build that may have updated
+    /// the crate's `Cargo.lock`.
+    pub versions: Option<Verdict>,
+    /// The probe builds `--locked` (`--check`: no file of the user's changes).
+    pub locked: bool,
 }
 
 /// A CRD kind PROJECT records, which the sources are expected to define with
@@ -208,7 +212,10 @@ fn compile_kinds(
 ) -> Vec<(Diagnostic, Vec<String>)> {
     // Static CRDs are another kube's where the crate's versions differ: every kind then comes
     // from the compiler, or is refused.
-    let other = opts.versions.as_ref();
+    let other = match &opts.versions {
+        Some(Verdict::Other(m)) => Some(m),
+        _ => None,
+    };
     if let (Some(m), Evaluate::Static, false) = (other, opts.evaluate, opts.verify) {
         refuse_for_versions(m, kinds);
         return Vec::new();
@@ -246,8 +253,22 @@ fn compile_kinds(
         &opts.features,
         &output_dir,
         opts.compile_gate.as_deref(),
+        opts.locked,
     );
     out.cache_hits += run.cache_hits;
+    // A build without `--locked` may have moved the crate's Cargo.lock (as `cargo build` does
+    // when it no longer fits Cargo.toml): static CRDs are exact only if the versions still
+    // match; from here on the run is one on other versions.
+    let moved = match (&opts.versions, &opts.crate_dir) {
+        (Some(Verdict::Same), Some(dir)) if !opts.locked && !run.cached => {
+            match super::versions::check(dir) {
+                Verdict::Other(m) => Some(m),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let other = other.or(moved.as_ref());
     if let Some(m) = other {
         out.notes.push(format!(
             "{}:{}: {}; rsbuilder's static evaluation reproduces {}, so every kind comes from the compiler",
@@ -342,6 +363,22 @@ fn compile_kinds(
                 k.result = Err(super::crd::sorted(all));
             }
             _ => {}
+        }
+    }
+    if let Some(m) = moved {
+        for (i, k) in kinds.iter_mut().enumerate() {
+            if k.result.is_ok() && !wanted.contains(&i) {
+                k.result = Err(vec![Diagnostic::new(
+                    &m.file,
+                    m.line,
+                    1,
+                    format!(
+                        "the probe's cargo build updated the crate's Cargo.lock, and now {}",
+                        m.reason
+                    ),
+                )
+                .with_help("run `rsbuilder manifests` again: static evaluation does not apply to these versions, so every kind will come from the compiler")]);
+            }
         }
     }
     super::crd::fail_name_clashes(sources, kinds);

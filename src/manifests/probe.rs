@@ -192,12 +192,15 @@ impl CrateInfo {
 /// `features` are the `manifests` feature flags, given to cargo as cargo takes them. `skip`
 /// names directories left out of the cache key (the manifests' own output directory, which the
 /// run itself rewrites). `gate` is called around the build (not when the cache answers).
+/// `locked`: cargo builds `--locked` where the workspace has a `Cargo.lock` (`--check`);
+/// otherwise, like `cargo build`, it may update the lock to fit Cargo.toml.
 pub fn run(
     crate_dir: Option<&Path>,
     requests: &[Request],
     features: &FeatureFlags,
     skip: &[PathBuf],
     gate: Option<&dyn CompileGate>,
+    locked: bool,
 ) -> Run {
     let mut results: Vec<Option<Result<CustomResourceDefinition, Vec<Diagnostic>>>> =
         vec![None; requests.len()];
@@ -265,7 +268,7 @@ pub fn run(
         }
         return finish(results, false, 0);
     }
-    let ws = match Workspace::read(&info, features) {
+    let ws = match Workspace::read(&info, features, locked) {
         Ok(ws) => ws,
         Err(e) => {
             for &i in &asked {
@@ -592,9 +595,9 @@ struct Workspace {
     id: String,
     /// The manifests of the workspace: the root's and every member's (they choose features).
     manifests: Vec<PathBuf>,
-    /// The workspace has a `Cargo.lock`: the build runs `--locked`, so that the versions
-    /// [`super::versions`] read from it are those compiled, and `manifests --check` writes
-    /// nothing of the user's (a lock that no longer fits Cargo.toml is cargo's error).
+    /// The build runs `--locked` (asked for, and the workspace has a `Cargo.lock`):
+    /// `manifests --check` changes no file of the user's, so a lock that no longer fits
+    /// Cargo.toml is cargo's error there.
     locked: bool,
 }
 
@@ -632,7 +635,7 @@ impl Workspace {
     /// Reads the crate's workspace with `cargo metadata`. With `--all-features` or
     /// `--no-default-features` only the crate is selected (those flags would otherwise apply
     /// to every member). Errors: cargo's, trimmed.
-    fn read(info: &CrateInfo, flags: &FeatureFlags) -> Result<Self, String> {
+    fn read(info: &CrateInfo, flags: &FeatureFlags, locked: bool) -> Result<Self, String> {
         let manifest = canonical(&info.dir.join("Cargo.toml"));
         let meta = metadata(&manifest)?;
         let path_of = |v: &Value| v.as_str().map(PathBuf::from);
@@ -679,7 +682,7 @@ impl Workspace {
             }
         }
         Ok(Self {
-            locked: root.join("Cargo.lock").is_file(),
+            locked: locked && root.join("Cargo.lock").is_file(),
             manifest,
             target,
             select,
