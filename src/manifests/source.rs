@@ -399,6 +399,45 @@ pub struct DefaultsSpec {
     }
 
     #[test]
+    fn camel_case_of_a_name_starting_with_a_non_ascii_letter_is_a_diagnostic_not_a_crash() {
+        // serde_derive panics on these (so the crate does not compile); rsbuilder panicked too.
+        for (body, line) in [
+            (
+                "#[serde(rename_all = \"camelCase\")]\npub struct XSpec {\n    pub ok: i32,\n    pub ärgs: i32,\n}\n",
+                10,
+            ),
+            (
+                "pub struct XSpec {\n    pub e: E,\n}\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(rename_all = \"camelCase\")]\npub enum E {\n    A,\n    Über,\n}\n",
+                14,
+            ),
+        ] {
+            let text = format!(
+                "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{{Deserialize, Serialize}};\n\n\
+                 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+                 #[kube(group = \"example.com\", version = \"v1\", kind = \"X\")]\n{body}"
+            );
+            let set = SourceSet::parse_all(vec![(PathBuf::from("src/types.rs"), text)]).unwrap();
+            let errs = crate::manifests::crds_from_sources(&set).unwrap_err();
+            let d = errs
+                .iter()
+                .find(|d| d.message.contains("starts with a non-ASCII letter"))
+                .unwrap_or_else(|| panic!("{errs:?}"));
+            assert_eq!(d.line, line, "{d}");
+            assert!(d.help.as_deref().unwrap_or("").contains("rename"), "{d}");
+        }
+        // An accent after the first letter is fine for serde, and for rsbuilder.
+        let crd = crd_of(
+            "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n\
+             #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"example.com\", version = \"v1\", kind = \"X\")]\n\
+             #[serde(rename_all = \"camelCase\")]\npub struct XSpec {\n    pub cäfe_ölig: i32,\n}\n"
+                .into(),
+        );
+        // serde upper-cases ASCII letters only: `ölig` keeps its `ö`.
+        assert!(crd.contains("\"cäfeölig\""), "{crd}");
+    }
+
+    #[test]
     fn normalize_src_keeps_a_lone_carriage_return() {
         assert_eq!(normalize_src("a\r\nb\rc\r\n".into()), "a\nb\rc\n");
         assert_eq!(normalize_src("\u{feff}x\u{feff}".into()), "x\u{feff}");
