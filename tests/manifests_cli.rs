@@ -1082,8 +1082,9 @@ fn deeply_nested_types_are_refused_with_file_and_line_not_a_crash() {
 
 /// The `src/` of a small crate whose sources use every spelling rustc normalizes when it reads
 /// a file: raw strings and string continuations in defaults and CEL rules, doc comments of
-/// both forms, and accented identifiers (`{cafe}`, `{naive}`, ... in the template; the
-/// string literals are composed in every spelling, as rustc keeps literals as written).
+/// both forms, and accented identifiers (`{cafe}`, `{naive}`, ... in the template, also in
+/// `default = "..."`, which serde parses as a path; the other string literals are composed in
+/// every spelling, as rustc keeps literals as written).
 const LEXICAL_LIB: &str = "mod api;\npub use api::*;\n";
 const LEXICAL_API: &str = r####"use kube::CustomResource;
 use kube::core::Rule;
@@ -1093,6 +1094,10 @@ use serde::{Deserialize, Serialize};
 fn default_script() -> String {
     r#"set -e
 echo "ready""#.to_string()
+}
+
+fn {cafe}_default() -> i32 {
+    3
 }
 
 /** A café's order,
@@ -1105,6 +1110,7 @@ echo "ready""#.to_string()
 pub struct OrderSpec {
     /// How many cups,
     /// at most nine.
+    #[serde(default = "{cafe}_default")]
     pub {cafe}: i32,
     #[serde(default = "default_script")]
     pub script: String,
@@ -1220,6 +1226,8 @@ fn crlf_bom_and_nfd_sources_give_byte_identical_manifests() {
         spec["properties"]["café"]["description"],
         "How many cups,\nat most nine."
     );
+    // The default function is named in a string, which serde parses with rustc's lexer.
+    assert_eq!(spec["properties"]["café"]["default"], 3);
     for (name, nfd, crlf, bom) in [
         ("crlf", false, true, false),
         ("bom", false, false, true),

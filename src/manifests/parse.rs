@@ -179,38 +179,117 @@ fn open_up_to(token: &str) -> bool {
 /// `tokens` with every identifier in Unicode NFC, as rustc's lexer puts them (its
 /// `nfc_normalize` of each identifier token); spans are kept. Called on token trees whose
 /// nesting [`too_deep`] has bounded.
+///
+/// Inside the attributes of serde, schemars and kube, a string that the derive parses as Rust
+/// (`default = "path"`, `with = "Type"`, `status = "Type"`, see [`PATH_KEYS`]) gets its
+/// identifiers composed too: the derive lexes it with rustc, which composes them, and it must
+/// name the item the sources define. Every other string keeps its spelling, as in rustc.
 fn nfc_idents(tokens: TokenStream) -> TokenStream {
-    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
-    tokens
-        .into_iter()
-        .map(|tree| match tree {
-            TokenTree::Ident(ident) => {
-                let text = ident.to_string();
-                let (raw, name) = match text.strip_prefix("r#") {
-                    Some(name) => (true, name),
-                    None => (false, text.as_str()),
-                };
-                if name.is_ascii() || is_nfc_quick(name.chars()) == IsNormalized::Yes {
-                    return TokenTree::Ident(ident);
-                }
-                let nfc: String = name.nfc().collect();
-                if nfc == name {
-                    return TokenTree::Ident(ident);
-                }
-                TokenTree::Ident(if raw {
-                    Ident::new_raw(&nfc, ident.span())
-                } else {
-                    Ident::new(&nfc, ident.span())
-                })
-            }
+    nfc_tokens(tokens, false)
+}
+
+/// Keys whose string value the derives of serde, schemars and kube-derive parse as a path,
+/// a type or bounds.
+const PATH_KEYS: &[&str] = &[
+    "default",
+    "with",
+    "serialize_with",
+    "deserialize_with",
+    "skip_serializing_if",
+    "from",
+    "try_from",
+    "into",
+    "remote",
+    "getter",
+    "bound",
+    "schema_with",
+    "status",
+];
+
+/// Attributes whose [`PATH_KEYS`] strings are Rust to their derive.
+const PATH_ATTRS: &[&str] = &["serde", "schemars", "kube"];
+
+fn nfc_tokens(tokens: TokenStream, in_attr: bool) -> TokenStream {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(trees.len());
+    for (i, tree) in trees.iter().enumerate() {
+        out.push(match tree {
+            TokenTree::Ident(ident) => TokenTree::Ident(nfc_ident(ident)),
             TokenTree::Group(group) => {
-                let mut out = Group::new(group.delimiter(), nfc_idents(group.stream()));
-                out.set_span(group.span());
-                TokenTree::Group(out)
+                // `#[serde(...)]`: a bracket group after `#` (or `#!`) whose path is one of
+                // PATH_ATTRS; once inside, every nested group is too.
+                let after_pound = matches!(
+                    trees[..i].last(),
+                    Some(TokenTree::Punct(p)) if p.as_char() == '#' || p.as_char() == '!'
+                );
+                let opens_attr = group.delimiter() == proc_macro2::Delimiter::Bracket
+                    && after_pound
+                    && matches!(
+                        group.stream().into_iter().next(),
+                        Some(TokenTree::Ident(i)) if PATH_ATTRS.iter().any(|a| i == a)
+                    );
+                let mut g = Group::new(
+                    group.delimiter(),
+                    nfc_tokens(group.stream(), in_attr || opens_attr),
+                );
+                g.set_span(group.span());
+                TokenTree::Group(g)
             }
-            other => other,
-        })
-        .collect()
+            TokenTree::Literal(lit) if in_attr && i >= 2 => {
+                let keyed = matches!(
+                    (&trees[i - 2], &trees[i - 1]),
+                    (TokenTree::Ident(k), TokenTree::Punct(eq))
+                        if eq.as_char() == '=' && PATH_KEYS.iter().any(|p| k == p)
+                );
+                match keyed.then(|| nfc_string(lit)).flatten() {
+                    Some(l) => TokenTree::Literal(l),
+                    None => TokenTree::Literal(lit.clone()),
+                }
+            }
+            other => other.clone(),
+        });
+    }
+    out.into_iter().collect()
+}
+
+/// `ident` in NFC.
+fn nfc_ident(ident: &Ident) -> Ident {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+    let text = ident.to_string();
+    let (raw, name) = match text.strip_prefix("r#") {
+        Some(name) => (true, name),
+        None => (false, text.as_str()),
+    };
+    if name.is_ascii() || is_nfc_quick(name.chars()) == IsNormalized::Yes {
+        return ident.clone();
+    }
+    let nfc: String = name.nfc().collect();
+    if nfc == name {
+        return ident.clone();
+    }
+    if raw {
+        Ident::new_raw(&nfc, ident.span())
+    } else {
+        Ident::new(&nfc, ident.span())
+    }
+}
+
+/// A string literal holding `lit`'s value in NFC, when it is a string literal whose value
+/// changes; `None` otherwise.
+fn nfc_string(lit: &proc_macro2::Literal) -> Option<proc_macro2::Literal> {
+    use unicode_normalization::UnicodeNormalization;
+    let s: syn::LitStr = syn::parse2(TokenTree::Literal(lit.clone()).into()).ok()?;
+    let value = s.value();
+    if value.is_ascii() {
+        return None;
+    }
+    let nfc: String = value.nfc().collect();
+    if nfc == value {
+        return None;
+    }
+    let mut out = proc_macro2::Literal::string(&nfc);
+    out.set_span(lit.span());
+    Some(out)
 }
 
 /// The first place where the nesting exceeds a limit: its span, what is nested, the limit.
@@ -337,7 +416,7 @@ mod tests {
         // "café" and "naïve" decomposed: e + U+0301, i + U+0308.
         let (cafe_nfd, naive_nfd) = ("cafe\u{301}", "nai\u{308}ve");
         let text = format!(
-            "#[serde(default = \"{cafe_nfd}\")]\n#[schemars(description = {cafe_nfd})]\n\
+            "#[serde(rename = \"{cafe_nfd}\")]\n#[schemars(description = {cafe_nfd})]\n\
              pub struct S {{ pub {cafe_nfd}: r#{naive_nfd}, pub x: m!({naive_nfd}) }}\n"
         );
         let file = parse(&text).unwrap();
@@ -346,7 +425,7 @@ mod tests {
             got,
             [
                 "serde",
-                "default",
+                "rename",
                 "schemars",
                 "description",
                 "café",
@@ -362,7 +441,8 @@ mod tests {
                 "naïve"
             ]
         );
-        // A string literal keeps its spelling: rustc does not normalize literals.
+        // A string literal keeps its spelling: rustc does not normalize literals (strings
+        // a derive parses as paths aside, see the next test).
         let text = quote::ToTokens::to_token_stream(&file).to_string();
         assert!(text.contains(&format!("\"{cafe_nfd}\"")), "{text}");
         // Spans survive: an error after NFD text is at its place (columns count chars).
@@ -370,6 +450,62 @@ mod tests {
         assert_eq!((err.line, err.column), (2, 6), "{err}");
         let err = parse(&format!("fn {cafe_nfd}() {{ (1 }}\n")).unwrap_err();
         assert_eq!(err.line, 1, "{err}");
+    }
+
+    #[test]
+    fn strings_the_derives_parse_as_paths_are_composed_and_others_are_not() {
+        let nfd = "Pha\u{308}se";
+        let text = format!(
+            "#[serde(default = \"{nfd}::d\", rename = \"{nfd}\")]\n\
+             #[schemars(with = \"{nfd}\", description = \"{nfd}\")]\n\
+             #[kube(status = \"{nfd}\", kind = \"{nfd}\")]\n\
+             #[doc = \"{nfd}\"]\n#[other(default = \"{nfd}\")]\nstruct S;\n"
+        );
+        let file = parse(&text).unwrap();
+        let strings: Vec<String> = file.items[0]
+            .to_token_stream_strings()
+            .into_iter()
+            .collect();
+        assert_eq!(
+            strings,
+            [
+                "Phäse::d".to_string(),
+                nfd.to_string(),
+                "Phäse".to_string(),
+                nfd.to_string(),
+                "Phäse".to_string(),
+                nfd.to_string(),
+                nfd.to_string(),
+                nfd.to_string(),
+            ]
+        );
+    }
+
+    /// The values of the string literals of a token tree, in order.
+    trait Strings {
+        fn to_token_stream_strings(&self) -> Vec<String>;
+    }
+
+    impl Strings for syn::Item {
+        fn to_token_stream_strings(&self) -> Vec<String> {
+            fn walk(tokens: TokenStream, out: &mut Vec<String>) {
+                for t in tokens {
+                    match t {
+                        TokenTree::Literal(l) => {
+                            if let Ok(s) = syn::parse2::<syn::LitStr>(TokenTree::Literal(l).into())
+                            {
+                                out.push(s.value());
+                            }
+                        }
+                        TokenTree::Group(g) => walk(g.stream(), out),
+                        _ => {}
+                    }
+                }
+            }
+            let mut out = Vec::new();
+            walk(quote::ToTokens::to_token_stream(self), &mut out);
+            out
+        }
     }
 
     #[test]
