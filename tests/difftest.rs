@@ -102,16 +102,20 @@ fn shrink_and_write(case: &Case, outcome: &Outcome) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{}.rs", case.name));
     let header: String = detail.lines().map(|l| format!("// {l}\n")).collect();
-    std::fs::write(
-        &path,
-        format!(
-            "// Shrunk from seed {}, kind {} of tests/difftest.rs; kube-derive vs rsbuilder:\n{header}{}",
-            case.seed,
-            case.index,
-            render(&small)
-        ),
-    )
-    .unwrap();
+    // The file keeps its spelling: a byte order mark first, the header in its line endings.
+    let text = render(&small);
+    let (bom, text) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text.as_str()),
+    };
+    let mut header = format!(
+        "// Shrunk from seed {}, kind {} of tests/difftest.rs ({:?}); kube-derive vs rsbuilder:\n{header}",
+        case.seed, case.index, small.spelling
+    );
+    if small.spelling.crlf {
+        header = header.replace('\n', "\r\n");
+    }
+    std::fs::write(&path, format!("{bom}{header}{text}")).unwrap();
     path
 }
 
@@ -224,6 +228,38 @@ fn the_grammar_reaches_every_family_it_promises() {
             "400 kinds of seed 3 never use {needle}"
         );
     }
+    // The lexical layer: some files with a byte order mark, CRLF, decomposed identifiers and
+    // raw strings (over two lines too), and some without.
+    let files: Vec<String> = cases(3, 0..400, &Features::default(), &k8s)
+        .iter()
+        .map(render)
+        .collect();
+    let some = |what: &str, f: &dyn Fn(&String) -> bool| {
+        let n = files.iter().filter(|t| f(t)).count();
+        assert!(n > 20 && n < 380, "{n} of 400 files {what}");
+    };
+    some("open with a BOM", &|t| t.starts_with('\u{feff}'));
+    some("use CRLF", &|t| t.contains("\r\n"));
+    some("have a raw string", &|t| t.contains("r#\""));
+    let combining = |c: char| ('\u{300}'..='\u{36f}').contains(&c);
+    some("have a decomposed field name", &|t| {
+        t.lines()
+            .any(|l| l.trim_start().starts_with("pub ") && l.contains(combining))
+    });
+    assert!(
+        files
+            .iter()
+            .any(|t| t.contains("r#\"") && t.contains(" */")),
+        "no raw strings and block docs together"
+    );
+    assert!(
+        files.iter().any(|t| t.split("r#\"").skip(1).any(|r| r
+            .split("\"#")
+            .next()
+            .unwrap()
+            .contains('\n'))),
+        "no raw string over two lines"
+    );
 }
 
 #[test]

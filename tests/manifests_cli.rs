@@ -1215,3 +1215,161 @@ fn a_crate_without_a_lock_is_refused_statically_with_the_command_that_makes_one(
         .stderr(predicate::str::contains("cargo generate-lockfile"));
     assert!(!tmp.path().join("config/crd").exists());
 }
+
+/// The `src/` of a small crate whose sources use every spelling rustc normalizes when it reads
+/// a file: raw strings and string continuations in defaults and CEL rules, doc comments of
+/// both forms, and accented identifiers (`{cafe}`, `{naive}`, ... in the template, also in
+/// `default = "..."`, which serde parses as a path; the other string literals are composed in
+/// every spelling, as rustc keeps literals as written).
+const LEXICAL_LIB: &str = "mod api;\npub use api::*;\n";
+const LEXICAL_API: &str = r####"use kube::CustomResource;
+use kube::core::Rule;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+fn default_script() -> String {
+    r#"set -e
+echo "ready""#.to_string()
+}
+
+fn {cafe}_default() -> i32 {
+    3
+}
+
+/** A café's order,
+    written in a block doc comment. */
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Order", namespaced)]
+#[kube(validation = Rule::new(r#"self.café >= 0
+  && self.café < 10"#).message("out of range"))]
+#[serde(rename_all = "camelCase")]
+pub struct OrderSpec {
+    /// How many cups,
+    /// at most nine.
+    #[serde(default = "{cafe}_default")]
+    pub {cafe}: i32,
+    #[serde(default = "default_script")]
+    pub script: String,
+    pub {naive}_mode: Option<{Naive}>,
+    #[schemars(description = "line one \
+        and its continuation")]
+    pub note: Option<String>,
+}
+
+/**
+ * The mode: plain or fancy.
+ */
+#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
+pub enum {Naive} {
+    Plain,
+    /// With crème.
+    {Creme},
+}
+"####;
+
+/// The crate's `src/` under `dir`: `LEXICAL_API` with its identifiers spelled by `nfd` (NFD or
+/// NFC), then `crlf` line endings and a `bom`, in both files.
+fn lexical_crate(dir: &Path, nfd: bool, crlf: bool, bom: bool) -> PathBuf {
+    use unicode_normalization::UnicodeNormalization;
+    let ident = |s: &str| -> String {
+        if nfd {
+            s.nfd().collect()
+        } else {
+            s.nfc().collect()
+        }
+    };
+    let api = LEXICAL_API
+        .replace("{cafe}", &ident("café"))
+        .replace("{naive}", &ident("naïve"))
+        .replace("{Naive}", &ident("Naïve"))
+        .replace("{Creme}", &ident("Crème"));
+    let spell = |text: &str| {
+        let text = if crlf {
+            text.replace('\n', "\r\n")
+        } else {
+            text.to_string()
+        };
+        if bom { format!("\u{feff}{text}") } else { text }
+    };
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    write(&src, "lib.rs", &spell(LEXICAL_LIB));
+    write(&src, "api.rs", &spell(&api));
+    src
+}
+
+/// Every file under `dir` with its text, by path relative to `dir`.
+fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out: Vec<(PathBuf, String)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+            (
+                rel,
+                String::from_utf8(std::fs::read(e.path()).unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn crlf_bom_and_nfd_sources_give_byte_identical_manifests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, nfd: bool, crlf: bool, bom: bool| {
+        let dir = tmp.path().join(name);
+        let src = lexical_crate(&dir, nfd, crlf, bom);
+        let out = dir.join("out");
+        rsbuilder()
+            .args(["manifests", "--paths"])
+            .arg(&src)
+            .arg("--output-dir")
+            .arg(&out)
+            .assert()
+            .success();
+        tree(&out)
+    };
+    let lf = run("lf", false, false, false);
+    let crd = lf
+        .iter()
+        .find(|(p, _)| p.ends_with("example.com_orders.yaml"))
+        .map(|(_, text)| text.clone())
+        .unwrap_or_else(|| panic!("no CRD for Order: {lf:?}"));
+    // What rustc reads: LF inside the raw strings and doc comments, composed property names.
+    assert!(!crd.contains('\r'), "{crd}");
+    assert!(crd.contains("café:"), "{crd}");
+    assert!(crd.contains("naïveMode:"), "{crd}");
+    assert!(crd.contains("Crème"), "{crd}");
+    let value: serde_json::Value = serde_saphyr::from_str(&crd).unwrap();
+    let schema = &value["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let spec = &schema["properties"]["spec"];
+    assert_eq!(
+        spec["properties"]["script"]["default"],
+        "set -e\necho \"ready\""
+    );
+    assert_eq!(
+        schema["x-kubernetes-validations"][0]["rule"],
+        "self.café >= 0\n  && self.café < 10"
+    );
+    assert_eq!(
+        spec["properties"]["note"]["description"],
+        "line one and its continuation"
+    );
+    assert_eq!(
+        spec["properties"]["café"]["description"],
+        "How many cups,\nat most nine."
+    );
+    // The default function is named in a string, which serde parses with rustc's lexer.
+    assert_eq!(spec["properties"]["café"]["default"], 3);
+    for (name, nfd, crlf, bom) in [
+        ("crlf", false, true, false),
+        ("bom", false, false, true),
+        ("nfd", true, false, false),
+        ("all", true, true, true),
+    ] {
+        assert_eq!(run(name, nfd, crlf, bom), lf, "{name}");
+    }
+}

@@ -164,7 +164,6 @@ impl SourceSet {
     ) -> Result<SourceFile, Vec<Diagnostic>> {
         let text = normalize_src(text);
         let mut ast = super::parse::parse_rust(path, &text).map_err(|d| vec![d])?;
-        syn::visit_mut::VisitMut::visit_file_mut(&mut NfcIdents, &mut ast);
         let errors = super::cfg::strip(&mut ast, cfg);
         if !errors.is_empty() {
             return Err(errors
@@ -199,34 +198,6 @@ pub fn normalize_src(text: String) -> String {
         text.replace("\r\n", "\n")
     } else {
         text
-    }
-}
-
-/// Rewrites every identifier of the syntax tree in Unicode NFC, as rustc normalizes
-/// identifiers when it lexes them: a field or type written in NFD (decomposed accents) names
-/// the same item, and gives the same property name, as its NFC spelling. Identifiers inside
-/// attribute arguments and macro calls stay token streams and are not visited.
-struct NfcIdents;
-
-impl syn::visit_mut::VisitMut for NfcIdents {
-    fn visit_ident_mut(&mut self, ident: &mut proc_macro2::Ident) {
-        use unicode_normalization::UnicodeNormalization;
-        let text = ident.to_string();
-        if text.is_ascii() {
-            return;
-        }
-        let (raw, name) = match text.strip_prefix("r#") {
-            Some(name) => (true, name),
-            None => (false, text.as_str()),
-        };
-        let nfc: String = name.nfc().collect();
-        if nfc != name {
-            *ident = if raw {
-                proc_macro2::Ident::new_raw(&nfc, ident.span())
-            } else {
-                proc_macro2::Ident::new(&nfc, ident.span())
-            };
-        }
     }
 }
 
@@ -337,6 +308,133 @@ description")]
         let from_nfc = crd_of(text(nfc));
         assert!(from_nfc.contains("\"café\""), "{from_nfc}");
         assert_eq!(crd_of(text(&nfd)), from_nfc);
+        // A name given in a string literal keeps its spelling, as rustc keeps literals.
+        let renamed = |idents: &str| {
+            text(&idents.replace(
+                "    pub naïve",
+                "    #[serde(rename = \"nai\u{308}ve\")]\n    pub naïve",
+            ))
+        };
+        let from_nfc = crd_of(renamed(nfc));
+        assert!(from_nfc.contains("\"nai\u{308}ve\""), "{from_nfc}");
+        assert!(!from_nfc.contains("\"naïve\""), "{from_nfc}");
+        let nfd_renamed: String = {
+            use unicode_normalization::UnicodeNormalization;
+            renamed(nfc).nfd().collect()
+        };
+        assert_eq!(crd_of(nfd_renamed), from_nfc);
+    }
+
+    const DEFAULTS: &str = r####"use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+fn default_script() -> String {
+    r#"line one
+line two"#.to_string()
+}
+
+fn default_escaped() -> String {
+    "a\r\nb".into()
+}
+
+fn default_continued() -> String {
+    "one \
+     two".into()
+}
+
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Defaults")]
+pub struct DefaultsSpec {
+    #[serde(default = "default_script")]
+    pub script: String,
+    #[serde(default = "default_escaped")]
+    pub escaped: String,
+    #[serde(default = "default_continued")]
+    pub continued: String,
+}
+"####;
+
+    #[test]
+    fn a_raw_string_default_reads_lf_and_written_escapes_stay() {
+        let lf = crd_of(DEFAULTS.to_string());
+        let json: serde_json::Value = serde_json::from_str(&lf).unwrap();
+        let props = &json["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            ["properties"];
+        assert_eq!(props["script"]["default"], "line one\nline two", "{lf}");
+        // `\r\n` written as escapes is what the string holds, whatever the file's endings.
+        assert_eq!(props["escaped"]["default"], "a\r\nb", "{lf}");
+        // A `\` at the end of a line skips the line break and the next line's indentation.
+        assert_eq!(props["continued"]["default"], "one two", "{lf}");
+        let crlf = DEFAULTS.replace('\n', "\r\n");
+        assert_eq!(crd_of(crlf.clone()), lf, "CRLF");
+        assert_eq!(crd_of(format!("\u{feff}{crlf}")), lf, "BOM and CRLF");
+    }
+
+    #[test]
+    fn each_doc_form_reads_the_same_with_crlf() {
+        for (form, want) in [
+            ("/// one\n    /// two", "one\ntwo"),
+            // A block is one doc attribute: schemars removes one space before it and trims
+            // the whole, and keeps the later lines' indentation and stars.
+            ("/** one\n        two */", "one\n        two"),
+            ("/**\n * one\n * two\n */", "* one\n * two"),
+            ("#[doc = \"one\n    two\"]", "one\n    two"),
+            ("#[doc = r\"one\n    two\"]", "one\n    two"),
+        ] {
+            let text = format!(
+                "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{{Deserialize, Serialize}};\n\n\
+                 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+                 #[kube(group = \"example.com\", version = \"v1\", kind = \"Doc\")]\n\
+                 pub struct DocSpec {{\n    {form}\n    pub a: i32,\n}}\n"
+            );
+            let lf = crd_of(text.clone());
+            let json: serde_json::Value = serde_json::from_str(&lf).unwrap();
+            let a = &json["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+                ["properties"]["a"];
+            assert_eq!(a["description"], want, "{form}: {lf}");
+            let crlf = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+            assert_eq!(crd_of(crlf), lf, "{form} with BOM and CRLF");
+        }
+    }
+
+    #[test]
+    fn camel_case_of_a_name_starting_with_a_non_ascii_letter_is_a_diagnostic_not_a_crash() {
+        // serde_derive panics on these (so the crate does not compile); rsbuilder panicked too.
+        for (body, line) in [
+            (
+                "#[serde(rename_all = \"camelCase\")]\npub struct XSpec {\n    pub ok: i32,\n    pub ärgs: i32,\n}\n",
+                10,
+            ),
+            (
+                "pub struct XSpec {\n    pub e: E,\n}\n#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[serde(rename_all = \"camelCase\")]\npub enum E {\n    A,\n    Über,\n}\n",
+                14,
+            ),
+        ] {
+            let text = format!(
+                "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{{Deserialize, Serialize}};\n\n\
+                 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+                 #[kube(group = \"example.com\", version = \"v1\", kind = \"X\")]\n{body}"
+            );
+            let set = SourceSet::parse_all(vec![(PathBuf::from("src/types.rs"), text)]).unwrap();
+            let errs = crate::manifests::crds_from_sources(&set).unwrap_err();
+            let d = errs
+                .iter()
+                .find(|d| d.message.contains("starts with a non-ASCII letter"))
+                .unwrap_or_else(|| panic!("{errs:?}"));
+            assert_eq!(d.line, line, "{d}");
+            assert!(d.help.as_deref().unwrap_or("").contains("rename"), "{d}");
+        }
+        // An accent after the first letter is fine for serde, and for rsbuilder.
+        let crd = crd_of(
+            "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n\
+             #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"example.com\", version = \"v1\", kind = \"X\")]\n\
+             #[serde(rename_all = \"camelCase\")]\npub struct XSpec {\n    pub cäfe_ölig: i32,\n}\n"
+                .into(),
+        );
+        // serde upper-cases ASCII letters only: `ölig` keeps its `ö`.
+        assert!(crd.contains("\"cäfeölig\""), "{crd}");
     }
 
     #[test]

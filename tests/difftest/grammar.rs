@@ -31,6 +31,12 @@ pub struct Features {
     /// `conversions`: `.unwrap()` / `.expect()` of fallible conversions of literals in
     /// defaults (`"80".parse::<u16>()`, `u16::try_from(80i128)`, `NonZeroU32::new(3)`).
     pub conversions: bool,
+    /// `lexical`: the spellings rustc normalizes when it reads a file. Some files are written
+    /// with CRLF line endings, a byte order mark and identifiers in Unicode NFD; some fields,
+    /// types and variants get accented names; some string literals (CEL rules, descriptions,
+    /// docs, defaults) are raw strings, some of them over two lines. Drawn from a random
+    /// stream of their own, so the kinds have the same shapes with the feature on or off.
+    pub lexical: bool,
 }
 
 impl Default for Features {
@@ -41,6 +47,7 @@ impl Default for Features {
             inexact_f32: true,
             cfg: true,
             conversions: true,
+            lexical: true,
         }
     }
 }
@@ -63,6 +70,7 @@ impl Features {
                         inexact_f32: true,
                         cfg: true,
                         conversions: true,
+                        lexical: true,
                     }
                 }
                 "none" => {
@@ -72,6 +80,7 @@ impl Features {
                         inexact_f32: false,
                         cfg: false,
                         conversions: false,
+                        lexical: false,
                     }
                 }
                 "struct-update" => f.struct_update_over_hand_default = true,
@@ -79,9 +88,10 @@ impl Features {
                 "f32" => f.inexact_f32 = true,
                 "cfg" => f.cfg = true,
                 "conversions" => f.conversions = true,
+                "lexical" => f.lexical = true,
                 other => {
                     return Err(format!(
-                        "RSBUILDER_DIFFTEST_FEATURES: unknown feature `{other}` (struct-update, to-string, f32, cfg, conversions, all, none)"
+                        "RSBUILDER_DIFFTEST_FEATURES: unknown feature `{other}` (struct-update, to-string, f32, cfg, conversions, lexical, all, none)"
                     ));
                 }
             }
@@ -105,6 +115,18 @@ fn rng_for(seed: u64, index: u64) -> Rng {
 /// Kind `index` of `seed`.
 pub fn generate(seed: u64, index: u64, features: &Features, k8s: &[String]) -> Case {
     let mut rng = rng_for(seed, index);
+    // The lexical layer's own stream: the kind's shape does not depend on it.
+    let mut lex = features
+        .lexical
+        .then(|| rng_for(seed ^ 0x1E71_CA15_1E71_CA15, index));
+    let spelling = match lex.as_mut() {
+        Some(l) => Spelling {
+            crlf: l.u32(0..100) < 50,
+            bom: l.u32(0..100) < 30,
+            nfd: l.u32(0..100) < 50,
+        },
+        None => Spelling::default(),
+    };
     let names = KindNames::draw(&mut rng);
     let versions = if rng.u32(0..100) < 8 {
         rng.usize(2..=3)
@@ -136,6 +158,7 @@ pub fn generate(seed: u64, index: u64, features: &Features, k8s: &[String]) -> C
             items: Vec::new(),
             counter: 0,
             in_default: 0,
+            lex: lex.as_mut().map(Rng::fork),
         };
         g.kind(&names, version, *stored, versions > 1);
         modules.push(Module {
@@ -148,6 +171,7 @@ pub fn generate(seed: u64, index: u64, features: &Features, k8s: &[String]) -> C
         seed,
         index,
         modules,
+        spelling,
     }
 }
 
@@ -328,6 +352,8 @@ struct Gen<'a> {
     counter: usize,
     /// Inside the value of a hand-written `Default` impl: no calls that could come back to it.
     in_default: usize,
+    /// The lexical layer's stream (see [`Features::lexical`]), `None` when it is off.
+    lex: Option<Rng>,
 }
 
 /// Serialized name of a Rust field name under a serde `rename_all` rule (serde's own rules,
@@ -361,6 +387,56 @@ pub fn serde_case(name: &str, rule: Option<&str>) -> String {
 impl Gen<'_> {
     fn pct(&mut self, p: u32) -> bool {
         self.rng.u32(0..100) < p
+    }
+
+    /// A string literal holding `s`: its escaped form, or with the lexical layer sometimes a raw
+    /// string (`r#"..."#`), then sometimes with its first space made a line break.
+    fn lit(&mut self, s: &str) -> String {
+        let Some(lex) = self.lex.as_mut() else {
+            return format!("{s:?}");
+        };
+        if lex.u32(0..100) >= 30 || s.contains("\"#") || s.contains('\r') {
+            return format!("{s:?}");
+        }
+        let s = if lex.bool() {
+            s.replacen(' ', "\n", 1)
+        } else {
+            s.to_string()
+        };
+        format!("r#\"{s}\"#")
+    }
+
+    /// `word`, or with the lexical layer sometimes with an accent on its first `a`, `e`, `i`,
+    /// `o`, `u` or `n` after the first letter (written in NFC; [`Spelling::nfd`] decomposes it
+    /// in the file). Never on the first letter: serde's `camelCase` rule panics on a name that
+    /// starts with a non-ASCII letter, so such a crate does not compile.
+    fn accent(&mut self, word: &str) -> String {
+        let Some(lex) = self.lex.as_mut() else {
+            return word.to_string();
+        };
+        if lex.u32(0..100) >= 15 {
+            return word.to_string();
+        }
+        let accented = |c: char| match c {
+            'a' => Some('ä'),
+            'e' => Some('é'),
+            'i' => Some('ï'),
+            'o' => Some('ö'),
+            'u' => Some('ü'),
+            'n' => Some('ñ'),
+            _ => None,
+        };
+        let mut done = false;
+        word.chars()
+            .enumerate()
+            .map(|(i, c)| match accented(c) {
+                Some(a) if !done && i > 0 => {
+                    done = true;
+                    a
+                }
+                _ => c,
+            })
+            .collect()
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -488,7 +564,9 @@ impl Gen<'_> {
             kube.push(Attr::new(self.cel_rule("self.metadata.name != ''", true)));
         }
         if self.pct(10) {
-            kube.push(Attr::new(format!("doc = {:?}", self.sentence())));
+            let doc = self.sentence();
+            let doc = self.lit(&doc);
+            kube.push(Attr::new(format!("doc = {doc}")));
         }
         if self.pct(5) {
             kube.push(Attr::new(format!("root = \"{}Root\"", names.kind)));
@@ -595,7 +673,9 @@ impl Gen<'_> {
         if self.rng.bool() {
             let mut extra = String::new();
             if self.pct(30) {
-                extra.push_str(&format!(", description = {:?}", self.sentence()));
+                let d = self.sentence();
+                let d = self.lit(&d);
+                extra.push_str(&format!(", description = {d}"));
             }
             if self.pct(20) {
                 extra.push_str(", priority = 1");
@@ -621,16 +701,17 @@ impl Gen<'_> {
     /// A CEL rule in one of kube's spellings.
     /// `root`: for `#[kube(...)]`, where kube-derive does not compile the tuple spelling.
     fn cel_rule(&mut self, rule: &str, root: bool) -> String {
+        let rule = self.lit(rule);
         match self.rng.u32(0..5) {
-            0 | 1 => format!("validation = {rule:?}"),
+            0 | 1 => format!("validation = {rule}"),
             2 => format!(
-                "validation = Rule::new({rule:?}).message(\"rule {}\")",
+                "validation = Rule::new({rule}).message(\"rule {}\")",
                 self.rng.u32(0..10)
             ),
-            3 if !root => format!("validation = ({rule:?}, \"must hold\")"),
-            3 => format!("validation = {rule:?}"),
+            3 if !root => format!("validation = ({rule}, \"must hold\")"),
+            3 => format!("validation = {rule}"),
             _ => format!(
-                "validation = Rule::new({rule:?}).reason(Reason::FieldValueInvalid).field_path(\".x\")"
+                "validation = Rule::new({rule}).reason(Reason::FieldValueInvalid).field_path(\".x\")"
             ),
         }
     }
@@ -659,7 +740,11 @@ impl Gen<'_> {
                 out.push("///".into());
                 out.push(format!("/// {}", self.sentence()));
             }
-            1 => out.push(format!("#[doc = {:?}]", self.sentence())),
+            1 => {
+                let s = self.sentence();
+                let s = self.lit(&s);
+                out.push(format!("#[doc = {s}]"))
+            }
             2 => {
                 out.push(format!("/// {}", self.sentence()));
                 out.push("///".into());
@@ -729,7 +814,8 @@ impl Gen<'_> {
         let mut used: Vec<String> = Vec::new();
         let mut fields = Vec::new();
         for _ in 0..n {
-            let mut name = pick(&mut self.rng, FIELD_WORDS).to_string();
+            let word = pick(&mut self.rng, FIELD_WORDS);
+            let mut name = self.accent(word);
             if used.contains(&name) {
                 name = self.fresh(&format!("{name}_"));
             }
@@ -1199,7 +1285,8 @@ impl Gen<'_> {
 
     fn unit_enum(&mut self, ord: bool) -> Ty {
         let word = pick(&mut self.rng, TYPE_WORDS);
-        let name = self.fresh(word);
+        let word = self.accent(word);
+        let name = self.fresh(&word);
         let n = self.rng.usize(1..=4);
         let variants = self.variant_names(n);
         let attrs = self.enum_attrs();
@@ -1253,7 +1340,8 @@ impl Gen<'_> {
         ];
         let mut out: Vec<String> = Vec::new();
         while out.len() < n {
-            let v = pick(&mut self.rng, V).to_string();
+            let v = pick(&mut self.rng, V);
+            let v = self.accent(v);
             if out.contains(&v) {
                 out.push(self.fresh("V"));
             } else {
@@ -1283,7 +1371,8 @@ impl Gen<'_> {
             return self.unit_enum(false);
         }
         let word = pick(&mut self.rng, TYPE_WORDS);
-        let name = self.fresh(word);
+        let word = self.accent(word);
+        let name = self.fresh(&word);
         // Reserve the name before generating payload types.
         self.items.push(Item::Enum(Enum {
             name: name.clone(),
@@ -1390,7 +1479,8 @@ impl Gen<'_> {
 
     fn user_struct(&mut self, depth: usize) -> Ty {
         let word = pick(&mut self.rng, TYPE_WORDS);
-        let name = self.fresh(word);
+        let word = self.accent(word);
+        let name = self.fresh(&word);
         let kube_schema = self.pct(15);
         self.items.push(Item::Struct(Struct {
             name: name.clone(),
@@ -1836,11 +1926,12 @@ impl Gen<'_> {
         let e = match l {
             "String" => {
                 let w = pick(&mut self.rng, WORDS);
+                let wl = self.lit(w);
                 match self.rng.u32(0..12) {
-                    0..=2 => format!("{w:?}.to_string()"),
-                    3..=4 => format!("{w:?}.into()"),
-                    5..=6 => format!("String::from({w:?})"),
-                    7 => format!("{w:?}.to_owned()"),
+                    0..=2 => format!("{wl}.to_string()"),
+                    3..=4 => format!("{wl}.into()"),
+                    5..=6 => format!("String::from({wl})"),
+                    7 => format!("{wl}.to_owned()"),
                     8 => "String::new()".into(),
                     9 => {
                         let c = self.constant(Ty::Leaf("&str"), format!("{w:?}"));

@@ -19,6 +19,40 @@ pub struct Case {
     pub index: u64,
     /// One module per version (`name: None` for a single version at the top of the file).
     pub modules: Vec<Module>,
+    /// How the file's text is spelled on disk (the lexical layer).
+    pub spelling: Spelling,
+}
+
+/// Spellings of a file that rustc reads as the plain one: line endings, a byte order mark,
+/// identifiers in decomposed form. Applied to the whole rendered file, so string literals and
+/// comments are decomposed too (rustc keeps literals as written and only composes
+/// identifiers again).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spelling {
+    /// Every line ends with `\r\n`.
+    pub crlf: bool,
+    /// The file opens with U+FEFF.
+    pub bom: bool,
+    /// The text in Unicode NFD.
+    pub nfd: bool,
+}
+
+impl Spelling {
+    /// `text` (LF, composed, no byte order mark) spelled this way.
+    pub fn apply(self, text: String) -> String {
+        use unicode_normalization::UnicodeNormalization;
+        let text = if self.nfd { text.nfd().collect() } else { text };
+        let text = if self.crlf {
+            text.replace('\n', "\r\n")
+        } else {
+            text
+        };
+        if self.bom {
+            format!("\u{feff}{text}")
+        } else {
+            text
+        }
+    }
 }
 
 /// A module of a case: the items of one version of the kind.
@@ -388,7 +422,7 @@ pub fn render(case: &Case) -> String {
             out.push_str("}\n");
         }
     }
-    out
+    case.spelling.apply(out)
 }
 
 const PRELUDE: &str = "use kube::{CustomResource, KubeSchema};

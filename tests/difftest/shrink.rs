@@ -213,6 +213,18 @@ pub fn candidates(case: &Case) -> Vec<Case> {
             }
         }
     }
+    // Each spelling of the lexical layer dropped (the file as a user on Linux writes it).
+    for drop in [
+        |s: &mut Spelling| s.crlf = false,
+        |s: &mut Spelling| s.bom = false,
+        |s: &mut Spelling| s.nfd = false,
+    ] {
+        let mut c = case.clone();
+        drop(&mut c.spelling);
+        if c.spelling != case.spelling {
+            out.push(c);
+        }
+    }
     for c in &mut out {
         collect_garbage(c);
     }

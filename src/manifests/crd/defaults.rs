@@ -1622,9 +1622,13 @@ fn serialize_struct(
 ) -> Res<Value> {
     let input = serde_container(item)?;
     let ctxt = serde_derive_internals::Ctxt::new();
-    let cont =
-        serde_ast::Container::from_ast(&ctxt, &input, serde_derive_internals::Derive::Serialize);
-    ctxt.check().map_err(|e| e.to_string())?;
+    // serde's `camelCase` rule panics on a name that starts with a non-ASCII letter.
+    let cont = crate::manifests::crd::derive::transforms::quietly(|| {
+        serde_ast::Container::from_ast(&ctxt, &input, serde_derive_internals::Derive::Serialize)
+    });
+    let checked = ctxt.check();
+    let cont = cont.map_err(|panic| format!("serde_derive panics on this type: {panic}"))?;
+    checked.map_err(|e| e.to_string())?;
     let cont = cont.ok_or("cannot read serde attributes")?;
     let serde_ast::Data::Struct(style, fields) = &cont.data else {
         return Err("not a struct".into());
@@ -1783,9 +1787,13 @@ fn serialize_variant(
 ) -> Res<Value> {
     let input = serde_container(item)?;
     let ctxt = serde_derive_internals::Ctxt::new();
-    let cont =
-        serde_ast::Container::from_ast(&ctxt, &input, serde_derive_internals::Derive::Serialize);
-    ctxt.check().map_err(|e| e.to_string())?;
+    // serde's `camelCase` rule panics on a name that starts with a non-ASCII letter.
+    let cont = crate::manifests::crd::derive::transforms::quietly(|| {
+        serde_ast::Container::from_ast(&ctxt, &input, serde_derive_internals::Derive::Serialize)
+    });
+    let checked = ctxt.check();
+    let cont = cont.map_err(|panic| format!("serde_derive panics on this type: {panic}"))?;
+    checked.map_err(|e| e.to_string())?;
     let cont = cont.ok_or("cannot read serde attributes")?;
     if cont.attrs.type_into().is_some() || cont.attrs.remote().is_some() {
         return Err("the enum is serialized through another type (`into`/`remote`)".into());

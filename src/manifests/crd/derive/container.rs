@@ -78,12 +78,35 @@ impl<'c, 'a> Deriver<'c, 'a> {
         }
         prepare_serde_attrs(&mut input);
         let ctxt = serde_derive_internals::Ctxt::new();
-        let cont = serde_ast::Container::from_ast(
-            &ctxt,
-            &input,
-            serde_derive_internals::Derive::Deserialize,
-        );
-        if let Err(e) = ctxt.check() {
+        // serde's `camelCase` rule slices the first byte of a name, and panics when the name
+        // starts with a non-ASCII letter: serde_derive fails the same way, so the crate does
+        // not compile. A diagnostic here, never a crash.
+        let cont = super::transforms::quietly(|| {
+            serde_ast::Container::from_ast(
+                &ctxt,
+                &input,
+                serde_derive_internals::Derive::Deserialize,
+            )
+        });
+        let checked = ctxt.check();
+        let cont = match cont {
+            Ok(cont) => cont,
+            Err(panic) => {
+                let span = non_ascii_name(&input).unwrap_or_else(|| input.ident.span());
+                return Err(self.error(
+                    m,
+                    span,
+                    format!(
+                        "serde cannot derive this type: its `rename_all` rule fails on a name that starts with a non-ASCII letter (serde_derive panics: {panic}), so the crate does not compile"
+                    ),
+                    Some(
+                        "give the field or variant its serialized name with `#[serde(rename = \"...\")]`, or start its name with an ASCII letter"
+                            .into(),
+                    ),
+                ));
+            }
+        };
+        if let Err(e) = checked {
             return Err(self.syn_error(m, e));
         }
         let Some(cont) = cont else {
@@ -407,5 +430,34 @@ fn prepare_serde_attrs(input: &mut syn::DeriveInput) {
                 .for_each(|f| attrs::schemars_to_serde(&mut f.attrs));
         }),
         syn::Data::Union(_) => {}
+    }
+}
+
+/// The first field or variant of `input` whose name starts with a non-ASCII letter: where
+/// serde's `camelCase` rule fails.
+fn non_ascii_name(input: &syn::DeriveInput) -> Option<proc_macro2::Span> {
+    let starts_non_ascii = |i: &syn::Ident| {
+        let name = i.to_string();
+        !name
+            .strip_prefix("r#")
+            .unwrap_or(&name)
+            .starts_with(|c: char| c.is_ascii())
+    };
+    let fields = |f: &syn::Fields| {
+        f.iter()
+            .filter_map(|f| f.ident.as_ref())
+            .find(|i| starts_non_ascii(i))
+            .map(syn::Ident::span)
+    };
+    match &input.data {
+        syn::Data::Struct(s) => fields(&s.fields),
+        syn::Data::Enum(e) => e.variants.iter().find_map(|v| {
+            if starts_non_ascii(&v.ident) {
+                Some(v.ident.span())
+            } else {
+                fields(&v.fields)
+            }
+        }),
+        syn::Data::Union(_) => None,
     }
 }

@@ -22,7 +22,7 @@ mod root;
 mod schema_fn;
 mod sites;
 mod structural;
-mod transforms;
+pub(crate) mod transforms;
 mod types;
 mod x_kube;
 

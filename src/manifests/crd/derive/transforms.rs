@@ -42,7 +42,7 @@ pub fn run_transforms(schema: &mut Schema) -> Result<(), String> {
 }
 
 /// Runs `f` with its panics caught and not printed: `f`'s value, or the panic's message.
-pub(super) fn quietly<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+pub(crate) fn quietly<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     install_quiet_hook();
     let was_quiet = QUIET.replace(true);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
