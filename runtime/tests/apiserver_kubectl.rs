@@ -780,6 +780,31 @@ fn kube_rs_server_side_apply_and_dry_run() {
     server_side_apply::kube_rs_applies_and_dry_runs(&start());
 }
 
+/// The same kube-rs applies (to the object and to its Scale) and dry runs with the server on
+/// a real etcd (feature `etcd`).
+#[cfg(feature = "etcd")]
+#[test]
+fn kube_rs_server_side_apply_and_dry_run_on_etcd() {
+    match start_on_etcd() {
+        Some(s) => server_side_apply::kube_rs_applies_and_dry_runs(&s),
+        None => common::missing("etcd is not installed (Debian: apt-get install etcd-server)"),
+    }
+}
+
+/// kubectl's server-side apply with the server on a real etcd (feature `etcd`).
+#[cfg(feature = "etcd")]
+#[test]
+fn kubectl_server_side_apply_on_etcd() {
+    if !kubectl_present() {
+        common::missing("kubectl is not installed");
+        return;
+    }
+    match start_on_etcd() {
+        Some(s) => server_side_apply::two_managers_conflict_until_forced(&s),
+        None => common::missing("etcd is not installed (Debian: apt-get install etcd-server)"),
+    }
+}
+
 fn python_client_present() -> bool {
     Command::new("python3")
         .args(["-c", "import kubernetes"])

@@ -81,6 +81,14 @@ pub struct ApiServerArgs {
     /// Largest request body accepted, in bytes (413 above it).
     #[arg(long, default_value_t = 3 * 1024 * 1024)]
     pub max_request_body_bytes: usize,
+    /// The slowest a request body may arrive, in bytes per second (0: no floor): a body
+    /// must be in within --request-body-grace-seconds plus one second per this many bytes
+    /// received, else 408. This server's own limit (kube-apiserver has none).
+    #[arg(long, default_value_t = super::server::DEFAULT_BODY_MIN_BYTES_PER_SECOND)]
+    pub request_body_min_bytes_per_second: u64,
+    /// The seconds every request body gets before --request-body-min-bytes-per-second counts.
+    #[arg(long, default_value_t = super::server::DEFAULT_BODY_READ_GRACE.as_secs())]
+    pub request_body_grace_seconds: u64,
     /// How often the store's history is compacted, in seconds (0: never), as
     /// kube-apiserver's `--etcd-compaction-interval` (5 minutes): continue tokens and lists or
     /// watches at a past resourceVersion stay valid at least this long.
@@ -109,6 +117,8 @@ impl ApiServerArgs {
         };
         config.request_timeout = Duration::from_secs(self.request_timeout_seconds);
         config.max_body_bytes = self.max_request_body_bytes;
+        config.body_min_bytes_per_second = self.request_body_min_bytes_per_second;
+        config.body_read_grace = Duration::from_secs(self.request_body_grace_seconds);
         if !self.enable_priority_and_fairness {
             if let Some(path) = &self.flowcontrol_config {
                 anyhow::bail!(
@@ -271,6 +281,10 @@ mod tests {
         );
         assert_eq!(config.request_timeout, Duration::from_secs(60));
         assert_eq!(config.max_body_bytes, 3 * 1024 * 1024);
+        assert_eq!(
+            (config.body_min_bytes_per_second, config.body_read_grace),
+            (1024, Duration::from_secs(10))
+        );
         assert_eq!(args.compaction_interval_seconds, 300);
 
         let args = ApiServerArgs::try_parse_from([
@@ -289,6 +303,8 @@ mod tests {
             "--max-user-share-percent=25",
             "--request-timeout-seconds=9",
             "--max-request-body-bytes=1000",
+            "--request-body-min-bytes-per-second=0",
+            "--request-body-grace-seconds=3",
         ])
         .unwrap();
         assert_eq!(args.etcd_servers, ["http://a:2379", "http://b:2379"]);
@@ -307,6 +323,10 @@ mod tests {
         );
         assert_eq!(config.request_timeout, Duration::from_secs(9));
         assert_eq!(config.max_body_bytes, 1000);
+        assert_eq!(
+            (config.body_min_bytes_per_second, config.body_read_grace),
+            (0, Duration::from_secs(3))
+        );
     }
 
     #[test]
@@ -317,6 +337,10 @@ mod tests {
             ("--max-user-share-percent=101", "--max-user-share-percent"),
             ("--request-timeout-seconds=0", "--request-timeout-seconds"),
             ("--max-requests-inflight=-1", "--max-requests-inflight"),
+            (
+                "--request-body-min-bytes-per-second=x",
+                "--request-body-min-bytes-per-second",
+            ),
             ("--no-such-flag", "--no-such-flag"),
         ] {
             let err = ApiServerArgs::try_parse_from(["apiserver", flag])

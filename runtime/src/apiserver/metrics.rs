@@ -11,7 +11,13 @@
 //!   subresource, scope, component}`: a histogram with kube-apiserver's buckets (5 ms to 60
 //!   s), of every resource request but watches (a watch's time is its client's);
 //! - `apiserver_current_inflight_requests{request_kind}`: `readOnly` and `mutating` requests
-//!   in flight now ([`super::limits`]), as kube-apiserver's max-in-flight filter reports them.
+//!   in flight now ([`super::limits`]), as kube-apiserver's max-in-flight filter reports them;
+//! - `apiserver_storage_objects{resource}` (`databases.example.com`, the group resource as
+//!   Go prints it) and `apiserver_resource_objects{group, resource}`: the objects of each kind
+//!   in the store, counted when `/metrics` is read ([`ApiMetrics::set_object_count`]; -1
+//!   when the count failed), where kube-apiserver counts them once a minute;
+//! - with priority and fairness, kube's `apiserver_flowcontrol_*` series
+//!   ([`ApiMetrics::register_flowcontrol`]).
 //!
 //! Labels follow k8s.io/apiserver's `endpoints/metrics`: `verb` is the HTTP verb cleaned as
 //! it cleans it (`GET` of one object, `LIST`, `WATCH`, `POST`, `PUT`, `PATCH`, `APPLY` for a
@@ -81,6 +87,17 @@ struct KindLabels {
     request_kind: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StorageLabels {
+    resource: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResourceLabels {
+    group: String,
+    resource: String,
+}
+
 type Durations = Family<RequestLabels, Histogram, fn() -> Histogram>;
 
 fn duration_histogram() -> Histogram {
@@ -94,6 +111,8 @@ pub struct ApiMetrics {
     requests: Family<CodeLabels, Counter>,
     durations: Durations,
     inflight_gauges: Family<KindLabels, Gauge>,
+    storage_objects: Family<StorageLabels, Gauge>,
+    resource_objects: Family<ResourceLabels, Gauge>,
     inflight: Arc<InFlight>,
     /// `(group, version, resource, subresource)` of every endpoint served: the only label
     /// values a request is counted under.
@@ -142,11 +161,25 @@ impl ApiMetrics {
             "Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
             inflight_gauges.clone(),
         );
+        let storage_objects = Family::<StorageLabels, Gauge>::default();
+        registry.register(
+            "apiserver_storage_objects",
+            "Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
+            storage_objects.clone(),
+        );
+        let resource_objects = Family::<ResourceLabels, Gauge>::default();
+        registry.register(
+            "apiserver_resource_objects",
+            "Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
+            resource_objects.clone(),
+        );
         Arc::new(Self {
             registry: Mutex::new(registry),
             requests,
             durations,
             inflight_gauges,
+            storage_objects,
+            resource_objects,
             inflight,
             served,
         })
@@ -166,16 +199,51 @@ impl ApiMetrics {
         ))
     }
 
-    /// Adds flow control's `apiserver_flowcontrol_rejected_requests_total{priority_level,
-    /// flow_schema, reason}`, `apiserver_flowcontrol_current_inqueue_requests` and
-    /// `apiserver_flowcontrol_current_executing_requests{priority_level, flow_schema}`
-    /// (kube's names) to what [`Self::encode`] writes.
+    /// Sets the object count of `kind` (`None`: the count failed, written -1 as kube
+    /// writes it) in `apiserver_storage_objects{resource="<plural>.<group>"}` (the plural
+    /// alone for the core group, as Go's `GroupResource.String`) and
+    /// `apiserver_resource_objects{group, resource}`.
+    pub fn set_object_count(&self, kind: &ApiKind, count: Option<u64>) {
+        let value = count.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let resource = if kind.group.is_empty() {
+            kind.plural.clone()
+        } else {
+            format!("{}.{}", kind.plural, kind.group)
+        };
+        self.storage_objects
+            .get_or_create(&StorageLabels { resource })
+            .set(value);
+        self.resource_objects
+            .get_or_create(&ResourceLabels {
+                group: kind.group.clone(),
+                resource: kind.plural.clone(),
+            })
+            .set(value);
+    }
+
+    /// Adds flow control's series in kube's names and labels to what [`Self::encode`]
+    /// writes: `apiserver_flowcontrol_rejected_requests_total{priority_level, flow_schema,
+    /// reason}`, `apiserver_flowcontrol_dispatched_requests_total{priority_level,
+    /// flow_schema}`, the gauges `apiserver_flowcontrol_current_inqueue_requests` and
+    /// `apiserver_flowcontrol_current_executing_requests{priority_level, flow_schema}`, and
+    /// the histogram `apiserver_flowcontrol_request_wait_duration_seconds{priority_level,
+    /// flow_schema, execute}` with kube's buckets (0 to 30 s).
     pub fn register_flowcontrol(&self, m: &super::flowcontrol::FlowMetrics) {
         let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
         registry.register(
             "apiserver_flowcontrol_rejected_requests",
             "Number of requests rejected by API Priority and Fairness subsystem",
             m.rejected.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_dispatched_requests",
+            "Number of requests executed by API Priority and Fairness subsystem",
+            m.dispatched.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_request_wait_duration_seconds",
+            "Length of time a request spent waiting in its queue",
+            m.wait.clone(),
         );
         registry.register(
             "apiserver_flowcontrol_current_inqueue_requests",

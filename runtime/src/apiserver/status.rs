@@ -262,6 +262,16 @@ impl ApiError {
         )
     }
 
+    /// 408 (reason `Timeout`, which clients read as a timeout): the request body arrived
+    /// slower than the server's floor of `rate` bytes per second.
+    pub fn body_too_slow(rate: u64) -> Self {
+        Self::new(
+            408,
+            "Timeout",
+            format!("Timeout: the request body arrived slower than {rate} bytes per second"),
+        )
+    }
+
     /// 500 InternalError.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         Self::new(

@@ -150,6 +150,15 @@ pub fn two_managers_conflict_until_forced(s: &Server) {
         Some(("kubectl-patch", "Update", vec!["f:replicas".to_owned()])),
         "{after:?}"
     );
+    // kubectl 1.32's `apply --subresource=scale` sends the file's object (a Database: kubectl
+    // cannot map a Scale file to a resource) to `/scale`, which takes only a Scale: refused
+    // as kube-apiserver refuses it.
+    let (success, out, err) = apply_as("alice", &alice, &["--subresource=scale"]);
+    assert!(!success, "{out}");
+    assert!(
+        err.contains("invalid object type: example.com/v1, Kind=Database"),
+        "{err}"
+    );
     ok(k, &["delete", "db", "ssa"]);
 }
 
@@ -231,5 +240,58 @@ pub fn kube_rs_applies_and_dry_runs(s: &Server) {
             .unwrap();
         assert_eq!(dry_apply.spec.replicas, 9);
         assert_eq!(api.get("kube-rs").await.unwrap().spec.replicas, 3);
+
+        // An autoscaler's apply to the Scale (kube-rs `patch_scale`): the replicas, owned by
+        // "other" through the object, move to it when forced, recorded on the object.
+        let scale = serde_json::json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+            "metadata": {"name": "kube-rs"}, "spec": {"replicas": 5}});
+        let conflict = api
+            .patch_scale(
+                "kube-rs",
+                &PatchParams::apply("autoscaler"),
+                &Patch::Apply(&scale),
+            )
+            .await
+            .unwrap_err();
+        match conflict {
+            kube::Error::Api(e) => assert_eq!(
+                (e.code, e.message.as_str()),
+                (
+                    409,
+                    r#"Apply failed with 1 conflict: conflict with "other": .spec.replicas"#
+                )
+            ),
+            other => panic!("{other}"),
+        }
+        let scaled = api
+            .patch_scale(
+                "kube-rs",
+                &PatchParams::apply("autoscaler").force(),
+                &Patch::Apply(&scale),
+            )
+            .await
+            .unwrap();
+        assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(5));
+        let db = api.get("kube-rs").await.unwrap();
+        assert_eq!(db.spec.replicas, 5);
+        let autoscaler = db
+            .metadata
+            .managed_fields
+            .unwrap_or_default()
+            .into_iter()
+            .find(|m| m.manager.as_deref() == Some("autoscaler"))
+            .unwrap();
+        assert_eq!(
+            (
+                autoscaler.operation.as_deref(),
+                autoscaler.subresource.as_deref(),
+                autoscaler.fields_v1.map(|f| f.0)
+            ),
+            (
+                Some("Apply"),
+                Some("scale"),
+                Some(serde_json::json!({"f:spec": {"f:replicas": {}}}))
+            )
+        );
     });
 }

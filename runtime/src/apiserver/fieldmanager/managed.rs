@@ -65,7 +65,7 @@ pub struct Entry {
 
 impl Entry {
     /// The same manager as `other`, by `BuildManagerIdentifier`'s rule.
-    fn same_manager(&self, other: &Entry) -> bool {
+    pub fn same_manager(&self, other: &Entry) -> bool {
         self.manager == other.manager
             && self.operation == other.operation
             && self.subresource == other.subresource

@@ -22,7 +22,7 @@ use prometheus_client::metrics::gauge::Gauge;
 
 use super::matching::RequestDigest;
 use super::queueset::{Admission, Rejection};
-use super::{FlowControl, FlowLabels, RejectedLabels};
+use super::{FlowControl, FlowLabels, RejectedLabels, WaitLabels};
 use crate::apiserver::auth::attributes;
 use crate::apiserver::status::ApiError;
 
@@ -110,7 +110,22 @@ pub async fn middleware(
         flow_schema: c.schema.name.clone(),
     };
     let metrics = fc.metrics();
+    let arrived = std::time::Instant::now();
+    // kube observes the wait of every request of a limited level; `execute` is whether its
+    // queue set took it (so `true` for one that then timed out in its queue, as in kube's
+    // apf_filter); an exempt request is only counted as dispatched.
+    let waited = |execute: bool| {
+        metrics
+            .wait
+            .get_or_create(&WaitLabels {
+                priority_level: labels.priority_level.clone(),
+                flow_schema: labels.flow_schema.clone(),
+                execute: execute.to_string(),
+            })
+            .observe(arrived.elapsed().as_secs_f64());
+    };
     let Some(queues) = c.level.queues.clone() else {
+        metrics.dispatched.get_or_create(&labels).inc();
         let _executing = Count::new(metrics.executing.get_or_create(&labels).clone());
         return with_uids(next.run(request).await, &schema_uid, &level_uid);
     };
@@ -125,17 +140,20 @@ pub async fn middleware(
     let seat = match admitted {
         Ok(seat) => seat,
         Err(rejection) => {
+            waited(rejection == Rejection::TimedOut);
             metrics
                 .rejected
                 .get_or_create(&RejectedLabels {
-                    priority_level: labels.priority_level,
-                    flow_schema: labels.flow_schema,
+                    priority_level: labels.priority_level.clone(),
+                    flow_schema: labels.flow_schema.clone(),
                     reason: Rejection::reason(rejection).to_string(),
                 })
                 .inc();
             return with_uids(too_many(), &schema_uid, &level_uid);
         }
     };
+    waited(true);
+    metrics.dispatched.get_or_create(&labels).inc();
     let executing = Count::new(metrics.executing.get_or_create(&labels).clone());
     let response = next.run(request).await;
     drop((seat, executing));

@@ -33,6 +33,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 
 pub use config::{ConfigError, Configuration};
 use config::{LevelKind, Schema};
@@ -79,15 +80,56 @@ pub struct RejectedLabels {
     pub reason: String,
 }
 
+/// The labels of `apiserver_flowcontrol_request_wait_duration_seconds`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WaitLabels {
+    /// The level's name.
+    pub priority_level: String,
+    /// The schema's name.
+    pub flow_schema: String,
+    /// `true` when the request went on to run, `false` when it was rejected.
+    pub execute: String,
+}
+
+/// kube's buckets of `apiserver_flowcontrol_request_wait_duration_seconds`.
+pub const WAIT_BUCKETS: [f64; 13] = [
+    0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0,
+];
+
+fn wait_histogram() -> Histogram {
+    Histogram::new(WAIT_BUCKETS)
+}
+
+/// `apiserver_flowcontrol_request_wait_duration_seconds`.
+pub type WaitDurations = Family<WaitLabels, Histogram, fn() -> Histogram>;
+
 /// kube's flow control metrics, registered in [`crate::apiserver::metrics`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct FlowMetrics {
     /// `apiserver_flowcontrol_rejected_requests_total`.
     pub rejected: Family<RejectedLabels, Counter>,
+    /// `apiserver_flowcontrol_dispatched_requests_total`: requests that went on to run
+    /// (exempt ones included, as kube counts them).
+    pub dispatched: Family<FlowLabels, Counter>,
+    /// `apiserver_flowcontrol_request_wait_duration_seconds`: the time from arrival to run or
+    /// rejection (0 for a request run at once, as kube observes it).
+    pub wait: WaitDurations,
     /// `apiserver_flowcontrol_current_inqueue_requests`.
     pub inqueue: Family<FlowLabels, Gauge>,
     /// `apiserver_flowcontrol_current_executing_requests`.
     pub executing: Family<FlowLabels, Gauge>,
+}
+
+impl Default for FlowMetrics {
+    fn default() -> Self {
+        Self {
+            rejected: Family::default(),
+            dispatched: Family::default(),
+            wait: Family::new_with_constructor(wait_histogram),
+            inqueue: Family::default(),
+            executing: Family::default(),
+        }
+    }
 }
 
 /// The flow control of one server: the configuration and every level's queues.

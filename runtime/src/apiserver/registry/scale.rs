@@ -5,11 +5,15 @@
 
 use serde_json::{Map, Value, json};
 
+use super::super::fieldmanager::fieldset::{self, FieldSet};
+use super::super::fieldmanager::managed::{self, Entry, Writer};
 use super::super::kind::{ApiKind, ScalePaths};
 use super::super::status::ApiError;
 use super::super::storage::Storage;
 use super::apply_json_patch;
-use super::{Part, PatchType, Registry, Track, Write, meta, meta_str, precondition};
+use super::{
+    Part, PatchType, Registry, Track, Write, apply_error, meta, meta_mut, meta_str, precondition,
+};
 
 impl<S: Storage> Registry<S> {
     /// The `autoscaling/v1` Scale of object `name`, as the apiextensions server's `/scale`
@@ -69,7 +73,7 @@ impl<S: Storage> Registry<S> {
     /// `resourceVersion` the patch sets is a precondition. Out: the new Scale. Errors: 400 for a
     /// bad patch, a Scale of another type or name, or replicas that are not an int32; 404; 409
     /// on a stale resourceVersion; 415 for an apply patch (not served on `/scale` yet); 422
-    /// when the object refuses the new replicas.
+    /// when the object refuses the new replicas. An apply patch goes to [`Self::apply_scale`].
     #[allow(clippy::too_many_arguments)]
     pub async fn patch_scale(
         &self,
@@ -81,10 +85,10 @@ impl<S: Storage> Registry<S> {
         manager: &str,
         w: Write,
     ) -> Result<Value, ApiError> {
-        if let PatchType::Apply { .. } = patch_type {
-            return Err(ApiError::unsupported_media_type(
-                "server-side apply to the scale subresource is not supported by this server; use a merge or JSON patch",
-            ));
+        if let PatchType::Apply { force } = patch_type {
+            return self
+                .apply_scale(kind, namespace, name, patch, manager, force, w)
+                .await;
         }
         let patch: Value = serde_json::from_slice(patch)
             .map_err(|e| ApiError::bad_request(format!("the patch is not JSON: {e}")))?;
@@ -118,6 +122,109 @@ impl<S: Storage> Registry<S> {
             Ok(scale)
         })
         .await
+    }
+
+    /// Server-side apply of `body` (the applied Scale, JSON) by `manager` to the Scale of
+    /// object `name`, as the apiextensions server's scale subresource runs an apply patch: the
+    /// object's `managedFields` are turned into the Scale's ([`to_scale_entries`]), the
+    /// configuration is applied to the current Scale by structured-merge-diff's rules
+    /// ([`managed::apply`]: conflicts with the other owners of `.spec.replicas` unless
+    /// `force`, the manager's `Apply` entry with subresource `scale`), the merged
+    /// `spec.replicas` goes to the kind's spec replicas path (0 when the apply removed it) and
+    /// the Scale's entries back to the object's ([`to_parent_entries`]); the object is then
+    /// updated as by a PUT (its rules, admission, the watch event). A `resourceVersion` in the
+    /// body is a precondition. Out: the new Scale. Errors: 400 for a body that is not an
+    /// `autoscaling/v1` Scale (`invalid object type: ...`), that carries `managedFields`, names
+    /// another object, or leaves no replicas where the object has none; 404 (an apply does not
+    /// create through `/scale`); 409 Conflict with a `FieldManagerConflict` cause per field
+    /// another manager owns (`.spec.replicas`, the Scale's path), or for a stale
+    /// resourceVersion; 422 when the object refuses the new replicas.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn apply_scale(
+        &self,
+        kind: &ApiKind,
+        namespace: Option<&str>,
+        name: &str,
+        body: &[u8],
+        manager: &str,
+        force: bool,
+        w: Write,
+    ) -> Result<Value, ApiError> {
+        let paths = scale_paths(kind, name)?;
+        let config: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the apply patch is not JSON: {e}")))?;
+        if !config.is_object() {
+            return Err(ApiError::bad_request("the apply patch must be an object"));
+        }
+        let gvk = gvk_string(&config);
+        if gvk != "autoscaling/v1, Kind=Scale" {
+            return Err(ApiError::bad_request(format!("invalid object type: {gvk}")));
+        }
+        if config
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(ApiError::bad_request(
+                "metadata.managedFields must be nil in an apply patch",
+            ));
+        }
+        let schema = scale_schema();
+        let replicas_path = replicas_field(paths);
+        let api_version = kind.api_version();
+        let writer = Writer {
+            manager,
+            api_version: api_version.clone(),
+            subresource: "scale",
+            reset: &[],
+            now: self.clock.stamp(),
+        };
+        let written = self
+            .update_retrying(
+                kind,
+                namespace,
+                name,
+                Part::Main,
+                Track::Applied,
+                w,
+                |current, revision| {
+                    let mut obj = current.clone();
+                    let (mut old_scale, found) = scale_of(paths, &obj)?;
+                    if !found {
+                        old_scale["spec"]["replicas"] = json!(INVALID_SPEC_REPLICAS);
+                    }
+                    let parent = managed::decode(current).unwrap_or_default();
+                    let entries = to_scale_entries(&parent, &replicas_path);
+                    let (mut scale, entries) =
+                        managed::apply(Some(&old_scale), entries, &config, &schema, &writer, force)
+                            .map_err(|e| apply_error(kind, namespace, name, e))?;
+                    // A Scale decoded without `spec.replicas` holds 0.
+                    if ScalePaths::lookup(&scale, "spec.replicas").is_none() {
+                        scale["spec"]["replicas"] = json!(0);
+                    }
+                    if ScalePaths::lookup(&scale, "spec.replicas")
+                        == Some(&json!(INVALID_SPEC_REPLICAS))
+                    {
+                        return Err(ApiError::bad_request(format!(
+                            "the spec replicas field {:?} cannot be empty",
+                            paths.spec_replicas
+                        )));
+                    }
+                    let replicas = scale_replicas(paths, &scale, namespace, name)?;
+                    let preconditioned =
+                        precondition(kind, name, meta_str(&scale, "resourceVersion"), revision)?;
+                    ScalePaths::set(&mut obj, &paths.spec_replicas, json!(replicas)).map_err(
+                        |e| {
+                            ApiError::internal(format!("the spec replicas path cannot be set: {e}"))
+                        },
+                    )?;
+                    let entries = to_parent_entries(&parent, entries, &replicas_path, &api_version);
+                    meta_mut(&mut obj).remove("managedFields");
+                    managed::encode(&mut obj, entries);
+                    Ok((obj, preconditioned))
+                },
+            )
+            .await?;
+        Ok(scale_of(paths, &written)?.0)
     }
 
     /// The write of a Scale: `change` turns the current Scale (without `spec.replicas` when
@@ -168,6 +275,121 @@ impl<S: Storage> Registry<S> {
             .await?;
         Ok(scale_of(paths, &written)?.0)
     }
+}
+
+/// The schema of `autoscaling/v1` Scale that an apply to `/scale` is read against (its
+/// `spec` and `status` are structs, as in the built-in OpenAPI definition kube-apiserver types
+/// it with).
+fn scale_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {
+            "replicas": {"type": "integer"}, "selector": {"type": "string"}}},
+    }})
+}
+
+/// The Scale's replicas field, as a field path (`.spec.replicas`).
+const SCALE_REPLICAS: [&str; 2] = ["f:spec", "f:replicas"];
+
+/// What the apiextensions server puts in a Scale's `spec.replicas` when the object has no
+/// value at its spec replicas path (the smallest int32), so that a write leaving it there is
+/// refused.
+const INVALID_SPEC_REPLICAS: i64 = i32::MIN as i64;
+
+/// The set holding only `path`.
+fn only(path: &[String]) -> FieldSet {
+    let mut set = FieldSet::default();
+    set.insert(&path.iter().map(String::as_str).collect::<Vec<_>>());
+    set
+}
+
+/// The field path of the kind's spec replicas path (`.spec.replicas` → `f:spec`, `f:replicas`).
+fn replicas_field(paths: &ScalePaths) -> Vec<String> {
+    ScalePaths::segments(&paths.spec_replicas)
+        .into_iter()
+        .map(fieldset::field)
+        .collect()
+}
+
+/// The Scale's entries made from the object's (`parent`), as k8s.io/apimachinery's
+/// `ScaleHandler.ToSubresource` makes them: only the entries that own the spec replicas
+/// field (`replicas`), each then owning the Scale's `.spec.replicas`, with the same manager,
+/// operation, subresource and API version (the version names the manager in a conflict).
+pub(crate) fn to_scale_entries(parent: &[Entry], replicas: &[String]) -> Vec<Entry> {
+    let refs: Vec<&str> = replicas.iter().map(String::as_str).collect();
+    let scale_replicas: Vec<String> = SCALE_REPLICAS.iter().map(|s| s.to_string()).collect();
+    parent
+        .iter()
+        .filter(|e| e.fields.contains(&refs))
+        .map(|e| Entry {
+            fields: only(&scale_replicas),
+            ..e.clone()
+        })
+        .collect()
+}
+
+/// The object's entries after a write to its Scale, as `ScaleHandler.ToParent` merges them:
+/// an entry of `parent` that does not own the spec replicas field is kept; one that does is
+/// kept whole when its manager still has an entry in `scale`, else loses that field (and is
+/// dropped when left empty); a manager of `scale` not matched so, that owns the Scale's
+/// `.spec.replicas`, gets an entry owning the spec replicas field at `api_version`, with the
+/// time of the object's entry of that manager, none when there is none (the Scale's time is
+/// not carried over, as in kube).
+pub(crate) fn to_parent_entries(
+    parent: &[Entry],
+    mut scale: Vec<Entry>,
+    replicas: &[String],
+    api_version: &str,
+) -> Vec<Entry> {
+    let refs: Vec<&str> = replicas.iter().map(String::as_str).collect();
+    let replicas_set = only(replicas);
+    let mut out = Vec::new();
+    for entry in parent {
+        if !entry.fields.contains(&refs) {
+            out.push(entry.clone());
+            continue;
+        }
+        match scale.iter().position(|s| s.same_manager(entry)) {
+            Some(i) => {
+                scale.remove(i);
+                out.push(entry.clone());
+            }
+            None => {
+                let fields = entry.fields.difference(&replicas_set);
+                if !fields.is_empty() {
+                    out.push(Entry {
+                        fields,
+                        ..entry.clone()
+                    });
+                }
+            }
+        }
+    }
+    for entry in scale {
+        if !entry.fields.contains(&SCALE_REPLICAS) {
+            continue;
+        }
+        let time = parent
+            .iter()
+            .find(|p| p.same_manager(&entry))
+            .and_then(|p| p.time.clone());
+        out.push(Entry {
+            fields: replicas_set.clone(),
+            api_version: api_version.to_owned(),
+            time,
+            ..entry
+        });
+    }
+    out
+}
+
+/// `apiVersion` and `kind` as Go's `GroupVersionKind.String` prints them
+/// (`autoscaling/v1, Kind=Scale`, `/v1, Kind=Pod`).
+fn gvk_string(obj: &Value) -> String {
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    format!("{group}/{version}, Kind={kind}")
 }
 
 /// The kind's scale paths. Errors: 404 for a kind without a scale subresource.

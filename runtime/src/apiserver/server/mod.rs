@@ -53,6 +53,12 @@ use encode::{AGGREGATED_DISCOVERY, Accept, Answer, json_response, wants_aggregat
 pub use options::{RequestOptions, Verb};
 use routes::{Route, Sub, route};
 
+/// [`Config::body_min_bytes_per_second`]'s default.
+pub const DEFAULT_BODY_MIN_BYTES_PER_SECOND: u64 = 1024;
+
+/// [`Config::body_read_grace`]'s default.
+pub const DEFAULT_BODY_READ_GRACE: Duration = Duration::from_secs(10);
+
 /// The server's limits and identity.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -64,6 +70,16 @@ pub struct Config {
     /// (reading its body included) to its answer (504 Timeout after it; the `timeout`
     /// parameter shortens it). The API server's default is 60 s.
     pub request_timeout: Duration,
+    /// The slowest a request body may arrive, in bytes per second (0: no floor): this
+    /// server's own limit, not kube-apiserver's (which has none: a slow body is cut only by
+    /// the request timeout), made as Apache's `mod_reqtimeout` `MinRate` is. A body must be
+    /// read whole within `body_read_grace` plus one second per this many bytes received;
+    /// past that it is cut with 408 (reason `Timeout`) and the request's seat is given back.
+    /// Flag `--request-body-min-bytes-per-second`; default 1024.
+    pub body_min_bytes_per_second: u64,
+    /// The time every request body gets before the floor rate counts (see
+    /// `body_min_bytes_per_second`). Flag `--request-body-grace-seconds`; default 10 s.
+    pub body_read_grace: Duration,
     /// How often a watch that asked for bookmarks gets one. The API server sends them about
     /// once a minute.
     pub bookmark_interval: Duration,
@@ -96,6 +112,8 @@ impl Config {
             kinds,
             max_body_bytes: 3 * 1024 * 1024,
             request_timeout: Duration::from_secs(60),
+            body_min_bytes_per_second: DEFAULT_BODY_MIN_BYTES_PER_SECOND,
+            body_read_grace: DEFAULT_BODY_READ_GRACE,
             bookmark_interval: Duration::from_secs(60),
             max_watch: Duration::from_secs(30 * 60),
             version: format!("v{}", env!("CARGO_PKG_VERSION")),
@@ -317,6 +335,10 @@ async fn handle<S: Storage>(
         "/healthz" | "/livez" => return health::health(true, verbose),
         "/readyz" => return health::health(!srv.shutdown.is_cancelled(), verbose),
         "/metrics" if method == Method::GET => {
+            for kind in &srv.config.kinds {
+                let count = srv.registry.count(kind).await.ok();
+                srv.metrics.set_object_count(kind, count);
+            }
             let mut r = (StatusCode::OK, srv.metrics.encode()).into_response();
             r.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -399,18 +421,49 @@ async fn handle<S: Storage>(
 }
 
 /// The request body, read whole. Errors: 413 RequestEntityTooLarge past
-/// `Config::max_body_bytes` (or when the body cannot be read).
+/// `Config::max_body_bytes` (or when the body cannot be read); 408 (reason `Timeout`) when it
+/// arrives slower than `Config::body_min_bytes_per_second` allows ([`body_deadline`]).
 async fn read_body<S>(srv: &ApiServer<S>, body: Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt as _;
+    let max = srv.config.max_body_bytes;
     // A body announced larger than the limit (its Content-Length) is refused before a byte of
     // it is read, as Go's MaxBytesReader-guarded handlers refuse it: the client is not made to
     // send megabytes, nor kept waiting, for a 413.
     let announced = http_body::Body::size_hint(&body).lower();
-    if announced > srv.config.max_body_bytes as u64 {
-        return Err(ApiError::too_large(srv.config.max_body_bytes));
+    if announced > max as u64 {
+        return Err(ApiError::too_large(max));
     }
-    axum::body::to_bytes(body, srv.config.max_body_bytes)
-        .await
-        .map_err(|_| ApiError::too_large(srv.config.max_body_bytes))
+    let rate = srv.config.body_min_bytes_per_second;
+    let start = tokio::time::Instant::now();
+    let mut body = body;
+    let mut out = bytes::BytesMut::new();
+    loop {
+        let frame = if rate == 0 {
+            body.frame().await
+        } else {
+            let deadline = start + body_deadline(srv.config.body_read_grace, rate, out.len());
+            match tokio::time::timeout_at(deadline, body.frame()).await {
+                Ok(frame) => frame,
+                Err(_) => return Err(ApiError::body_too_slow(rate)),
+            }
+        };
+        let Some(frame) = frame else { break };
+        let frame = frame.map_err(|_| ApiError::too_large(max))?;
+        if let Ok(data) = frame.into_data() {
+            if out.len() + data.len() > max {
+                return Err(ApiError::too_large(max));
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out.freeze())
+}
+
+/// How long after its start a request body may still be arriving once `received` bytes of
+/// it are in, at a floor of `rate` bytes per second: `grace`, plus one second per `rate`
+/// bytes received (as Apache's `mod_reqtimeout` extends its body timeout by `MinRate`).
+pub fn body_deadline(grace: Duration, rate: u64, received: usize) -> Duration {
+    grace + Duration::from_secs_f64(received as f64 / rate.max(1) as f64)
 }
 
 /// The kind a resource path names, served at that scope. Errors: 404.

@@ -1,10 +1,12 @@
 // Tool-owned: written by rsbuilder, refreshed by `rsbuilder alpha update`; do not edit.
-//! `/<plural>/<name>/scale`: GET, PUT and PATCH of the object's `autoscaling/v1` Scale,
+//! `/<plural>/<name>/scale`: GET, PUT and PATCH (server-side apply included) of the
+//! object's `autoscaling/v1` Scale,
 //! as the apiextensions server's scale subresource serves them
 //! ([`super::super::registry::Registry::get_scale`]).
 
 use axum::http::Method;
 
+use super::super::registry::PatchType;
 use super::super::status::ApiError;
 use super::super::storage::Storage;
 use super::Scope;
@@ -42,14 +44,23 @@ pub async fn scale<S: Storage>(
             .await?
         }
         Method::PATCH => {
-            let patch_type = decode::patch_type(s.headers, s.kind)?;
+            let patch_type = match decode::patch_type(s.headers, s.kind)? {
+                PatchType::Apply { .. } => PatchType::Apply {
+                    force: s.opts.force.unwrap_or(false),
+                },
+                other => other,
+            };
             s.opts.validate(Verb::Patch(patch_type))?;
+            let body = match patch_type {
+                PatchType::Apply { .. } => decode::apply_body(&s.body)?,
+                _ => s.body.clone(),
+            };
             reg.patch_scale(
                 s.kind,
                 s.namespace,
                 name,
                 patch_type,
-                &s.body,
+                &body,
                 &s.manager(),
                 s.opts.write(),
             )

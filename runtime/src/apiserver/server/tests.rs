@@ -414,6 +414,99 @@ async fn a_body_that_stalls_is_cut_at_the_deadline_and_gives_its_slot_back() {
     assert!(created.contains(r#""name":"a""#), "{created}");
 }
 
+/// Sends `head` then `body` in pieces of `piece` bytes, one every `every`, and reads the
+/// answer (the server may answer before the last piece: the rest is then not sent).
+async fn trickle(
+    addr: std::net::SocketAddr,
+    head: &str,
+    body: &[u8],
+    piece: usize,
+    every: Duration,
+) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    for chunk in body.chunks(piece) {
+        if s.write_all(chunk).await.is_err() {
+            break;
+        }
+        // Stops sending once the server has answered.
+        match tokio::time::timeout(every, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => {
+                answer.extend_from_slice(&buf[..n]);
+                break;
+            }
+            Err(_) => {}
+        }
+    }
+    // The rest of the answer (`connection: close`: the server closes after it).
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut rest)).await;
+    answer.extend_from_slice(&rest);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_body_slower_than_the_floor_rate_is_cut_with_408_and_a_steady_one_is_served() {
+    use crate::apiserver::limits::Pool;
+    let (server, addr, _running) = serve_over_tcp(|c| {
+        // Far from the request timeout: only the floor can cut the body.
+        c.request_timeout = Duration::from_secs(120);
+        c.body_read_grace = Duration::from_secs(1);
+        c.body_min_bytes_per_second = 10;
+        c.flowcontrol = None;
+    })
+    .await;
+    let head = |body: &str| {
+        format!(
+            "POST {DBS} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        )
+    };
+    // One byte every 400 ms (2.5 bytes/s): past the grace second it is below the floor.
+    let slow = trickle(
+        addr,
+        &head(BODY),
+        BODY.as_bytes(),
+        1,
+        Duration::from_millis(400),
+    )
+    .await;
+    assert!(slow.starts_with("HTTP/1.1 408 "), "{slow}");
+    assert!(slow.contains(r#""reason":"Timeout""#), "{slow}");
+    assert!(
+        slow.contains("the request body arrived slower than 10 bytes per second"),
+        "{slow}"
+    );
+    assert_eq!(server.inflight().in_use(Pool::Mutating), 0);
+
+    // Ten bytes every 200 ms (50 bytes/s) takes longer than the grace, but keeps above the
+    // floor: served.
+    let body = BODY.replace(r#""a""#, r#""steady""#);
+    let steady = trickle(
+        addr,
+        &head(&body),
+        body.as_bytes(),
+        10,
+        Duration::from_millis(200),
+    )
+    .await;
+    assert!(steady.starts_with("HTTP/1.1 201 "), "{steady}");
+    assert!(steady.contains(r#""name":"steady""#), "{steady}");
+}
+
+#[test]
+fn the_body_deadline_grows_by_a_second_per_floor_rate_of_bytes() {
+    use super::body_deadline;
+    let grace = Duration::from_secs(10);
+    assert_eq!(body_deadline(grace, 1024, 0), grace);
+    assert_eq!(body_deadline(grace, 1024, 2048), Duration::from_secs(12));
+    assert_eq!(body_deadline(grace, 100, 50), Duration::from_millis(10_500));
+}
+
 #[tokio::test]
 async fn a_body_announced_over_the_limit_is_refused_before_it_is_sent() {
     use tokio::io::AsyncWriteExt as _;
@@ -936,7 +1029,13 @@ async fn metrics_count_only_what_the_server_serves() {
     for absent in ["g0.example", "madeup", "v2", "widgets"] {
         assert!(!after.contains(absent), "{absent}\n{after}");
     }
-    assert_eq!(after.len(), before.len(), "{after}");
+    // The same series (their values move: flow control dispatched the 404s too).
+    let series = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.rsplit_once(' ').map(|(s, _)| s.to_owned()))
+            .collect()
+    };
+    assert_eq!(series(&after), series(&before), "{after}");
     // A 404 on a served resource is counted under it.
     let (code, _) = call(&f, "GET", &format!("{DBS}/nope"), &[], "").await;
     assert_eq!(code, 404);
@@ -1214,5 +1313,298 @@ async fn field_managers_and_duplicate_applied_items_are_answered_as_kube_apiserv
     assert_eq!(
         status["message"],
         r#"failed to create typed patch object (ns/a; example.com/v1, Kind=Database): .metadata.finalizers: duplicate entries for key [="example.com/f"]"#
+    );
+}
+
+/// The managers owning `spec.replicas` in the object's `managedFields`, as kube's
+/// `assertReplicasOwnership` reads them.
+async fn replicas_owners(f: &Fixture) -> (Value, Vec<String>) {
+    let obj = json_of(&call(f, "GET", &format!("{DBS}/a"), &[], "").await.1);
+    let owners = obj["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["fieldsV1"]["f:spec"].get("f:replicas").is_some())
+        .map(|e| e["manager"].as_str().unwrap().to_owned())
+        .collect();
+    (obj["spec"]["replicas"].clone(), owners)
+}
+
+// The steps of k8s.io/kubernetes' TestScaleAllResources (test/integration/apiserver/apply),
+// on the Database example's kind: ownership of the replicas moves between the object's
+// appliers and the Scale's writers and appliers, conflicts included.
+#[tokio::test]
+async fn server_side_apply_to_scale_shares_the_replicas_ownership_with_the_object() {
+    let f = fixture(|_| {});
+    let apply = ("content-type", "application/apply-patch+yaml");
+    let merge = ("content-type", "application/merge-patch+json");
+    let object = r#"{"apiVersion":"example.com/v1","kind":"Database","metadata":{"name":"a"},"spec":{"replicas":1}}"#;
+    let scale = |n: i64| {
+        format!(
+            r#"{{"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{{"name":"a","namespace":"ns"}},"spec":{{"replicas":{n}}}}}"#
+        )
+    };
+    let scale_url = |q: &str| format!("{DBS}/a/scale?{q}");
+    let code = |r: (u16, String)| r.0;
+
+    let r = call(
+        &f,
+        "PATCH",
+        &format!("{DBS}/a?fieldManager=apply_test"),
+        &[apply],
+        object,
+    )
+    .await;
+    assert_eq!(r.0, 201, "{}", r.1);
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(1), vec!["apply_test".into()])
+    );
+
+    let r = call(
+        &f,
+        "PATCH",
+        &scale_url("fieldManager=scale_test"),
+        &[merge],
+        r#"{"spec":{"replicas":5}}"#,
+    )
+    .await;
+    assert_eq!(r.0, 200, "{}", r.1);
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(5), vec!["scale_test".into()])
+    );
+
+    let url = format!("{DBS}/a?fieldManager=apply_test");
+    assert_eq!(code(call(&f, "PATCH", &url, &[apply], object).await), 409);
+    let url = format!("{DBS}/a?fieldManager=apply_test&force=true");
+    assert_eq!(code(call(&f, "PATCH", &url, &[apply], object).await), 200);
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(1), vec!["apply_test".into()])
+    );
+
+    // An apply to the Scale conflicts with the object's applier, on the Scale's path.
+    let (c, body) = call(
+        &f,
+        "PATCH",
+        &scale_url("fieldManager=apply_scale"),
+        &[apply],
+        &scale(17),
+    )
+    .await;
+    assert_eq!(c, 409, "{body}");
+    let status = json_of(&body);
+    assert_eq!(
+        (
+            &status["reason"],
+            &status["message"],
+            &status["details"]["causes"]
+        ),
+        (
+            &json!("Conflict"),
+            &json!("Apply failed with 1 conflict: conflict with \"apply_test\": .spec.replicas"),
+            &json!([{"reason": "FieldManagerConflict", "message": "conflict with \"apply_test\"", "field": ".spec.replicas"}])
+        )
+    );
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(1), vec!["apply_test".into()])
+    );
+
+    // Forced, the Scale's applier alone owns the replicas; the answer is the Scale.
+    let (c, body) = call(
+        &f,
+        "PATCH",
+        &scale_url("fieldManager=apply_scale&force=true"),
+        &[apply],
+        &scale(17),
+    )
+    .await;
+    assert_eq!(c, 200, "{body}");
+    let answer = json_of(&body);
+    assert_eq!(
+        (&answer["kind"], &answer["spec"]),
+        (&json!("Scale"), &json!({"replicas": 17}))
+    );
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(17), vec!["apply_scale".into()])
+    );
+    let obj = json_of(&call(&f, "GET", &format!("{DBS}/a"), &[], "").await.1);
+    let entry = obj["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "apply_scale")
+        .unwrap()
+        .clone();
+    // Recorded on the object at its own version and path; no time, as kube's ScaleHandler
+    // carries over only the object's entry's time.
+    assert_eq!(
+        entry,
+        json!({"manager": "apply_scale", "operation": "Apply", "apiVersion": "example.com/v1",
+               "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}},
+               "subresource": "scale"})
+    );
+
+    let r = call(
+        &f,
+        "PUT",
+        &scale_url("fieldManager=replace_test"),
+        &[],
+        &scale(7),
+    )
+    .await;
+    assert_eq!(r.0, 200, "{}", r.1);
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(7), vec!["replace_test".into()])
+    );
+
+    // The same replicas: both own them.
+    let r = call(
+        &f,
+        "PATCH",
+        &scale_url("fieldManager=co_owning_test"),
+        &[apply],
+        &scale(7),
+    )
+    .await;
+    assert_eq!(r.0, 200, "{}", r.1);
+    let (replicas, mut owners) = replicas_owners(&f).await;
+    owners.sort();
+    assert_eq!(
+        (replicas, owners),
+        (
+            json!(7),
+            vec!["co_owning_test".to_string(), "replace_test".into()]
+        )
+    );
+
+    let r = call(
+        &f,
+        "PATCH",
+        &scale_url("fieldManager=scale_test"),
+        &[merge],
+        r#"{"spec":{"replicas":5}}"#,
+    )
+    .await;
+    assert_eq!(r.0, 200, "{}", r.1);
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(5), vec!["scale_test".into()])
+    );
+
+    // What kube refuses: another type, no field manager, managedFields, a missing object.
+    let wrong = r#"{"kind":"Scale","apiVersion":"autoscaling/v2","spec":{"replicas":3}}"#;
+    let (c, body) = call(&f, "PATCH", &scale_url("fieldManager=m"), &[apply], wrong).await;
+    assert_eq!(
+        (c, &json_of(&body)["message"]),
+        (
+            400,
+            &json!("invalid object type: autoscaling/v2, Kind=Scale")
+        )
+    );
+    assert_eq!(
+        code(call(&f, "PATCH", &scale_url(""), &[apply], &scale(3)).await),
+        422
+    );
+    let with_fields = r#"{"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"managedFields":[{"manager":"x"}]},"spec":{"replicas":3}}"#;
+    assert_eq!(
+        code(
+            call(
+                &f,
+                "PATCH",
+                &scale_url("fieldManager=m"),
+                &[apply],
+                with_fields
+            )
+            .await
+        ),
+        400
+    );
+    let missing = format!("{DBS}/zz/scale?fieldManager=m");
+    assert_eq!(
+        code(call(&f, "PATCH", &missing, &[apply], &scale(3)).await),
+        404
+    );
+    // A YAML body, and a dry run that stores nothing.
+    let yaml = "kind: Scale\napiVersion: autoscaling/v1\nspec:\n  replicas: 9\n";
+    let (c, body) = call(
+        &f,
+        "PATCH",
+        &scale_url("fieldManager=m&force=true&dryRun=All"),
+        &[apply],
+        yaml,
+    )
+    .await;
+    assert_eq!(
+        (c, &json_of(&body)["spec"]["replicas"]),
+        (200, &json!(9)),
+        "{body}"
+    );
+    assert_eq!(
+        replicas_owners(&f).await,
+        (json!(5), vec!["scale_test".into()])
+    );
+}
+
+/// The value of the series `series` (name and labels, as written) in `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[tokio::test]
+async fn metrics_count_stored_objects_and_flow_control_dispatches_and_waits() {
+    let f = fixture(|_| {});
+    for (ns, name) in [("ns", "a"), ("ns", "b"), ("other", "c")] {
+        let url = format!("/apis/example.com/v1/namespaces/{ns}/databases");
+        let body = BODY.replace(r#""a""#, &format!("{name:?}"));
+        assert_eq!(call(&f, "POST", &url, &[], &body).await.0, 201);
+    }
+    let text = call(&f, "GET", "/metrics", &[], "").await.1;
+    let storage = r#"apiserver_storage_objects{resource="databases.example.com"}"#;
+    let resource = r#"apiserver_resource_objects{group="example.com",resource="databases"}"#;
+    assert_eq!(
+        (sample(&text, storage), sample(&text, resource)),
+        (Some(3.0), Some(3.0)),
+        "{text}"
+    );
+    assert_eq!(
+        call(&f, "DELETE", &format!("{DBS}/b"), &[], "").await.0,
+        200
+    );
+    let text = call(&f, "GET", "/metrics", &[], "").await.1;
+    assert_eq!(sample(&text, storage), Some(2.0), "{text}");
+
+    // Without authentication every request is the anonymous user's: kube's `global-default`
+    // schema and level. Three creates, a scrape, a delete, and this scrape were dispatched,
+    // each with its wait observed.
+    let fc = r#"{priority_level="global-default",flow_schema="global-default"}"#;
+    let wait = r#"{priority_level="global-default",flow_schema="global-default",execute="true"}"#;
+    assert_eq!(
+        (
+            sample(
+                &text,
+                &format!("apiserver_flowcontrol_dispatched_requests_total{fc}")
+            ),
+            sample(
+                &text,
+                &format!("apiserver_flowcontrol_request_wait_duration_seconds_count{wait}")
+            ),
+            sample(
+                &text,
+                &format!("apiserver_flowcontrol_current_executing_requests{fc}")
+            ),
+            sample(
+                &text,
+                &format!("apiserver_flowcontrol_current_inqueue_requests{fc}")
+            ),
+        ),
+        // This scrape is running; none waited in a queue, so that gauge has no series yet.
+        (Some(6.0), Some(6.0), Some(1.0), None),
+        "{text}"
     );
 }
