@@ -66,18 +66,8 @@ pub enum Command {
 
 pub use edit::EditArgs;
 
-/// Versions of the crates a scaffolded project depends on.
-pub mod versions {
-    /// kube version requirement written into generated Cargo.toml files.
-    pub const KUBE: &str = "5";
-    /// k8s-openapi version requirement written into generated Cargo.toml files.
-    pub const K8S_OPENAPI: &str = "0.29";
-    /// The Kubernetes version feature of k8s-openapi that generated projects select; rsbuilder
-    /// itself links k8s-openapi with the same feature so inlined types match.
-    pub const K8S_FEATURE: &str = "v1_37";
-    /// schemars version requirement.
-    pub const SCHEMARS: &str = "1";
-}
+/// Versions of the crates a scaffolded project depends on ([`crate::model::versions`]).
+pub use crate::model::versions;
 
 /// Runs a parsed command. Returns the process exit code, or an error whose chain the binary
 /// prints (exit code 1).

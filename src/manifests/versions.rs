@@ -59,7 +59,7 @@ pub enum Verdict {
 pub fn reproduced() -> &'static Versions {
     static REPRODUCED: std::sync::OnceLock<Versions> = std::sync::OnceLock::new();
     REPRODUCED.get_or_init(|| {
-        let lock = Lock::parse(crate::scaffold::lockfile::repository_lock())
+        let lock = Lock::parse(crate::model::versions::repository_lock())
             .expect("rsbuilder's own Cargo.lock parses (a unit test holds to it)");
         let mut crates = BTreeMap::new();
         for name in CRATES {
@@ -70,7 +70,7 @@ pub fn reproduced() -> &'static Versions {
         }
         Versions {
             crates,
-            k8s_feature: Some(crate::cli::versions::K8S_FEATURE.to_string()),
+            k8s_feature: Some(crate::model::versions::K8S_FEATURE.to_string()),
         }
     })
 }

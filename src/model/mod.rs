@@ -7,6 +7,7 @@ pub mod layout;
 pub mod project;
 pub mod reserved;
 pub mod validate;
+pub mod versions;
 
 pub use gvk::{NameError, Resource};
 pub use project::Project;

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The repository's lock file, as rsbuilder was built with it.
-const REPOSITORY_LOCK: &str = include_str!("../../Cargo.lock");
+const REPOSITORY_LOCK: &str = crate::model::versions::repository_lock();
 
 /// The package of this repository that no project depends on: rsbuilder itself.
 const OWN_PACKAGE: &str = "rsbuilder";
@@ -27,13 +27,6 @@ pub const FILE: &str = "Cargo.lock";
 /// update` compares the user's lock with, so it can tell a pin the user left alone from a
 /// version the user chose.
 pub const PINNED: &str = ".rsbuilder/Cargo.lock.pinned";
-
-/// The repository's own lock file, as rsbuilder was built with it: which kube-derive,
-/// kube-core, schemars and k8s-openapi its static evaluation reproduces
-/// ([`crate::manifests::versions`]).
-pub fn repository_lock() -> &'static str {
-    REPOSITORY_LOCK
-}
 
 /// The text of a new project's `Cargo.lock`: the repository's lock without rsbuilder's own
 /// `[[package]]` entry.

@@ -80,7 +80,7 @@ fn rsbuilder_reproduces_the_versions_of_its_own_lock() {
     );
     assert_eq!(
         r.k8s_feature.as_deref(),
-        Some(crate::cli::versions::K8S_FEATURE)
+        Some(crate::model::versions::K8S_FEATURE)
     );
     // A generated project's lock is derived from the same file: it matches.
     let dir = krate(MANIFEST, Some(&crate::scaffold::lockfile::project_lock()));
