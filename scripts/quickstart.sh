@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job in one command: scaffold the seed's AIJob operator from scratch with rsbuilder,
+# The main job in one command: scaffold the AIJob example from scratch with rsbuilder,
 # derive its manifests, build and test it, and show where everything is.
 #
 #   scripts/quickstart.sh [DIR]
