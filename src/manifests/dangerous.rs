@@ -48,6 +48,32 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("webhook-all-resources", "a webhook matching every resource"),
     ("webhook-all-groups", "a webhook matching every API group"),
     ("webhook-url", "a webhook called at a URL, not a Service"),
+    (
+        "webhook-own-namespace",
+        "a webhook on the kinds the manager needs to start (Pods, ReplicaSets, Leases, ...), with no selector that could leave its own namespace out",
+    ),
+];
+
+/// The kinds, by API group, that a Deployment's rollout in the manager's namespace writes: a
+/// webhook that fails closed on them can keep the manager from coming back while the webhook
+/// (the manager) is down.
+const STARTUP_KINDS: &[(&str, &[&str])] = &[
+    (
+        "",
+        &[
+            "pods",
+            "services",
+            "endpoints",
+            "configmaps",
+            "secrets",
+            "serviceaccounts",
+            "events",
+        ],
+    ),
+    ("apps", &["deployments", "replicasets"]),
+    ("coordination.k8s.io", &["leases"]),
+    ("discovery.k8s.io", &["endpointslices"]),
+    ("events.k8s.io", &["events"]),
 ];
 
 fn any(list: &[String], wanted: &[&str]) -> bool {
@@ -251,6 +277,36 @@ fn webhook(w: &WebhookMarker<'_>) -> Vec<Found> {
             "list the groups of the kinds the webhook checks".into(),
         ));
     }
+    let fails_closed = !w
+        .failure_policy
+        .is_some_and(|p| p.eq_ignore_ascii_case("ignore"));
+    let writes = w
+        .verbs
+        .iter()
+        .any(|v| matches!(v.as_str(), "*" | "create" | "update"));
+    let startup: Vec<String> = STARTUP_KINDS
+        .iter()
+        .filter(|(group, _)| w.groups.iter().any(|g| g == "*" || g == group))
+        .flat_map(|(_, kinds)| kinds.iter())
+        .filter(|kind| {
+            w.resources.iter().any(|r| {
+                let base = r.split('/').next().unwrap_or(r);
+                base == **kind
+            })
+        })
+        .map(|k| k.to_string())
+        .collect();
+    if fails_closed && writes && !startup.is_empty() {
+        out.push((
+            "webhook-own-namespace",
+            "resources",
+            format!(
+                "the webhook fails closed on {} in every namespace, the manager's own included: while the manager is down, the API server refuses what its rollout writes, so it may not come back",
+                startup.join(", ")
+            ),
+            "leave the manager's namespace out with a namespaceSelector (a kustomize patch of config/webhook: `kubernetes.io/metadata.name` NotIn the manager's namespace) or an objectSelector".into(),
+        ));
+    }
     if w.url.is_some() {
         out.push((
             "webhook-url",
@@ -331,6 +387,37 @@ mod tests {
                 "2:webhook-all-groups",
                 "3:webhook-url",
             ]
+        );
+    }
+
+    #[test]
+    fn a_fail_closed_webhook_on_what_the_managers_rollout_writes_is_a_warning() {
+        let src = "\
+// +kubebuilder:webhook:path=/p,mutating=true,failurePolicy=fail,sideEffects=None,groups=\"\",resources=pods,verbs=create;update,versions=v1,name=p.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/d,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments;statefulsets,verbs=create,versions=v1,name=d.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/i,mutating=true,failurePolicy=ignore,sideEffects=None,groups=\"\",resources=pods,verbs=create,versions=v1,name=i.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/x,mutating=false,failurePolicy=fail,sideEffects=None,groups=\"\",resources=pods,verbs=delete,versions=v1,name=x.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/s,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=statefulsets,verbs=create,versions=v1,name=s.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/e,mutating=false,failurePolicy=fail,sideEffects=None,groups=\"\",resources=pods/ephemeralcontainers,verbs=update,versions=v1,name=e.kb.io,admissionReviewVersions=v1
+";
+        // Pods on create: yes; Deployments: yes (StatefulSets are not the manager's); a webhook
+        // that fails open, or only on delete, or on other kinds: no; a Pod subresource: yes.
+        assert_eq!(
+            checks(src),
+            [
+                "1:webhook-own-namespace",
+                "2:webhook-own-namespace",
+                "3:failure-policy-ignore",
+                "6:webhook-own-namespace",
+            ]
+        );
+        let (markers, _) = collect_text(Path::new("src/webhook.rs"), src);
+        let first = warnings(&markers).remove(0).to_string();
+        assert!(
+            first.contains(
+                "the webhook fails closed on pods in every namespace, the manager's own included"
+            ),
+            "{first}"
         );
     }
 
