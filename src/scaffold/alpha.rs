@@ -333,7 +333,10 @@ pub fn three_way(path: &Path, base: Option<&str>, ours: &str, theirs: &str) -> T
     if base == Some(ours) {
         return ThreeWay::Theirs;
     }
-    let lines = merge(base.unwrap_or_default(), ours, theirs);
+    let lines = match base {
+        Some(base) => merge(base, ours, theirs),
+        None => Err(two_way_blocks(ours, theirs)),
+    };
     if path.file_name().is_some_and(|n| n == "Cargo.toml") {
         return match super::cargo_merge::merge(base, ours, theirs) {
             Ok(text) if text == ours => ThreeWay::Ours,
@@ -368,6 +371,53 @@ pub fn three_way(path: &Path, base: Option<&str>, ours: &str, theirs: &str) -> T
             },
         },
     }
+}
+
+/// `ours` and `theirs` with conflict blocks where they differ, for a file without a base: the
+/// lines both have stay as they are, and each run of lines where they differ becomes a block
+/// with an empty `original` part (what `git merge-file` makes of an empty base, trimmed to the
+/// differing lines as its default "zealous" level does). A last line without a newline gets
+/// one.
+fn two_way_blocks(ours: &str, theirs: &str) -> String {
+    let ended = |s: &str| {
+        if s.is_empty() || s.ends_with('\n') {
+            s.to_owned()
+        } else {
+            format!("{s}\n")
+        }
+    };
+    let (ours, theirs) = (ended(ours), ended(theirs));
+    let mut opts = diffy::DiffOptions::new();
+    // Context enough to cover both files: one hunk, every line in it.
+    opts.set_context_len(ours.lines().count() + theirs.lines().count() + 1);
+    let patch = opts.create_patch(&ours, &theirs);
+    let mut out = String::new();
+    let (mut mine, mut new) = (String::new(), String::new());
+    let flush = |out: &mut String, mine: &mut String, new: &mut String| {
+        if !mine.is_empty() || !new.is_empty() {
+            out.push_str("<<<<<<< ours\n");
+            out.push_str(mine);
+            out.push_str("||||||| original\n=======\n");
+            out.push_str(new);
+            out.push_str(">>>>>>> theirs\n");
+            mine.clear();
+            new.clear();
+        }
+    };
+    for hunk in patch.hunks() {
+        for line in hunk.lines() {
+            match line {
+                diffy::Line::Context(l) => {
+                    flush(&mut out, &mut mine, &mut new);
+                    out.push_str(l);
+                }
+                diffy::Line::Delete(l) => mine.push_str(l),
+                diffy::Line::Insert(l) => new.push_str(l),
+            }
+        }
+    }
+    flush(&mut out, &mut mine, &mut new);
+    out
 }
 
 /// What `alpha generate` was asked to do.
@@ -827,6 +877,26 @@ mod tests {
         assert!(has_conflict_markers(&marked));
         assert!(!has_conflict_markers("a\n<<<<<<< ours\nb\n"));
         assert!(!has_conflict_markers("let s = \"<<<<<<< ours\";\n"));
+    }
+
+    #[test]
+    fn without_a_base_only_the_differing_lines_are_in_blocks() {
+        let marked = two_way_blocks("a\nb\nc\nmine", "a\nB\nc\n");
+        assert_eq!(
+            marked,
+            "a\n<<<<<<< ours\nb\n||||||| original\n=======\nB\n>>>>>>> theirs\nc\n\
+             <<<<<<< ours\nmine\n||||||| original\n=======\n>>>>>>> theirs\n"
+        );
+        assert!(has_conflict_markers(&marked));
+        assert_eq!(
+            three_way(Path::new("Makefile"), None, "a\nb\n", "a\nc\n"),
+            ThreeWay::Conflict {
+                marked: "a\n<<<<<<< ours\nb\n||||||| original\n=======\nc\n>>>>>>> theirs\n".into(),
+                why: "no record of what rsbuilder wrote into it before, so your changes and \
+                      this version's cannot be told apart"
+                    .into(),
+            }
+        );
     }
 
     #[test]
