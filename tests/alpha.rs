@@ -640,8 +640,18 @@ fn alpha_generate_into_an_output_dir_reproduces_the_project() {
         ],
     );
     assert!(out.contains("0 added, 0 changed, 0 removed"), "{out}");
-    // Every file, generated or carried over, and the records, as in the original project.
-    assert_eq!(differing(&before, &tree(&out_dir)), Vec::<String>::new());
+    // Every file, generated or carried over, and the records, as in the original project;
+    // and the record of the scaffold, each file as this version writes it.
+    let regenerated = tree(&out_dir);
+    assert_eq!(
+        differing(&before, &without_scaffold_record(&regenerated)),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        regenerated[".rsbuilder/scaffold/src/main.rs"],
+        before["src/main.rs"]
+    );
+    assert!(!regenerated.contains_key(".rsbuilder/scaffold/src/api/ai/v1/aijob_types.rs"));
     assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
 
     // Not empty any more: refused without --force, and nothing is written.
@@ -671,7 +681,10 @@ fn alpha_generate_into_an_output_dir_reproduces_the_project() {
             out_dir.to_str().unwrap(),
         ],
     );
-    assert_eq!(differing(&before, &tree(&out_dir)), Vec::<String>::new());
+    assert_eq!(
+        differing(&before, &without_scaffold_record(&tree(&out_dir))),
+        Vec::<String>::new()
+    );
 }
 
 /// A relative `--output-dir` inside the project: the new project holds the old one's files
@@ -697,7 +710,7 @@ fn alpha_generate_into_a_directory_inside_the_project() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let regen = tree(&dir.join("regen"));
+    let regen = without_scaffold_record(&tree(&dir.join("regen")));
     before.remove("logo.bin");
     assert_eq!(differing(&before, &regen), Vec::<String>::new());
     // Again, over it: the new project is still not copied into itself.
@@ -706,7 +719,7 @@ fn alpha_generate_into_a_directory_inside_the_project() {
         &["alpha", "generate", "--force", "--output-dir", "../regen"],
     );
     assert_eq!(
-        differing(&before, &tree(&dir.join("regen"))),
+        differing(&before, &without_scaffold_record(&tree(&dir.join("regen")))),
         Vec::<String>::new()
     );
 }
@@ -727,15 +740,35 @@ fn alpha_generate_in_place_renews_the_scaffold_and_keeps_the_users_code() {
     let listed: Vec<&str> = out.lines().take_while(|l| !l.is_empty()).collect();
     let mut expected = [
         "add     Dockerfile".to_owned(),
-        "change  Makefile".to_owned(),
-        format!("change  {file}"),
+        "keep    Makefile".to_owned(),
+        format!("merge   {file}"),
         format!("remove  {DROPPED}"),
     ];
     expected.sort_by_key(|l| l[8..].to_owned());
     assert_eq!(listed, expected, "{out}");
-    // The scaffold is this version's again; the user's types, controller, notes and
-    // manifests are as they were.
-    assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+    // The scaffold is this version's again, but for the user's edits: the Makefile (this
+    // version brings nothing new to it) and the tool-owned file (merged with this version's);
+    // the user's types, controller, notes and manifests are as they were.
+    let after = without_scaffold_record(&tree(&dir));
+    assert_eq!(
+        differing(&before, &after),
+        ["Makefile".to_owned(), file.clone()]
+    );
+    assert_eq!(read(&dir, "Makefile"), "all:\n\techo mine\n");
+    assert_eq!(
+        after[&file],
+        [&before[&file][..], b"// mine\n"].concat(),
+        "{file}"
+    );
+}
+
+/// `tree` without the record `alpha generate` keeps of the scaffold it wrote
+/// (`.rsbuilder/scaffold/`), which `init` and `create` do not write.
+fn without_scaffold_record(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    tree.iter()
+        .filter(|(p, _)| !p.starts_with(".rsbuilder/scaffold/"))
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect()
 }
 
 /// The re-generated project of [`rich_project`] builds and passes its own tests. Runs with
@@ -882,5 +915,242 @@ fn options_from_project_entries_are_the_options_that_made_them() {
     assert_eq!(
         apiserver::ApiServerOptions::from_project_resource(database),
         served
+    );
+}
+
+const APISERVER_BIN: &str = "src/bin/apiserver.rs";
+const ROUTER: &str = "rsbuilder_runtime::axum::Router::new()";
+const CUSTOM_ROUTE: &str = "rsbuilder_runtime::axum::Router::new().route(\"/custom\", rsbuilder_runtime::axum::routing::get(|| async { \"custom\" }))";
+const TRACING_START: &str = "    manager::init_tracing(args.log_format);\n";
+const USERS_START: &str =
+    "    manager::init_tracing(args.log_format);\n    tracing::info!(\"our operator starts\");\n";
+const DEV_DEPS: &str = "# +kubebuilder:scaffold:dev-dependencies\n";
+const USERS_DEV_DEPS: &str = "proptest = \"1\"\ninsta = { version = \"1\", features = [\"yaml\"] }\n# +kubebuilder:scaffold:dev-dependencies\n";
+
+/// [`project`] with a kind served by the aggregated API server (`create apiserver`).
+fn served_project(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = project(name);
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "apiserver",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Database",
+        ],
+    );
+    (tmp, dir)
+}
+
+/// A new user's edits: two dev-dependencies in Cargo.toml, a `/custom` route in
+/// src/bin/apiserver.rs, a line in src/main.rs.
+fn users_edits(dir: &Path) {
+    let edit = |file: &str, from: &str, to: &str| {
+        let text = read(dir, file);
+        assert!(text.contains(from), "{file}: {text}");
+        write(dir, file, &text.replacen(from, to, 1));
+    };
+    edit("Cargo.toml", DEV_DEPS, USERS_DEV_DEPS);
+    edit(APISERVER_BIN, ROUTER, CUSTOM_ROUTE);
+    edit("src/main.rs", TRACING_START, USERS_START);
+}
+
+/// Rewrites the project as an older rsbuilder's `alpha generate` would have left it: PROJECT's
+/// `cliVersion` is 0.0.1, and `file` had `older` where this version writes `now`, on disk and
+/// in the record under `.rsbuilder/scaffold/`.
+fn as_if_generated_by_older(dir: &Path, file: &str, now: &str, older: &str) {
+    let text = read(dir, file);
+    assert!(text.contains(now), "{file}: {text}");
+    let old = text.replacen(now, older, 1);
+    write(dir, file, &old);
+    write(dir, &format!(".rsbuilder/scaffold/{file}"), &old);
+    let project: String = read(dir, "PROJECT")
+        .lines()
+        .map(|l| {
+            if l.starts_with("cliVersion:") {
+                "cliVersion: 0.0.1\n".to_owned()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    write(dir, "PROJECT", &project);
+}
+
+/// The lines this version writes that the "older version" of the tests had otherwise.
+const NOW: [(&str, &str, &str); 3] = [
+    (
+        "Cargo.toml",
+        "tracing = \"0.1\"\n",
+        "tracing = \"0.1.30\"\n",
+    ),
+    (
+        APISERVER_BIN,
+        "// `kinds` is filled one push per kind, each added above the marker by rsbuilder.\n",
+        "// The kinds.\n",
+    ),
+    (
+        "src/main.rs",
+        "    // Certificates are loaded before connecting, so that a bad path is reported at once.\n",
+        "    // Certificates first.\n",
+    ),
+];
+
+/// A new user's edits survive `alpha generate` in place: with the same rsbuilder, every file
+/// they changed stays as it is (listed `keep`), and the scaffold is otherwise unchanged.
+/// Failed before the three-way merge: the dev-dependencies, the route and the line in main.rs
+/// were replaced by the scaffold's text (listed as `change`).
+#[test]
+fn alpha_generate_in_place_keeps_a_new_users_edits() {
+    let (_tmp, dir) = served_project("ai-operator");
+    users_edits(&dir);
+    let before = tree(&dir);
+    let out = run_ok(&dir, &["alpha", "generate"]);
+    assert!(read(&dir, "Cargo.toml").contains(USERS_DEV_DEPS));
+    assert!(read(&dir, APISERVER_BIN).contains(CUSTOM_ROUTE));
+    assert!(read(&dir, "src/main.rs").contains(USERS_START));
+    assert_eq!(
+        differing(&users_files(&before), &users_files(&tree(&dir))),
+        Vec::<String>::new()
+    );
+    let listed: Vec<&str> = out.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        listed,
+        [
+            "keep    Cargo.toml",
+            "keep    src/bin/apiserver.rs",
+            "keep    src/main.rs"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("3 kept with your edits"), "{out}");
+    // The record of this version's scaffold, the base of the next merge.
+    let recorded = read(&dir, ".rsbuilder/scaffold/Cargo.toml");
+    assert!(recorded.contains(DEV_DEPS) && !recorded.contains("proptest"));
+}
+
+/// The user's edits and an older version's scaffold: each file merges three ways against the
+/// record the older `alpha generate` left; Cargo.toml key by key. Failed before: the user's
+/// lines were replaced by this version's text.
+#[test]
+fn alpha_generate_in_place_merges_the_users_edits_with_this_versions_changes() {
+    let (_tmp, dir) = served_project("ai-operator");
+    let now: BTreeMap<&str, String> = NOW.iter().map(|(f, _, _)| (*f, read(&dir, f))).collect();
+    for (file, this, older) in NOW {
+        as_if_generated_by_older(&dir, file, this, older);
+    }
+    users_edits(&dir);
+    let out = run_ok(&dir, &["alpha", "generate"]);
+    // This version's text with the user's edits: nothing else.
+    assert_eq!(
+        read(&dir, "Cargo.toml"),
+        now["Cargo.toml"].replacen(DEV_DEPS, USERS_DEV_DEPS, 1)
+    );
+    assert_eq!(
+        read(&dir, APISERVER_BIN),
+        now[APISERVER_BIN].replacen(ROUTER, CUSTOM_ROUTE, 1)
+    );
+    assert_eq!(
+        read(&dir, "src/main.rs"),
+        now["src/main.rs"].replacen(TRACING_START, USERS_START, 1)
+    );
+    let listed: Vec<&str> = out.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        listed,
+        [
+            "merge   Cargo.toml",
+            "change  PROJECT",
+            "merge   src/bin/apiserver.rs",
+            "merge   src/main.rs"
+        ],
+        "{out}"
+    );
+    for (file, _, _) in NOW {
+        assert_eq!(
+            read(&dir, &format!(".rsbuilder/scaffold/{file}")),
+            now[file]
+        );
+    }
+    assert!(
+        read(&dir, "PROJECT").contains(&format!("cliVersion: \"{}\"\n", env!("CARGO_PKG_VERSION")))
+    );
+}
+
+/// Where the user's edit and this version's change meet, `alpha generate` in place refuses:
+/// exit 1, the files listed with why, how to go on, and nothing written. `--force` then writes
+/// them with conflict blocks (exit 1). Failed before: exit 0 and the user's lines replaced.
+#[test]
+fn alpha_generate_in_place_refuses_a_conflicting_edit_and_writes_nothing() {
+    let (_tmp, dir) = served_project("ai-operator");
+    for (file, this, older) in NOW {
+        as_if_generated_by_older(&dir, file, this, older);
+    }
+    users_edits(&dir);
+    let edit = |file: &str, from: &str, to: &str| {
+        let text = read(&dir, file);
+        write(&dir, file, &text.replacen(from, to, 1));
+    };
+    // The very lines this version changes, changed otherwise by the user.
+    edit("Cargo.toml", "tracing = \"0.1.30\"", "tracing = \"0.1.41\"");
+    edit(
+        "src/main.rs",
+        "    // Certificates first.\n",
+        "    // Our certificates.\n",
+    );
+    // A file of the older version without a record: the user's lines cannot be told apart.
+    write(&dir, "Makefile", "all:\n\techo mine\n");
+    let before = tree(&dir);
+    let out = rsbuilder(&dir, &["alpha", "generate"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            &format!(
+                "error: 3 files you changed cannot merge with what rsbuilder {} scaffolds; nothing was written:",
+                env!("CARGO_PKG_VERSION")
+            ),
+            "  Cargo.toml: you and this version changed `dependencies.tracing` differently",
+            "  Makefile: no record of what rsbuilder wrote into it before, so your changes and this version's cannot be told apart",
+            "  src/main.rs: your lines and this version's overlap",
+        ],
+        "{stderr}"
+    );
+    assert!(stderr.contains("--output-dir"), "{stderr}");
+    assert!(stderr.contains("--force"), "{stderr}");
+    assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+
+    // With --force: written with conflict blocks, the clean merge done, exit 1.
+    let out = rsbuilder(&dir, &["alpha", "generate", "--force"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("3 files left with conflict blocks"),
+        "{stderr}"
+    );
+    let main = read(&dir, "src/main.rs");
+    assert!(
+        main.contains(
+            "<<<<<<< ours\n    // Our certificates.\n||||||| original\n    // Certificates first.\n=======\n    // Certificates are loaded before connecting"
+        ),
+        "{main}"
+    );
+    assert!(main.contains(USERS_START), "{main}");
+    let cargo = read(&dir, "Cargo.toml");
+    assert!(
+        cargo.contains("<<<<<<< ours\ntracing = \"0.1.41\"\n"),
+        "{cargo}"
+    );
+    assert!(read(&dir, APISERVER_BIN).contains(CUSTOM_ROUTE));
+    let makefile = read(&dir, "Makefile");
+    assert!(
+        makefile.contains("<<<<<<< ours\nall:\n\techo mine\n"),
+        "{makefile}"
     );
 }

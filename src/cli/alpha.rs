@@ -21,9 +21,10 @@ blocks (ours: your file; original: what rsbuilder wrote before; theirs: this ver
     /// does not write) over; prints what changed.
     #[command(
         after_help = "Examples:\n  rsbuilder alpha generate --output-dir ../ai-operator-new   # a new copy to compare\n  rsbuilder alpha generate                                    # in place: commit first\n\n\
-In place, every file the scaffold writes (Cargo.toml, src/main.rs, Makefile, config/...) is \
-replaced by this version's; `git diff` then shows your changes to port back. To keep your \
-edits in tool-owned files, use `rsbuilder alpha update` instead."
+In place, each file the scaffold writes (Cargo.toml, src/main.rs, Makefile, config/...) that you \
+changed is merged three ways with this version's (Cargo.toml key by key). When a file cannot \
+merge, nothing is written and the files are listed (exit code 1): compare with --output-dir, \
+or pass --force to write conflict blocks."
     )]
     Generate(GenerateArgs),
     /// Finish a write that an interrupted rsbuilder command left in the project (rolled
@@ -52,7 +53,8 @@ pub struct GenerateArgs {
     /// Without it, the project is re-scaffolded in place.
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
-    /// Write into an output directory that is not empty.
+    /// Write into an output directory that is not empty. In place: write the files whose
+    /// edits cannot merge with conflict blocks (exit code 1) instead of refusing.
     #[arg(long)]
     pub force: bool,
 }
@@ -201,8 +203,10 @@ fn print_lock(lock: &crate::scaffold::alpha::LockUpdate, dry_run: bool, version:
     }
 }
 
-/// `alpha generate`: prints `add` / `change` / `remove` per path, the notes, and the next
-/// steps.
+/// `alpha generate`: prints `add` / `change` / `merge` / `keep` / `conflict` / `remove` per
+/// path, the notes, and the next steps. In place, files that cannot merge are listed and
+/// nothing is written (exit code 1); with `--force` they are written with conflict blocks
+/// (exit code 1 too).
 fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> {
     use crate::scaffold::alpha;
     let input = match &args.input_dir {
@@ -241,6 +245,24 @@ fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> 
         force: args.force,
     };
     let generated = alpha::plan_generate(&input, &opts)?;
+    if !generated.conflicts.is_empty() && !args.force {
+        eprintln!(
+            "error: {} you changed cannot merge with what rsbuilder {} scaffolds; nothing was written:",
+            crate::scaffold::count(generated.conflicts.len(), "file"),
+            env!("CARGO_PKG_VERSION")
+        );
+        for (path, why) in &generated.conflicts {
+            eprintln!("  {}: {why}", path.display());
+        }
+        eprintln!(
+            "  help: run `rsbuilder alpha generate --output-dir <new directory>` to get this \
+             version's project beside yours and compare; or commit, then run `rsbuilder alpha \
+             generate --force` to write these files with conflict blocks (`<<<<<<< ours` your \
+             text, `||||||| original` what rsbuilder wrote before, `=======`, this version's \
+             text up to `>>>>>>> theirs`) and resolve them"
+        );
+        return Ok(super::EXIT_FAILURE);
+    }
     generated.plan.apply()?;
     print!("{}", alpha::generate_report(&generated));
     for note in &generated.notes {
@@ -249,7 +271,7 @@ fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> 
     let target = output_dir.as_deref().unwrap_or(&input);
     let (added, changed, removed) = (
         generated.added.len(),
-        generated.changed.len(),
+        generated.changed.len() + generated.merged.len() + generated.conflicts.len(),
         generated.removed.len(),
     );
     if output_dir.is_some() {
@@ -260,16 +282,33 @@ fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> 
             input.display(),
             generated.kept
         );
-    } else if added + changed + removed == 0 {
+    } else if added + changed + removed + generated.kept_edits.len() == 0 {
         println!(
             "\nThe project is already what rsbuilder {} scaffolds from its PROJECT; nothing changed.",
             env!("CARGO_PKG_VERSION")
         );
     } else {
         println!(
-            "\nRe-scaffolded in place: {added} added, {changed} changed, {removed} removed; \
-             `git diff` shows what to port back."
+            "\nRe-scaffolded in place: {added} added, {changed} changed ({} merged with your \
+             edits), {removed} removed, {} kept with your edits; `git diff` shows every change.",
+            generated.merged.len(),
+            generated.kept_edits.len()
         );
+    }
+    if !generated.conflicts.is_empty() {
+        eprintln!(
+            "error: {} left with conflict blocks:",
+            crate::scaffold::count(generated.conflicts.len(), "file")
+        );
+        for (path, why) in &generated.conflicts {
+            eprintln!("  {}: {why}", path.display());
+        }
+        eprintln!(
+            "  help: keep what you need between `<<<<<<< ours` (your text), `||||||| original` \
+             (what rsbuilder wrote before), `=======` and `>>>>>>> theirs` (this version's \
+             text), delete the marker lines, then build"
+        );
+        return Ok(super::EXIT_FAILURE);
     }
     println!(
         "Next: cd {} && rsbuilder manifests && cargo build && cargo test",

@@ -11,7 +11,9 @@
 //! - [`plan_generate`] (Kubebuilder's `alpha generate`): the project is scaffolded again from
 //!   its PROJECT in a scratch directory (`init`, then `create api` for each resource, then
 //!   `create webhook` for each recorded webhook), the user's code is carried over, and the
-//!   result goes into `--output-dir` or, in place, into the project.
+//!   result goes into `--output-dir` or, in place, into the project, where a scaffolded file
+//!   the user changed is merged three ways as `alpha update` merges (Cargo.toml key by key,
+//!   [`super::cargo_merge`]) and nothing is written when one cannot merge.
 //!
 //! Both write through one [`Plan`], so the lock, the journal and the fault points apply as to
 //! every other command. docs/alpha.md describes both for users.
@@ -293,13 +295,139 @@ fn plan_lock(plan: &mut Plan) -> Result<Option<LockUpdate>> {
     Ok(Some(outcome))
 }
 
+/// Where `alpha generate` records the text this version's scaffold wrote into each file that is
+/// neither the user's code ([`users_code`]) nor tool-owned: `.rsbuilder/scaffold/<path>`, the
+/// base of the next `alpha generate`'s three-way merge in place.
+pub const SCAFFOLD_DIR: &str = ".rsbuilder/scaffold";
+
+/// The outcome of [`three_way`] for one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThreeWay {
+    /// The user's file is as the base: this version's text replaces it.
+    Theirs,
+    /// This version's text is the base's (or the user's already): the user's file stays.
+    Ours,
+    /// Both changed it, and the changes merged cleanly into this text.
+    Merged(String),
+    /// Both changed it in the same place: `marked` holds conflict blocks (as [`merge`] writes
+    /// them), `why` says which keys (Cargo.toml) or that lines overlap.
+    Conflict {
+        /// The text with `<<<<<<< ours` / `||||||| original` / `=======` / `>>>>>>> theirs`
+        /// blocks.
+        marked: String,
+        /// Why it cannot merge, for the user.
+        why: String,
+    },
+}
+
+/// The three-way merge `alpha generate` applies in place to the file `path`: `ours` (the
+/// project's) and `theirs` (this version's scaffold) against `base` (what rsbuilder wrote
+/// before; `None` without a record, when every difference conflicts). A file named
+/// `Cargo.toml` is merged key by key ([`super::cargo_merge`]), other files line by line as
+/// `alpha update` merges them ([`merge`], `git merge-file`'s rules). A Cargo.toml that cannot
+/// merge by keys gets its conflict blocks from the line merge.
+pub fn three_way(path: &Path, base: Option<&str>, ours: &str, theirs: &str) -> ThreeWay {
+    if base == Some(theirs) || ours == theirs {
+        return ThreeWay::Ours;
+    }
+    if base == Some(ours) {
+        return ThreeWay::Theirs;
+    }
+    let lines = match base {
+        Some(base) => merge(base, ours, theirs),
+        None => Err(two_way_blocks(ours, theirs)),
+    };
+    if path.file_name().is_some_and(|n| n == "Cargo.toml") {
+        return match super::cargo_merge::merge(base, ours, theirs) {
+            Ok(text) if text == ours => ThreeWay::Ours,
+            Ok(text) => ThreeWay::Merged(text),
+            Err(keys) => ThreeWay::Conflict {
+                marked: lines.unwrap_or_else(|marked| marked),
+                why: if keys.len() == 1 && keys[0].contains(' ') {
+                    keys[0].clone()
+                } else {
+                    format!(
+                        "you and this version changed {} differently",
+                        keys.iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+            },
+        };
+    }
+    match lines {
+        Ok(text) if text == ours => ThreeWay::Ours,
+        Ok(text) => ThreeWay::Merged(text),
+        Err(marked) => ThreeWay::Conflict {
+            marked,
+            why: if base.is_none() {
+                "no record of what rsbuilder wrote into it before, so your changes and this \
+                 version's cannot be told apart"
+                    .to_owned()
+            } else {
+                "your lines and this version's overlap".to_owned()
+            },
+        },
+    }
+}
+
+/// `ours` and `theirs` with conflict blocks where they differ, for a file without a base: the
+/// lines both have stay as they are, and each run of lines where they differ becomes a block
+/// with an empty `original` part (what `git merge-file` makes of an empty base, trimmed to the
+/// differing lines as its default "zealous" level does). A last line without a newline gets
+/// one.
+fn two_way_blocks(ours: &str, theirs: &str) -> String {
+    let ended = |s: &str| {
+        if s.is_empty() || s.ends_with('\n') {
+            s.to_owned()
+        } else {
+            format!("{s}\n")
+        }
+    };
+    let (ours, theirs) = (ended(ours), ended(theirs));
+    let mut opts = diffy::DiffOptions::new();
+    // Context enough to cover both files: one hunk, every line in it.
+    opts.set_context_len(ours.lines().count() + theirs.lines().count() + 1);
+    let patch = opts.create_patch(&ours, &theirs);
+    let mut out = String::new();
+    let (mut mine, mut new) = (String::new(), String::new());
+    let flush = |out: &mut String, mine: &mut String, new: &mut String| {
+        if !mine.is_empty() || !new.is_empty() {
+            out.push_str("<<<<<<< ours\n");
+            out.push_str(mine);
+            out.push_str("||||||| original\n=======\n");
+            out.push_str(new);
+            out.push_str(">>>>>>> theirs\n");
+            mine.clear();
+            new.clear();
+        }
+    };
+    for hunk in patch.hunks() {
+        for line in hunk.lines() {
+            match line {
+                diffy::Line::Context(l) => {
+                    flush(&mut out, &mut mine, &mut new);
+                    out.push_str(l);
+                }
+                diffy::Line::Delete(l) => mine.push_str(l),
+                diffy::Line::Insert(l) => new.push_str(l),
+            }
+        }
+    }
+    flush(&mut out, &mut mine, &mut new);
+    out
+}
+
 /// What `alpha generate` was asked to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GenerateOptions {
     /// `--output-dir`: where the new project goes (absolute, not the project itself); `None`
     /// for in place.
     pub output_dir: Option<PathBuf>,
-    /// `--force`: write into an output directory that is not empty.
+    /// `--force`: write into an output directory that is not empty; in place, write the files
+    /// that cannot merge with conflict blocks.
     pub force: bool,
 }
 
@@ -311,13 +439,24 @@ pub struct Generated {
     pub plan: Plan,
     /// Files the old project does not have.
     pub added: Vec<PathBuf>,
-    /// Files whose text differs from the old project's.
+    /// Files whose text differs from the old project's: replaced by this version's text
+    /// (in place, only files the user had left as rsbuilder wrote them).
     pub changed: Vec<PathBuf>,
+    /// In place: files the user changed where this version changes them too, merged three
+    /// ways without conflict ([`three_way`]).
+    pub merged: Vec<PathBuf>,
+    /// In place: files the user changed that cannot merge cleanly, with why (the TOML keys of
+    /// a Cargo.toml, or that the lines overlap). Without `--force` nothing may be written;
+    /// with it, they are in the plan with conflict blocks.
+    pub conflicts: Vec<(PathBuf, String)>,
+    /// In place: files the user changed that stay as they are (this version brings nothing
+    /// new to them).
+    pub kept_edits: Vec<PathBuf>,
     /// Files of the old project the new one does not have (tool-owned files this version
     /// dropped).
     pub removed: Vec<PathBuf>,
     /// Files of the old project carried over as they are (`--output-dir`), or left as they
-    /// are (in place).
+    /// are (in place), the files in place where the user's edits are kept counted in.
     pub kept: usize,
     /// What could not be carried over, and why.
     pub notes: Vec<String>,
@@ -494,8 +633,12 @@ fn read_all(plan: &Plan, notes: &mut Vec<String>) -> Result<BTreeMap<PathBuf, St
 /// project's, PROJECT is the old one (its unknown fields kept, `cliVersion` this version's),
 /// and, with `--output-dir`, every other file of the old project that the scaffold does not
 /// write is copied (all but `.git/`, `target/`, `.rsbuilder/`, and tool-owned files this
-/// version dropped). In place, the files the scaffold writes replace the project's, the
-/// dropped tool-owned files are removed, and every other file stays as it is.
+/// version dropped). In place, a file the scaffold writes that the user changed is merged
+/// three ways ([`three_way`]; its base is the tool-owned record under `.rsbuilder/base/`, or,
+/// for another file, this version's text when PROJECT's `cliVersion` is this version, else
+/// the record of the last `alpha generate` under [`SCAFFOLD_DIR`]); [`Generated::conflicts`]
+/// lists the files that cannot merge. The dropped tool-owned files are removed, and every
+/// other file stays as it is. Either way, [`SCAFFOLD_DIR`] records this version's text.
 ///
 /// Errors (nothing written): no PROJECT, or one that does not parse (a Kubebuilder Go
 /// project is explained); an output directory that is not empty, without `--force`; a
@@ -548,6 +691,7 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
     let mut scratch_notes = Vec::new();
     let mut new = read_all(&scratch_plan, &mut scratch_notes)?;
     let new_owned: BTreeSet<PathBuf> = recorded(&scratch_plan)?.into_keys().collect();
+    let old_cli_version = project.cli_version.take();
     project.cli_version = Some(env!("CARGO_PKG_VERSION").into());
     new.insert(PathBuf::from(project::FILE_NAME), project.render());
     for (path, text) in new.iter_mut() {
@@ -566,18 +710,81 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
 
     let mut plan = Plan::new(&out_dir, opts.force);
     let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut merged, mut conflicts, mut kept_edits) = (Vec::new(), Vec::new(), Vec::new());
     let mut kept = 0;
+    let this_version = old_cli_version.as_deref() == Some(env!("CARGO_PKG_VERSION"));
     for (path, text) in &new {
-        match old.get(path) {
-            None => added.push(path.clone()),
-            Some(o) if o != text => changed.push(path.clone()),
-            Some(_) if in_place => continue,
-            Some(_) => {}
+        let tool_owned = new_owned.contains(path);
+        // In place, a scaffolded file the user changed is merged with this version's text.
+        let merged_text = match old.get(path) {
+            None => {
+                added.push(path.clone());
+                None
+            }
+            Some(o) if o == text => {
+                if in_place {
+                    continue;
+                }
+                None
+            }
+            Some(o) if in_place && path != Path::new(project::FILE_NAME) => {
+                let base = if tool_owned {
+                    old_plan.read(Path::new(owned::BASE_DIR).join(path))?
+                } else if this_version {
+                    Some(text.clone())
+                } else {
+                    old_plan.read(Path::new(SCAFFOLD_DIR).join(path))?
+                };
+                match three_way(path, base.as_deref(), o, text) {
+                    ThreeWay::Theirs => {
+                        changed.push(path.clone());
+                        None
+                    }
+                    ThreeWay::Ours => {
+                        kept += 1;
+                        kept_edits.push(path.clone());
+                        continue;
+                    }
+                    ThreeWay::Merged(m) => {
+                        merged.push(path.clone());
+                        Some(m)
+                    }
+                    ThreeWay::Conflict { marked, why } => {
+                        conflicts.push((path.clone(), why));
+                        Some(marked)
+                    }
+                }
+            }
+            Some(_) => {
+                changed.push(path.clone());
+                None
+            }
+        };
+        match (merged_text, tool_owned) {
+            (None, true) => plan.create_tool_owned(path, text.clone(), IfExists::Overwrite),
+            (None, false) => plan.create_verbatim(path, text.clone()),
+            (Some(m), true) => plan.create_tool_owned_with_base(path, m, text.clone()),
+            (Some(m), false) => plan.create_verbatim(path, m),
         }
-        if new_owned.contains(path) {
-            plan.create_tool_owned(path, text.clone(), IfExists::Overwrite);
-        } else {
-            plan.create_verbatim(path, text.clone());
+    }
+    // The record of what this version's scaffold wrote into each file that is neither the
+    // user's code nor tool-owned (which has its own record): the base of the next merge.
+    let scaffold_dir = Path::new(SCAFFOLD_DIR);
+    let (recorded_scaffold, _) = old_plan.list_files(SCAFFOLD_DIR, &[])?;
+    let mut records = BTreeSet::new();
+    for (path, text) in &new {
+        if new_owned.contains(path)
+            || users_code(path, &project)
+            || path == Path::new(project::FILE_NAME)
+        {
+            continue;
+        }
+        records.insert(scaffold_dir.join(path));
+        plan.create_verbatim(scaffold_dir.join(path), text.clone());
+    }
+    if in_place {
+        for stale in recorded_scaffold.iter().filter(|p| !records.contains(*p)) {
+            plan.remove(stale);
         }
     }
     for (path, text) in &old {
@@ -619,20 +826,26 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
         plan,
         added,
         changed,
+        merged,
+        conflicts,
+        kept_edits,
         removed,
         kept,
         notes,
     })
 }
 
-/// Formats what `alpha generate` changed: one line per path (`add`, `change`, `remove`),
-/// sorted by path.
+/// Formats what `alpha generate` changed: one line per path (`add`, `change`, `merge`,
+/// `conflict`, `remove`, and `keep` for a file whose edits stay as they are), sorted by path.
 pub fn generate_report(g: &Generated) -> String {
     let mut lines: Vec<(&Path, &str)> = g
         .added
         .iter()
         .map(|p| (p.as_path(), "add"))
         .chain(g.changed.iter().map(|p| (p.as_path(), "change")))
+        .chain(g.merged.iter().map(|p| (p.as_path(), "merge")))
+        .chain(g.conflicts.iter().map(|(p, _)| (p.as_path(), "conflict")))
+        .chain(g.kept_edits.iter().map(|p| (p.as_path(), "keep")))
         .chain(g.removed.iter().map(|p| (p.as_path(), "remove")))
         .collect();
     lines.sort();
@@ -664,6 +877,26 @@ mod tests {
         assert!(has_conflict_markers(&marked));
         assert!(!has_conflict_markers("a\n<<<<<<< ours\nb\n"));
         assert!(!has_conflict_markers("let s = \"<<<<<<< ours\";\n"));
+    }
+
+    #[test]
+    fn without_a_base_only_the_differing_lines_are_in_blocks() {
+        let marked = two_way_blocks("a\nb\nc\nmine", "a\nB\nc\n");
+        assert_eq!(
+            marked,
+            "a\n<<<<<<< ours\nb\n||||||| original\n=======\nB\n>>>>>>> theirs\nc\n\
+             <<<<<<< ours\nmine\n||||||| original\n=======\n>>>>>>> theirs\n"
+        );
+        assert!(has_conflict_markers(&marked));
+        assert_eq!(
+            three_way(Path::new("Makefile"), None, "a\nb\n", "a\nc\n"),
+            ThreeWay::Conflict {
+                marked: "a\n<<<<<<< ours\nb\n||||||| original\n=======\nc\n>>>>>>> theirs\n".into(),
+                why: "no record of what rsbuilder wrote into it before, so your changes and \
+                      this version's cannot be told apart"
+                    .into(),
+            }
+        );
     }
 
     #[test]

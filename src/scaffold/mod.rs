@@ -5,6 +5,7 @@
 pub mod alpha;
 pub mod api;
 pub mod apiserver;
+pub mod cargo_merge;
 pub mod edit;
 pub mod engine;
 pub mod grafana;
