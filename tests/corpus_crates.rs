@@ -1,21 +1,36 @@
-//! Real published kube-rs crates: `rsbuilder manifests` on their unmodified sources, compared
-//! with `crd()` built from the same sources with kube 5, schemars 1 and k8s-openapi 0.29.
+//! Real published kube-rs crates, each on its own versions: `rsbuilder manifests` on the
+//! crate as published, compared with the crate's own `crd()`.
 //!
-//! Each crate is pinned (name and version below); cargo downloads it into its registry at
-//! test time and nothing of it is committed. A crate pinned to an older kube cannot give
-//! kube-derive 5's `crd()` through its own Cargo.toml, so the test builds its sources as the
-//! library of a wrapper crate (under `RSBUILDER_E2E_TARGET_DIR/corpus-crates/`) whose
-//! `[lib] path` is the registry checkout's `src/lib.rs` and whose dependencies are kube 5's;
-//! the crate's default features. A small fixture crate depending on that wrapper prints
-//! `crd()` of each kind: the ground truth. `manifests` runs on the registry `src/` with the
-//! wrapper as its crate (`--dir`), so kinds it cannot derive statically go through the probe.
+//! Each crate is pinned by name and version (below). At test time cargo downloads it into its
+//! registry (nothing of it is committed) and the test copies the registry checkout to
+//! `RSBUILDER_E2E_TARGET_DIR/corpus-crates/<name>-<version>/`, adding only an empty
+//! `[workspace]` table to its Cargo.toml (so that no enclosing workspace claims it). The crate
+//! keeps its own Cargo.toml and the Cargo.lock it was published with (`cargo package` puts the
+//! lock in the `.crate`): that lock pins every dependency, kube-derive, kube-core, schemars
+//! and k8s-openapi included, so the results do not move when crates.io gets new releases.
+//! A crate published before cargo packaged locks has none: its lock is committed in
+//! `tests/corpus_crates/<name>-<version>.Cargo.lock`, made once by `cargo generate-lockfile` in
+//! such a copy (to move it, run that again and commit the result). The Kubernetes version of k8s-openapi,
+//! which a library leaves to its user, is given as `K8S_OPENAPI_ENABLED_VERSION` to both sides:
+//! the version the crate's own dev-dependency or docs.rs metadata names.
 //!
-//! Every kind's outcome is pinned: equal statically, equal through the compile fallback,
-//! refused (with the reason), or written although `crd()` has no such kind. Any change shows.
-//! docs/conformance.md records the results per crate.
+//! Ground truth: a small binary crate next to the copy depends on it by path (with the
+//! crate's kube and k8s-openapi pinned `=` to the locked versions, no features added), starts
+//! from a copy of the crate's lock, and prints `crd()` of each kind as JSON. So `crd()` is the
+//! one of the crate's own kube-derive.
 //!
-//! Needs cargo and crates.io: skipped with a message when the crate cannot be downloaded,
-//! and a failure under `CI=true`.
+//! `rsbuilder manifests --dir <copy>` (default `--evaluate auto`) must write an equal CRD for
+//! each kind: statically where the crate's versions are rsbuilder's (kube-derive 5.0.0,
+//! schemars 1.2.3, k8s-openapi 0.29.0 `v1_37`), through the compile fallback otherwise. On a
+//! crate whose versions differ, `--evaluate static` must refuse every kind at its Cargo.lock,
+//! naming the crate's kube-derive version, and never call the difference an rsbuilder bug.
+//! Every kind's outcome is pinned; any change shows. docs/conformance.md records the results.
+//!
+//! The probe and the ground-truth binary share `RSBUILDER_E2E_TARGET_DIR` with the other
+//! end-to-end tests, so each locked dependency set is compiled once.
+//!
+//! Needs cargo and crates.io: skipped with a message when a crate cannot be downloaded, and a
+//! failure under `CI=true`.
 
 mod common;
 
@@ -26,15 +41,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use support::{cargo, fixture_lock, shared_build_env, target_dir};
+use support::{cargo, shared_build_env, target_dir};
 
-/// What `manifests` must do with a kind.
+/// What `manifests` (default `--evaluate auto`) must do with a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expect {
-    /// Derived statically, equal to `crd()`.
-    Static,
-    /// Derived through the compile fallback, equal to `crd()` (no pinned kind needs it yet).
+    /// Derived statically, equal to `crd()` (the crate's versions are rsbuilder's; no pinned
+    /// crate has them yet).
     #[allow(dead_code)]
+    Static,
+    /// Compiled through the probe, equal to `crd()`.
     Fallback,
     /// Refused; the diagnostic contains this text.
     Refused(&'static str),
@@ -50,70 +66,66 @@ type Kind = (&'static str, Option<&'static str>, Expect);
 struct Pinned {
     name: &'static str,
     version: &'static str,
-    /// The library's crate name.
-    lib: &'static str,
-    /// `[dependencies]` of the wrapper besides kube, k8s-openapi, schemars, serde and
-    /// serde_json: the crate's own, as its Cargo.toml declares them.
-    deps: &'static str,
-    /// `[features]` of the crate, copied; a feature that enables an optional dependency the
-    /// wrapper always has (schemars, kube's `derive`) is declared empty.
-    features: &'static str,
-    /// Features turned on besides the defaults, on both sides: the dependency of the
-    /// ground-truth crate and `manifests --features`.
+    /// kube-derive's version in the crate's published Cargo.lock.
+    kube: &'static str,
+    /// `K8S_OPENAPI_ENABLED_VERSION` for both sides.
+    k8s: &'static str,
+    /// Features turned on besides the defaults, on both sides: the ground-truth crate's
+    /// dependency and `manifests --features`.
     enable: &'static [&'static str],
     kinds: &'static [Kind],
 }
 
 /// gateway-api 0.22.0 (kube-rs/gateway-api-rs): generated by kopium, then published with
-/// kube 4.2 / schemars 1. Its `experimental` module (the same kinds again, and four more) is
+/// kube 4.2 / schemars 1 (its lock: kube-derive 4.2.0, schemars 1.2.3, k8s-openapi 0.28.0;
+/// Kubernetes 1.32 from its dev-dependency). Its `experimental` module (the same kinds again, and four more) is
 /// behind `#[cfg(feature = "experimental")]`, off by default.
 const GATEWAY_API: Pinned = Pinned {
     name: "gateway-api",
     version: "0.22.0",
-    lib: "gateway_api",
-    deps: "delegate = \"0.13.5\"\nregex = { version = \"0.1.9\", package = \"regex-lite\" }\n",
-    features: "experimental = []\n",
+    kube: "4.2.0",
+    k8s: "1.32",
     enable: &[],
     kinds: &[
         (
             "BackendTLSPolicy.gateway.networking.k8s.io",
             Some("apis::standard::backendtlspolicies::BackendTlsPolicy"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "GatewayClass.gateway.networking.k8s.io",
             Some("apis::standard::gatewayclasses::GatewayClass"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "Gateway.gateway.networking.k8s.io",
             Some("apis::standard::gateways::Gateway"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "GRPCRoute.gateway.networking.k8s.io",
             Some("apis::standard::grpcroutes::GrpcRoute"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "HTTPRoute.gateway.networking.k8s.io",
             Some("apis::standard::httproutes::HttpRoute"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "ListenerSet.gateway.networking.k8s.io",
             Some("apis::standard::listenersets::ListenerSet"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "ReferenceGrant.gateway.networking.k8s.io",
             Some("apis::standard::referencegrants::ReferenceGrant"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "TLSRoute.gateway.networking.k8s.io",
             Some("apis::standard::tlsroutes::TlsRoute"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "TCPRoute.gateway.networking.k8s.io",
@@ -138,13 +150,11 @@ const GATEWAY_API: Pinned = Pinned {
     ],
 };
 
-/// The kube-crds-rs crates (gitlab n5i/kube-crds-rs): kopium-generated, published for kube 4 /
-/// schemars 1 with the schemars derive behind a feature: `#[cfg_attr(feature = "schemars",
-/// derive(JsonSchema))]` on every type and `#[cfg_attr(not(feature = "schemars"), kube(schema
-/// = "disabled"))]` on the root. The test turns `schemars` on (off, `crd()` has no schema).
-/// `kube_derive::CustomResource` is imported directly, so the wrapper names kube-derive 5.
-const N5I_DEPS: &str = "kube-derive = \"5\"\n";
-const N5I_FEATURES: &str = "schemars = []\nbuilder = []\n_docs = []\n";
+// The kube-crds-rs crates (gitlab n5i/kube-crds-rs): kopium-generated, published for kube 4 /
+// schemars 1 with the schemars derive behind a feature: `#[cfg_attr(feature = "schemars",
+// derive(JsonSchema))]` on every type and `#[cfg_attr(not(feature = "schemars"), kube(schema
+// = "disabled"))]` on the root. The test turns `schemars` on (off, `crd()` has no schema).
+// Kubernetes 1.34: the version their `_docs` feature names.
 
 /// k8s-crds-cluster-api 1.13.2: Cluster API v1beta2, 13 kinds in four groups. Cluster and
 /// ClusterClass have `serde_json::Value` fields without `x-kubernetes-preserve-unknown-fields`
@@ -153,9 +163,8 @@ const N5I_FEATURES: &str = "schemars = []\nbuilder = []\n_docs = []\n";
 const CLUSTER_API: Pinned = Pinned {
     name: "k8s-crds-cluster-api",
     version: "1.13.2",
-    lib: "k8s_crds_cluster_api",
-    deps: N5I_DEPS,
-    features: N5I_FEATURES,
+    kube: "4.0.0",
+    k8s: "1.34",
     enable: &["schemars"],
     kinds: &[
         (
@@ -171,57 +180,57 @@ const CLUSTER_API: Pinned = Pinned {
         (
             "MachineDeployment.cluster.x-k8s.io",
             Some("machinedeployments::MachineDeployment"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "MachineDrainRule.cluster.x-k8s.io",
             Some("machinedrainrules::MachineDrainRule"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "MachineHealthCheck.cluster.x-k8s.io",
             Some("machinehealthchecks::MachineHealthCheck"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "MachinePool.cluster.x-k8s.io",
             Some("machinepools::MachinePool"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "Machine.cluster.x-k8s.io",
             Some("machines::Machine"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "MachineSet.cluster.x-k8s.io",
             Some("machinesets::MachineSet"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "IPAddressClaim.ipam.cluster.x-k8s.io",
             Some("ipam::ipaddressclaims::IpAddressClaim"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "IPAddress.ipam.cluster.x-k8s.io",
             Some("ipam::ipaddresses::IpAddress"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "ClusterResourceSetBinding.addons.cluster.x-k8s.io",
             Some("addons::clusterresourcesetbindings::ClusterResourceSetBinding"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "ClusterResourceSet.addons.cluster.x-k8s.io",
             Some("addons::clusterresourcesets::ClusterResourceSet"),
-            Expect::Static,
+            Expect::Fallback,
         ),
         (
             "ExtensionConfig.runtime.cluster.x-k8s.io",
             Some("runtime::extensionconfigs::ExtensionConfig"),
-            Expect::Static,
+            Expect::Fallback,
         ),
     ],
 };
@@ -230,14 +239,13 @@ const CLUSTER_API: Pinned = Pinned {
 const SYSTEM_UPGRADE: Pinned = Pinned {
     name: "k8s-crds-system-upgrade-controller",
     version: "0.19.2",
-    lib: "k8s_crds_system_upgrade_controller",
-    deps: N5I_DEPS,
-    features: N5I_FEATURES,
+    kube: "4.0.0",
+    k8s: "1.34",
     enable: &["schemars"],
     kinds: &[(
         "Plan.upgrade.cattle.io",
         Some("plans::Plan"),
-        Expect::Static,
+        Expect::Fallback,
     )],
 };
 
@@ -245,25 +253,24 @@ const SYSTEM_UPGRADE: Pinned = Pinned {
 const ARTI: Pinned = Pinned {
     name: "k8s-crds-arti-controller",
     version: "0.9.0",
-    lib: "k8s_crds_arti_controller",
-    deps: N5I_DEPS,
-    features: N5I_FEATURES,
+    kube: "4.0.0",
+    k8s: "1.34",
     enable: &["schemars"],
     kinds: &[(
         "OnionService.arti.nirvati.org",
         Some("onionservices::OnionService"),
-        Expect::Static,
+        Expect::Fallback,
     )],
 };
 
 /// kcr_kube_green_com 3.20260116.53434 (metio/kube-custom-resources-rs, kopium-generated,
-/// kube 3): `#[kube(schema = "disabled")]`, so `crd()` has no schema at all.
+/// kube 3.0.0, k8s-openapi 0.27.0 in its lock; Kubernetes 1.35 from its dev-dependency):
+/// `#[kube(schema = "disabled")]`, so `crd()` has no schema at all.
 const KUBE_GREEN: Pinned = Pinned {
     name: "kcr_kube_green_com",
     version: "3.20260116.53434",
-    lib: "kcr_kube_green_com",
-    deps: "",
-    features: "default = [\"v1alpha1\"]\nv1alpha1 = []\n",
+    kube: "3.0.0",
+    k8s: "1.35",
     enable: &[],
     kinds: &[(
         "SleepInfo.kube-green.com",
@@ -272,7 +279,72 @@ const KUBE_GREEN: Pinned = Pinned {
     )],
 };
 
-const CORPUS: &[Pinned] = &[GATEWAY_API, CLUSTER_API, SYSTEM_UPGRADE, ARTI, KUBE_GREEN];
+/// k8s-gateway-api 0.16.0 (linkerd/k8s-gateway-api-rs): hand-written, kube 0.87 /
+/// schemars 0.8 / k8s-openapi 0.20 (Kubernetes 1.28, the `latest` feature of its
+/// dev-dependency). The kinds are in private modules, re-exported at the crate root
+/// (`pub use self::gateway::*`): the probe names a kind by its module path and does not follow
+/// re-exports yet, so Gateway and GatewayClass are refused as not reachable (their `crd()` is
+/// fine). HTTPRoute's `crd()` panics in kube-core 0.87 (an internally tagged enum whose
+/// variants give `type` different values); rsbuilder says so before compiling. Published
+/// without a Cargo.lock: the test uses tests/corpus_crates/k8s-gateway-api-0.16.0.Cargo.lock.
+/// Its `experimental` kinds are behind `#[cfg(feature = "experimental")]`, off by default.
+const LINKERD_GATEWAY: Pinned = Pinned {
+    name: "k8s-gateway-api",
+    version: "0.16.0",
+    kube: "0.87.2",
+    k8s: "1.28",
+    enable: &[],
+    kinds: &[
+        (
+            "Gateway.gateway.networking.k8s.io",
+            Some("Gateway"),
+            Expect::Refused(
+                "is not reachable from outside the crate: module `gateway` is not `pub`",
+            ),
+        ),
+        (
+            "GatewayClass.gateway.networking.k8s.io",
+            Some("GatewayClass"),
+            Expect::Refused(
+                "is not reachable from outside the crate: module `gatewayclass` is not `pub`",
+            ),
+        ),
+        (
+            "HTTPRoute.gateway.networking.k8s.io",
+            Some("HttpRoute"),
+            Expect::Refused("kube-derive's crd() panics on it"),
+        ),
+        (
+            "GRPCRoute.gateway.networking.k8s.io",
+            None,
+            Expect::LeftOutByFeatures,
+        ),
+        (
+            "TCPRoute.gateway.networking.k8s.io",
+            None,
+            Expect::LeftOutByFeatures,
+        ),
+        (
+            "TLSRoute.gateway.networking.k8s.io",
+            None,
+            Expect::LeftOutByFeatures,
+        ),
+        (
+            "UDPRoute.gateway.networking.k8s.io",
+            None,
+            Expect::LeftOutByFeatures,
+        ),
+    ],
+};
+
+const CORPUS: &[Pinned] = &[
+    GATEWAY_API,
+    CLUSTER_API,
+    SYSTEM_UPGRADE,
+    ARTI,
+    KUBE_GREEN,
+    LINKERD_GATEWAY,
+];
 
 /// Downloads the pinned crate through cargo and returns its registry checkout.
 fn registry_source(p: &Pinned) -> Result<PathBuf, String> {
@@ -280,15 +352,14 @@ fn registry_source(p: &Pinned) -> Result<PathBuf, String> {
         .join("corpus-crates")
         .join(format!("fetch-{}", p.name));
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
+    write_if_changed(
+        &dir.join("Cargo.toml"),
+        &format!(
             "[package]\nname = \"fetch-{}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dependencies]\n{} = \"={}\"\n",
             p.name, p.name, p.version
         ),
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+    );
+    write_if_changed(&dir.join("src/lib.rs"), "");
     let out = cargo()
         .args(["metadata", "--format-version", "1", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
@@ -313,26 +384,48 @@ fn registry_source(p: &Pinned) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("{} {} is not in cargo's metadata", p.name, p.version))
 }
 
-/// The wrapper crate: the registry sources as its library, kube 5's dependencies, the
-/// conformance fixture's Cargo.lock (so the shared dependencies are built once).
-fn write_wrapper(p: &Pinned, source: &Path) -> PathBuf {
-    let dir = target_dir().join("corpus-crates").join(p.name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let package = format!("corpus-{}", p.name);
-    let manifest = format!(
-        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n\
-[lib]\nname = \"{}\"\npath = {:?}\n\n[features]\n{}\n[dependencies]\n{}\
-kube = {{ version = \"5\", default-features = false, features = [\"derive\"] }}\n\
-k8s-openapi = {{ version = \"0.29\", features = [\"v1_37\", \"schemars\"] }}\n\
-schemars = \"1\"\nserde = {{ version = \"1\", features = [\"derive\", \"rc\"] }}\nserde_json = \"1\"\n",
-        p.lib,
-        source.join("src/lib.rs").display().to_string(),
-        p.features,
-        p.deps
-    );
-    write_if_changed(&dir.join("Cargo.toml"), &manifest);
-    if !dir.join("Cargo.lock").exists() {
-        std::fs::write(dir.join("Cargo.lock"), fixture_lock(&package)).unwrap();
+/// The crate as published, copied out of the registry (which cargo treats as read-only) with
+/// `[workspace]` added to its Cargo.toml. Its Cargo.lock is the one it was published with.
+fn crate_copy(p: &Pinned, source: &Path) -> PathBuf {
+    let dir = target_dir()
+        .join("corpus-crates")
+        .join(format!("{}-{}", p.name, p.version));
+    // A crate published without a lock gets the one committed next to this test, made once
+    // with `cargo generate-lockfile` in such a copy.
+    let committed = support::repo_root()
+        .join("tests/corpus_crates")
+        .join(format!("{}-{}.Cargo.lock", p.name, p.version));
+    let lock = match std::fs::read_to_string(source.join("Cargo.lock")) {
+        Ok(lock) => lock,
+        Err(_) => std::fs::read_to_string(&committed).unwrap_or_else(|e| {
+            panic!(
+                "{} {} has no Cargo.lock and {} cannot be read ({e}): its versions cannot be pinned",
+                p.name,
+                p.version,
+                committed.display()
+            )
+        }),
+    };
+    write_if_changed(&dir.join("Cargo.lock"), &lock);
+    for entry in walkdir::WalkDir::new(source) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(source).unwrap();
+        if !entry.file_type().is_file()
+            || rel.starts_with(".cargo-ok")
+            || rel == Path::new("Cargo.lock")
+        {
+            continue;
+        }
+        let mut text = std::fs::read(entry.path()).unwrap();
+        if rel == Path::new("Cargo.toml") {
+            text.extend_from_slice(b"\n[workspace]\n");
+        }
+        // Written only when changed, so cargo's fingerprints stay fresh between runs.
+        let to = dir.join(rel);
+        if std::fs::read(&to).ok().as_deref() != Some(text.as_slice()) {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(&to, text).unwrap();
+        }
     }
     dir
 }
@@ -344,49 +437,87 @@ fn write_if_changed(path: &Path, text: &str) {
     }
 }
 
-/// `crd()` of every kind the default features compile, by `Kind.group`, from a fixture crate
-/// depending on the wrapper.
-fn ground_truth(p: &Pinned, wrapper: &Path) -> BTreeMap<String, Value> {
+/// The version of `name` in a Cargo.lock, when the lock has exactly one.
+fn locked_version(lock: &str, name: &str) -> Option<String> {
+    let doc: toml::Table = toml::from_str(lock).ok()?;
+    let found: Vec<&str> = doc["package"]
+        .as_array()?
+        .iter()
+        .filter(|pkg| pkg["name"].as_str() == Some(name))
+        .filter_map(|pkg| pkg["version"].as_str())
+        .collect();
+    match found.as_slice() {
+        [one] => Some(one.to_string()),
+        _ => None,
+    }
+}
+
+/// `crd()` of every kind the features compile, by `Kind.group`: a binary crate depending on
+/// the copy, on the crate's own locked versions. A `crd()` that panics gives the string
+/// `"panic"` (its message goes to stderr).
+fn ground_truth(p: &Pinned, copy: &Path) -> BTreeMap<String, Value> {
     let dir = target_dir()
         .join("corpus-crates")
-        .join(format!("truth-{}", p.name));
-    std::fs::create_dir_all(dir.join("src")).unwrap();
+        .join(format!("truth-{}-{}", p.name, p.version));
+    let lock = std::fs::read_to_string(copy.join("Cargo.lock")).unwrap();
+    let pin = |name: &str| {
+        locked_version(&lock, name)
+            .unwrap_or_else(|| panic!("{}: no single {name} in its Cargo.lock", p.name))
+    };
     write_if_changed(
         &dir.join("Cargo.toml"),
         &format!(
-            "[package]\nname = \"truth-{}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n[dependencies]\ntarget = {{ package = \"corpus-{}\", path = {:?}, features = {:?} }}\nkube = {{ version = \"5\", default-features = false, features = [\"derive\"] }}\nserde_json = \"1\"\n",
+            "[package]\nname = \"truth-{}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
+[dependencies]\ntarget = {{ package = \"{}\", path = {:?}, features = {:?} }}\n\
+kube = {{ version = \"={}\", default-features = false }}\n\
+k8s-openapi = {{ version = \"={}\", default-features = false }}\n",
             p.name,
             p.name,
-            wrapper.display().to_string(),
-            p.enable
+            copy.display().to_string(),
+            p.enable,
+            pin("kube"),
+            pin("k8s-openapi"),
         ),
     );
+    // The crate's lock as the starting point: cargo adds this package and keeps every
+    // version it already names.
     if !dir.join("Cargo.lock").exists() {
-        std::fs::copy(wrapper.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+        write_if_changed(&dir.join("Cargo.lock"), &lock);
     }
     let mut main = String::from(
-        "use kube::CustomResourceExt;\nfn main() {\n    let mut out = serde_json::Map::new();\n",
+        "use kube::core::CustomResourceExt;\nuse k8s_openapi::serde_json;\n\nfn main() {\n    let mut out = serde_json::Map::new();\n",
     );
     for (name, path, _) in p.kinds {
         if let Some(path) = path {
             main.push_str(&format!(
-                "    out.insert({name:?}.into(), serde_json::to_value(target::{path}::crd()).unwrap());\n"
+                "    out.insert({name:?}.into(), match std::panic::catch_unwind(|| target::{path}::crd()) {{\n        Ok(crd) => serde_json::to_value(crd).unwrap(),\n        Err(_) => serde_json::Value::String(\"panic\".into()),\n    }});\n"
             ));
         }
     }
     main.push_str("    print!(\"{}\", serde_json::Value::Object(out));\n}\n");
     write_if_changed(&dir.join("src/main.rs"), &main);
     let out = cargo()
+        .env("K8S_OPENAPI_ENABLED_VERSION", p.k8s)
         .args(["run", "--quiet", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "{} with kube 5: {}",
+        "crd() of {} {}: {}",
         p.name,
+        p.version,
         String::from_utf8_lossy(&out.stderr)
     );
+    let truth_lock = std::fs::read_to_string(dir.join("Cargo.lock")).unwrap();
+    for name in ["kube-derive", "kube-core", "schemars", "k8s-openapi"] {
+        assert_eq!(
+            locked_version(&truth_lock, name),
+            locked_version(&lock, name),
+            "{}: the ground truth must build on the crate's own {name}",
+            p.name
+        );
+    }
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -399,8 +530,44 @@ fn kind_name(crd: &Value) -> String {
     )
 }
 
+/// `rsbuilder manifests` on the copy into a fresh directory: stderr, exit code and the CRDs
+/// written, by `Kind.group`.
+fn manifests(
+    p: &Pinned,
+    copy: &Path,
+    evaluate: &str,
+) -> (String, Option<i32>, BTreeMap<String, Value>) {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("rsbuilder").unwrap();
+    cmd.arg("manifests")
+        .arg("--dir")
+        .arg(copy)
+        .arg("--evaluate")
+        .arg(evaluate)
+        .arg("--output-dir")
+        .arg(out.path())
+        .env("K8S_OPENAPI_ENABLED_VERSION", p.k8s);
+    if !p.enable.is_empty() {
+        cmd.arg("--features").arg(p.enable.join(","));
+    }
+    let run = shared_build_env(&mut cmd).output().unwrap();
+    let mut written = BTreeMap::new();
+    if let Ok(entries) = std::fs::read_dir(out.path().join("crd/bases")) {
+        for e in entries.flatten() {
+            let v: Value =
+                serde_saphyr::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
+            written.insert(kind_name(&v), v);
+        }
+    }
+    (
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+        run.status.code(),
+        written,
+    )
+}
+
 #[test]
-fn published_crates_come_out_as_pinned_and_equal_to_crd() {
+fn published_crates_come_out_as_pinned_and_equal_to_their_own_crd() {
     let mut problems = Vec::new();
     for p in CORPUS {
         let source = match registry_source(p) {
@@ -410,30 +577,19 @@ fn published_crates_come_out_as_pinned_and_equal_to_crd() {
                 return;
             }
         };
-        let wrapper = write_wrapper(p, &source);
-        let truth = ground_truth(p, &wrapper);
-        let out = tempfile::tempdir().unwrap();
-        let mut cmd = assert_cmd::Command::cargo_bin("rsbuilder").unwrap();
-        cmd.arg("manifests")
-            .arg("--dir")
-            .arg(&wrapper)
-            .arg("--paths")
-            .arg(source.join("src"))
-            .arg("--output-dir")
-            .arg(out.path());
-        if !p.enable.is_empty() {
-            cmd.arg("--features").arg(p.enable.join(","));
-        }
-        let run = shared_build_env(&mut cmd).output().unwrap();
-        let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
-        let mut written: BTreeMap<String, Value> = BTreeMap::new();
-        if let Ok(entries) = std::fs::read_dir(out.path().join("crd/bases")) {
-            for e in entries.flatten() {
-                let v: Value =
-                    serde_saphyr::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
-                written.insert(kind_name(&v), v);
-            }
-        }
+        let copy = crate_copy(p, &source);
+        let lock = std::fs::read_to_string(copy.join("Cargo.lock")).unwrap();
+        assert_eq!(
+            locked_version(&lock, "kube-derive").as_deref(),
+            Some(p.kube),
+            "{}: kube-derive of its Cargo.lock",
+            p.name
+        );
+        let mut truth = ground_truth(p, &copy);
+        // A kind whose crd() panics has no CRD to compare with: like one left out, it must
+        // not be written, and the pinned outcome says why it is refused.
+        truth.retain(|_, crd| *crd != "panic");
+        let (stderr, _, written) = manifests(p, &copy, "auto");
         let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
         for (name, _, expect) in p.kinds {
             let compiled = stderr.contains(&format!("note: {name}: CRD from the compiler"));
@@ -489,9 +645,35 @@ fn published_crates_come_out_as_pinned_and_equal_to_crd() {
                 problems.push(format!("{}: {name} was written but is not pinned", p.name));
             }
         }
-        eprintln!("corpus {} {}: {tally:?}", p.name, p.version);
+        if stderr.contains("rsbuilder bug") {
+            problems.push(format!("{}: auto reports an rsbuilder bug", p.name));
+        }
+        eprintln!(
+            "corpus {} {} (kube-derive {}): {tally:?}",
+            p.name, p.version, p.kube
+        );
         if !problems.is_empty() {
             problems.push(format!("manifests stderr:\n{stderr}"));
+        }
+
+        // Static evaluation does not reproduce these versions: every kind refused at the
+        // lock, naming the crate's kube-derive, never blamed on rsbuilder; nothing written.
+        if p.kube != "5.0.0" {
+            let (stderr, code, written) = manifests(p, &copy, "static");
+            let naming = format!("this crate uses kube-derive {}", p.kube);
+            if code == Some(0) || !written.is_empty() || !stderr.contains(&naming) {
+                problems.push(format!(
+                    "{}: --evaluate static: exit {code:?}, {} written, stderr does not say {naming:?}:\n{stderr}",
+                    p.name,
+                    written.len()
+                ));
+            }
+            if stderr.contains("rsbuilder bug") {
+                problems.push(format!(
+                    "{}: --evaluate static reports an rsbuilder bug",
+                    p.name
+                ));
+            }
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -13,6 +13,13 @@ use crate::manifests::source::{SourceFile, SourceSet};
 /// Index of a module in [`Crate::modules`].
 pub type ModId = usize;
 
+thread_local! {
+    /// The modules searched through glob imports during the current outermost lookup, with
+    /// the name and namespace looked for (see `Crate::lookup_through_glob`).
+    static GLOB_SEEN: std::cell::RefCell<Option<std::collections::HashSet<(ModId, String, bool)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// A struct, enum or type alias declared in the sources (the type namespace).
 #[derive(Debug, Clone, Copy)]
 pub enum LocalItem<'a> {
@@ -606,7 +613,7 @@ impl<'a> Crate<'a> {
         for imp in module.imports.iter().filter(|i| i.name.is_none()) {
             match self.resolve_use_prefix(m, imp, depth + 1) {
                 Some(Resolved::Module(g)) if g != m => {
-                    if let Some(r) = self.lookup_member(g, name, want_type, depth + 1) {
+                    if let Some(r) = self.lookup_through_glob(g, name, want_type, depth + 1) {
                         return Some(r);
                     }
                 }
@@ -624,6 +631,46 @@ impl<'a> Crate<'a> {
             }
         }
         None
+    }
+
+    /// [`Self::lookup_member`] of module `g`, reached through a glob import, unless `g` was
+    /// already searched for `name` during the same outermost lookup. Modules that import each
+    /// other's items by glob (`pub use self::a::*` in the parent, `use super::*` in the child,
+    /// as many crates write) would otherwise be searched again along every path, which grows
+    /// exponentially with the number of globs: a name found nowhere (every prelude name,
+    /// `String`, is looked up here first) took hours on a crate with five such modules.
+    /// Searching a module again finds nothing new: rustc's glob imports add no names through
+    /// a cycle either.
+    fn lookup_through_glob(
+        &self,
+        g: ModId,
+        name: &str,
+        want_type: bool,
+        depth: usize,
+    ) -> Option<Resolved> {
+        /// Clears the set when the outermost glob lookup ends, panicking or not.
+        struct Outermost(bool);
+        impl Drop for Outermost {
+            fn drop(&mut self) {
+                if self.0 {
+                    GLOB_SEEN.with(|s| *s.borrow_mut() = None);
+                }
+            }
+        }
+        let (first, fresh) = GLOB_SEEN.with(|s| {
+            let mut s = s.borrow_mut();
+            let first = s.is_none();
+            let fresh =
+                s.get_or_insert_with(Default::default)
+                    .insert((g, name.to_string(), want_type));
+            (first, fresh)
+        });
+        let _outermost = Outermost(first);
+        if fresh {
+            self.lookup_member(g, name, want_type, depth)
+        } else {
+            None
+        }
     }
 
     /// Resolves a named `use` binding declared in module `m`.
@@ -1154,5 +1201,40 @@ mod tests {
             Some(Resolved::External("std::option::Option".into()))
         );
         assert_eq!(c.resolve_type(v1, &ty_path("Nope")), None);
+    }
+
+    /// The shape of linkerd's k8s-gateway-api: the root re-exports every module by glob and
+    /// every module imports the root by glob. Each module is searched once per name: before,
+    /// a name found nowhere (`String`, before the prelude answers) was searched along every
+    /// path through the globs and this test did not finish.
+    #[test]
+    fn mutual_glob_imports_are_searched_once() {
+        let mut files = vec![(
+            "src/lib.rs".to_string(),
+            "mod a; mod b; mod c; mod d; mod e; mod f;\npub use self::{a::*, b::*, c::*, d::*, e::*, f::*};".to_string(),
+        )];
+        for m in ["a", "b", "c", "d", "e", "f"] {
+            files.push((
+                format!("src/{m}.rs"),
+                format!("use super::*;\nuse crate::*;\npub struct In{m};"),
+            ));
+        }
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        let sources = set(&files);
+        let c = Crate::build(&sources);
+        let a = c.modules.iter().position(|m| m.path == ["a"]).unwrap();
+        let f = c.modules.iter().position(|m| m.path == ["f"]).unwrap();
+        assert_eq!(
+            c.resolve_type(a, &ty_path("String")),
+            Some(Resolved::External("std::string::String".into()))
+        );
+        assert_eq!(
+            c.resolve_type(a, &ty_path("Inf")),
+            Some(Resolved::Local(f, "Inf".into()))
+        );
+        assert_eq!(c.resolve_type(a, &ty_path("Nope")), None);
     }
 }
