@@ -282,9 +282,8 @@ const KUBE_GREEN: Pinned = Pinned {
 /// k8s-gateway-api 0.16.0 (linkerd/k8s-gateway-api-rs): hand-written, kube 0.87 /
 /// schemars 0.8 / k8s-openapi 0.20 (Kubernetes 1.28, the `latest` feature of its
 /// dev-dependency). The kinds are in private modules, re-exported at the crate root
-/// (`pub use self::gateway::*`): the probe names a kind by its module path and does not follow
-/// re-exports yet, so Gateway and GatewayClass are refused as not reachable (their `crd()` is
-/// fine). HTTPRoute's `crd()` panics in kube-core 0.87 (an internally tagged enum whose
+/// (`pub use self::gateway::*`): the probe names Gateway and GatewayClass by that re-export
+/// (`k8s_gateway_api::Gateway`), as outside code does. HTTPRoute's `crd()` panics in kube-core 0.87 (an internally tagged enum whose
 /// variants give `type` different values); rsbuilder says so before compiling. Published
 /// without a Cargo.lock: the test uses tests/corpus_crates/k8s-gateway-api-0.16.0.Cargo.lock.
 /// Its `experimental` kinds are behind `#[cfg(feature = "experimental")]`, off by default.
@@ -298,16 +297,12 @@ const LINKERD_GATEWAY: Pinned = Pinned {
         (
             "Gateway.gateway.networking.k8s.io",
             Some("Gateway"),
-            Expect::Refused(
-                "is not reachable from outside the crate: module `gateway` is not `pub`",
-            ),
+            Expect::Fallback,
         ),
         (
             "GatewayClass.gateway.networking.k8s.io",
             Some("GatewayClass"),
-            Expect::Refused(
-                "is not reachable from outside the crate: module `gatewayclass` is not `pub`",
-            ),
+            Expect::Fallback,
         ),
         (
             "HTTPRoute.gateway.networking.k8s.io",

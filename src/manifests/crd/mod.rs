@@ -777,6 +777,14 @@ fn version_site(
         }
         cur = md.parent;
     }
+    // A private module whose kinds a `pub use` re-exports: outside code names them that way.
+    if spec_public
+        && private.is_some()
+        && let Some(path) = krate.public_path(m, rust_path.last().map_or("", String::as_str))
+    {
+        rust_path = path;
+        private = None;
+    }
     VersionSite {
         version,
         file: module.file.path.clone(),
@@ -1265,6 +1273,42 @@ pub struct Item {{
         );
         assert_eq!(kinds[0].versions[0].rust_path, ["a", "Alpha"]);
         assert_eq!(kinds[0].versions[0].private, None);
+    }
+
+    #[test]
+    fn a_kind_in_a_private_module_is_named_by_its_pub_use_re_export() {
+        let kind = |k: &str| {
+            format!(
+                "use serde::{{Deserialize, Serialize}};\nuse schemars::JsonSchema;\nuse kube::CustomResource;\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"t.example.com\", version = \"v1\", kind = \"{k}\")]\npub struct {k}Spec {{ pub a: String }}\n"
+            )
+        };
+        let set = load(&[
+            ("src/gateway.rs".into(), kind("Gateway")),
+            ("src/route.rs".into(), kind("Route")),
+            ("src/hidden.rs".into(), kind("Hidden")),
+            (
+                "src/lib.rs".into(),
+                "mod gateway;\nmod route;\nmod hidden;\npub use self::gateway::*;\npub use route::Route as HttpRoute;\n".into(),
+            ),
+        ]);
+        let kinds = derive_kinds(&set, &Settings::default());
+        let site = |name: &str| {
+            let k = kinds.iter().find(|k| k.kind == name).unwrap();
+            (
+                k.versions[0].rust_path.clone(),
+                k.versions[0].private.clone(),
+            )
+        };
+        // A glob re-export of the module, a renamed re-export of the root type.
+        assert_eq!(site("Gateway"), (vec!["Gateway".to_string()], None));
+        assert_eq!(site("Route"), (vec!["HttpRoute".to_string()], None));
+        assert_eq!(
+            site("Hidden"),
+            (
+                vec!["hidden".to_string(), "Hidden".to_string()],
+                Some("module `hidden` is not `pub`".to_string())
+            )
+        );
     }
 
     #[test]

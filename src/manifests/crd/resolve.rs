@@ -83,6 +83,8 @@ pub struct Import {
     pub path: Vec<String>,
     /// `::`-prefixed path.
     pub leading_colon: bool,
+    /// A plain `pub use`: the binding is a re-export outside code can name.
+    pub public: bool,
 }
 
 /// One module of a crate.
@@ -872,6 +874,60 @@ impl<'a> Crate<'a> {
     }
 
     /// The type item a [`Resolved::Local`] names.
+    /// The shortest path from the crate root by which outside code names `name` of module
+    /// `target` (a `pub` item there, or one kube-derive generates beside a `pub` spec): through
+    /// `pub` modules and `pub use` re-exports of modules and of the name itself, globs
+    /// included, as rustc resolves them. `None`: no such path.
+    pub fn public_path(&self, target: ModId, name: &str) -> Option<Vec<String>> {
+        let root = self.modules[target].root;
+        let mut seen = std::collections::HashSet::new();
+        let mut queue = std::collections::VecDeque::from([(root, Vec::<String>::new())]);
+        let with = |path: &[String], last: &str| {
+            let mut p = path.to_vec();
+            p.push(last.to_string());
+            p
+        };
+        while let Some((m, path)) = queue.pop_front() {
+            if !seen.insert(m) {
+                continue;
+            }
+            if m == target {
+                return Some(with(&path, name));
+            }
+            let module = &self.modules[m];
+            for imp in module.imports.iter().filter(|i| i.public) {
+                match &imp.name {
+                    None => {
+                        if let Some(Resolved::Module(t)) = self.resolve_use_prefix(m, imp, 0) {
+                            queue.push_back((t, path.clone()));
+                        }
+                    }
+                    Some(bound) => {
+                        if let Some(Resolved::Module(t)) = self.resolve_use(m, imp, 0) {
+                            queue.push_back((t, with(&path, bound)));
+                            continue;
+                        }
+                        let Some((last, prefix)) = imp.path.split_last() else {
+                            continue;
+                        };
+                        let parent = self.resolve_use_path(m, prefix, imp.leading_colon, false, 0);
+                        if last == name
+                            && matches!(parent, Some(Resolved::Module(t)) if t == target)
+                        {
+                            return Some(with(&path, bound));
+                        }
+                    }
+                }
+            }
+            for (child, &c) in &module.children {
+                if self.modules[c].public {
+                    queue.push_back((c, with(&path, child)));
+                }
+            }
+        }
+        None
+    }
+
     pub fn item(&self, m: ModId, name: &str) -> Option<LocalItem<'a>> {
         self.modules[m].types.get(name).copied()
     }
@@ -1019,6 +1075,10 @@ fn use_imports(u: &syn::ItemUse) -> Vec<Import> {
         u.leading_colon.is_some(),
         &mut out,
     );
+    let public = matches!(u.vis, syn::Visibility::Public(_));
+    for imp in &mut out {
+        imp.public = public;
+    }
     out
 }
 
@@ -1047,6 +1107,7 @@ fn flatten_use(
                 name: Some(bound),
                 path,
                 leading_colon: leading,
+                public: false,
             });
         }
         syn::UseTree::Rename(r) => {
@@ -1060,12 +1121,14 @@ fn flatten_use(
                 name: Some(name),
                 path,
                 leading_colon: leading,
+                public: false,
             });
         }
         syn::UseTree::Glob(_) => out.push(Import {
             name: None,
             path: prefix.clone(),
             leading_colon: leading,
+            public: false,
         }),
         syn::UseTree::Group(g) => {
             for t in &g.items {
