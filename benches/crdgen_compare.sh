@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The crdgen loop versus `rsbuilder manifests`, on the same project (the seed's Database and
-# AIJob types, as in benches/manifests.rs).
+# The crdgen loop versus `rsbuilder manifests`, on the same project (the Database example's and
+# the AIJob example's types, as in benches/manifests.rs).
 #
 # crdgen loop: a kube-rs crate with a `crdgen` binary that prints `crd()` as YAML; after an
 # edit of the types file (simulated with `touch`), `cargo run --bin crdgen` recompiles the

@@ -1,8 +1,8 @@
 //! Benchmarks of `rsbuilder manifests` as a library call (parse, derive every CRD, serialize
 //! YAML; nothing written):
 //!
-//! - `manifests/seed_project`: the seed's Database types (case B) and AIJob types (case A),
-//!   laid out as a scaffolded project (`src/api/v1/*_types.rs`). Target: < 10 ms.
+//! - `manifests/seed_project`: the Database example's types (case B) and the AIJob example's types
+//!   (case A), laid out as a scaffolded project (`src/api/v1/*_types.rs`). Target: < 10 ms.
 //! - `manifests/synthetic_1000_kinds`: a generated crate with 1,000 kinds, one file each,
 //!   sharing types through `crate::` paths. Target: < 1 s.
 //!
@@ -26,8 +26,8 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The seed project: case B's Database and case A's AIJob, as `create api` lays them out.
-pub fn write_seed_project(root: &Path) {
+/// The example project: case B's Database and case A's AIJob, as `create api` lays them out.
+pub fn write_example_project(root: &Path) {
     let cases = repo().join("tests/conformance/fixtures/src/cases");
     let api = root.join("src/api/v1");
     std::fs::create_dir_all(&api).unwrap();
@@ -81,11 +81,11 @@ fn options(root: &Path) -> Options {
 }
 
 fn bench_manifests(c: &mut Criterion) {
-    let seed = tempfile::tempdir().unwrap();
-    write_seed_project(seed.path());
-    let seed_opts = options(seed.path());
-    let out = generate(&seed_opts).unwrap_or_else(|e| panic!("seed project: {e}"));
-    assert_eq!(out.files.len(), 2, "the seed project has two CRDs");
+    let example = tempfile::tempdir().unwrap();
+    write_example_project(example.path());
+    let example_opts = options(example.path());
+    let out = generate(&example_opts).unwrap_or_else(|e| panic!("example project: {e}"));
+    assert_eq!(out.files.len(), 2, "the example project has two CRDs");
 
     let synthetic = tempfile::tempdir().unwrap();
     write_synthetic_crate(synthetic.path(), 1000);
@@ -99,7 +99,9 @@ fn bench_manifests(c: &mut Criterion) {
     let small_opts = options(small.path());
 
     let mut group = c.benchmark_group("manifests");
-    group.bench_function("seed_project", |b| b.iter(|| generate(&seed_opts).unwrap()));
+    group.bench_function("seed_project", |b| {
+        b.iter(|| generate(&example_opts).unwrap())
+    });
     group.sample_size(10);
     group.bench_function("synthetic_100_kinds", |b| {
         b.iter(|| generate(&small_opts).unwrap())

@@ -62,12 +62,12 @@ step "rsbuilder create webhook --group ai --version v1 --kind AIJob --defaulting
 "$rsbuilder" create webhook --group ai --version v1 --kind AIJob \
   --defaulting --programmatic-validation
 
-step "Editing the spec to the seed's fields (src/api/v1/aijob_types.rs)"
+step "Editing the spec to the AIJob example's fields (src/api/v1/aijob_types.rs)"
 # Replace the body of `pub struct AIJobSpec { ... }` (the scaffold's example field) with the
-# seed's fields: modelName, gpuCount, replicas (at most 100).
+# AIJob example's fields: modelName, gpuCount, replicas (at most 100).
 types=src/api/v1/aijob_types.rs
 perl -0pi -e '
-  s{(?:///[^\n]*\n)+(?://[^\n]*\n)*(\#\[derive\(CustomResource)}{/// The desired state of an AIJob (the seed, ai.example.com/v1).\n$1}
+  s{(?:///[^\n]*\n)+(?://[^\n]*\n)*(\#\[derive\(CustomResource)}{/// The desired state of an AIJob (ai.example.com/v1), as in the AIJob example.\n$1}
     or die "no doc comment above `#[derive(CustomResource` in '"$types"'\n";
   s{(pub struct AIJobSpec \{\n).*?(\n\}\n)}{$1 .
     "    /// The model the workers train.\n" .
@@ -85,7 +85,7 @@ sed -n '/^\/\/\/ The desired state of an AIJob/,/^}/p' "$types"
 
 step "Webhook logic for the new fields (src/webhook/v1/aijob_webhook.rs)"
 # The scaffolded webhook fills in and checks the example field the spec no longer has. Its
-# doc comments show the seed's rules; examples/ai-operator has them written out (replicas
+# doc comments show the AIJob example's rules; examples/ai-operator has them written out (replicas
 # default 1, at most 100, with tests), so take that file.
 cp "$repo/examples/ai-operator/src/webhook/v1/aijob_webhook.rs" src/webhook/v1/aijob_webhook.rs
 grep -n 'impl Defaulter\|impl Validator\|async fn default\|MAX_REPLICAS: i32' src/webhook/v1/aijob_webhook.rs
@@ -125,5 +125,5 @@ The AIJob operator is in $project:
   config/default/                        kustomize entry point: kubectl apply -k config/default
 The manager binary: $gen_target/debug/manager (a shared target directory: run it with
 "cargo run --bin manager" in the project, which rebuilds it if another project replaced it).
-The finished operator, with the reconcile logic of the seed, is in $repo/examples/ai-operator.
+The finished operator, the AIJob example with its reconcile logic, is in $repo/examples/ai-operator.
 EOF

@@ -322,7 +322,7 @@ fn invalid_cases_give_located_diagnostics() {
     );
 }
 
-/// Case B of shared/cases: the fixture copy of the seed's Database types is the shared file,
+/// Case B of shared/cases: the fixture copy of the Database example's types is the shared file,
 /// and kube-derive's output for it is the reference YAML recorded there.
 #[test]
 fn seed_database_fixture_matches_shared_reference() {

@@ -1,12 +1,11 @@
 //! End to end: `rsbuilder init`, `create api` for AIJob (case A), `edit --multigroup=true`,
-//! `create api` for a second kind in another group and version (cluster-scoped), `create api --resource=false` for Pod (case C), and a
-//! second version of AIJob;
-//! then the generated project builds, passes its tests (each controller of a kind of the
-//! project run on the runtime's in-process test cluster with the kind's sample) and clippy with
-//! no edit, and its new files are rustfmt-clean; a reconcile that never reports Ready fails
-//! its test.
-//! `rsbuilder manifests` and `kubectl kustomize` render the config when available. Then the
-//! seed's spec edit (case A) still builds and tests. A repeated `create api` leaves the tree
+//! `create api` for a second kind in another group and version (cluster-scoped),
+//! `create api --resource=false` for Pod (case C), and a second version of AIJob; then the
+//! generated project builds, passes its tests (each controller of a kind of the project run on the
+//! runtime's in-process test cluster with the kind's sample) and clippy with no edit, and its new
+//! files are rustfmt-clean; a reconcile that never reports Ready fails its test.
+//! `rsbuilder manifests` and `kubectl kustomize` render the config when available. Then the AIJob
+//! example's spec edit (case A) still builds and tests. A repeated `create api` leaves the tree
 //! unchanged.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
@@ -120,14 +119,14 @@ fn render_config(dir: &Path) {
     }
 }
 
-/// Replaces the example spec of AIJob with the seed's fields (case A), in its types and its
-/// sample.
-fn seed_edit(dir: &Path) {
+/// Replaces the scaffold's example spec of AIJob with the AIJob example's fields (case A), in its
+/// types and its sample.
+fn aijob_example_edit(dir: &Path) {
     let path = dir.join("src/api/ai/v1/aijob_types.rs");
     let text = std::fs::read_to_string(&path).unwrap();
     let start = text.find("pub struct AIJobSpec {").unwrap();
     let end = start + text[start..].find("\n}\n").unwrap() + 3;
-    let seed = "pub struct AIJobSpec {
+    let spec = "pub struct AIJobSpec {
     /// The model to train.
     pub model_name: String,
     /// GPUs per replica.
@@ -137,7 +136,7 @@ fn seed_edit(dir: &Path) {
     pub replicas: Option<i32>,
 }
 ";
-    std::fs::write(&path, format!("{}{seed}{}", &text[..start], &text[end..])).unwrap();
+    std::fs::write(&path, format!("{}{spec}{}", &text[..start], &text[end..])).unwrap();
     let sample = dir.join("config/samples/ai_v1_aijob.yaml");
     let text = std::fs::read_to_string(&sample).unwrap();
     assert!(text.contains("  foo: bar\n"), "{text}");
@@ -343,13 +342,13 @@ fn create_api_projects_build_and_pass_their_tests() {
     cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
     a_reconcile_that_never_reports_ready_fails_its_test(&dir);
 
-    // Case A: the seed's spec fields instead of the example field (and in the sample the
+    // Case A: the AIJob example's spec fields instead of the example field (and in the sample the
     // controller's test creates); still builds and tests.
-    seed_edit(&dir);
+    aijob_example_edit(&dir);
     rsbuilder_ok(&dir, &["manifests"]);
     let crd = std::fs::read_to_string(dir.join("config/crd/bases/ai.ai.example.com_aijobs.yaml"))
         .unwrap();
-    // v1 has the seed's fields; v2 keeps the example field.
+    // v1 has the AIJob example's fields; v2 keeps the example field.
     let (v1, v2) = crd.split_once("  - name: v2\n").expect("two versions");
     assert!(
         v1.contains("modelName:") && v1.contains("gpuCount:"),

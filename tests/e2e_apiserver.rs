@@ -1,11 +1,11 @@
-//! End to end, seed 004 §4: `rsbuilder init`, `create apiserver` for Database (the scaffold is
-//! rustfmt-clean and passes clippy), the seed's spec
-//! (engine enum, version pattern, replicas 1..10, status and scale) and printer columns written into the
-//! types; then the generated project's `apiserver` binary is built and run on a redb store in a
-//! temporary directory, and kubectl (a client nobody here wrote) talks to it with `--server`
-//! and `--insecure-skip-tls-verify`: discovery, `create -f` of the sample, `get` with the
-//! server's columns, a schema rejection, `apply`, `scale`, `delete`; the server is restarted on the
-//! same store and still has what was written.
+//! End to end, the Database API server example: `rsbuilder init`, `create apiserver` for Database
+//! (the scaffold is rustfmt-clean and passes clippy), the example's spec (engine enum, version
+//! pattern, replicas 1..10, status and scale) and printer columns written into the types; then the
+//! generated project's `apiserver` binary is built and run on a redb store in a temporary
+//! directory, and kubectl (a client nobody here wrote) talks to it with `--server` and
+//! `--insecure-skip-tls-verify`: discovery, `create -f` of the sample, `get` with the server's
+//! columns, a schema rejection, `apply`, `scale`, `delete`; the server is restarted on the same
+//! store and still has what was written.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
 //! Set `RSBUILDER_SKIP_E2E=1` to skip. Without kubectl the test skips locally and fails under
@@ -37,8 +37,9 @@ fn run_ok(cmd: &mut Command, what: &str) -> Output {
     out
 }
 
-/// The seed's Database, as kube-rs types (the runtime's kubectl test uses the same).
-const SEED_TYPES: &str = r#"//! Seed 004 §4's Database, served by the project's aggregated API server.
+/// The Database API server example's kind, as kube-rs types (the runtime's kubectl test uses
+/// the same).
+const DATABASE_TYPES: &str = r#"//! The Database kind, served by the project's aggregated API server.
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -75,7 +76,7 @@ pub struct DatabaseSpec {
     pub replicas: i32,
 }
 
-/// The engines the seed offers.
+/// The engines the Database example offers.
 #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
@@ -240,7 +241,11 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
         "cargo clippy",
     );
-    std::fs::write(dir.join("src/apiserver/v1/database_types.rs"), SEED_TYPES).unwrap();
+    std::fs::write(
+        dir.join("src/apiserver/v1/database_types.rs"),
+        DATABASE_TYPES,
+    )
+    .unwrap();
     std::fs::write(dir.join("config/samples/db_v1_database.yaml"), SEED_SAMPLE).unwrap();
     cargo(
         &["build", "--bin", "apiserver"],

@@ -1,14 +1,14 @@
-//! End to end, case A with webhooks: `rsbuilder init`, `create api` for AIJob, `create webhook
-//! --defaulting --programmatic-validation`, `manifests`; then the generated project builds
-//! and passes its tests — the defaulter and validator unit tests and the tests that start the
-//! webhook server on loopback with a self-signed certificate and POST AdmissionReviews over
-//! real HTTPS — and `kubectl kustomize config/default` renders the webhooks with cert-manager.
-//! Then the seed's edit: `replicas: Option<i32>` (at most 100) in the spec, the defaulter sets
-//! it to 1 when absent, the validator rejects more than 100 naming the field and the limit;
-//! the project still builds and its webhook tests (over HTTPS too) pass. Last, a new user's
-//! path: `create webhook --force` over that spec (no `foo`, required fields) gives field-free
-//! webhooks whose tests build valid objects, and a conversion webhook to a second version
-//! round-trips; the tests pass.
+//! End to end, case A with webhooks: `rsbuilder init`, `create api` for AIJob,
+//! `create webhook --defaulting --programmatic-validation`, `manifests`; then the generated project
+//! builds and passes its tests — the defaulter and validator unit tests and the tests that start
+//! the webhook server on loopback with a self-signed certificate and POST AdmissionReviews over
+//! real HTTPS — and `kubectl kustomize config/default` renders the webhooks with cert-manager. Then
+//! the AIJob example's edit: `replicas: Option<i32>` (at most 100) in the spec, the defaulter sets
+//! it to 1 when absent, the validator rejects more than 100 naming the field and the limit; the
+//! project still builds and its webhook tests (over HTTPS too) pass. Last, a new user's path:
+//! `create webhook --force` over that spec (no `foo`, required fields) gives field-free webhooks
+//! whose tests build valid objects, and a conversion webhook to a second version round-trips; the
+//! tests pass.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
 //! Set `RSBUILDER_SKIP_E2E=1` to skip.
@@ -141,16 +141,16 @@ fn render_default(dir: &Path) {
     );
 }
 
-/// The seed's spec (case A) instead of the example field. The cap of 100 replicas is the
-/// validating webhook's: a schema `maximum` would refuse 200 with 422 before the webhook is
-/// called (kube-apiserver validates the schema first), and the webhook's test through the
-/// test cluster expects the webhook's 403.
-fn seed_spec_edit(dir: &Path, version: &str) {
+/// The AIJob example's spec (case A) instead of the scaffold's example field. The cap of 100
+/// replicas is the validating webhook's: a schema `maximum` would refuse 200 with 422 before the
+/// webhook is called (kube-apiserver validates the schema first), and the webhook's test through
+/// the test cluster expects the webhook's 403.
+fn aijob_example_spec_edit(dir: &Path, version: &str) {
     let path = dir.join(format!("src/api/{version}/aijob_types.rs"));
     let text = std::fs::read_to_string(&path).unwrap();
     let start = text.find("pub struct AIJobSpec {").unwrap();
     let end = start + text[start..].find("\n}\n").unwrap() + 3;
-    let seed = "pub struct AIJobSpec {
+    let spec = "pub struct AIJobSpec {
     /// The model to train.
     pub model_name: String,
     /// GPUs per replica.
@@ -160,13 +160,13 @@ fn seed_spec_edit(dir: &Path, version: &str) {
     pub replicas: Option<i32>,
 }
 ";
-    std::fs::write(&path, format!("{}{seed}{}", &text[..start], &text[end..])).unwrap();
+    std::fs::write(&path, format!("{}{spec}{}", &text[..start], &text[end..])).unwrap();
 }
 
-/// The seed's webhooks (case A): each replacement swaps the scaffold's `spec.foo` example for
-/// `spec.replicas`, in the functions and in the test fixtures. This is the "small edit" the
+/// The AIJob example's webhooks (case A): each replacement swaps the scaffold's `spec.foo` example
+/// for `spec.replicas`, in the functions and in the test fixtures. This is the "small edit" the
 /// scaffold's comments describe.
-fn seed_webhook_edit(dir: &Path) {
+fn aijob_example_webhook_edit(dir: &Path) {
     let path = dir.join("src/webhook/v1/aijob_webhook.rs");
     let mut text = std::fs::read_to_string(&path).unwrap();
     let edits: &[(&str, &str)] = &[
@@ -344,14 +344,14 @@ fn case_a_webhooks_build_serve_https_and_render() {
     render_default(&dir);
     a_marker_without_create_fails_the_test_through_the_cluster(&dir);
 
-    // Case A: the seed's spec and webhooks; the CRD follows the spec before the tests that
+    // Case A: the AIJob example's spec and webhooks; the CRD follows the spec before the tests that
     // create objects through the test cluster (as `make test` runs `make manifests` first).
-    seed_spec_edit(&dir, "v1");
-    seed_webhook_edit(&dir);
+    aijob_example_spec_edit(&dir, "v1");
+    aijob_example_webhook_edit(&dir);
     rsbuilder_ok(&dir, &["manifests"]);
     assert_passed(&cargo(&dir, &["test", "--lib", "webhook::"]), WEBHOOK_TESTS);
 
-    // A new user's path: the spec (now the seed's, without `foo`, with required fields) is
+    // A new user's path: the spec (now the AIJob example's, without `foo`, with required fields) is
     // scaffolded over with field-free webhooks whose test objects carry the required fields,
     // and a second version with the same spec gets a conversion webhook.
     rsbuilder_ok(
@@ -380,7 +380,7 @@ fn case_a_webhooks_build_serve_https_and_render() {
             "--controller=false",
         ],
     );
-    seed_spec_edit(&dir, "v2");
+    aijob_example_spec_edit(&dir, "v2");
     rsbuilder_ok(
         &dir,
         &[

@@ -1,4 +1,4 @@
-//! `rsbuilder manifests` end to end: case B (the seed's Database API), the manifests rows of
+//! `rsbuilder manifests` end to end: case B (the Database example's API), the manifests rows of
 //! case D (bad input gives file:line:column, the reason and the fix, writes nothing), and
 //! `--check`.
 

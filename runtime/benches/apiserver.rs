@@ -2,7 +2,7 @@
 //! docs/benchmarks.md, run through `scripts/bench-apiserver.sh`).
 //!
 //! The server runs in this process exactly as a project's `src/bin/apiserver.rs` runs it
-//! (`ApiServer::serve` over TLS with a self-signed certificate, seed 004's Database kind with
+//! (`ApiServer::serve` over TLS with a self-signed certificate, the Database example's kind with
 //! its schema validation), and the client speaks HTTP/1.1 over TLS to it on 127.0.0.1 with
 //! keep-alive connections, as kubectl and client-go do. For each store (redb, and etcd when
 //! built with the `etcd` feature and an `etcd` binary is in PATH):
@@ -48,7 +48,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::rustls::{self, pki_types};
 use tokio_util::sync::CancellationToken;
 
-/// Seed 004's Database, as the example `examples/database-apiserver` declares it.
+/// The Database API server example's kind, as `examples/database-apiserver` declares it.
 #[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
 #[kube(

@@ -1,6 +1,6 @@
-//! The API server driven by clients nobody here wrote: kubectl and the official Python
-//! `kubernetes` client, over HTTPS with a self-signed certificate, against seed 004's Database kind defined as an operator defines a
-//! CRD kind (`#[derive(CustomResource)]`).
+//! The API server driven by clients nobody here wrote: kubectl and the official Python `kubernetes`
+//! client, over HTTPS with a self-signed certificate, against the Database API server example's
+//! kind, defined as an operator defines a CRD kind (`#[derive(CustomResource)]`).
 
 #[path = "../../tests/common/outside_tools.rs"]
 mod common;
@@ -24,7 +24,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-/// Seed 004 §4's Database.
+/// The Database API server example's kind.
 // One printcolumn(...) per column is kube-derive's syntax.
 #[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
@@ -62,7 +62,7 @@ pub struct DatabaseSpec {
     pub replicas: i32,
 }
 
-/// The engines the seed offers.
+/// The engines the Database example offers.
 #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
@@ -134,7 +134,7 @@ fn start_on(etcd: Option<String>) -> Server {
             let certs = Arc::new(Certificates::self_signed(&["localhost", "127.0.0.1"]).unwrap());
             let listener = tls::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
             tx.send(listener.local_addr().unwrap().port()).unwrap();
-            // The seed's extra endpoint, added the documented way: a router merged in.
+            // The example's extra `/custom` endpoint, added the documented way: a router merged in.
             let custom = axum::Router::new().route(
                 "/custom",
                 axum::routing::get(|| async {

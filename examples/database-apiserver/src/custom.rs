@@ -1,11 +1,11 @@
-//! The seed's extra endpoint (seed 004 §4.1, step 5): `GET /custom` answers
+//! The extra endpoint of the specification (section 4.1, step 5): `GET /custom` answers
 //! `{"message": "This is a custom endpoint", "time": "<RFC 3339>"}`.
 //!
-//! The seed's Go server adds it to `GenericAPIServer.Handler.NonGoRestfulMux`. Here a route
-//! of your own is an axum [`Router`] handed to `ApiServer::serve` (in `src/bin/apiserver.rs`):
-//! the server merges it beside its own endpoints and puts the same authentication and
-//! authorization in front of it (with `--delegated-auth`, a caller needs RBAC on the
-//! non-resource URL `/custom`). Add routes, not a fallback: the API server's fallback serves
+//! The Go server this example is ported from adds it to `GenericAPIServer.Handler.NonGoRestfulMux`.
+//! Here a route of your own is an axum [`Router`] handed to `ApiServer::serve` (in
+//! `src/bin/apiserver.rs`): the server merges it beside its own endpoints and puts the same
+//! authentication and authorization in front of it (with `--delegated-auth`, a caller needs RBAC on
+//! the non-resource URL `/custom`). Add routes, not a fallback: the API server's fallback serves
 //! `/apis/...`, and axum refuses a second one.
 //!
 //! In a cluster, kube-apiserver proxies only `/apis/db.example.com/...` to this server, so
@@ -20,7 +20,7 @@ use serde::Serialize;
 /// What `GET /custom` answers.
 #[derive(Debug, Serialize, PartialEq, Eq)]
 pub struct CustomAnswer {
-    /// Always `This is a custom endpoint`, as in the seed.
+    /// Always `This is a custom endpoint`, as in the Go server.
     pub message: String,
     /// The server's clock when it answered, RFC 3339 in UTC, to the second (Go's
     /// `time.RFC3339`).

@@ -1,4 +1,4 @@
-//! The example's server as `src/bin/apiserver.rs` builds it (the seed's Database kind, the
+//! The example's server as `src/bin/apiserver.rs` builds it (the example's Database kind, the
 //! redb store, the `/custom` route merged beside the API), driven through its router without
 //! a socket. kubectl against the built binary is rsbuilder's `tests/e2e_apiserver.rs` and the
 //! runtime's `tests/apiserver_kubectl.rs`; the README shows the same calls by hand.
@@ -53,7 +53,7 @@ async fn call(
     (status, body)
 }
 
-/// The seed's `production-db` (seed 004 §1.2, without its status), with `spec` changed by
+/// The specification's `production-db` (section 1.2, without its status), with `spec` changed by
 /// `edit`.
 fn database(edit: impl FnOnce(&mut Value)) -> Value {
     let mut object = json!({

@@ -14,7 +14,7 @@
 
 //! The CRD in `config/crd/bases/`, written by `rsbuilder manifests` from the sources without
 //! compiling them, is the object kube-derive's `Database::crd()` returns, and it carries the
-//! seed's validation, subresources, short name and printer columns.
+//! specification's validation, subresources, short name and printer columns.
 
 use database_operator::api::v1::Database;
 use kube::CustomResourceExt;

@@ -13,7 +13,7 @@
 // limitations under the License.
 
 //! The `Pod` controller end to end: the real controller loop (`controller::run`, as
-//! `src/main.rs` starts it, with the seed's event filter) against the runtime's in-process
+//! `src/main.rs` starts it, with the Go original's event filter) against the runtime's in-process
 //! test cluster (`rsbuilder_runtime::testing`, rsbuilder's docs/testing.md), which serves
 //! Pods as a built-in kind. `RSBUILDER_TEST_CLUSTER=envtest` runs the same test on a real
 //! kube-apiserver.

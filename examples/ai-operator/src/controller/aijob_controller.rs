@@ -15,12 +15,12 @@
 //! The `AIJob` controller: reconciles each `AIJob` (`ai.example.com/v1`) toward its `spec` and
 //! reports the outcome in its `status`.
 //!
-//! `apply` is the loop of the seed's tutorial: observe the worker Pods labelled for the job,
-//! compare their number with `spec.replicas`, create the missing ones or delete the surplus
-//! ([`plan`]), write `phase`, `readyReplicas`, the `Ready` condition and `observedGeneration`
-//! back into `status`, and look again in 30 s. The machinery around it is the runtime's
-//! ([`rsbuilder_runtime::controller`]): the finalizer, retries after 409 Conflict, the quiet
-//! end when the job was deleted meanwhile, backoff on other errors, events and metrics.
+//! `apply` is the loop of the Go tutorial this example is ported from: observe the worker Pods
+//! labelled for the job, compare their number with `spec.replicas`, create the missing ones or
+//! delete the surplus ([`plan`]), write `phase`, `readyReplicas`, the `Ready` condition and
+//! `observedGeneration` back into `status`, and look again in 30 s. The machinery around it is the
+//! runtime's ([`rsbuilder_runtime::controller`]): the finalizer, retries after 409 Conflict, the
+//! quiet end when the job was deleted meanwhile, backoff on other errors, events and metrics.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -44,21 +44,22 @@ use crate::api::v1::{AIJob, AIJobSpec};
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;delete
 
-/// How long to wait before reconciling a job again, even without a change (the seed's
-/// `RequeueAfter: 30 * time.Second`).
+/// How long to wait before reconciling a job again, even without a change (the Go
+/// original's `RequeueAfter: 30 * time.Second`).
 pub const REQUEUE: Duration = Duration::from_secs(30);
 
 /// The controller's name ([`Reconciler::NAME`]): field manager, event reporter, metrics label.
 pub const CONTROLLER_NAME: &str = "aijob-controller";
 
 /// The label on every worker Pod of a job; its value is the `AIJob`'s name. `apply` lists the
-/// Pods with this label (the seed's `client.MatchingLabels{"job": job.Name}`).
+/// Pods with this label (the Go original's
+/// `client.MatchingLabels{"job": job.Name}`).
 pub const JOB_LABEL: &str = "ai.example.com/job";
 
 /// The extended resource of NVIDIA GPUs, as the NVIDIA device plugin advertises it.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 
-/// The container image of the worker Pods. The seed leaves the image open; change it to your
+/// The container image of the worker Pods. The Go original leaves the image open; change it to your
 /// training image. The model to train reaches the container as `MODEL_NAME`.
 pub const WORKER_IMAGE: &str = "docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime";
 

@@ -48,6 +48,6 @@ async fn main() -> anyhow::Result<()> {
     // +kubebuilder:scaffold:apiserver-kinds
 
     // Routes of your own (not a fallback), served beside the API's and behind the same
-    // checks: the seed's `/custom` (src/custom.rs).
+    // checks: the specification's `/custom` (src/custom.rs).
     args.run(kinds, database_apiserver::custom::routes()).await
 }

@@ -57,8 +57,8 @@ pub enum ObjectError {
 
 /// The image repository of an engine's official image: `mysql`, `postgres`, `mongo`.
 ///
-/// The seed builds the image as `<engine>:<version>`, which works for MySQL only: there is no
-/// `postgresql` or `mongodb` official image.
+/// The Go operator this example is ported from builds the image as `<engine>:<version>`. That works
+/// for MySQL only: there is no `postgresql` or `mongodb` official image.
 pub fn image_repository(engine: Engine) -> &'static str {
     match engine {
         Engine::Mysql => "mysql",

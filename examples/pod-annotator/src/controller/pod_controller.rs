@@ -15,12 +15,12 @@
 //! The `Pod` controller: reconciles objects of the built-in Kubernetes kind `Pod` (group
 //! `core`, version `v1`; the k8s-openapi type `k8s_openapi::api::core::v1::Pod`).
 //!
-//! This is the seed's `PodAnnotator`: every Pod in the watched namespace (the manager's
-//! `--namespace` flag, the seed's `target-namespace` check) gets the annotations
-//! [`INJECTED`]` = "true"` and [`TIMESTAMP`] (when it was annotated, RFC 3339), once, through
-//! a merge patch that touches only those two annotations, and an `Annotated` event. Like the
-//! seed's `WithEventFilter`, the controller reacts only to Pods it has not seen yet (creates)
-//! and to annotation changes; see [`triggers`].
+//! This is the Pod annotator example, ported from the Go `PodAnnotator` of the specification. Every
+//! Pod in the watched namespace (the manager's `--namespace` flag, the Go original's
+//! `target-namespace` check) gets the annotations [`INJECTED`]` = "true"` and [`TIMESTAMP`] (when
+//! it was annotated, RFC 3339), once, through a merge patch that touches only those two
+//! annotations, and an `Annotated` event. Like the Go original's `WithEventFilter`, the controller
+//! reacts only to Pods it has not seen yet (creates) and to annotation changes; see [`triggers`].
 //!
 //! The machinery around `apply` is the runtime's ([`rsbuilder_runtime::controller`]): retries
 //! after 409 Conflict (the patch names the Pod's resource version), the quiet end when the Pod
@@ -89,7 +89,8 @@ impl Reconciler for PodReconciler {
         Ok(Action::await_change())
     }
 
-    /// Watches the Pods through [`triggers`] (the seed's event filter) instead of every change.
+    /// Watches the Pods through [`triggers`] (the Go original's event filter) instead of every
+    /// change.
     fn controller(&self, api: Api<Pod>) -> Controller<Pod> {
         let (reader, writer) = reflector::store();
         let pods = watcher(api, watcher::Config::default())
@@ -101,8 +102,8 @@ impl Reconciler for PodReconciler {
 }
 
 /// The merge patch that annotates `pod` at `now`: the two annotations, and the Pod's resource
-/// version, so a Pod changed meanwhile is refused with 409 as the seed's `r.Update` would be,
-/// while the rest of the Pod is never sent back.
+/// version, so a Pod changed meanwhile is refused with 409 as the Go original's `r.Update` would
+/// be, while the rest of the Pod is never sent back.
 pub fn annotation_patch(pod: &Pod, now: k8s_openapi::jiff::Timestamp) -> serde_json::Value {
     serde_json::json!({
         "metadata": {
@@ -115,7 +116,7 @@ pub fn annotation_patch(pod: &Pod, now: k8s_openapi::jiff::Timestamp) -> serde_j
     })
 }
 
-/// Filters a stream of watched Pods down to the ones worth reconciling, as the seed's
+/// Filters a stream of watched Pods down to the ones worth reconciling, as the Go original's
 /// `predicate.Funcs` does: a Pod seen for the first time (a create, or every Pod when the
 /// watch starts) and a Pod whose annotations changed pass; status changes, other updates and
 /// deletions do not. Built on kube's `predicate_filter` with `predicates::annotations`.

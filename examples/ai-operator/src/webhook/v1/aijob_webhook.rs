@@ -19,7 +19,8 @@
 //!
 //! Each webhook's `+kubebuilder:webhook` marker becomes its configuration in
 //! `config/webhook/manifests.yaml` (`rsbuilder manifests`); `src/main.rs` registers it at the
-//! marker's path. The seed's rules: `replicas` defaults to 1 and may be at most 100.
+//! marker's path. The rules, from the Go tutorial this example is ported from: `replicas` defaults
+//! to 1 and may be at most 100.
 
 use rsbuilder_runtime::webhook::prelude::*;
 
@@ -34,8 +35,8 @@ pub struct AIJobWebhook;
 /// Path of the defaulting webhook; equal to the `path` of the marker above.
 pub const DEFAULTING_PATH: &str = "/mutate-ai-example-com-v1-aijob";
 
-/// The number of workers an `AIJob` gets when `spec.replicas` is absent (the seed's
-/// `pointer.Int32Ptr(1)`).
+/// The number of workers an `AIJob` gets when `spec.replicas` is absent (the Go
+/// original's `pointer.Int32Ptr(1)`).
 pub const DEFAULT_REPLICAS: i32 = 1;
 
 /// The most workers one `AIJob` may ask for; the CRD schema says the same
@@ -85,7 +86,7 @@ impl Validator<AIJob> for AIJobWebhook {
 }
 
 /// Rules that hold on create and on update: `spec.replicas` is at most [`MAX_REPLICAS`] (the
-/// seed's `replicas 不能超过 100`) and not negative, `spec.gpuCount` is not negative, and
+/// tutorial's `replicas 不能超过 100`) and not negative, `spec.gpuCount` is not negative, and
 /// `spec.modelName` is not empty. Each message names the field and the rule.
 pub fn validate_spec(ai_job: &AIJob) -> Validation {
     if let Some(replicas) = ai_job.spec.replicas {

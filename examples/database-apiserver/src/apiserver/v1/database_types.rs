@@ -25,8 +25,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The `spec` of `Database` objects: seed 004's database, an engine, its version and how many
-/// replicas to run.
+/// The `spec` of `Database` objects: an engine, its version and how many replicas to run.
 // One printcolumn(...) per column is kube-derive's syntax.
 #[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
@@ -64,7 +63,7 @@ pub struct DatabaseSpec {
     pub replicas: i32,
 }
 
-/// The engines the seed offers.
+/// The engines the specification offers.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
