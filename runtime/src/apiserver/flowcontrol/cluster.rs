@@ -184,3 +184,248 @@ pub async fn run(client: Client, fc: Arc<FlowControl>, shutdown: CancellationTok
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::time::Duration;
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::extract::{RawQuery, State};
+    use axum::http::Request;
+    use axum::routing::get;
+    use bytes::Bytes;
+    use serde_json::{Value, json};
+    use tokio::sync::{Mutex, mpsc};
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::apiserver::flowcontrol::filter::{self, FLOW_SCHEMA_UID, PRIORITY_LEVEL_UID};
+
+    fn level(name: &str, uid: &str, shares: u32) -> Value {
+        json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "PriorityLevelConfiguration",
+            "metadata": {"name": name, "uid": uid, "resourceVersion": "1"},
+            "spec": {"type": "Limited", "limited": {
+                "nominalConcurrencyShares": shares,
+                "limitResponse": {"type": "Reject"}
+            }}
+        })
+    }
+
+    /// A FlowSchema sending every `get` of `url` (`*`: every path) by anyone to `level`.
+    fn schema(name: &str, uid: &str, precedence: i32, level: &str, url: &str) -> Value {
+        json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "FlowSchema",
+            "metadata": {"name": name, "uid": uid, "resourceVersion": "1"},
+            "spec": {
+                "matchingPrecedence": precedence,
+                "priorityLevelConfiguration": {"name": level},
+                "rules": [{
+                    "subjects": [
+                        {"kind": "Group", "group": {"name": "system:authenticated"}},
+                        {"kind": "Group", "group": {"name": "system:unauthenticated"}}
+                    ],
+                    "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": [url]}]
+                }]
+            }
+        })
+    }
+
+    fn object<K: serde::de::DeserializeOwned>(v: Value) -> K {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn bootstrap() -> Arc<FlowControl> {
+        FlowControl::new(&Configuration::bootstrap(), 600, Duration::from_secs(15))
+    }
+
+    #[test]
+    fn an_invalid_object_keeps_the_configuration_running() {
+        let fc = bootstrap();
+        let err = apply_objects(
+            &fc,
+            vec![object(schema("bad", "u1", 20000, "global-default", "/x"))],
+            vec![object(level("global-default", "u2", 20))],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "FlowSchema \"bad\": spec.matchingPrecedence: must be between 1 and 10000, got 20000"
+        );
+        assert_eq!(
+            *fc.current().configuration(),
+            Configuration::bootstrap(),
+            "the bootstrap configuration still runs"
+        );
+    }
+
+    #[test]
+    fn a_dangling_schema_is_left_out_and_reported() {
+        let fc = bootstrap();
+        let applied = apply_objects(
+            &fc,
+            vec![
+                object(schema("lost", "u1", 100, "nope", "/x")),
+                object(schema("kept", "u3", 200, "global-default", "/y")),
+            ],
+            vec![object(level("global-default", "u2", 20))],
+        )
+        .unwrap();
+        assert!(applied.changed);
+        assert_eq!(
+            applied.dangling,
+            vec![ConfigError {
+                object: "FlowSchema \"lost\"".into(),
+                field: "spec.priorityLevelConfiguration.name".into(),
+                message: "no PriorityLevelConfiguration \"nope\" exists; the schema is ignored until it does".into(),
+            }]
+        );
+        let running = fc.current();
+        let names: Vec<&str> = running
+            .configuration()
+            .schemas()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        // The mandatory exempt and catch-all schemas are added, in their places.
+        assert_eq!(names, ["exempt", "kept", "catch-all"]);
+    }
+
+    /// A cluster serving FlowSchemas and PriorityLevelConfigurations: the lists are fixed, the
+    /// FlowSchemas' first watch streams the lines sent to it, every other watch stays open
+    /// with nothing.
+    struct Cluster {
+        schemas: Vec<Value>,
+        levels: Vec<Value>,
+        schema_events: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+    }
+
+    fn list(kind: &str, items: &[Value]) -> axum::response::Response {
+        let body = json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"resourceVersion": "1"},
+            "items": items,
+        });
+        axum::response::IntoResponse::into_response(axum::Json(body))
+    }
+
+    fn is_watch(query: &Option<String>) -> bool {
+        query.as_deref().is_some_and(|q| q.contains("watch=true"))
+    }
+
+    async fn flowschemas(
+        State(c): State<Arc<Cluster>>,
+        RawQuery(query): RawQuery,
+    ) -> axum::response::Response {
+        if !is_watch(&query) {
+            return list("FlowSchemaList", &c.schemas);
+        }
+        match c.schema_events.lock().await.take() {
+            Some(rx) => axum::response::Response::new(Body::from_stream(futures::stream::unfold(
+                rx,
+                |mut rx| async move {
+                    let line = rx.recv().await?;
+                    Some((Ok::<_, Infallible>(Bytes::from(line)), rx))
+                },
+            ))),
+            None => quiet(),
+        }
+    }
+
+    fn quiet() -> axum::response::Response {
+        axum::response::Response::new(Body::from_stream(futures::stream::pending::<
+            Result<Bytes, Infallible>,
+        >()))
+    }
+
+    async fn levels(
+        State(c): State<Arc<Cluster>>,
+        RawQuery(query): RawQuery,
+    ) -> axum::response::Response {
+        if is_watch(&query) {
+            return quiet();
+        }
+        list("PriorityLevelConfigurationList", &c.levels)
+    }
+
+    async fn uids(app: &Router) -> (String, String) {
+        let response = app
+            .clone()
+            .oneshot(Request::get("/version").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let header = |name: &str| response.headers()[name].to_str().unwrap().to_string();
+        (header(FLOW_SCHEMA_UID), header(PRIORITY_LEVEL_UID))
+    }
+
+    #[tokio::test]
+    async fn a_flowschema_created_in_the_cluster_classifies_later_requests() {
+        let (events, rx) = mpsc::unbounded_channel();
+        let cluster = Arc::new(Cluster {
+            schemas: vec![schema("catch-all", "fs-catch-all", 10000, "catch-all", "*")],
+            levels: vec![
+                level("catch-all", "pl-catch-all", 5),
+                level("global-default", "pl-global-default", 20),
+            ],
+            schema_events: Mutex::new(Some(rx)),
+        });
+        let api = Router::new()
+            .route(
+                "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+                get(flowschemas),
+            )
+            .route(
+                "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
+                get(levels),
+            )
+            .with_state(cluster);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, api)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await
+        });
+        let client = Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap();
+
+        let fc = bootstrap();
+        let app = Router::new()
+            .route("/version", get(|| async { "{}" }))
+            .layer(axum::middleware::from_fn_with_state(
+                fc.clone(),
+                filter::middleware,
+            ));
+        let before = uids(&app).await;
+        assert_ne!(before.0, "fs-catch-all");
+        let mut applied = fc.applied();
+        tokio::spawn(run(client, fc.clone(), shutdown.clone()));
+
+        // Both lists read: the cluster's catch-all takes the request.
+        applied.changed().await.unwrap();
+        assert_eq!(
+            uids(&app).await,
+            ("fs-catch-all".to_string(), "pl-catch-all".to_string())
+        );
+
+        // A FlowSchema for /version is created in the cluster.
+        let added = json!({
+            "type": "ADDED",
+            "object": schema("version", "fs-version", 500, "global-default", "/version"),
+        });
+        events.send(format!("{added}\n")).unwrap();
+        applied.changed().await.unwrap();
+        assert_eq!(
+            uids(&app).await,
+            ("fs-version".to_string(), "pl-global-default".to_string())
+        );
+        shutdown.cancel();
+    }
+}
