@@ -5,6 +5,8 @@
 //! - [`config`]: FlowSchemas and PriorityLevelConfigurations (`flowcontrol.apiserver.k8s.io/v1`)
 //!   from a YAML file, checked at start; the default is kube's bootstrap configuration reduced
 //!   to what reaches an aggregated server (`bootstrap.yaml`);
+//! - [`cluster`]: the same objects listed and watched in the cluster, each change swapped in
+//!   while requests run ([`FlowControl::reconfigure`]);
 //! - [`matching`]: the schema a request matches (lowest `matchingPrecedence`, then name) and
 //!   its flow (`ByUser`, `ByNamespace`);
 //! - [`queueset`] and [`shuffle_sharding`]: each limited level's seats and fair queues;
@@ -17,7 +19,7 @@
 //! the nominal concurrency limit. Not done: borrowing and lending seats between levels
 //! (`lendablePercent` and `borrowingLimitPercent` are accepted, as kube's bootstrap objects
 //! carry them, and change nothing: each level keeps its nominal seats), work estimation
-//! (every request takes one seat), reading the objects from the cluster.
+//! (every request takes one seat).
 
 pub mod cluster;
 pub mod config;
