@@ -71,6 +71,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
             "config/apiserver/auth_reader.yaml",
             "config/apiserver/certificate.yaml",
             "config/apiserver/deployment.yaml",
+            "config/apiserver/flowcontrol_reader.yaml",
             "config/apiserver/issuer.yaml",
             "config/apiserver/kustomization.yaml",
             "config/apiserver/kustomizeconfig.yaml",
@@ -523,6 +524,38 @@ fn config_default_renders_the_apiservice_its_service_certificate_and_auth_rbac()
     assert_eq!(delegator["roleRef"]["name"], "system:auth-delegator");
     let sa = serde_json::json!([{"kind": "ServiceAccount", "name": "db-operator-apiserver", "namespace": "db-operator-system"}]);
     assert_eq!(delegator["subjects"], sa);
+    // Priority and fairness from the cluster: its objects read, never written.
+    assert!(
+        pod["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("--flowcontrol-source=cluster")),
+        "{}",
+        pod["containers"][0]["args"]
+    );
+    let fc_role = find(
+        &objs,
+        "ClusterRole",
+        "db-operator-apiserver-flowcontrol-reader",
+    );
+    assert_eq!(
+        fc_role["rules"],
+        serde_json::json!([{
+            "apiGroups": ["flowcontrol.apiserver.k8s.io"],
+            "resources": ["flowschemas", "prioritylevelconfigurations"],
+            "verbs": ["get", "list", "watch"]
+        }])
+    );
+    let fc_binding = find(
+        &objs,
+        "ClusterRoleBinding",
+        "db-operator-apiserver-flowcontrol-reader",
+    );
+    assert_eq!(
+        fc_binding["roleRef"]["name"],
+        "db-operator-apiserver-flowcontrol-reader"
+    );
+    assert_eq!(fc_binding["subjects"], sa);
     let reader = find(&objs, "RoleBinding", "db-operator-apiserver-auth-reader");
     assert_eq!(reader["metadata"]["namespace"], "kube-system");
     assert_eq!(

@@ -178,6 +178,13 @@ fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
             "auth_reader.yaml",
             tpl!(AuthReader, "apiserver/config/auth_reader.yaml"),
         ),
+        (
+            "flowcontrol_reader.yaml",
+            tpl!(
+                FlowcontrolReader,
+                "apiserver/config/flowcontrol_reader.yaml"
+            ),
+        ),
         ("issuer.yaml", tpl!(Issuer, "apiserver/config/issuer.yaml")),
         (
             "certificate.yaml",

@@ -21,6 +21,16 @@ use crate::tls;
 /// clap's trait, for `ApiServerArgs::parse()` in a binary that does not depend on clap.
 pub use clap::Parser;
 
+/// Where priority and fairness takes its configuration from (`--flowcontrol-source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FlowControlSource {
+    /// The `--flowcontrol-config` file, or the built-in configuration; read once at start.
+    Local,
+    /// The cluster's FlowSchemas and PriorityLevelConfigurations, watched
+    /// ([`super::flowcontrol::cluster`]).
+    Cluster,
+}
+
 /// The flags of the API server. Defaults are kube-apiserver's where it has the flag.
 #[derive(Debug, Clone, PartialEq, clap::Parser)]
 #[command(about = "The aggregated API server of this project")]
@@ -59,6 +69,13 @@ pub struct ApiServerArgs {
     /// bootstrap one, reduced); `exempt` and `catch-all` are added when missing.
     #[arg(long)]
     pub flowcontrol_config: Option<PathBuf>,
+    /// Where the FlowSchemas and PriorityLevelConfigurations come from: `local` (the
+    /// --flowcontrol-config file, or the built-in configuration) or `cluster` (the cluster's
+    /// objects, listed and watched, as kube's aggregated servers read them; needs
+    /// --delegated-auth and RBAC to get, list and watch them). With `cluster`, the local
+    /// configuration runs until the cluster's objects are read.
+    #[arg(long, value_enum, default_value_t = FlowControlSource::Local)]
+    pub flowcontrol_source: FlowControlSource,
     /// Read-only requests in flight at once; with priority and fairness, this plus
     /// --max-mutating-requests-inflight is the server's seats, split between the priority
     /// levels. Without it, over it is 429 (0: no limit).
@@ -100,7 +117,8 @@ impl ApiServerArgs {
     /// The server's configuration for `kinds` with these flags' limits (authentication is
     /// set by [`Self::run`]). Errors, naming the flag: `--flowcontrol-config` cannot be read
     /// or holds an invalid object (named with its field), or is given with priority and
-    /// fairness off; `--max-watches-inflight` or `--max-user-share-percent` given with it on;
+    /// fairness off; `--flowcontrol-source=cluster` without `--delegated-auth` or with
+    /// priority and fairness off; `--max-watches-inflight` or `--max-user-share-percent` given with it on;
     /// no seats at all (both max-in-flight flags 0) with it on.
     pub fn config(&self, kinds: Vec<ApiKind>) -> anyhow::Result<Config> {
         let mut config = Config::new(kinds);
@@ -119,6 +137,18 @@ impl ApiServerArgs {
         config.max_body_bytes = self.max_request_body_bytes;
         config.body_min_bytes_per_second = self.request_body_min_bytes_per_second;
         config.body_read_grace = Duration::from_secs(self.request_body_grace_seconds);
+        if self.flowcontrol_source == FlowControlSource::Cluster {
+            if !self.enable_priority_and_fairness {
+                anyhow::bail!(
+                    "--flowcontrol-source=cluster: needs --enable-priority-and-fairness=true"
+                );
+            }
+            if !self.delegated_auth {
+                anyhow::bail!(
+                    "--flowcontrol-source=cluster: needs --delegated-auth (the server reaches the cluster through it)"
+                );
+            }
+        }
         if !self.enable_priority_and_fairness {
             if let Some(path) = &self.flowcontrol_config {
                 anyhow::bail!(
@@ -226,10 +256,12 @@ impl ApiServerArgs {
             .with_context(|| format!("--bind-address {}", self.bind_address))?;
         tracing::info!(address = %listener.local_addr()?, "serving the API");
         let mut config = self.config(kinds)?;
+        let mut cluster = None;
         if self.delegated_auth {
             let client = kube::Client::try_default()
                 .await
                 .context("--delegated-auth: connecting to the cluster")?;
+            cluster = Some(client.clone());
             let auth = Delegated::from_cluster(client).await.context(
                 "--delegated-auth: reading kube-system/extension-apiserver-authentication",
             )?;
@@ -237,7 +269,16 @@ impl ApiServerArgs {
             auth.spawn_refresh(Duration::from_secs(60), shutdown.clone());
             config.auth = Some(auth);
         }
-        let server = ApiServer::new(config, store, shutdown);
+        let server = ApiServer::new(config, store, shutdown.clone());
+        if self.flowcontrol_source == FlowControlSource::Cluster
+            && let (Some(client), Some(fc)) = (cluster, server.flow_control())
+        {
+            tokio::spawn(super::flowcontrol::cluster::run(
+                client,
+                fc.clone(),
+                shutdown,
+            ));
+        }
         server.serve(listener, Arc::new(certs), extra).await
     }
 }
@@ -379,6 +420,38 @@ mod tests {
                 "--max-mutating-requests-inflight=0"
             ])
             .contains("must be positive")
+        );
+        assert_eq!(
+            err(&["--flowcontrol-source=cluster"]),
+            "--flowcontrol-source=cluster: needs --delegated-auth (the server reaches the cluster through it)"
+        );
+        assert_eq!(
+            err(&[
+                "--flowcontrol-source=cluster",
+                "--delegated-auth",
+                "--enable-priority-and-fairness=false"
+            ]),
+            "--flowcontrol-source=cluster: needs --enable-priority-and-fairness=true"
+        );
+        let cluster = ApiServerArgs::try_parse_from([
+            "apiserver",
+            "--flowcontrol-source=cluster",
+            "--delegated-auth",
+        ])
+        .unwrap();
+        assert_eq!(cluster.flowcontrol_source, FlowControlSource::Cluster);
+        assert!(cluster.config(vec![]).unwrap().flowcontrol.is_some());
+        assert_eq!(
+            ApiServerArgs::try_parse_from(["apiserver"])
+                .unwrap()
+                .flowcontrol_source,
+            FlowControlSource::Local
+        );
+        assert!(
+            ApiServerArgs::try_parse_from(["apiserver", "--flowcontrol-source=etcd"])
+                .unwrap_err()
+                .to_string()
+                .contains("--flowcontrol-source")
         );
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("fc.yaml");

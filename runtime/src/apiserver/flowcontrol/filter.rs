@@ -104,10 +104,10 @@ pub async fn middleware(
     let Some(c) = fc.classify(&digest) else {
         return next.run(request).await;
     };
-    let (schema_uid, level_uid) = (c.schema.uid.clone(), c.level.uid.clone());
+    let (schema_uid, level_uid) = (c.schema().uid.clone(), c.level().uid.clone());
     let labels = FlowLabels {
-        priority_level: c.level.name.clone(),
-        flow_schema: c.schema.name.clone(),
+        priority_level: c.level().name.clone(),
+        flow_schema: c.schema().name.clone(),
     };
     let metrics = fc.metrics();
     let arrived = std::time::Instant::now();
@@ -124,7 +124,7 @@ pub async fn middleware(
             })
             .observe(arrived.elapsed().as_secs_f64());
     };
-    let Some(queues) = c.level.queues.clone() else {
+    let Some(queues) = c.level().queues.clone() else {
         metrics.dispatched.get_or_create(&labels).inc();
         let _executing = Count::new(metrics.executing.get_or_create(&labels).clone());
         return with_uids(next.run(request).await, &schema_uid, &level_uid);

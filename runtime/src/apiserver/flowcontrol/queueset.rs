@@ -19,6 +19,7 @@
 //!   (`time-out`).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -92,7 +93,7 @@ struct State {
 
 /// The seats and queues of one priority level. Shared (`Arc`) by every request of the level.
 pub struct QueueSet {
-    concurrency: usize,
+    concurrency: AtomicUsize,
     queuing: Queuing,
     state: Mutex<State>,
 }
@@ -182,7 +183,7 @@ impl QueueSet {
             Queuing::Queue { queues, .. } => queues as usize,
         };
         Arc::new(Self {
-            concurrency: concurrency.max(1),
+            concurrency: AtomicUsize::new(concurrency.max(1)),
             queuing,
             state: Mutex::new(State {
                 queues: (0..queues).map(|_| Queue::default()).collect(),
@@ -193,7 +194,23 @@ impl QueueSet {
 
     /// The seats of the level.
     pub fn concurrency(&self) -> usize {
+        self.concurrency.load(Ordering::Relaxed)
+    }
+
+    /// How it answers when its seats are taken.
+    pub fn queuing(&self) -> Queuing {
+        self.queuing
+    }
+
+    /// Gives the level `concurrency` seats (at least 1) from now on, as kube's queue set
+    /// takes a new concurrency limit when the configuration changes: requests executing keep
+    /// their seats (with fewer seats, no new request runs until enough of them finish); with
+    /// more, waiting requests are dispatched at once.
+    pub fn set_concurrency(self: &Arc<Self>, concurrency: usize) {
+        let mut s = self.lock();
         self.concurrency
+            .store(concurrency.max(1), Ordering::Relaxed);
+        self.dispatch(&mut s);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -212,7 +229,7 @@ impl QueueSet {
         let mut s = self.lock();
         let (dealer, limit) = match self.queuing {
             Queuing::Reject => {
-                if s.executing >= self.concurrency {
+                if s.executing >= self.concurrency() {
                     return Err(Rejection::ConcurrencyLimit);
                 }
                 s.executing += 1;
@@ -242,7 +259,7 @@ impl QueueSet {
             queue.next_start = queue.next_start.max(vt);
         }
         // A free seat and nobody ahead: run now.
-        if queue.waiting.is_empty() && executing < self.concurrency {
+        if queue.waiting.is_empty() && executing < self.concurrency() {
             let starts = queue.next_start;
             queue.next_start += 1;
             queue.executing += 1;
@@ -274,7 +291,7 @@ impl QueueSet {
 
     /// Hands free seats to the heads of the queues, lowest virtual start first.
     fn dispatch(self: &Arc<Self>, s: &mut State) {
-        while s.executing < self.concurrency {
+        while s.executing < self.concurrency() {
             let n = s.queues.len();
             let mut pick: Option<usize> = None;
             for step in 1..=n {
