@@ -6,7 +6,9 @@ pub mod gvk;
 pub mod layout;
 pub mod project;
 pub mod reserved;
+pub mod root;
 pub mod validate;
 
 pub use gvk::{NameError, Resource};
 pub use project::Project;
+pub use root::find_root;
