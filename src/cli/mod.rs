@@ -75,7 +75,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     // Commands that work on a project run at its root, found upwards from the current
     // directory as cargo finds Cargo.toml; without one they report the missing PROJECT.
-    let root = || crate::model::project::find_root(&cwd).unwrap_or_else(|| cwd.clone());
+    let root = || {
+        crate::model::find_root(&cwd, crate::model::root::PROJECT).unwrap_or_else(|| cwd.clone())
+    };
     match cli.command {
         Command::Init(args) => init::run(&cwd, args),
         Command::Create(cmd) => create::run(&root(), cmd),

@@ -48,7 +48,7 @@ pub enum Evaluate {
 
 /// What runs around the compiler: `manifests` releases the project lock before cargo and
 /// rustc run and takes it again after, so that other commands can use the project meanwhile
-/// (see `cli::manifests`).
+/// (see [`super::run::run`], whose gate is in `manifests/gate.rs`).
 pub trait CompileGate: std::fmt::Debug + Send + Sync {
     /// Called before the probe is built (only when the cache does not answer).
     fn before(&self);

@@ -6,8 +6,10 @@ pub mod gvk;
 pub mod layout;
 pub mod project;
 pub mod reserved;
+pub mod root;
 pub mod validate;
 pub mod versions;
 
 pub use gvk::{NameError, Resource};
 pub use project::Project;
+pub use root::find_root;

@@ -168,12 +168,6 @@ pub struct ResourceWebhooks {
     pub webhook_version: Option<String>,
 }
 
-/// The project root for a command run in `start`: the nearest of `start` and its ancestors
-/// that holds a `PROJECT` file, as cargo finds `Cargo.toml`. `None` when there is none.
-pub fn find_root(start: &Path) -> Option<std::path::PathBuf> {
-    crate::scaffold::engine::find_root(start, FILE_NAME)
-}
-
 impl ProjectResource {
     /// The plural of the kind: the recorded one, else kube-derive's rule applied to the
     /// lower-case kind (what `crd()` uses without `#[kube(plural)]`).

@@ -955,16 +955,6 @@ pub fn list(root: &Path, rel: &Path) -> Result<Option<Vec<Entry>>, ScaffoldError
     Ok(Some(out))
 }
 
-/// The nearest of `start` and its ancestors that holds a file named `marker` (`PROJECT`), as
-/// cargo finds `Cargo.toml`: how a command finds the project root it then works in. `None`
-/// when there is none.
-pub fn find_root(start: &Path, marker: &str) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|dir| dir.join(marker).is_file())
-        .map(Path::to_path_buf)
-}
-
 /// `text` (the contents of `path`) with `line` added to the run of `pub mod` lines directly
 /// above the marker `marker`, that run kept sorted byte-wise as rustfmt sorts it; `text`
 /// unchanged when a line of the file already is `line`. Errors: the marker missing or

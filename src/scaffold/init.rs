@@ -492,7 +492,9 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
         );
     }
     if existing.is_empty()
-        && let Some(root) = dir.parent().and_then(crate::model::project::find_root)
+        && let Some(root) = dir
+            .parent()
+            .and_then(|p| crate::model::find_root(p, crate::model::root::PROJECT))
     {
         return Err(InitError::InsideProject {
             dir: dir.to_path_buf(),

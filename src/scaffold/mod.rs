@@ -136,7 +136,9 @@ mod tests {
         ),
         ("src/model/project.rs", include_str!("../model/project.rs")),
         ("src/model/layout.rs", include_str!("../model/layout.rs")),
+        ("src/model/root.rs", include_str!("../model/root.rs")),
         ("src/cli/manifests.rs", include_str!("../cli/manifests.rs")),
+        ("src/manifests/run.rs", include_str!("../manifests/run.rs")),
     ];
 
     /// Direct file-system uses that stay, each with the reason: `(file, text of the line,
@@ -146,47 +148,42 @@ mod tests {
     /// writes. Anything else in [`COMMANDS`] goes through the engine.
     const ALLOWED: &[(&str, &str, &str)] = &[
         (
-            "src/cli/manifests.rs",
-            "d.join(crate::model::project::FILE_NAME).is_file() || d.join(\"Cargo.toml\").is_file()",
+            "src/model/root.rs",
+            ".find(|dir| markers.iter().any(|m| dir.join(m).is_file()))",
             "finding the root, before there is a handle",
         ),
         (
-            "src/cli/manifests.rs",
-            "a.join(crate::model::project::FILE_NAME).is_file() || a.join(\"Cargo.toml\").is_file()",
-            "finding the root, before there is a handle",
-        ),
-        (
-            "src/cli/manifests.rs",
+            "src/manifests/run.rs",
             "if args.dir.is_some() && !dir.is_dir() {",
             "--dir names the root itself",
         ),
         (
-            "src/cli/manifests.rs",
-            "let existing = plan_root.ancestors().find(|a| a.is_dir());",
+            "src/manifests/run.rs",
+            ".find(|a| a.is_dir())",
             "where to lock an absolute --output-dir that does not exist yet",
         ),
         (
-            "src/cli/manifests.rs",
-            "let project = if dir.join(crate::model::project::FILE_NAME).is_file() {",
+            "src/manifests/run.rs",
+            "let project = if dir.join(PROJECT_FILE).is_file() {",
             "whether the root is an rsbuilder project (PROJECT is then read by Project::load, for namespaced and the kinds the API server serves)",
         ),
         (
-            "src/cli/manifests.rs",
+            "src/manifests/run.rs",
             "paths.iter().filter(|p| !p.exists()).collect()",
             "--paths may name sources outside the project",
         ),
         (
-            "src/cli/manifests.rs",
+            "src/manifests/run.rs",
             "if args.paths.is_empty() && !paths[0].is_dir() {",
             "the sources are read as cargo reads them",
         ),
         (
-            "src/cli/manifests.rs",
-            "let cfg = match crate::manifests::cfg::Cfg::for_dir(&dir, &args.features.flags()) {",
+            "src/manifests/run.rs",
+            "let cfg = match super::cfg::Cfg::for_dir(&dir, &args.features) {",
             "cargo's view of the crate's features, as cargo reads Cargo.toml",
         ),
         (
-            "src/cli/manifests.rs",
+            "src/manifests/run.rs",
             "let crate_dir = dir.join(\"Cargo.toml\").is_file().then(|| dir.clone());",
             "whether the --verify probe has a crate to build against",
         ),
