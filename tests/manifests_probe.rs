@@ -812,3 +812,47 @@ fn check_builds_the_probe_locked_and_leaves_the_lock_alone() {
     assert_eq!(write.code, 0, "{}", write.stderr);
     assert_ne!(std::fs::read_to_string(&lock).unwrap(), before);
 }
+
+/// linkerd's `K8sDuration` shape: a newtype with a hand-written `impl JsonSchema` (after the
+/// three `use` lines [`krate`] writes).
+const HAND_WRITTEN: &str = r#"
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = "t.example.com", version = "v1", kind = "Thing")]
+pub struct ThingSpec {
+    pub timeout: GoDuration,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct GoDuration(String);
+
+impl JsonSchema for GoDuration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoDuration".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"})
+    }
+}
+"#;
+
+#[test]
+fn a_hand_written_json_schema_impl_is_compiled_with_its_reason() {
+    let dir = krate(Some(HAND_WRITTEN), &[]);
+    let truth = crd_of(dir.path(), "Thing");
+    let ran = run(&mut manifests(dir.path()));
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains(
+            "note: Thing.t.example.com: CRD from the compiler, hand-written schema: compiled, because src/lib.rs:12: `GoDuration` implements `JsonSchema` by hand"
+        ),
+        "{}",
+        ran.stderr
+    );
+    let got = yaml(dir.path(), "t.example.com_things.yaml");
+    assert_eq!(
+        got["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["timeout"]["pattern"],
+        "^[0-9]+(ms|s|m|h)$"
+    );
+    assert_eq!(got, truth);
+}
