@@ -209,7 +209,10 @@ mod tests {
         let args = rustc_args(None, &flags, None);
         let out = std::process::Command::new("rustc").args(&args).output();
         let Ok(out) = out else {
-            assert!(std::env::var("CI").is_err(), "rustc is needed under CI");
+            assert!(
+                !std::env::var("CI").is_ok_and(|v| v == "true"),
+                "rustc is needed under CI=true"
+            );
             eprintln!("skipped: rustc cannot be run");
             return;
         };

@@ -209,14 +209,8 @@ impl<S: Storage> Registry<S> {
                             paths.spec_replicas
                         )));
                     }
-                    let replicas = scale_replicas(paths, &scale, namespace, name)?;
                     let preconditioned =
-                        precondition(kind, name, meta_str(&scale, "resourceVersion"), revision)?;
-                    ScalePaths::set(&mut obj, &paths.spec_replicas, json!(replicas)).map_err(
-                        |e| {
-                            ApiError::internal(format!("the spec replicas path cannot be set: {e}"))
-                        },
-                    )?;
+                        put_replicas(kind, paths, &scale, &mut obj, (namespace, name), revision)?;
                     let entries = to_parent_entries(&parent, entries, &replicas_path, &api_version);
                     meta_mut(&mut obj).remove("managedFields");
                     managed::encode(&mut obj, entries);
@@ -261,14 +255,8 @@ impl<S: Storage> Registry<S> {
                         old_scale["spec"]["replicas"] = replicas.unwrap_or(json!(0));
                     }
                     let scale = change(&old_scale)?;
-                    let replicas = scale_replicas(paths, &scale, namespace, name)?;
                     let preconditioned =
-                        precondition(kind, name, meta_str(&scale, "resourceVersion"), revision)?;
-                    ScalePaths::set(&mut obj, &paths.spec_replicas, json!(replicas)).map_err(
-                        |e| {
-                            ApiError::internal(format!("the spec replicas path cannot be set: {e}"))
-                        },
-                    )?;
+                        put_replicas(kind, paths, &scale, &mut obj, (namespace, name), revision)?;
                     Ok((obj, preconditioned))
                 },
             )
@@ -472,6 +460,25 @@ pub fn scale_of(paths: &ScalePaths, obj: &Value) -> Result<(Value, bool), ApiErr
         scale["status"]["selector"] = Value::String(selector);
     }
     Ok((scale, spec.is_some()))
+}
+
+/// Puts the replicas of the Scale a client wrote into `obj` at the spec replicas path, after
+/// checking the Scale ([`scale_replicas`]) and its resourceVersion against `revision`
+/// (`precondition`). Out: whether the Scale named a resourceVersion (the write then does not
+/// retry). Errors: those two checks' (400, 409); 500 when the path cannot be set.
+fn put_replicas(
+    kind: &ApiKind,
+    paths: &ScalePaths,
+    scale: &Value,
+    obj: &mut Value,
+    (namespace, name): (Option<&str>, &str),
+    revision: u64,
+) -> Result<bool, ApiError> {
+    let replicas = scale_replicas(paths, scale, namespace, name)?;
+    let preconditioned = precondition(kind, name, meta_str(scale, "resourceVersion"), revision)?;
+    ScalePaths::set(obj, &paths.spec_replicas, json!(replicas))
+        .map_err(|e| ApiError::internal(format!("the spec replicas path cannot be set: {e}")))?;
+    Ok(preconditioned)
 }
 
 /// The replicas of a Scale a client wrote to object `name`. Errors: 400 for a body of another
