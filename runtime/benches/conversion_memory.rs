@@ -8,7 +8,7 @@
 //! JSON, to convert from v2 to v1. First `SEQUENTIAL` reviews one after the other, then
 //! `ROUNDS` rounds of `CONCURRENT` reviews sent at once, each on its own connection. Printed
 //! after each review (or round): `VmRSS` (resident now) and `VmHWM` (the highest resident so
-//! far), in MiB. The client's share: the request bodies (built once, shared) and each answer
+//! far), in MiB. Last, one review just under [`CONVERSION_BODY_LIMIT`]. The client's share: the request bodies (built once, shared) and each answer
 //! while it is read (one review's size per review in flight).
 
 use std::borrow::Cow;
@@ -20,7 +20,9 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rsbuilder_runtime::tls::{Certificates, crypto_provider};
-use rsbuilder_runtime::webhook::{CONVERSION_PATH, Conversion, Convert, Webhooks, serve_listener};
+use rsbuilder_runtime::webhook::{
+    CONVERSION_BODY_LIMIT, CONVERSION_PATH, Conversion, Convert, Webhooks, serve_listener,
+};
 use serde::{Deserialize, Serialize};
 use tokio_rustls::TlsConnector;
 use tokio_rustls::rustls;
@@ -133,19 +135,19 @@ impl Convert<WidgetV1> for WidgetV2 {
     }
 }
 
-/// A ConversionReview of `OBJECTS` v2 widgets, about `REVIEW_BYTES` long, in the field
-/// order kube-apiserver writes. Written as text, so that building it leaves no freed memory
+/// A ConversionReview of `objects` v2 widgets, about `bytes` long, in the field order
+/// kube-apiserver writes. Written as text, so that building it leaves no freed memory
 /// behind in this process.
-fn review_body() -> Bytes {
+fn review_body(bytes: usize, objects: usize) -> Bytes {
     use std::fmt::Write as _;
-    let per_object = REVIEW_BYTES / OBJECTS;
+    let per_object = bytes / objects;
     // One entry is about 120 bytes of JSON.
     let entries = per_object / 120;
-    let mut out = String::with_capacity(REVIEW_BYTES + REVIEW_BYTES / 8);
+    let mut out = String::with_capacity(bytes + bytes / 8);
     out.push_str(
         r#"{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"c0a1b2c3-0000-4000-8000-000000000003","desiredAPIVersion":"example.com/v1","objects":["#,
     );
-    for i in 0..OBJECTS {
+    for i in 0..objects {
         if i > 0 {
             out.push(',');
         }
@@ -226,7 +228,7 @@ fn report(what: &str, status: u16, answer: usize, success: bool) {
 
 #[tokio::main]
 async fn main() {
-    let body = review_body();
+    let body = review_body(REVIEW_BYTES, OBJECTS);
     let (rss, hwm) = memory();
     println!(
         "review: {OBJECTS} objects, {:.2} MiB; before the server: VmRSS {rss:.1} MiB VmHWM {hwm:.1} MiB",
@@ -277,6 +279,17 @@ async fn main() {
     }
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     report("2 s later", 0, 0, true);
+    // One review just under the default body limit, objects of the same size.
+    let largest = CONVERSION_BODY_LIMIT - CONVERSION_BODY_LIMIT / 16;
+    let body = review_body(largest, OBJECTS * largest / REVIEW_BYTES);
+    report(
+        &format!("{:.2} MiB body built", body.len() as f64 / 1048576.0),
+        0,
+        0,
+        true,
+    );
+    let (status, len, success) = client.convert(body).await;
+    report("largest review", status, len, success);
     shutdown.cancel();
     let _ = server.await;
 }
