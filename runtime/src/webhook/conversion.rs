@@ -12,9 +12,14 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use http::StatusCode;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde::de::{
+    DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use super::admission::read_body;
 use super::{WebhookKind, patch};
@@ -152,8 +157,9 @@ fn json<K: WebhookKind>(object: &K) -> Result<Value, String> {
 pub(super) trait KindConversion: Send + Sync {
     fn group(&self) -> String;
     fn kind(&self) -> String;
-    /// `raw` (of this kind, in its `apiVersion`) in `desired`.
-    fn convert(&self, raw: &Value, desired: &str) -> Result<Value, String>;
+    /// `raw` (of this kind, in its `apiVersion`) in `desired`. Takes the object, so that an
+    /// object already in `desired` is answered without a copy.
+    fn convert(&self, raw: Value, desired: &str) -> Result<Value, String>;
 }
 
 impl<H: WebhookKind> KindConversion for Conversion<H> {
@@ -165,11 +171,11 @@ impl<H: WebhookKind> KindConversion for Conversion<H> {
         H::kind(&()).to_string()
     }
 
-    fn convert(&self, raw: &Value, desired: &str) -> Result<Value, String> {
-        let from = raw["apiVersion"].as_str().unwrap_or_default();
-        if from == desired {
-            return Ok(raw.clone());
+    fn convert(&self, raw: Value, desired: &str) -> Result<Value, String> {
+        if raw["apiVersion"].as_str() == Some(desired) {
+            return Ok(raw);
         }
+        let from = raw["apiVersion"].as_str().unwrap_or_default();
         let hub_version = H::api_version(&());
         let unknown = |v: &str| {
             format!(
@@ -179,11 +185,11 @@ impl<H: WebhookKind> KindConversion for Conversion<H> {
             )
         };
         let (before, hub) = if from == hub_version {
-            let hub: H = read(raw)?;
+            let hub: H = read(&raw)?;
             (json(&hub)?, hub)
         } else {
             let spoke = self.spokes.iter().find(|s| s.api_version == from);
-            (spoke.ok_or_else(|| unknown(from))?.to_hub)(raw)?
+            (spoke.ok_or_else(|| unknown(from))?.to_hub)(&raw)?
         };
         let mut after = if desired == hub_version {
             json(&hub)?
@@ -194,26 +200,171 @@ impl<H: WebhookKind> KindConversion for Conversion<H> {
         if let Some(object) = after.as_object_mut() {
             object.insert("apiVersion".into(), Value::String(desired.to_string()));
         }
-        Ok(patch::merge(raw, &before, &after).0)
+        Ok(patch::merge(&raw, &before, &after).0)
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ConversionReview {
-    #[serde(default)]
+/// Reads a ConversionReview (`apiVersion`, `request` with `uid`, `desiredAPIVersion` and
+/// `objects`; other fields are ignored) and converts each object as soon as it is read,
+/// writing it to `out` (JSON, comma-separated), so that only one decoded object is held at
+/// a time. kube-apiserver writes `desiredAPIVersion` before `objects`; a review that has
+/// them the other way round is read whole, then converted.
+struct ReviewReader<'a> {
+    conversions: &'a [Arc<dyn KindConversion>],
     api_version: Option<String>,
-    #[serde(default)]
-    request: Option<ConversionRequest>,
+    /// `uid` of the request, once it has been read whole.
+    uid: Option<String>,
+    /// The converted objects written so far.
+    out: Vec<u8>,
+    /// Why the conversion failed, naming the object: the rest is read and dropped.
+    failure: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct ConversionRequest {
-    uid: String,
-    #[serde(rename = "desiredAPIVersion")]
-    desired_api_version: String,
-    #[serde(default)]
-    objects: Vec<Value>,
+impl ReviewReader<'_> {
+    /// Converts object `i` to `desired` and writes it, or records the failure.
+    fn take(&mut self, i: usize, object: Value, desired: &str) {
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match convert_one(self.conversions, object, desired) {
+            Ok(converted) => {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                write_json(&mut self.out, &converted);
+            }
+            Err(e) => self.failure = Some(format!("object {i} ({name:?}): {e}")),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for &mut ReviewReader<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(ReviewVisitor(self))
+    }
+}
+
+struct ReviewVisitor<'r, 'a>(&'r mut ReviewReader<'a>);
+
+impl<'de> Visitor<'de> for ReviewVisitor<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a ConversionReview")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "apiVersion" => self.0.api_version = map.next_value()?,
+                "request" => map.next_value_seed(RequestSeed(&mut *self.0))?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `request`: absent or `null` leaves [`ReviewReader::uid`] unset.
+struct RequestSeed<'r, 'a>(&'r mut ReviewReader<'a>);
+
+impl<'de> DeserializeSeed<'de> for RequestSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RequestSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a ConversionRequest")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let reader = self.0;
+        let (mut uid, mut desired, mut unconverted) = (None, None::<String>, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "uid" => uid = Some(map.next_value::<String>()?),
+                "desiredAPIVersion" => desired = Some(map.next_value()?),
+                "objects" => match &desired {
+                    Some(desired) => map.next_value_seed(ObjectsSeed {
+                        reader: &mut *reader,
+                        desired,
+                    })?,
+                    None => unconverted = Some(map.next_value::<Vec<Value>>()?),
+                },
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let uid = uid.ok_or_else(|| A::Error::missing_field("uid"))?;
+        let desired = desired.ok_or_else(|| A::Error::missing_field("desiredAPIVersion"))?;
+        for (i, object) in unconverted.into_iter().flatten().enumerate() {
+            if reader.failure.is_some() {
+                break;
+            }
+            reader.take(i, object, &desired);
+        }
+        reader.uid = Some(uid);
+        Ok(())
+    }
+}
+
+/// `objects`, converted to `desired` one by one as they are read.
+struct ObjectsSeed<'r, 'a, 'd> {
+    reader: &'r mut ReviewReader<'a>,
+    desired: &'d str,
+}
+
+impl<'de> DeserializeSeed<'de> for ObjectsSeed<'_, '_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ObjectsSeed<'_, '_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while self.reader.failure.is_none() {
+            let Some(object) = seq.next_element::<Value>()? else {
+                return Ok(());
+            };
+            self.reader.take(i, object, self.desired);
+            i += 1;
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
 }
 
 #[derive(Serialize)]
@@ -271,56 +422,158 @@ fn answer(
     }
 }
 
+/// What bounds the conversion webhook's memory: the largest body read, and the bytes of
+/// bodies handled at once (see [`super::Webhooks::conversion_bytes_in_flight`]).
+pub(super) struct Limits {
+    /// Largest body read; a larger one is answered 413.
+    pub(super) body: usize,
+    /// One permit per byte of the bodies being handled, `in_flight` in all.
+    pub(super) permits: Arc<Semaphore>,
+    /// The permits there are (1 to [`MAX_IN_FLIGHT`]): a review takes its body's length, at
+    /// most all of them.
+    pub(super) in_flight: usize,
+}
+
+/// The most bytes in flight: a review takes its share in one call, which counts in `u32`,
+/// and the semaphore holds at most `Semaphore::MAX_PERMITS`.
+pub(super) const MAX_IN_FLIGHT: usize = if (u32::MAX as usize) < Semaphore::MAX_PERMITS {
+    u32::MAX as usize
+} else {
+    Semaphore::MAX_PERMITS
+};
+
+/// The semaphore of [`Limits::permits`] for `in_flight` bytes (at least 1, at most
+/// [`MAX_IN_FLIGHT`]).
+pub(super) fn permits(in_flight: usize) -> Arc<Semaphore> {
+    Arc::new(Semaphore::new(in_flight.clamp(1, MAX_IN_FLIGHT)))
+}
+
+/// A review at least this long is followed by [`release_free_memory`].
+const RELEASE_AFTER: usize = 1024 * 1024;
+
 /// Answers one ConversionReview POST: every object converted to `desiredAPIVersion` with the
 /// conversion of its group and kind, in order, or a `Failure` naming the first object that
 /// could not be converted. A body that cannot be read or is not a ConversionReview gets
-/// HTTP 400 (413 over `limit`) with a `Failure` review saying why.
+/// HTTP 400 (413 over `limits.body`) with a `Failure` review saying why.
+///
+/// Memory: the review waits until its body's length (its `Content-Length`; the whole budget
+/// when it has none) fits in the bytes in flight, so that reviews handled at once hold at
+/// most `limits.in_flight` bytes of bodies (one larger review runs alone). The objects are
+/// decoded from the body one at a time, each converted and written to the answer before the
+/// next is read (see [`ReviewReader`]); after a large review the allocator's free memory is
+/// returned to the system.
 pub(super) async fn serve(
     request: Request,
     conversions: Arc<Vec<Arc<dyn KindConversion>>>,
-    limit: usize,
+    limits: Arc<Limits>,
 ) -> Response {
-    let bad = |code: u16, message: String| {
-        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
-        routes::json(status, &answer(None, String::new(), Err(message)))
-    };
-    let body = match read_body(request, limit).await {
-        Ok(body) => body,
-        Err((code, message)) => return bad(code, message),
-    };
-    let review: ConversionReview = match serde_json::from_slice(&body) {
-        Ok(review) => review,
-        Err(e) => {
-            return bad(
-                400,
-                format!("the request body is not a ConversionReview: {e}"),
-            );
+    let declared = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    // A body over the limit is refused unread, without waiting.
+    let _permit = match declared {
+        Some(length) if length > limits.body => None,
+        _ => {
+            let share = declared
+                .unwrap_or(limits.in_flight)
+                .clamp(1, limits.in_flight);
+            // The semaphore is never closed.
+            limits
+                .permits
+                .clone()
+                .acquire_many_owned(share as u32)
+                .await
+                .ok()
         }
     };
-    let Some(request) = review.request else {
-        return bad(400, "the ConversionReview has no request".to_string());
+    let body = match read_body(request, limits.body).await {
+        Ok(body) => body,
+        Err((code, message)) => return failure(code, message),
     };
-    let desired = &request.desired_api_version;
-    let converted = request
-        .objects
-        .iter()
-        .enumerate()
-        .map(|(i, object)| {
-            convert_one(&conversions, object, desired).map_err(|e| {
-                let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                format!("object {i} ({name:?}): {e}")
-            })
-        })
-        .collect();
-    routes::json(
-        StatusCode::OK,
-        &answer(review.api_version, request.uid, converted),
-    )
+    let size = body.len();
+    let response = convert_review(body, &conversions);
+    if size >= RELEASE_AFTER {
+        release_free_memory();
+    }
+    response
 }
+
+/// An HTTP `code` answer with a `Failure` review carrying `message`.
+fn failure(code: u16, message: String) -> Response {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
+    routes::json(status, &answer(None, String::new(), Err(message)))
+}
+
+/// The answer to the review in `body`; see [`serve`].
+fn convert_review(body: Bytes, conversions: &[Arc<dyn KindConversion>]) -> Response {
+    let mut reader = ReviewReader {
+        conversions,
+        api_version: None,
+        uid: None,
+        // The converted objects take about as many bytes as the ones sent.
+        out: Vec::with_capacity(body.len() + body.len() / 8 + 1024),
+        failure: None,
+    };
+    let mut deserializer = serde_json::Deserializer::from_slice(&body);
+    let read = reader
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+    drop(body);
+    if let Err(e) = read {
+        return failure(
+            400,
+            format!("the request body is not a ConversionReview: {e}"),
+        );
+    }
+    let Some(uid) = reader.uid else {
+        return failure(400, "the ConversionReview has no request".to_string());
+    };
+    if let Some(message) = reader.failure {
+        drop(reader.out);
+        return routes::json(
+            StatusCode::OK,
+            &answer(reader.api_version, uid, Err(message)),
+        );
+    }
+    // The answer around the converted objects, in the shape of `ConversionAnswer`.
+    let mut head = br#"{"apiVersion":"#.to_vec();
+    let version = reader.api_version.as_deref();
+    write_json(&mut head, version.unwrap_or("apiextensions.k8s.io/v1"));
+    head.extend_from_slice(br#","kind":"ConversionReview","response":{"uid":"#);
+    write_json(&mut head, &uid);
+    head.extend_from_slice(br#","convertedObjects":["#);
+    let mut out = reader.out;
+    // In place: the objects move up within the buffer, which has room for the head.
+    out.splice(0..0, head);
+    out.extend_from_slice(br#"],"result":{"status":"Success"}}}"#);
+    routes::answer(StatusCode::OK, "application/json", out)
+}
+
+/// Appends `value` as JSON. Strings and JSON values always serialize.
+fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    serde_json::to_writer(out, value).expect("a string or a JSON value serializes");
+}
+
+/// Returns the allocator's free memory to the system. glibc's malloc (the manager's image,
+/// `distroless/cc`, uses it) keeps what a large review freed in its arenas, one per worker
+/// thread, so the resident memory would stay at the sum of the largest reviews each thread
+/// handled; `malloc_trim` gives back the free pages of every arena. Elsewhere a no-op.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_free_memory() {
+    unsafe extern "C" {
+        // glibc's `int malloc_trim(size_t pad)`: thread-safe, no precondition.
+        safe fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    malloc_trim(0);
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_free_memory() {}
 
 fn convert_one(
     conversions: &[Arc<dyn KindConversion>],
-    object: &Value,
+    object: Value,
     desired: &str,
 ) -> Result<Value, String> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();

@@ -14,8 +14,12 @@
 //! tests in `tests.rs`, sent over TLS as the API server sends it):
 //!
 //! - request bodies up to [`ADMISSION_BODY_LIMIT`] (7 MiB, controller-runtime's limit; an
-//!   UPDATE carries the object twice) and [`CONVERSION_BODY_LIMIT`] (a ConversionReview of
-//!   a whole list); a larger one is answered with a 413 that says the limit;
+//!   UPDATE carries the object twice) and [`CONVERSION_BODY_LIMIT`] (16 MiB, a
+//!   ConversionReview of a whole list); a larger one is answered with a 413 that says the
+//!   limit;
+//! - ConversionReviews are converted one object at a time, and those handled at once hold at
+//!   most [`CONVERSION_BYTES_IN_FLIGHT`] of bodies (others wait), so the memory they take is
+//!   bounded (docs/benchmarks.md);
 //! - a review whose `kind` or `resource` is not the webhook's kind is denied with a message
 //!   naming both, and never patched (a misconfigured rule must not rewrite Pods);
 //! - a defaulting patch holds only what `default` changed, applied to the object exactly as
@@ -104,10 +108,19 @@ pub mod prelude {
 /// carries the object and the old object.
 pub const ADMISSION_BODY_LIMIT: usize = 7 * 1024 * 1024;
 
-/// Largest ConversionReview body read by default: 64 MiB. The API server converts a list in
-/// one review, so the body grows with the number of objects listed; change it with
-/// [`Webhooks::conversion_body_limit`].
-pub const CONVERSION_BODY_LIMIT: usize = 64 * 1024 * 1024;
+/// Largest ConversionReview body read by default: 16 MiB. The API server converts the
+/// objects of a list in one review, so the body grows with the number of objects listed. A
+/// review takes a few times its body's length in memory while it is converted
+/// (docs/benchmarks.md), and the default keeps one review of this size within the memory
+/// limit of the scaffolded manager (`config/manager/manager.yaml`); a project whose lists are
+/// larger raises both, this one with [`Webhooks::conversion_body_limit`].
+pub const CONVERSION_BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+/// Bytes of ConversionReview bodies handled at once by default: 8 MiB. A review holds
+/// a few times its body's length while it is converted (the decoded objects, the answer), so
+/// this bounds the memory that reviews arriving together take; change it with
+/// [`Webhooks::conversion_bytes_in_flight`].
+pub const CONVERSION_BYTES_IN_FLIGHT: usize = 8 * 1024 * 1024;
 
 /// Warnings returned to the client with an admission answer (kubectl prints them).
 pub type Warnings = Vec<String>;
@@ -205,6 +218,9 @@ pub struct Webhooks {
     paths: BTreeSet<String>,
     conversions: Vec<Arc<dyn conversion::KindConversion>>,
     conversion_body_limit: usize,
+    conversion_in_flight: usize,
+    /// `conversion_in_flight` permits, shared by the routes built.
+    conversion_permits: Arc<tokio::sync::Semaphore>,
     problems: Vec<String>,
 }
 
@@ -222,6 +238,8 @@ impl Webhooks {
             paths: BTreeSet::new(),
             conversions: Vec::new(),
             conversion_body_limit: CONVERSION_BODY_LIMIT,
+            conversion_in_flight: CONVERSION_BYTES_IN_FLIGHT,
+            conversion_permits: conversion::permits(CONVERSION_BYTES_IN_FLIGHT),
             problems: Vec::new(),
         }
     }
@@ -283,6 +301,21 @@ impl Webhooks {
         self
     }
 
+    /// Sets the bytes of ConversionReview bodies handled at once (default
+    /// [`CONVERSION_BYTES_IN_FLIGHT`]): a review waits until its body fits beside the ones
+    /// being converted; one larger than `bytes` waits for all of them and runs alone.
+    pub fn conversion_bytes_in_flight(mut self, bytes: usize) -> Self {
+        self.conversion_in_flight = bytes;
+        self.conversion_permits = conversion::permits(bytes);
+        self
+    }
+
+    /// The permits of the bytes in flight, for tests that hold some.
+    #[cfg(test)]
+    pub(super) fn conversion_permits(&self) -> Arc<tokio::sync::Semaphore> {
+        self.conversion_permits.clone()
+    }
+
     /// The routes. Errors: a path registered twice or not starting with `/`, two
     /// conversions of one kind, a spoke of another kind than its hub.
     pub fn routes(self) -> anyhow::Result<Routes> {
@@ -292,9 +325,15 @@ impl Webhooks {
         let mut routes = self.routes;
         if !self.conversions.is_empty() {
             let conversions = Arc::new(self.conversions);
-            let limit = self.conversion_body_limit;
+            let limits = Arc::new(conversion::Limits {
+                body: self.conversion_body_limit,
+                in_flight: self
+                    .conversion_in_flight
+                    .clamp(1, conversion::MAX_IN_FLIGHT),
+                permits: self.conversion_permits,
+            });
             routes = routes.post(CONVERSION_PATH, move |request| {
-                conversion::serve(request, conversions.clone(), limit)
+                conversion::serve(request, conversions.clone(), limits.clone())
             });
         }
         Ok(routes)
