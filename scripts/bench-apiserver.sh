@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The aggregated API server's benchmark of issue 15 item 5 (runtime/benches/apiserver.rs):
+# The aggregated API server's benchmark (runtime/benches/apiserver.rs):
 # create, get, list and watch throughput and p50/p99 latency over TLS on loopback, 10k
 # objects, 100 concurrent watchers, memory and recovery after a restart, on redb and, when
 # `etcd` and `protoc` are installed (.ci/run installs etcd-server and protobuf-compiler), on

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The build benchmark of issue 12 item 6: the quick start's AIJob project beside kube-rs's
+# The build benchmark: the quick start's AIJob project beside kube-rs's
 # reference operator, controller-rs, measured in the same run, one after the other.
 #
 #   scripts/bench-build.sh CONTROLLER_RS [OUT]

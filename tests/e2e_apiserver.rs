@@ -101,7 +101,7 @@ pub struct DatabaseStatus {
 }
 "#;
 
-const SEED_SAMPLE: &str = "apiVersion: db.example.com/v1\nkind: Database\nmetadata:\n  name: database-sample\nspec:\n  engine: mysql\n  version: \"8.0\"\n  replicas: 3\n";
+const DATABASE_SAMPLE: &str = "apiVersion: db.example.com/v1\nkind: Database\nmetadata:\n  name: database-sample\nspec:\n  engine: mysql\n  version: \"8.0\"\n  replicas: 3\n";
 
 /// The served binary, killed when dropped.
 struct Served(Child);
@@ -179,7 +179,7 @@ fn serve(bin: &Path, port: u16, store: &Path, k: &Kubectl) -> Served {
 }
 
 #[test]
-fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
+fn the_generated_api_server_serves_the_database_example_to_kubectl() {
     if common::e2e_opted_out() {
         return;
     }
@@ -246,7 +246,11 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
         DATABASE_TYPES,
     )
     .unwrap();
-    std::fs::write(dir.join("config/samples/db_v1_database.yaml"), SEED_SAMPLE).unwrap();
+    std::fs::write(
+        dir.join("config/samples/db_v1_database.yaml"),
+        DATABASE_SAMPLE,
+    )
+    .unwrap();
     cargo(
         &["build", "--bin", "apiserver"],
         "cargo build --bin apiserver",
@@ -300,7 +304,7 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
     let bad = tmp.path().join("bad.yaml");
     std::fs::write(
         &bad,
-        SEED_SAMPLE
+        DATABASE_SAMPLE
             .replace("database-sample", "bad")
             .replace("replicas: 3", "replicas: 11")
             .replace("engine: mysql", "engine: oracle"),
@@ -315,7 +319,11 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
 
     // apply changes the spec: generation 2.
     let applied = tmp.path().join("applied.yaml");
-    std::fs::write(&applied, SEED_SAMPLE.replace("replicas: 3", "replicas: 5")).unwrap();
+    std::fs::write(
+        &applied,
+        DATABASE_SAMPLE.replace("replicas: 3", "replicas: 5"),
+    )
+    .unwrap();
     assert_eq!(
         k.ok(&["apply", "-f", applied.to_str().unwrap()]).trim(),
         "database.db.example.com/database-sample configured"

@@ -1,4 +1,4 @@
-//! The size of what a user owns after the quick start (issue 12, "done when"): in the AIJob
+//! The size of what a user owns after the quick start: in the AIJob
 //! project (`init`, `create api`, `create webhook --defaulting --programmatic-validation`),
 //! the user-owned Rust outside test modules is at most 280 lines (`src/main.rs` at most 55: the
 //! webhook server is the runtime's), and a second kind adds at most 150. The machinery is the

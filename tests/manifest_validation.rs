@@ -1,11 +1,11 @@
-//! Generated manifests are valid and secure by default (issue 7, item 4), for every scaffold
+//! Generated manifests are valid and secure by default, for every scaffold
 //! combination: `init` alone, `init` + `create api`, + `create webhook`, a cluster-scoped kind,
 //! a controller for the built-in Pod (with a Pod webhook), and `init --namespaced`. After
 //! `rsbuilder manifests`, every kustomization under `config/` renders with
 //! `kubectl kustomize`; the renders validate against the Kubernetes 1.37 OpenAPI schema
 //! (`kubernetes-validate --strict`); a checkov scan of each `config/default` render fails no
-//! check except the ones justified in docs/security.md; and the security properties the issue
-//! lists are asserted on the rendered objects themselves.
+//! check except the ones justified in docs/security.md; and the security properties that
+//! docs/security.md lists are asserted on the rendered objects themselves.
 //!
 //! Each external tool is optional: a test whose tool is missing prints why and passes
 //! (`.ci/run` installs kubernetes-validate and checkov; kubectl comes with the image).
@@ -48,7 +48,7 @@ type Variant = (
     &'static [&'static [&'static str]],
 );
 
-/// Every scaffold combination the issue names.
+/// Every scaffold combination whose manifests must be valid and secure.
 const VARIANTS: &[Variant] = &[
     ("init", &[], &[]),
     (
@@ -730,7 +730,7 @@ fn the_manager_runs_locked_down() {
     }
 }
 
-/// The aggregated API server is registered as issue 16 item 5 asks: an APIService whose
+/// The aggregated API server is registered safely: an APIService whose
 /// caBundle cert-manager injects from the server's own Certificate (never
 /// insecureSkipTLSVerify), pointing at the rendered Service, and the delegated-auth bindings
 /// k8s.io/apiserver's delegated authentication and authorization need.

@@ -1,5 +1,5 @@
 //! The engine's write guarantees through the built binary, under the conditions that broke
-//! them before (issue 11): commands running at the same time in one project (the project
+//! them before: commands running at the same time in one project (the project
 //! lock), commands killed at every write step (the journal; `alpha update` included), and a
 //! symbolic link swapped in while a command writes (the handle rooted at the project).
 //! docs/safety.md describes each.

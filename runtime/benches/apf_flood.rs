@@ -1,4 +1,4 @@
-//! The quiet user's latency while another user floods the server (issue 27 item 5): API
+//! The quiet user's latency while another user floods the server: API
 //! priority and fairness against the max-in-flight pools, on plain HTTP over loopback.
 //!
 //!   cargo bench -p rsbuilder-runtime --features apiserver --bench apf_flood

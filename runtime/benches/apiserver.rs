@@ -1,5 +1,5 @@
-//! The aggregated API server under load on loopback (issue 15 item 5; figures in
-//! docs/benchmarks.md, run through `scripts/bench-apiserver.sh`).
+//! The aggregated API server under load on loopback (figures in docs/benchmarks.md, run
+//! through `scripts/bench-apiserver.sh`).
 //!
 //! The server runs in this process exactly as a project's `src/bin/apiserver.rs` runs it
 //! (`ApiServer::serve` over TLS with a self-signed certificate, the Database example's kind with

@@ -16,6 +16,8 @@
 //!   and webhook tests, or envtest's binaries, or a real cluster (docs/testing.md).
 //! - [`webhook`]: the admission (defaulting, validating) and conversion webhook server, and
 //!   the traits a kind's webhooks implement.
+//! - `apiserver` (feature `apiserver`): an aggregated Kubernetes API server for kinds defined
+//!   as Rust types (docs/apiserver.md).
 
 #[cfg(feature = "apiserver")]
 pub mod apiserver;

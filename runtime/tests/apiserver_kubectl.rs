@@ -813,7 +813,7 @@ fn python_client_present() -> bool {
 }
 
 #[test]
-fn the_python_client_runs_the_seeds_custom_objects_scenario() {
+fn the_python_client_runs_the_database_examples_custom_objects_scenario() {
     if !python_client_present() {
         common::missing("the Python kubernetes package is not installed (pip install kubernetes)");
         return;

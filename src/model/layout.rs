@@ -1,8 +1,14 @@
-//! The project layout: where every file rsbuilder generates lives, and what to do when it is
-//! already there. Commands never build a project path themselves: they ask this module, for
-//! the project's shared files (`src/lib.rs`, `config/crd/kustomization.yaml`, ...) and, through
-//! [`KindLayout`], for the files of one kind (types, controller, webhook, sample, CRD base,
-//! roles) and the lines that list them in module and kustomize files.
+//! The project layout: where the files rsbuilder generates live, and what to do when one is
+//! already there. Commands ask this module for the project's shared files (`src/lib.rs`,
+//! `config/crd/kustomization.yaml`, ...). Through [`KindLayout`] they ask it for the files of
+//! one kind (types, controller, webhook, sample, CRD base, roles) and for the lines that list
+//! them in module and kustomize files.
+//!
+//! Not every path is here. `init` lists the files it writes beside their templates in
+//! `scaffold/init.rs` and asks this module only for their "if it exists" action
+//! ([`init_file`]). A few scaffolds keep their own paths too: the runtime's directory
+//! (`scaffold/runtime.rs`), the lock files (`scaffold/lockfile.rs`), the Grafana plugin's
+//! files (`scaffold/grafana.rs`) and `alpha update`'s records (`scaffold/alpha.rs`).
 //!
 //! Modelled on Kubebuilder's `pkg/machinery`, where every scaffolded file is a value that
 //! carries its path and its "if the file exists" action; here that value is [`FileSpec`] and

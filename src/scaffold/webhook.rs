@@ -609,8 +609,7 @@ fn spec_facts(
 fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
     // The webhook server is the runtime's (rsbuilder-runtime/, which `init` writes). A
     // project from an earlier rsbuilder, with no runtime, would get webhooks that do not
-    // build: refuse it, writing nothing, until `alpha update` can bring the runtime in
-    // (issue #12).
+    // build: refuse it, writing nothing, until `alpha update` can bring the runtime in.
     let runtime_manifest = format!("{}/Cargo.toml", crate::scaffold::runtime::DIR);
     if !plan.exists(&runtime_manifest)? {
         bail!(

@@ -12,10 +12,10 @@ use fastrand::Rng;
 
 use super::model::*;
 
-/// Optional parts of the grammar, all on by default since the work each exercises landed
-/// (the evaluator of issue 13 item 1, `cfg` of item 3). `RSBUILDER_DIFFTEST_FEATURES` names
-/// the ones to add to a narrowed set: a comma-separated list of the names below, or `all`;
-/// `RSBUILDER_DIFFTEST_FEATURES=none` turns them all off.
+/// Optional parts of the grammar. Each is on by default since rsbuilder handles what it
+/// exercises (the evaluator of default expressions, `cfg` attributes, and so on).
+/// `RSBUILDER_DIFFTEST_FEATURES` names the ones to add to a narrowed set: a comma-separated
+/// list of the names below, or `all`. `RSBUILDER_DIFFTEST_FEATURES=none` turns them all off.
 #[derive(Clone, Debug)]
 pub struct Features {
     /// `struct-update`: `Type { a: 1, ..Default::default() }` / `..Self::default()` over a

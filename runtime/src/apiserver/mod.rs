@@ -7,14 +7,17 @@
 //! - [`auth`]: delegated authentication and authorization (front proxy, client
 //!   certificates, TokenReview, SubjectAccessReview);
 //! - [`limits`]: requests in flight per pool and per user (429 past them);
+//! - [`flowcontrol`]: API priority and fairness, FlowSchemas and priority levels;
 //! - [`metrics`]: `/metrics` in kube-apiserver's names (`apiserver_request_total`, ...);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
 //! - [`registry`]: the metadata rules between the HTTP layer and the store (writes in
 //!   `registry.rs`, the read-modify-write retried on conflict written once; list and watch in
-//!   `registry/list.rs`; the scale subresource in `registry/scale.rs`), stamping times from a
-//!   [`clock::Clock`];
+//!   `registry/list.rs`; the scale subresource in `registry/scale.rs`; metadata validation in
+//!   `registry/meta.rs`), stamping times from a [`clock::Clock`];
+//! - [`objectmeta`]: a custom resource's `metadata` decoded as `metav1.ObjectMeta`;
 //! - [`fieldmanager`]: field sets and their `FieldsV1` encoding, the base of server-side apply;
+//! - [`strategic`]: strategic merge patch for built-in kinds;
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`, and
 //!   its schema's pruning and validation, with [`defaulting`] (`default`), [`formats`]
 //!   (`format`) and [`listtype`] (`x-kubernetes-list-type` set and map uniqueness);

@@ -18,14 +18,14 @@ G, V, NS, P = "example.com", "v1", "default", "databases"
 body = {
     "apiVersion": "example.com/v1",
     "kind": "Database",
-    "metadata": {"name": "py", "labels": {"app": "seed"}},
+    "metadata": {"name": "py", "labels": {"app": "database"}},
     "spec": {"engine": "mysql", "version": "8.0", "replicas": 2},
 }
 created = api.create_namespaced_custom_object(G, V, NS, P, body)
 assert created["metadata"]["generation"] == 1, created
 assert created["metadata"]["uid"], created
 
-listed = api.list_namespaced_custom_object(G, V, NS, P, label_selector="app=seed")
+listed = api.list_namespaced_custom_object(G, V, NS, P, label_selector="app=database")
 assert [i["metadata"]["name"] for i in listed["items"]] == ["py"], listed
 assert listed["kind"] == "DatabaseList", listed
 
@@ -37,7 +37,7 @@ assert patched["spec"]["replicas"] == 3 and patched["metadata"]["generation"] ==
 
 status = api.patch_namespaced_custom_object_status(
     G, V, NS, P, "py",
-    {"status": {"phase": "Running", "nodes": ["node-1"], "replicas": 2, "selector": "app=seed"}})
+    {"status": {"phase": "Running", "nodes": ["node-1"], "replicas": 2, "selector": "app=database"}})
 assert status["status"]["phase"] == "Running", status
 
 scale = api.get_namespaced_custom_object_scale(G, V, NS, P, "py")
@@ -45,7 +45,7 @@ assert (scale["kind"], scale["apiVersion"]) == ("Scale", "autoscaling/v1"), scal
 assert scale["metadata"]["name"] == "py" and scale["metadata"]["uid"] == created["metadata"]["uid"], scale
 assert scale["metadata"]["resourceVersion"] == status["metadata"]["resourceVersion"], scale
 assert scale["spec"] == {"replicas": 3}, scale
-assert scale["status"] == {"replicas": 2, "selector": "app=seed"}, scale
+assert scale["status"] == {"replicas": 2, "selector": "app=database"}, scale
 
 scaled = api.patch_namespaced_custom_object_scale(G, V, NS, P, "py", {"spec": {"replicas": 5}})
 assert scaled["spec"]["replicas"] == 5 and scaled["status"]["replicas"] == 2, scaled

@@ -5,14 +5,21 @@
 //! The pipeline, one module per idea:
 //! - [`resolve`]: the module tree of the sources and rustc-like path resolution
 //!   (`use` items, `crate::`/`self::`/`super::`, re-exports, type aliases).
-//! - `attrs`: the `#[kube]`, `#[x_kube]`, `#[serde]` and `#[schemars]` attributes, parsed the
-//!   way kube-derive, serde and schemars_derive parse them.
+//! - `kube_attrs`: `#[kube(...)]` on a `#[derive(CustomResource)]` type, as kube-derive
+//!   parses it.
+//! - `attrs`: the `#[schemars]`, `#[validate]` and `#[garde]` attributes, parsed the way
+//!   schemars_derive parses them.
+//! - `statics`: regexes held in lazily built statics, as validation attributes name them.
 //! - `known`: std, serde_json and k8s-openapi types, whose schemas are asked from schemars
 //!   itself.
-//! - `schema`: what `#[derive(JsonSchema)]` (and kube-derive's `KubeSchema`) would emit for the
+//! - `derive`: what `#[derive(JsonSchema)]` (and kube-derive's `KubeSchema`) would emit for the
 //!   user's own types.
-//! - `defaults`: static evaluation of `#[serde(default)]` values.
+//! - `eval`: static evaluation of the Rust expressions that defaults and attribute values are
+//!   written with.
+//! - `defaults`: `#[serde(default)]` values, evaluated and serialized.
 //! - `assemble`: the transforms `crd()` runs and the typed CRD object, multi-version merging.
+//! - `apiserver_rules`: the API server's validation of the derived CRD, for the rules a Rust
+//!   type can break.
 //! - [`storage`]: which version of a kind is stored when the crate merges versions at run
 //!   time (`merge_crds(…, "v1")`, `[package.metadata.rsbuilder]`, a flag).
 //!

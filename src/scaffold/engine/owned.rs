@@ -1,5 +1,5 @@
 //! The record of what rsbuilder wrote into each tool-owned file, kept in the project so that
-//! `alpha update` (issue #12) has a three-way merge base and can tell an untouched file from
+//! `alpha update` has a three-way merge base and can tell an untouched file from
 //! one the user changed:
 //!
 //! - [`MANIFEST`] (`.rsbuilder/tool-owned.sha256`): one line per tool-owned file,
