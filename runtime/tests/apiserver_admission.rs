@@ -6,10 +6,11 @@
 use axum::body::Body;
 use http::Request;
 use kube_derive::CustomResource;
-use rsbuilder_runtime::apiserver::admission::{Admission, Admitted, Invalid};
+use rsbuilder_runtime::apiserver::admission::{Admitted, Invalid};
 use rsbuilder_runtime::apiserver::kind::ApiKind;
 use rsbuilder_runtime::apiserver::server::{ApiServer, Config};
 use rsbuilder_runtime::apiserver::storage::RedbStore;
+use rsbuilder_runtime::webhook::{Defaulter, Validator};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -48,7 +49,7 @@ pub struct DatabaseStatus {
 /// immutable engine, and no deleting a Database labelled `protected=true`.
 struct DatabaseAdmission;
 
-impl Admission<Database> for DatabaseAdmission {
+impl Defaulter<Database, Invalid> for DatabaseAdmission {
     async fn default(&self, db: &mut Database) -> Admitted {
         if db.spec.version.is_none() {
             let version = if db.spec.engine == "mysql" {
@@ -60,7 +61,9 @@ impl Admission<Database> for DatabaseAdmission {
         }
         Ok(())
     }
+}
 
+impl Validator<Database, Admitted> for DatabaseAdmission {
     async fn validate_create(&self, db: &Database) -> Admitted {
         if db.spec.engine == "mysql" && db.spec.replicas > 3 {
             return Err(Invalid::field(

@@ -9,6 +9,10 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use serde_json::Value;
 
+use super::admission::{Admitted, Hook, Invalid};
+use super::status::Subject;
+use crate::webhook::{Defaulter, Validator};
+
 /// One served kind at one version.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiKind {
@@ -49,8 +53,9 @@ pub struct ApiKind {
     /// the kind accept strategic merge patches, as kube-apiserver does for built-in kinds only.
     pub merge_facts: Option<Value>,
     /// Defaulting and validation in Rust ([`super::admission`]), set with
-    /// [`ApiKind::admission`]; `None`: only the schema and metadata rules.
-    pub admission: Option<super::admission::Hook>,
+    /// [`ApiKind::admission`], [`ApiKind::defaulting`] or [`ApiKind::validating`]; `None`: only
+    /// the schema and metadata rules.
+    pub admission: Option<Hook>,
 }
 
 impl ApiKind {
@@ -146,14 +151,36 @@ impl ApiKind {
             .unwrap_or(Value::Null)
     }
 
-    /// The kind with `admission` run on every create, update, patch and delete
-    /// ([`super::admission`]); `K` is the kind's Rust type.
+    /// The kind with `admission`'s defaulting and validation run on every create, update,
+    /// patch and delete ([`super::admission`]); `K` is the kind's Rust type.
     pub fn admission<K, A>(mut self, admission: A) -> Self
     where
         K: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
-        A: super::admission::Admission<K>,
+        A: Defaulter<K, Invalid> + Validator<K, Admitted>,
     {
-        self.admission = Some(super::admission::Hook::new::<K, A>(admission));
+        self.admission = Some(Hook::new::<K, A>(admission));
+        self
+    }
+
+    /// The kind with `defaulter` run on every create, update and patch, and no validation in
+    /// Rust ([`super::admission`]).
+    pub fn defaulting<K, D>(mut self, defaulter: D) -> Self
+    where
+        K: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+        D: Defaulter<K, Invalid>,
+    {
+        self.admission = Some(Hook::defaulting::<K, D>(defaulter));
+        self
+    }
+
+    /// The kind with `validator` run on every create, update, patch and delete, and no
+    /// defaulting in Rust ([`super::admission`]).
+    pub fn validating<K, V>(mut self, validator: V) -> Self
+    where
+        K: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+        V: Validator<K, Admitted>,
+    {
+        self.admission = Some(Hook::validating::<K, V>(validator));
         self
     }
 
@@ -166,15 +193,22 @@ impl ApiKind {
             format!("{}/{}", self.group, self.version)
         }
     }
+}
 
-    /// `plural.group`, the name errors use for the resource (`databases.example.com`; the
-    /// plural alone in the core group: `pods`), as `schema.GroupResource` prints it.
-    pub fn qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.plural.clone()
-        } else {
-            format!("{}.{}", self.plural, self.group)
-        }
+/// A kind's errors name its group, its plural as the resource, and its kind; its
+/// [`Subject::qualified`] name is `plural.group` (`databases.example.com`; the plural alone in
+/// the core group: `pods`), as `schema.GroupResource` prints it.
+impl Subject for ApiKind {
+    fn group(&self) -> &str {
+        &self.group
+    }
+
+    fn resource(&self) -> &str {
+        &self.plural
+    }
+
+    fn kind(&self) -> &str {
+        &self.kind
     }
 }
 

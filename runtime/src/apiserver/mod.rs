@@ -20,6 +20,8 @@
 //!   (`format`) and [`listtype`] (`x-kubernetes-list-type` set and map uniqueness);
 //! - [`cel`]: the schema's `x-kubernetes-validations` rules, compiled once and evaluated;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
+//! - [`request`]: what a request asks to do (verb, resource, name), from its path and query;
+//! - [`quote`]: strings printed as Go prints them in messages (`%q`, `unicode.IsPrint`);
 //! - [`server`]: the HTTP endpoints, shaped as k8s.io/apiserver's `endpoints/handlers`:
 //!   `server/mod.rs` (config, server, router, guard, dispatch), `routes` (the path parser),
 //!   `options` (every request option parsed and validated per verb), `decode` and `encode`
@@ -45,7 +47,9 @@ pub mod metrics;
 pub mod names;
 pub mod objectmeta;
 pub mod openapi;
+pub mod quote;
 pub mod registry;
+pub mod request;
 pub mod selector;
 pub mod server;
 pub mod status;

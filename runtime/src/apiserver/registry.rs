@@ -45,7 +45,6 @@ mod meta;
 mod scale;
 
 pub use list::{Event, ListOptions, WatchStream};
-pub(crate) use meta::go_quote;
 pub use scale::scale_of;
 
 /// Which part of the object a write addresses.
@@ -307,6 +306,34 @@ fn apply_error(kind: &ApiKind, namespace: Option<&str>, name: &str, e: ApplyErro
 /// writes when nothing cuts it short before: the server's default request timeout (60 s),
 /// which bounds the retries of a request served over HTTP first.
 pub const RETRY_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How one try of a read-modify-write ended: written (the answer), or in a conflict with a
+/// concurrent write that the write may retry.
+enum Attempt<T> {
+    Done(T),
+    Conflict(ApiError),
+}
+
+/// Runs `attempt` until it ends in something else than [`Attempt::Conflict`], as
+/// k8s.io/apiserver's `GuaranteedUpdate` retries a write that named no resourceVersion: with
+/// no count, bounded by the request's deadline (the server's timeout drops the request between
+/// two tries) and without one by [`RETRY_BUDGET`], after which the conflict is the answer.
+/// Errors: `attempt`'s, which end the retries; the last conflict past the budget.
+async fn retry_on_conflict<T, F, Fut>(mut attempt: F) -> Result<T, ApiError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Attempt<T>, ApiError>>,
+{
+    let started = std::time::Instant::now();
+    loop {
+        match attempt().await? {
+            Attempt::Done(answer) => return Ok(answer),
+            Attempt::Conflict(e) if started.elapsed() > RETRY_BUDGET => return Err(e),
+            // Lets the other writers (and the request's timeout) run before the next try.
+            Attempt::Conflict(_) => tokio::task::yield_now().await,
+        }
+    }
+}
 
 /// The most operations a JSON patch may hold, as k8s.io/apiserver's `maxJSONPatchOperations`.
 pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
@@ -743,7 +770,7 @@ impl<S: Storage> Registry<S> {
             if !added.is_empty() {
                 added.sort();
                 added.dedup();
-                let list: Vec<String> = added.iter().map(|f| meta::go_quote(f)).collect();
+                let list: Vec<String> = added.iter().map(|f| super::quote::go_quote(f)).collect();
                 return Err(ApiError::invalid(
                     kind,
                     &name,
@@ -945,7 +972,7 @@ impl<S: Storage> Registry<S> {
             (PatchType::Strategic, Some(facts)) => Some(facts),
             (PatchType::Strategic, None) => {
                 return Err(ApiError::unsupported_media_type(
-                    super::server::decode::NO_STRATEGIC_MERGE_PATCH,
+                    super::strategic::NO_STRATEGIC_MERGE_PATCH,
                 ));
             }
             _ => None,
@@ -1021,11 +1048,11 @@ impl<S: Storage> Registry<S> {
         change: impl Fn(&Value, u64) -> Result<(Value, bool), ApiError>,
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
-        let started = std::time::Instant::now();
-        loop {
+        let (key, change) = (&key, &change);
+        retry_on_conflict(|| async move {
             let current = self
                 .store
-                .get(&key)
+                .get(key)
                 .await
                 .map_err(|e| storage_error(kind, name, e))?
                 .ok_or_else(|| ApiError::not_found(kind, name))?;
@@ -1042,17 +1069,12 @@ impl<S: Storage> Registry<S> {
                 meta_mut(&mut new).insert("managedFields".into(), entries);
             }
             self.track(kind, part, &current.value, &mut new, track);
-            match self.commit(kind, part, &key, &current, new, w).await {
-                Err(e) if e.reason == "Conflict" && !preconditioned => {
-                    if started.elapsed() > RETRY_BUDGET {
-                        return Err(e);
-                    }
-                    // Lets the other writers (and the request's timeout) run before the next try.
-                    tokio::task::yield_now().await;
-                }
-                done => return done,
+            match self.commit(kind, part, key, &current, new, w).await {
+                Err(e) if e.reason == "Conflict" && !preconditioned => Ok(Attempt::Conflict(e)),
+                done => done.map(Attempt::Done),
             }
-        }
+        })
+        .await
     }
 
     /// Server-side apply of `body` (the applied configuration, JSON) by `manager` to object
@@ -1255,10 +1277,11 @@ impl<S: Storage> Registry<S> {
         w: Write,
     ) -> Result<Value, ApiError> {
         let key = Self::key(kind, namespace, name);
-        for _ in 0..8 {
+        let key = &key;
+        retry_on_conflict(|| async move {
             let current = self
                 .store
-                .get(&key)
+                .get(key)
                 .await
                 .map_err(|e| storage_error(kind, name, e))?
                 .ok_or_else(|| ApiError::not_found(kind, name))?;
@@ -1298,7 +1321,7 @@ impl<S: Storage> Registry<S> {
             if !after.is_empty() {
                 let deleting = meta(&current.value).contains_key("deletionTimestamp");
                 if deleting && after == before {
-                    return Ok(read(kind, current.value, current.revision));
+                    return Ok(Attempt::Done(read(kind, current.value, current.revision)));
                 }
                 let mut marked = current.value.clone();
                 let generation = meta(&marked).get("generation").and_then(Value::as_i64);
@@ -1317,41 +1340,43 @@ impl<S: Storage> Registry<S> {
                     }
                 }
                 if w.dry_run {
-                    return Ok(served(marked, current.revision));
+                    return Ok(Attempt::Done(served(marked, current.revision)));
                 }
-                match self
+                return match self
                     .store
-                    .update(&key, marked.clone(), current.revision)
+                    .update(key, marked.clone(), current.revision)
                     .await
                 {
-                    Ok(revision) => return Ok(served(marked, revision)),
-                    Err(StoreError::Conflict { .. }) if want_rv.is_none() => continue,
-                    Err(e) => return Err(storage_error(kind, name, e)),
-                }
+                    Ok(revision) => Ok(Attempt::Done(served(marked, revision))),
+                    Err(e @ StoreError::Conflict { .. }) if want_rv.is_none() => {
+                        Ok(Attempt::Conflict(storage_error(kind, name, e)))
+                    }
+                    Err(e) => Err(storage_error(kind, name, e)),
+                };
             }
             let deleted = if w.dry_run {
                 Ok(())
             } else {
                 self.store
-                    .delete(&key, Some(current.revision))
+                    .delete(key, Some(current.revision))
                     .await
                     .map(drop)
             };
             match deleted {
-                Ok(()) => {
-                    return Ok(json!({
-                        "kind": "Status",
-                        "apiVersion": "v1",
-                        "metadata": {},
-                        "status": "Success",
-                        "details": {"name": name, "group": kind.group, "kind": kind.plural, "uid": uid},
-                    }));
+                Ok(()) => Ok(Attempt::Done(json!({
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": {"name": name, "group": kind.group, "kind": kind.plural, "uid": uid},
+                }))),
+                Err(e @ StoreError::Conflict { .. }) if want_rv.is_none() => {
+                    Ok(Attempt::Conflict(storage_error(kind, name, e)))
                 }
-                Err(StoreError::Conflict { .. }) if want_rv.is_none() => continue,
-                Err(e) => return Err(storage_error(kind, name, e)),
+                Err(e) => Err(storage_error(kind, name, e)),
             }
-        }
-        Err(ApiError::conflict(kind, name, ApiError::MODIFIED))
+        })
+        .await
     }
 
     /// Deletes (or marks deleting) every selected object. Out: a `<Kind>List` of them.

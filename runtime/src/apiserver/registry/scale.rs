@@ -101,7 +101,7 @@ impl<S: Storage> Registry<S> {
         };
         if patch_type == PatchType::Strategic && kind.merge_facts.is_none() {
             return Err(ApiError::unsupported_media_type(
-                crate::apiserver::server::decode::NO_STRATEGIC_MERGE_PATCH,
+                crate::apiserver::strategic::NO_STRATEGIC_MERGE_PATCH,
             ));
         }
         self.write_scale(kind, namespace, name, manager, w, |old| {
