@@ -119,9 +119,9 @@ struct Typed<K, D, V> {
 /// The side of a [`Hook`] not registered: admits and changes nothing.
 struct Nothing;
 
-impl<K> Defaulter<K, Invalid> for Nothing {
-    fn default(&self, _: &mut K) -> impl Future<Output = Admitted> + Send {
-        async { Ok(()) }
+impl<K: Send> Defaulter<K, Invalid> for Nothing {
+    async fn default(&self, _: &mut K) -> Admitted {
+        Ok(())
     }
 }
 

@@ -10,10 +10,10 @@
 //! - [`metrics`]: `/metrics` in kube-apiserver's names (`apiserver_request_total`, ...);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
-//! - [`registry`]: the metadata rules between the HTTP layer and the store (writes in
-//!   `registry.rs`, the read-modify-write retried on conflict written once; list and watch in
-//!   `registry/list.rs`; the scale subresource in `registry/scale.rs`), stamping times from a
-//!   [`clock::Clock`];
+//! - [`registry`]: the metadata rules between the HTTP layer and the store, a file per verb
+//!   (`registry/create.rs`, `update.rs`, `apply.rs`, `delete.rs`, `list.rs`, `scale.rs`) over
+//!   the rules they share in `registry.rs` (the update rules, the retry on conflict), stamping
+//!   times from a [`clock::Clock`];
 //! - [`fieldmanager`]: field sets and their `FieldsV1` encoding, the base of server-side apply;
 //! - [`kind`]: what is served for a kind, taken from its `CustomResourceExt::crd()`, and
 //!   its schema's pruning and validation, with [`defaulting`] (`default`), [`formats`]
