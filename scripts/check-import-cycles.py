@@ -12,7 +12,7 @@ common ancestor: `a::x::f` using `a::y::g` is an arrow from `a::x` to `a::y`. A 
 those arrows is an import cycle: the two halves cannot be read, tested or moved apart.
 
 Test code is left out: files named `tests.rs` or `*_tests.rs`, and everything from a
-top-level `#[cfg(test)]` to the end of a file. Comments are left out too.
+top-level `#[cfg(test)] mod name {` to the end of a file. Comments are left out too.
 
 Prints each cycle with one `file:line` per arrow and exits 1; prints nothing and exits 0
 when there is none.
@@ -34,7 +34,11 @@ def module_of(root, path):
 
 def strip(text):
     """The code of a file: comments blanked (lines kept), test code cut."""
-    m = re.search(r"^#\[cfg\(test\)\]\s*\n(?:#\[[^\n]*\]\s*\n)*mod ", text, re.M)
+    # Only an inline test module (`mod tests {`) runs to the end of the file; a
+    # `#[cfg(test)] mod tests;` line names another file and the code after it still counts.
+    m = re.search(
+        r"^#\[cfg\(test\)\]\s*\n(?:#\[[^\n]*\]\s*\n)*mod\s+" + IDENT + r"\s*\{", text, re.M
+    )
     if m:
         text = text[: m.start()]
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)

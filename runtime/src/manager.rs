@@ -112,6 +112,13 @@ pub struct Args {
     pub webhook_cert_dir: PathBuf,
 }
 
+/// `--webhook-cert-dir`, for [`crate::webhook::certificates`].
+impl crate::webhook::CertDir for Args {
+    fn webhook_cert_dir(&self) -> &std::path::Path {
+        &self.webhook_cert_dir
+    }
+}
+
 impl Args {
     /// Parses the process's arguments with the project's `options` (the Lease's default name,
     /// the version, and for a namespaced project `--namespace` read from `POD_NAMESPACE`).

@@ -6,10 +6,11 @@
 use axum::body::Body;
 use http::Request;
 use kube_derive::CustomResource;
-use rsbuilder_runtime::apiserver::admission::{Admission, Admitted, Invalid};
+use rsbuilder_runtime::apiserver::admission::{Admitted, Invalid};
 use rsbuilder_runtime::apiserver::kind::ApiKind;
 use rsbuilder_runtime::apiserver::server::{ApiServer, Config};
 use rsbuilder_runtime::apiserver::storage::RedbStore;
+use rsbuilder_runtime::webhook::{Defaulter, Validator};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -48,7 +49,7 @@ pub struct DatabaseStatus {
 /// immutable engine, and no deleting a Database labelled `protected=true`.
 struct DatabaseAdmission;
 
-impl Admission<Database> for DatabaseAdmission {
+impl Defaulter<Database, Invalid> for DatabaseAdmission {
     async fn default(&self, db: &mut Database) -> Admitted {
         if db.spec.version.is_none() {
             let version = if db.spec.engine == "mysql" {
@@ -60,7 +61,9 @@ impl Admission<Database> for DatabaseAdmission {
         }
         Ok(())
     }
+}
 
+impl Validator<Database, Admitted> for DatabaseAdmission {
     async fn validate_create(&self, db: &Database) -> Admitted {
         if db.spec.engine == "mysql" && db.spec.replicas > 3 {
             return Err(Invalid::field(
@@ -111,11 +114,16 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_of(
+        ApiKind::of::<Database>()
+            .unwrap()
+            .admission(DatabaseAdmission),
+    )
+}
+
+fn fixture_of(kind: ApiKind) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = RedbStore::open(&dir.path().join("db")).unwrap();
-    let kind = ApiKind::of::<Database>()
-        .unwrap()
-        .admission(DatabaseAdmission);
     let server = ApiServer::new(Config::new(vec![kind]), store, CancellationToken::new());
     Fixture {
         _dir: dir,
@@ -293,4 +301,51 @@ async fn a_rejected_delete_is_a_4xx_and_the_object_stays() {
     assert_eq!((code, status["status"].as_str()), (200, Some("Success")));
     let (code, _) = call(&f, "GET", &url, JSON, Value::Null).await;
     assert_eq!(code, 404);
+}
+
+/// The validation of [`DatabaseAdmission`] alone: a kind registered with `validating` runs
+/// no defaulting.
+struct OnlyValidation;
+
+impl Validator<Database, Admitted> for OnlyValidation {
+    async fn validate_create(&self, db: &Database) -> Admitted {
+        DatabaseAdmission.validate_create(db).await
+    }
+}
+
+/// The defaulting of [`DatabaseAdmission`] alone: a kind registered with `defaulting` runs no
+/// validation in Rust.
+struct OnlyDefaulting;
+
+impl Defaulter<Database, Invalid> for OnlyDefaulting {
+    async fn default(&self, db: &mut Database) -> Admitted {
+        DatabaseAdmission.default(db).await
+    }
+}
+
+#[tokio::test]
+async fn a_kind_can_register_validation_or_defaulting_alone() {
+    let validating = fixture_of(
+        ApiKind::of::<Database>()
+            .unwrap()
+            .validating(OnlyValidation),
+    );
+    let (code, status) = call(&validating, "POST", DBS, JSON, db("a", "mysql", 5)).await;
+    assert_eq!(
+        (code, &status["reason"]),
+        (422, &json!("Invalid")),
+        "{status}"
+    );
+    let (code, made) = call(&validating, "POST", DBS, JSON, db("b", "mysql", 1)).await;
+    assert_eq!(code, 201, "{made}");
+    assert_eq!(made["spec"].get("version"), None, "{made}");
+
+    let defaulting = fixture_of(
+        ApiKind::of::<Database>()
+            .unwrap()
+            .defaulting(OnlyDefaulting),
+    );
+    let (code, made) = call(&defaulting, "POST", DBS, JSON, db("a", "mysql", 5)).await;
+    assert_eq!(code, 201, "{made}");
+    assert_eq!(made["spec"]["version"], "8.4");
 }

@@ -2,12 +2,14 @@
 //! Admission in Rust for a served kind: defaulting, then validation, run by the registry on
 //! create, update (a patch is an update) and delete before anything is stored, in the order of
 //! kube-apiserver's admission chain (mutating, then the schema and metadata checks, then
-//! validating). The trait has the shape of the webhook's `Defaulter` and `Validator`
-//! ([`crate::webhook`]) in one; a rejection is answered as k8s.io/apiserver answers a failed
+//! validating). A kind's admission implements the webhook's traits ([`crate::webhook`]'s
+//! [`Defaulter`] and [`Validator`]) with this module's answers: [`Invalid`] for a rejection,
+//! [`Admitted`] for a validation. A rejection is answered as k8s.io/apiserver answers a failed
 //! validation: 422 Invalid, one `details.causes` entry per field.
 //!
 //! Register it on the kind in the API server's binary:
-//! `ApiKind::of::<Database>()?.admission(DatabaseAdmission)`.
+//! `ApiKind::of::<Database>()?.admission(DatabaseAdmission)` (both traits), or
+//! `.defaulting(..)` or `.validating(..)` (one of them).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,6 +18,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::webhook::{Defaulter, Validator, Verdict};
 
 /// A rejection: the fields at fault, each with its message (`("spec.replicas", "must be at
 /// most 10")`). The server answers 422 Invalid with these as `details.causes`.
@@ -45,38 +49,16 @@ impl Invalid {
 /// The answer of a validating function: admitted, or [`Invalid`].
 pub type Admitted = Result<(), Invalid>;
 
-/// Defaulting and validation of objects of kind `K` in the API server. Every function admits
-/// (and changes nothing) by default; implement the ones the kind needs.
-pub trait Admission<K>: Send + Sync + 'static {
-    /// Fills in defaults of an object being created or updated (after pruning, before
-    /// validation). On update it sees the whole new object, so set only what is absent.
-    fn default(&self, object: &mut K) -> impl Future<Output = Admitted> + Send {
-        let _ = object;
-        async { Ok(()) }
-    }
-
-    /// Checks an object being created (after defaulting and the schema).
-    fn validate_create(&self, object: &K) -> impl Future<Output = Admitted> + Send {
-        let _ = object;
-        async { Ok(()) }
-    }
-
-    /// Checks an update from `old` (stored) to `new`; a rejection leaves storage unchanged.
-    fn validate_update(&self, old: &K, new: &K) -> impl Future<Output = Admitted> + Send {
-        let _ = (old, new);
-        async { Ok(()) }
-    }
-
-    /// Checks an object being deleted (or marked for deletion, when it has finalizers).
-    fn validate_delete(&self, object: &K) -> impl Future<Output = Admitted> + Send {
-        let _ = object;
-        async { Ok(()) }
+/// The API server's answer: admitted.
+impl Verdict for Admitted {
+    fn admitted() -> Self {
+        Ok(())
     }
 }
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Why an admission step refused a request: the causes of a Rust [`Admission`] (answered
+/// Why an admission step refused a request: the causes of a Rust [`Invalid`] (answered
 /// 422 Invalid), or a whole Status, as kube-apiserver answers a webhook's denial (the test
 /// cluster's webhooks, [`crate::testing`]).
 #[derive(Debug, Clone)]
@@ -96,7 +78,7 @@ impl Refused {
     /// The error the client gets for object `name` of `kind`.
     pub(crate) fn into_api_error(
         self,
-        kind: &super::kind::ApiKind,
+        kind: &impl super::status::Subject,
         name: &str,
     ) -> super::status::ApiError {
         match self {
@@ -106,9 +88,10 @@ impl Refused {
     }
 }
 
-/// [`Admission`] over JSON objects, so that one [`super::kind::ApiKind`] can hold any kind's.
+/// A kind's admission over JSON objects, so that one [`super::kind::ApiKind`] can hold any
+/// kind's.
 /// `dry_run` says the request is a dry run (`dryRun=All`), as an AdmissionReview's
-/// `request.dryRun` says it: a Rust [`Admission`] has no side effects and runs as usual; the
+/// `request.dryRun` says it: a Rust admission has no side effects and runs as usual; the
 /// test cluster's webhooks are told, and one that declares side effects refuses the request.
 pub(crate) trait Erased: Send + Sync {
     fn default<'a>(
@@ -126,10 +109,23 @@ pub(crate) enum Op<'a> {
     Delete(&'a Value),
 }
 
-struct Typed<K, A> {
-    admission: A,
+/// A kind's defaulting `D` and validation `V`, on objects read as `K`.
+struct Typed<K, D, V> {
+    defaulter: D,
+    validator: V,
     _kind: std::marker::PhantomData<fn() -> K>,
 }
+
+/// The side of a [`Hook`] not registered: admits and changes nothing.
+struct Nothing;
+
+impl<K: Send> Defaulter<K, Invalid> for Nothing {
+    async fn default(&self, _: &mut K) -> Admitted {
+        Ok(())
+    }
+}
+
+impl<K> Validator<K, Admitted> for Nothing {}
 
 /// An object the typed admission cannot read (a field of the wrong type): 422 naming the
 /// object, as the schema check would.
@@ -141,10 +137,11 @@ fn read<K: DeserializeOwned>(v: &Value) -> Result<K, Invalid> {
     serde_json::from_value(v.clone()).map_err(unreadable)
 }
 
-impl<K, A> Erased for Typed<K, A>
+impl<K, D, V> Erased for Typed<K, D, V>
 where
     K: Serialize + DeserializeOwned + Send + Sync + 'static,
-    A: Admission<K>,
+    D: Defaulter<K, Invalid>,
+    V: Validator<K, Admitted>,
 {
     fn default<'a>(
         &'a self,
@@ -157,7 +154,7 @@ where
                 return Ok(());
             };
             let before = serde_json::to_value(&typed).map_err(unreadable)?;
-            self.admission.default(&mut typed).await?;
+            self.defaulter.default(&mut typed).await?;
             let after = serde_json::to_value(&typed).map_err(unreadable)?;
             // Only what `default` changed reaches the object, as the webhook's patch does
             // ([`crate::webhook::patch`]): what the type would write differently (nulls,
@@ -170,13 +167,13 @@ where
     fn validate<'a>(&'a self, op: Op<'a>, _dry_run: bool) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
             match op {
-                Op::Create(o) => self.admission.validate_create(&read(o)?).await?,
+                Op::Create(o) => self.validator.validate_create(&read(o)?).await?,
                 Op::Update { old, new } => {
-                    self.admission
+                    self.validator
                         .validate_update(&read(old)?, &read(new)?)
                         .await?
                 }
-                Op::Delete(o) => self.admission.validate_delete(&read(o)?).await?,
+                Op::Delete(o) => self.validator.validate_delete(&read(o)?).await?,
             }
             Ok(())
         })
@@ -189,16 +186,69 @@ where
 pub struct Hook(pub(crate) Arc<dyn Erased>);
 
 impl Hook {
-    /// Wraps `admission` for kind `K`.
+    /// Wraps `defaulter` and `validator` for kind `K`.
+    fn typed<K, D, V>(defaulter: D, validator: V) -> Self
+    where
+        K: Serialize + DeserializeOwned + Send + Sync + 'static,
+        D: Defaulter<K, Invalid>,
+        V: Validator<K, Admitted>,
+    {
+        Self(Arc::new(Typed {
+            defaulter,
+            validator,
+            _kind: std::marker::PhantomData,
+        }))
+    }
+
+    /// `admission`'s defaulting and validation for kind `K`.
     pub fn new<K, A>(admission: A) -> Self
     where
         K: Serialize + DeserializeOwned + Send + Sync + 'static,
-        A: Admission<K>,
+        A: Defaulter<K, Invalid> + Validator<K, Admitted>,
     {
-        Self(Arc::new(Typed {
-            admission,
-            _kind: std::marker::PhantomData,
-        }))
+        let admission = Arc::new(admission);
+        Self::typed::<K, _, _>(Shared(admission.clone()), Shared(admission))
+    }
+
+    /// `defaulter`'s defaulting for kind `K`, and no validation.
+    pub fn defaulting<K, D>(defaulter: D) -> Self
+    where
+        K: Serialize + DeserializeOwned + Send + Sync + 'static,
+        D: Defaulter<K, Invalid>,
+    {
+        Self::typed::<K, _, _>(defaulter, Nothing)
+    }
+
+    /// `validator`'s validation for kind `K`, and no defaulting.
+    pub fn validating<K, V>(validator: V) -> Self
+    where
+        K: Serialize + DeserializeOwned + Send + Sync + 'static,
+        V: Validator<K, Admitted>,
+    {
+        Self::typed::<K, _, _>(Nothing, validator)
+    }
+}
+
+/// One admission that is both the defaulter and the validator of a [`Hook`].
+struct Shared<A>(Arc<A>);
+
+impl<K, A: Defaulter<K, Invalid>> Defaulter<K, Invalid> for Shared<A> {
+    fn default(&self, object: &mut K) -> impl Future<Output = Admitted> + Send {
+        self.0.default(object)
+    }
+}
+
+impl<K, A: Validator<K, Admitted>> Validator<K, Admitted> for Shared<A> {
+    fn validate_create(&self, object: &K) -> impl Future<Output = Admitted> + Send {
+        self.0.validate_create(object)
+    }
+
+    fn validate_update(&self, old: &K, new: &K) -> impl Future<Output = Admitted> + Send {
+        self.0.validate_update(old, new)
+    }
+
+    fn validate_delete(&self, object: &K) -> impl Future<Output = Admitted> + Send {
+        self.0.validate_delete(object)
     }
 }
 

@@ -9,33 +9,32 @@
 //!   from the `X-Remote-*` headers), a client certificate signed by the client CA (user = CN,
 //!   groups = O), or a bearer token (TokenReview); anything else is 401;
 //! - the user's request is authorized ([`Delegated::authorize`]) by a SubjectAccessReview with
-//!   the request's resource or non-resource attributes ([`attributes`]); a denial is 403;
+//!   the request's resource or non-resource attributes ([`super::request::attributes`]); a denial is 403;
 //! - `/healthz`, `/readyz`, `/livez` skip both ([`ALWAYS_ALLOW_PATHS`]).
 //!
 //! Review answers are cached for [`CACHE_TTL`] in bounded caches. Admission and limits are
 //! [`super::admission`] and [`super::limits`]. Not done: anonymous requests (always 401 here).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, header};
+use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInfo};
-use k8s_openapi::api::authorization::v1::{
-    NonResourceAttributes, ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
-};
+use k8s_openapi::api::authorization::v1::{SubjectAccessReview, SubjectAccessReviewSpec};
 use k8s_openapi::api::core::v1::ConfigMap;
-use tokio_rustls::rustls;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, UnixTime};
-use tokio_rustls::rustls::server::WebPkiClientVerifier;
-use tokio_rustls::rustls::server::danger::ClientCertVerifier;
+use tokio_rustls::rustls::pki_types::CertificateDer;
 
+use super::request::{Attributes, attributes};
 use super::status::ApiError;
 use crate::tls::PeerCertificates;
+
+mod config;
+
+pub use config::{AuthConfig, CaPool};
 
 /// Namespace of the authentication ConfigMap kube-apiserver publishes.
 pub const CONFIGMAP_NAMESPACE: &str = "kube-system";
@@ -53,290 +52,6 @@ pub const CACHE_SIZE: usize = 4096;
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 /// How long each review or ConfigMap read may wait for the cluster.
 pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A set of trusted CAs and the verifier built from them.
-#[derive(Clone)]
-pub struct CaPool {
-    verifier: Option<Arc<dyn ClientCertVerifier>>,
-    count: usize,
-}
-
-impl std::fmt::Debug for CaPool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CaPool({} certificates)", self.count)
-    }
-}
-
-impl CaPool {
-    /// A pool of the certificates in `pem` (a bundle; empty text = a pool that trusts
-    /// nothing). Errors: the PEM cannot be parsed, or a certificate is not a usable CA.
-    pub fn from_pem(pem: &str) -> Result<Self, String> {
-        let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot parse the PEM bundle: {e}"))?;
-        if certs.is_empty() {
-            return Ok(Self {
-                verifier: None,
-                count: 0,
-            });
-        }
-        let mut roots = rustls::RootCertStore::empty();
-        let count = certs.len();
-        for cert in certs {
-            roots
-                .add(cert)
-                .map_err(|e| format!("cannot use a CA certificate: {e}"))?;
-        }
-        let verifier = WebPkiClientVerifier::builder_with_provider(
-            Arc::new(roots),
-            crate::tls::crypto_provider(),
-        )
-        .build()
-        .map_err(|e| format!("cannot build a verifier: {e}"))?;
-        Ok(Self {
-            verifier: Some(verifier),
-            count,
-        })
-    }
-
-    /// Whether the pool holds no certificate.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// Whether `chain` (leaf first) chains to a CA of the pool, is valid now and is meant for
-    /// client authentication (extended key usage).
-    pub fn verifies(&self, chain: &[CertificateDer<'static>]) -> bool {
-        let (Some(verifier), Some((leaf, intermediates))) = (&self.verifier, chain.split_first())
-        else {
-            return false;
-        };
-        verifier
-            .verify_client_cert(leaf, intermediates, UnixTime::now())
-            .is_ok()
-    }
-}
-
-/// The delegated authentication settings, as the ConfigMap holds them.
-#[derive(Debug, Clone)]
-pub struct AuthConfig {
-    /// CAs of client certificates (`client-ca-file`): user = CN, groups = O.
-    pub client_ca: CaPool,
-    /// CAs of the front proxy's certificate (`requestheader-client-ca-file`).
-    pub requestheader_ca: CaPool,
-    /// CNs a front-proxy certificate may carry (`requestheader-allowed-names`; empty = any).
-    pub allowed_names: Vec<String>,
-    /// Headers naming the user, first non-empty wins (`requestheader-username-headers`).
-    pub username_headers: Vec<String>,
-    /// Headers carrying groups, every value counts (`requestheader-group-headers`).
-    pub group_headers: Vec<String>,
-    /// Prefixes of headers carrying extra values (`requestheader-extra-headers-prefix`).
-    pub extra_prefixes: Vec<String>,
-}
-
-/// A JSON string array (`["X-Remote-User"]`) as the ConfigMap holds lists; absent or empty
-/// text is an empty list. Errors name the key.
-fn string_list(data: &BTreeMap<String, String>, key: &str) -> Result<Vec<String>, String> {
-    match data.get(key).map(|v| v.trim()) {
-        None | Some("") => Ok(Vec::new()),
-        Some(raw) => serde_json::from_str::<Vec<String>>(raw)
-            .map_err(|e| format!("{key}: not a JSON array of strings: {e}")),
-    }
-}
-
-impl AuthConfig {
-    /// Reads the ConfigMap's `data`: `client-ca-file` and `requestheader-client-ca-file`
-    /// (PEM bundles), `requestheader-allowed-names`, `requestheader-username-headers`,
-    /// `requestheader-group-headers` and `requestheader-extra-headers-prefix` (JSON string
-    /// arrays). A missing key is empty (that way of authenticating is off). A requestheader
-    /// CA without username headers is an error, as the real server refuses it. Errors name
-    /// the key.
-    pub fn from_configmap(data: &BTreeMap<String, String>) -> Result<Self, String> {
-        let pem = |key: &str| {
-            CaPool::from_pem(data.get(key).map_or("", String::as_str))
-                .map_err(|e| format!("{key}: {e}"))
-        };
-        let config = Self {
-            client_ca: pem("client-ca-file")?,
-            requestheader_ca: pem("requestheader-client-ca-file")?,
-            allowed_names: string_list(data, "requestheader-allowed-names")?,
-            username_headers: string_list(data, "requestheader-username-headers")?,
-            group_headers: string_list(data, "requestheader-group-headers")?,
-            extra_prefixes: string_list(data, "requestheader-extra-headers-prefix")?,
-        };
-        if !config.requestheader_ca.is_empty() && config.username_headers.is_empty() {
-            return Err(
-                "requestheader-username-headers: empty while requestheader-client-ca-file is set"
-                    .into(),
-            );
-        }
-        Ok(config)
-    }
-
-    /// The user a front proxy names in the headers, if `chain` is a front-proxy certificate
-    /// with an allowed CN and a user header is set. `Err` is the reason a front-proxy-signed
-    /// certificate is refused (its CN).
-    fn front_proxy_user(
-        &self,
-        chain: &[CertificateDer<'static>],
-        headers: &HeaderMap,
-    ) -> Result<Option<UserInfo>, String> {
-        if !self.requestheader_ca.verifies(chain) {
-            return Ok(None);
-        }
-        let subject = chain.first().and_then(|c| subject(c)).unwrap_or_default();
-        let cn = subject.common_name.unwrap_or_default();
-        if !self.allowed_names.is_empty() && !self.allowed_names.contains(&cn) {
-            return Err(format!(
-                "x509: subject with cn={cn} is not in the allowed list"
-            ));
-        }
-        let value = |h: &str| -> Vec<String> {
-            headers
-                .get_all(h)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .map(str::to_owned)
-                .collect()
-        };
-        let Some(name) = self
-            .username_headers
-            .iter()
-            .flat_map(|h| value(h))
-            .find(|v| !v.is_empty())
-        else {
-            return Ok(None);
-        };
-        let groups: Vec<String> = self.group_headers.iter().flat_map(|h| value(h)).collect();
-        let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (key, v) in headers {
-            let key = key.as_str();
-            for prefix in &self.extra_prefixes {
-                let prefix = prefix.to_ascii_lowercase();
-                if let Some(rest) = key.strip_prefix(&prefix)
-                    && !rest.is_empty()
-                    && let Ok(v) = v.to_str()
-                {
-                    extra
-                        .entry(percent_decode(rest).to_ascii_lowercase())
-                        .or_default()
-                        .push(v.to_owned());
-                }
-            }
-        }
-        Ok(Some(UserInfo {
-            username: Some(name),
-            groups: Some(groups),
-            extra: (!extra.is_empty()).then_some(extra),
-            uid: None,
-        }))
-    }
-
-    /// The user of a client certificate signed by the client CA: CN and O.
-    fn client_cert_user(&self, chain: &[CertificateDer<'static>]) -> Option<UserInfo> {
-        if !self.client_ca.verifies(chain) {
-            return None;
-        }
-        let subject = subject(chain.first()?)?;
-        Some(UserInfo {
-            username: Some(subject.common_name.filter(|cn| !cn.is_empty())?),
-            groups: Some(subject.organizations),
-            ..Default::default()
-        })
-    }
-}
-
-/// `%XX` escapes decoded (the extra header keys' encoding); anything malformed is kept as is.
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(hex) = std::str::from_utf8(&bytes[i + 1..i + 3])
-            && let Ok(b) = u8::from_str_radix(hex, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// A certificate subject's common name and organizations.
-#[derive(Debug, Default, PartialEq)]
-struct Subject {
-    common_name: Option<String>,
-    organizations: Vec<String>,
-}
-
-/// One DER element: (tag, contents, rest).
-fn der(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (&tag, rest) = input.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (first as usize, rest)
-    } else {
-        let n = (first & 0x7f) as usize;
-        if n == 0 || n > 4 || rest.len() < n {
-            return None;
-        }
-        let len = rest[..n].iter().fold(0usize, |a, &b| (a << 8) | b as usize);
-        (len, &rest[n..])
-    };
-    if rest.len() < len {
-        return None;
-    }
-    Some((tag, &rest[..len], &rest[len..]))
-}
-
-/// The subject of an X.509 certificate (DER): its CN and O attributes.
-fn subject(cert: &[u8]) -> Option<Subject> {
-    const SEQUENCE: u8 = 0x30;
-    let (SEQUENCE, cert, _) = der(cert)? else {
-        return None;
-    };
-    let (SEQUENCE, mut tbs, _) = der(cert)? else {
-        return None;
-    };
-    if tbs.first() == Some(&0xa0) {
-        tbs = der(tbs)?.2; // version
-    }
-    for _ in 0..4 {
-        tbs = der(tbs)?.2; // serial, signature algorithm, issuer, validity
-    }
-    let (SEQUENCE, mut rdns, _) = der(tbs)? else {
-        return None;
-    };
-    let mut subject = Subject::default();
-    while !rdns.is_empty() {
-        let (_, mut set, rest) = der(rdns)?;
-        rdns = rest;
-        while !set.is_empty() {
-            let (_, attr, rest) = der(set)?;
-            set = rest;
-            let (0x06, oid, value) = der(attr)? else {
-                continue;
-            };
-            let (tag, value, _) = der(value)?;
-            // UTF8String, PrintableString, T61String, IA5String.
-            if !matches!(tag, 0x0c | 0x13 | 0x14 | 0x16) {
-                continue;
-            }
-            let text = String::from_utf8_lossy(value).into_owned();
-            match oid {
-                [0x55, 0x04, 0x03] => subject.common_name = Some(text),
-                [0x55, 0x04, 0x0a] => subject.organizations.push(text),
-                _ => {}
-            }
-        }
-    }
-    Some(subject)
-}
 
 /// A small cache of answers that expire after a time-to-live.
 #[derive(Debug)]
@@ -370,106 +85,6 @@ impl<V: Clone> TtlCache<V> {
         }
         self.entries.insert(key, (Instant::now(), value));
     }
-}
-
-/// What a request asks to do, for the SubjectAccessReview: resource attributes for a
-/// resource request, non-resource attributes (path, verb) for the rest.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Attributes {
-    /// `/apis/<group>/<version>/[namespaces/<ns>/]<resource>[/<name>[/<subresource>]]`.
-    Resource(Box<ResourceAttributes>),
-    /// Discovery, OpenAPI, `/version` and any other path.
-    NonResource(NonResourceAttributes),
-}
-
-/// The authorization attributes of a request, as k8s.io/apiserver's request-info resolver
-/// derives them: under `/apis/<group>/<version>/` the path names a resource (a
-/// `namespaces/<ns>/` segment sets the namespace; then resource, name, subresource), and the
-/// verb comes from the method (POST create, GET/HEAD get, PUT update, PATCH patch, DELETE
-/// delete), with a GET without a name `list`, or `watch` when `watch` is true (as the parameter codec
-/// reads a boolean, [`super::server::options::query_bool`]), and a DELETE
-/// without a name `deletecollection`; a `metadata.name=` field selector names the object of a
-/// list or watch. Every other path is non-resource with the lower-case method as verb.
-pub fn attributes(method: &Method, path: &str, query: Option<&str>) -> Attributes {
-    let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let non_resource = || {
-        Attributes::NonResource(NonResourceAttributes {
-            path: Some(path.to_owned()),
-            verb: Some(method.as_str().to_ascii_lowercase()),
-        })
-    };
-    let (group, version, mut rest) = match parts.as_slice() {
-        ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
-        ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
-        _ => return non_resource(),
-    };
-    let mut verb = match *method {
-        Method::POST => "create",
-        Method::GET | Method::HEAD => "get",
-        Method::PUT => "update",
-        Method::PATCH => "patch",
-        Method::DELETE => "delete",
-        _ => "",
-    }
-    .to_owned();
-    let mut namespace = None;
-    if rest.first() == Some(&"namespaces") && rest.len() > 1 {
-        namespace = Some(rest[1].to_owned());
-        // `namespaces/<name>` alone is the namespace object itself.
-        if rest.len() > 2 {
-            rest = &rest[2..];
-        }
-    }
-    let resource = rest.first().map(|s| (*s).to_owned());
-    let mut name = rest.get(1).map(|s| (*s).to_owned());
-    let subresource = rest.get(2).map(|s| (*s).to_owned());
-    let params: Vec<(String, String)> = query
-        .map(|q| {
-            q.split('&')
-                .map(|kv| {
-                    let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-                    (percent_decode(k), percent_decode(&v.replace('+', " ")))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let param = |key: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
-    if name.is_none() && verb == "get" {
-        verb = match param("watch").as_deref() {
-            Some(w) if super::server::options::query_bool(w) => "watch",
-            _ => "list",
-        }
-        .to_owned();
-        if let Some(selector) = param("fieldSelector") {
-            for term in selector.split(',') {
-                if let Some(v) = term
-                    .trim()
-                    .strip_prefix("metadata.name=")
-                    .map(|v| v.trim_start_matches('='))
-                {
-                    name = Some(v.to_owned());
-                }
-            }
-        }
-    }
-    if name.is_none() && verb == "delete" {
-        verb = "deletecollection".to_owned();
-    }
-    Attributes::Resource(Box::new(ResourceAttributes {
-        group: Some(group.to_owned()),
-        version: Some(version.to_owned()),
-        resource,
-        subresource,
-        namespace,
-        name,
-        verb: Some(verb),
-        ..Default::default()
-    }))
 }
 
 /// Delegated authentication and authorization: the cluster client, the current
@@ -807,6 +422,8 @@ pub async fn middleware(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::Method;
+    use std::collections::BTreeMap;
 
     fn ca(name: &str) -> (rcgen::Certificate, rcgen::Issuer<'static, rcgen::KeyPair>) {
         let key = rcgen::KeyPair::generate().unwrap();
@@ -924,93 +541,6 @@ mod tests {
         assert_eq!(config.front_proxy_user(&proxy, &HeaderMap::new()), Ok(None));
     }
 
-    fn resource(attrs: Attributes) -> ResourceAttributes {
-        match attrs {
-            Attributes::Resource(r) => *r,
-            other => panic!("not a resource request: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn request_attributes_follow_the_request_info_rules() {
-        let r = resource(attributes(
-            &Method::GET,
-            "/apis/db.example.com/v1/namespaces/ns1/databases",
-            Some("watch=true&fieldSelector=metadata.name%3Dmain"),
-        ));
-        assert_eq!(r.verb.as_deref(), Some("watch"));
-        assert_eq!(r.group.as_deref(), Some("db.example.com"));
-        assert_eq!(r.version.as_deref(), Some("v1"));
-        assert_eq!(r.resource.as_deref(), Some("databases"));
-        assert_eq!(r.namespace.as_deref(), Some("ns1"));
-        assert_eq!(r.name.as_deref(), Some("main"));
-
-        let r = resource(attributes(
-            &Method::GET,
-            "/apis/db.example.com/v1/databases",
-            None,
-        ));
-        assert_eq!((r.verb.as_deref(), r.namespace), (Some("list"), None));
-        let r = resource(attributes(
-            &Method::PUT,
-            "/apis/db.example.com/v1/namespaces/ns1/databases/main/status",
-            None,
-        ));
-        assert_eq!(r.verb.as_deref(), Some("update"));
-        assert_eq!(r.name.as_deref(), Some("main"));
-        assert_eq!(r.subresource.as_deref(), Some("status"));
-        // `kubectl scale`: a patch of the scale subresource, which RBAC grants as
-        // `databases/scale`.
-        let r = resource(attributes(
-            &Method::PATCH,
-            "/apis/db.example.com/v1/namespaces/ns1/databases/main/scale",
-            None,
-        ));
-        assert_eq!(
-            (
-                r.verb.as_deref(),
-                r.resource.as_deref(),
-                r.subresource.as_deref(),
-                r.name.as_deref()
-            ),
-            (
-                Some("patch"),
-                Some("databases"),
-                Some("scale"),
-                Some("main")
-            )
-        );
-        let r = resource(attributes(
-            &Method::DELETE,
-            "/apis/db.example.com/v1/namespaces/ns1/databases",
-            None,
-        ));
-        assert_eq!(r.verb.as_deref(), Some("deletecollection"));
-        let r = resource(attributes(
-            &Method::GET,
-            "/apis/db.example.com/v1/namespaces/ns1/databases/main",
-            None,
-        ));
-        assert_eq!(r.verb.as_deref(), Some("get"));
-
-        for path in [
-            "/apis",
-            "/apis/db.example.com",
-            "/apis/db.example.com/v1",
-            "/openapi/v2",
-            "/version",
-        ] {
-            assert_eq!(
-                attributes(&Method::GET, path, None),
-                Attributes::NonResource(NonResourceAttributes {
-                    path: Some(path.into()),
-                    verb: Some("get".into()),
-                }),
-                "{path}"
-            );
-        }
-    }
-
     #[test]
     fn a_denial_names_the_user_the_request_and_the_reason() {
         let user = UserInfo {
@@ -1044,11 +574,5 @@ mod tests {
         let mut expired = TtlCache::new(Duration::ZERO, 2);
         expired.put("a".into(), 1);
         assert_eq!(expired.get("a"), None);
-    }
-
-    #[test]
-    fn percent_escapes_are_decoded_and_bad_ones_kept() {
-        assert_eq!(percent_decode("a%2Fb"), "a/b");
-        assert_eq!(percent_decode("a%zz%2"), "a%zz%2");
     }
 }

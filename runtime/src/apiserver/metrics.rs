@@ -44,9 +44,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use super::auth::{Attributes, attributes};
 use super::kind::ApiKind;
 use super::limits::{InFlight, Pool};
+use super::request::{Attributes, attributes};
 
 /// kube-apiserver's buckets of `apiserver_request_duration_seconds`.
 pub const DURATION_BUCKETS: [f64; 23] = [

@@ -11,10 +11,10 @@
 //! - [`metrics`]: `/metrics` in kube-apiserver's names (`apiserver_request_total`, ...);
 //! - [`storage`]: the storage trait and its embedded, persistent default on redb;
 //! - `etcd` (feature `etcd`): the same trait on an etcd cluster;
-//! - [`registry`]: the metadata rules between the HTTP layer and the store (writes in
-//!   `registry.rs`, the read-modify-write retried on conflict written once; list and watch in
-//!   `registry/list.rs`; the scale subresource in `registry/scale.rs`; metadata validation in
-//!   `registry/meta.rs`), stamping times from a [`clock::Clock`];
+//! - [`registry`]: the metadata rules between the HTTP layer and the store, a file per verb
+//!   (`registry/create.rs`, `update.rs`, `apply.rs`, `delete.rs`, `list.rs`, `scale.rs`) over
+//!   the rules they share in `registry.rs` (the update rules, the retry on conflict), stamping
+//!   times from a [`clock::Clock`];
 //! - [`objectmeta`]: a custom resource's `metadata` decoded as `metav1.ObjectMeta`;
 //! - [`fieldmanager`]: field sets and their `FieldsV1` encoding, the base of server-side apply;
 //! - [`strategic`]: strategic merge patch for built-in kinds;
@@ -23,6 +23,8 @@
 //!   (`format`) and [`listtype`] (`x-kubernetes-list-type` set and map uniqueness);
 //! - [`cel`]: the schema's `x-kubernetes-validations` rules, compiled once and evaluated;
 //! - [`selector`], [`names`], [`status`]: label/field selectors, name rules, Status errors;
+//! - [`request`]: what a request asks to do (verb, resource, name), from its path and query;
+//! - [`quote`]: strings printed as Go prints them in messages (`%q`, `unicode.IsPrint`);
 //! - [`server`]: the HTTP endpoints, shaped as k8s.io/apiserver's `endpoints/handlers`:
 //!   `server/mod.rs` (config, server, router, guard, dispatch), `routes` (the path parser),
 //!   `options` (every request option parsed and validated per verb), `decode` and `encode`
@@ -48,7 +50,9 @@ pub mod metrics;
 pub mod names;
 pub mod objectmeta;
 pub mod openapi;
+pub mod quote;
 pub mod registry;
+pub mod request;
 pub mod selector;
 pub mod server;
 pub mod status;

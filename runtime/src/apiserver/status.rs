@@ -4,7 +4,26 @@
 
 use serde_json::{Value, json};
 
-use super::kind::ApiKind;
+/// What a Status error is about: the API group, resource (plural) and kind of the object at
+/// fault. [`super::kind::ApiKind`] is one; the error constructors that name an object take it.
+pub trait Subject {
+    /// The API group (`example.com`; empty for the core group).
+    fn group(&self) -> &str;
+    /// The resource, plural (`databases`).
+    fn resource(&self) -> &str;
+    /// The kind (`Database`).
+    fn kind(&self) -> &str;
+
+    /// The group-qualified resource as Status messages print it (`databases.example.com`;
+    /// the resource alone in the core group).
+    fn qualified(&self) -> String {
+        if self.group().is_empty() {
+            self.resource().to_owned()
+        } else {
+            format!("{}.{}", self.resource(), self.group())
+        }
+    }
+}
 
 /// A failed request: HTTP code, Status reason, message and optional details.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,8 +49,8 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-fn details(kind: &ApiKind, name: &str) -> Value {
-    json!({"name": name, "group": kind.group, "kind": kind.plural})
+fn details(kind: &impl Subject, name: &str) -> Value {
+    json!({"name": name, "group": kind.group(), "kind": kind.resource()})
 }
 
 impl ApiError {
@@ -46,7 +65,7 @@ impl ApiError {
     }
 
     /// 404 NotFound for an object.
-    pub fn not_found(kind: &ApiKind, name: &str) -> Self {
+    pub fn not_found(kind: &impl Subject, name: &str) -> Self {
         Self {
             details: Some(details(kind, name)),
             ..Self::new(
@@ -58,7 +77,7 @@ impl ApiError {
     }
 
     /// 409 AlreadyExists: a create found the name taken.
-    pub fn already_exists(kind: &ApiKind, name: &str) -> Self {
+    pub fn already_exists(kind: &impl Subject, name: &str) -> Self {
         Self {
             details: Some(details(kind, name)),
             ..Self::new(
@@ -70,7 +89,7 @@ impl ApiError {
     }
 
     /// 409 Conflict: a write carried a stale resourceVersion (or a failed precondition).
-    pub fn conflict(kind: &ApiKind, name: &str, why: &str) -> Self {
+    pub fn conflict(kind: &impl Subject, name: &str, why: &str) -> Self {
         Self {
             details: Some(details(kind, name)),
             ..Self::new(
@@ -113,8 +132,8 @@ impl ApiError {
     pub const MODIFIED: &'static str = "the object has been modified; please apply your changes to the latest version and try again";
 
     /// 422 Invalid, with one cause per `(field, message)`.
-    pub fn invalid(kind: &ApiKind, name: &str, causes: &[(String, String)]) -> Self {
-        Self::invalid_in(&kind.group, &kind.kind, name, causes)
+    pub fn invalid(kind: &impl Subject, name: &str, causes: &[(String, String)]) -> Self {
+        Self::invalid_in(kind.group(), kind.kind(), name, causes)
     }
 
     /// 422 Invalid for the request's options (`ListOptions`, `CreateOptions`, `PatchOptions`,

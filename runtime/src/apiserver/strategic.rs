@@ -19,6 +19,10 @@ use serde_json::{Map, Value};
 
 use super::fieldmanager::fields::property;
 
+/// The answer to a strategic merge patch of a kind without merge facts (a custom resource),
+/// as kube-apiserver refuses it for custom resources.
+pub const NO_STRATEGIC_MERGE_PATCH: &str = "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
+
 const PATCH: &str = "$patch";
 const RETAIN_KEYS: &str = "$retainKeys";
 const SET_ELEMENT_ORDER: &str = "$setElementOrder/";

@@ -23,16 +23,12 @@ use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 
 use super::faults::{Faults, Verb};
+use super::gc::{self, NAMESPACE_FINALIZER};
 use crate::apiserver::kind::ApiKind;
 use crate::apiserver::registry::{Part, PatchType, Registry};
 use crate::apiserver::server::options::{RequestOptions, Verb as OptionsVerb};
-use crate::apiserver::status::ApiError;
+use crate::apiserver::status::{ApiError, Subject};
 use crate::apiserver::storage::RedbStore;
-
-/// The finalizer the namespace lifecycle keeps on a Namespace until its content is deleted.
-/// kube-apiserver keeps it in `spec.finalizers`; here it is a metadata finalizer, which the
-/// registry's deletion rules already honour (docs/testing.md).
-pub(crate) const NAMESPACE_FINALIZER: &str = "kubernetes";
 
 /// A resource request's target, from its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -478,11 +474,26 @@ impl Front {
         }
     }
 
+    /// One kind per stored resource, in the version objects are stored in: the registry keys
+    /// objects by group and plural, so every version of a CRD reads the same objects.
+    fn stored_kinds(&self) -> Vec<&ApiKind> {
+        let mut seen = std::collections::HashSet::new();
+        self.kinds
+            .iter()
+            .filter(|k| {
+                self.conversions
+                    .storage_version(&k.group, &k.plural)
+                    .is_none_or(|v| v == k.version)
+            })
+            .filter(|k| seen.insert((k.group.clone(), k.plural.clone())))
+            .collect()
+    }
+
     /// Runs the garbage collector until nothing changes ([`super::gc`]).
     pub(crate) async fn collect_garbage(&self) {
         let _one = self.gc.lock().await;
         for _ in 0..64 {
-            match super::gc::pass(self).await {
+            match super::gc::pass(&self.registry, self.stored_kinds()).await {
                 Ok(true) => continue,
                 Ok(false) => break,
                 Err(e) => {
@@ -531,12 +542,12 @@ pub(crate) async fn add_finalizer(
     if obj.pointer("/metadata/deletionTimestamp").is_some() {
         return Ok(false);
     }
-    let mut finalizers = super::gc::finalizers(&obj);
+    let mut finalizers = gc::finalizers(&obj);
     if finalizers.iter().any(|f| f == finalizer) {
         return Ok(false);
     }
     finalizers.push(finalizer.to_string());
-    set_finalizers(registry, kind, &obj, &finalizers).await?;
+    gc::set_finalizers(registry, kind, &obj, &finalizers).await?;
     Ok(true)
 }
 
@@ -549,12 +560,12 @@ async fn remove_finalizer(
     finalizer: &str,
 ) -> Result<(), ApiError> {
     let obj = registry.get(kind, namespace, name).await?;
-    let finalizers = super::gc::finalizers(&obj);
+    let finalizers = gc::finalizers(&obj);
     if !finalizers.iter().any(|f| f == finalizer) {
         return Ok(());
     }
     let left: Vec<String> = finalizers.into_iter().filter(|f| f != finalizer).collect();
-    set_finalizers(registry, kind, &obj, &left).await
+    gc::set_finalizers(registry, kind, &obj, &left).await
 }
 
 /// `uri` with the version segment after the group (`/apis/<group>/<from>/...`) set to `to`.
@@ -573,33 +584,6 @@ fn with_version(uri: &http::Uri, from: &str, to: &str) -> http::Uri {
     let mut parts = uri.clone().into_parts();
     parts.path_and_query = path_and_query.parse().ok();
     http::Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
-}
-
-/// Writes `finalizers` to `obj` (as read, its resourceVersion a precondition). Errors: as
-/// the registry's patch (409 when `obj` changed meanwhile).
-pub(crate) async fn set_finalizers(
-    registry: &Registry<RedbStore>,
-    kind: &ApiKind,
-    obj: &Value,
-    finalizers: &[String],
-) -> Result<(), ApiError> {
-    let meta = &obj["metadata"];
-    let patch = json!({"metadata": {
-        "finalizers": finalizers,
-        "resourceVersion": meta["resourceVersion"],
-    }});
-    registry
-        .patch(
-            kind,
-            meta["namespace"].as_str(),
-            meta["name"].as_str().unwrap_or(""),
-            Part::Main,
-            PatchType::Merge,
-            patch.to_string().as_bytes(),
-            "kube-apiserver",
-        )
-        .await
-        .map(|_| ())
 }
 
 #[cfg(test)]

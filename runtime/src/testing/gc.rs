@@ -14,14 +14,19 @@
 //!
 //! Passes run after every write, until one changes nothing ([`super::front::Front`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::front::{Front, NAMESPACE_FINALIZER, set_finalizers};
 use crate::apiserver::kind::ApiKind;
-use crate::apiserver::registry::{ListOptions, Part, PatchType};
+use crate::apiserver::registry::{ListOptions, Part, PatchType, Registry};
 use crate::apiserver::status::ApiError;
+use crate::apiserver::storage::RedbStore;
+
+/// The finalizer the namespace lifecycle keeps on a Namespace until its content is deleted.
+/// kube-apiserver keeps it in `spec.finalizers`; here it is a metadata finalizer, which the
+/// registry's deletion rules already honour (docs/testing.md).
+pub(crate) const NAMESPACE_FINALIZER: &str = "kubernetes";
 
 /// The object's finalizers.
 pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
@@ -77,23 +82,6 @@ impl Stored<'_> {
     }
 }
 
-/// One kind per stored resource, in the version objects are stored in: the registry keys
-/// objects by group and plural, so every version of a CRD reads the same objects.
-fn stored_kinds(front: &Front) -> Vec<&ApiKind> {
-    let mut seen = HashSet::new();
-    front
-        .kinds
-        .iter()
-        .filter(|k| {
-            front
-                .conversions
-                .storage_version(&k.group, &k.plural)
-                .is_none_or(|v| v == k.version)
-        })
-        .filter(|k| seen.insert((k.group.clone(), k.plural.clone())))
-        .collect()
-}
-
 /// A write the collector makes that may lose a race with a client: a conflict or a
 /// not-found only means the next pass sees the newer state.
 fn tolerate(result: Result<(), ApiError>) -> Result<(), ApiError> {
@@ -105,10 +93,12 @@ fn tolerate(result: Result<(), ApiError>) -> Result<(), ApiError> {
 
 /// One pass. Out: whether it changed anything (then another pass follows). Errors: the
 /// store failed.
-pub(crate) async fn pass(front: &Front) -> Result<bool, ApiError> {
-    let reg = &front.registry;
+pub(crate) async fn pass(
+    reg: &Registry<RedbStore>,
+    kinds: Vec<&ApiKind>,
+) -> Result<bool, ApiError> {
     let mut all = Vec::new();
-    for kind in stored_kinds(front) {
+    for kind in kinds {
         let list = reg.list(kind, None, &ListOptions::default()).await?;
         for obj in list["items"].as_array().cloned().unwrap_or_default() {
             all.push(Stored { kind, obj });
@@ -169,7 +159,7 @@ pub(crate) async fn pass(front: &Front) -> Result<bool, ApiError> {
             .collect();
         if fins.iter().any(|f| f == "orphan") {
             for d in &dependents {
-                tolerate(remove_refs(front, d, &[owner_uid]).await)?;
+                tolerate(remove_refs(reg, d, &[owner_uid]).await)?;
             }
             let left: Vec<String> = fins.iter().filter(|f| *f != "orphan").cloned().collect();
             tolerate(set_finalizers(reg, owner.kind, &owner.obj, &left).await)?;
@@ -221,7 +211,7 @@ pub(crate) async fn pass(front: &Front) -> Result<bool, ApiError> {
                     .map(|_| ()),
             )?;
         } else {
-            tolerate(remove_refs(front, d, &gone).await)?;
+            tolerate(remove_refs(reg, d, &gone).await)?;
         }
         changed = true;
     }
@@ -229,7 +219,11 @@ pub(crate) async fn pass(front: &Front) -> Result<bool, ApiError> {
 }
 
 /// Removes the owner references with `uids` from `dependent`.
-async fn remove_refs(front: &Front, dependent: &Stored<'_>, uids: &[&str]) -> Result<(), ApiError> {
+async fn remove_refs(
+    registry: &Registry<RedbStore>,
+    dependent: &Stored<'_>,
+    uids: &[&str],
+) -> Result<(), ApiError> {
     let refs: Vec<Value> = owner_refs(&dependent.obj)
         .into_iter()
         .filter(|r| !uids.contains(&ref_uid(r)))
@@ -243,8 +237,7 @@ async fn remove_refs(front: &Front, dependent: &Stored<'_>, uids: &[&str]) -> Re
         "ownerReferences": refs,
         "resourceVersion": dependent.obj["metadata"]["resourceVersion"],
     }});
-    front
-        .registry
+    registry
         .patch(
             dependent.kind,
             dependent.namespace(),
@@ -253,6 +246,33 @@ async fn remove_refs(front: &Front, dependent: &Stored<'_>, uids: &[&str]) -> Re
             PatchType::Merge,
             patch.to_string().as_bytes(),
             "kube-controller-manager",
+        )
+        .await
+        .map(|_| ())
+}
+
+/// Writes `finalizers` to `obj` (as read, its resourceVersion a precondition). Errors: as
+/// the registry's patch (409 when `obj` changed meanwhile).
+pub(crate) async fn set_finalizers(
+    registry: &Registry<RedbStore>,
+    kind: &ApiKind,
+    obj: &Value,
+    finalizers: &[String],
+) -> Result<(), ApiError> {
+    let meta = &obj["metadata"];
+    let patch = json!({"metadata": {
+        "finalizers": finalizers,
+        "resourceVersion": meta["resourceVersion"],
+    }});
+    registry
+        .patch(
+            kind,
+            meta["namespace"].as_str(),
+            meta["name"].as_str().unwrap_or(""),
+            Part::Main,
+            PatchType::Merge,
+            patch.to_string().as_bytes(),
+            "kube-apiserver",
         )
         .await
         .map(|_| ())

@@ -55,6 +55,7 @@ use crate::apiserver::clock::Clock;
 use crate::apiserver::kind::ApiKind;
 use crate::apiserver::registry::Registry;
 use crate::apiserver::server::{ApiServer, Config};
+use crate::apiserver::status::Subject;
 use crate::apiserver::storage::RedbStore;
 use crate::webhook::Webhooks;
 

@@ -169,32 +169,53 @@ pub type Validation = Result<Warnings, Denied>;
 ///
 /// The webhook answers with a JSON patch of exactly what `default` changed. An `Err` rejects
 /// the request with its message (code 403).
-pub trait Defaulter<K>: Send + Sync + 'static {
+///
+/// `E` is the rejection: [`Denied`] for a webhook (the default). The aggregated API server
+/// (feature `apiserver`) runs the same trait in process, with its `Invalid` (422, one cause
+/// per field) as `E`.
+pub trait Defaulter<K, E = Denied>: Send + Sync + 'static {
     /// Fills in the defaults of `object`.
-    fn default(&self, object: &mut K) -> impl Future<Output = Result<(), Denied>> + Send;
+    fn default(&self, object: &mut K) -> impl Future<Output = Result<(), E>> + Send;
+}
+
+/// What a validating function answers: admitted, or rejected. [`Verdict::admitted`] is the
+/// answer of a [`Validator`] function left unimplemented.
+pub trait Verdict: Send + 'static {
+    /// Admitted, with nothing to add.
+    fn admitted() -> Self;
+}
+
+/// A webhook's answer: admitted with no warnings.
+impl Verdict for Validation {
+    fn admitted() -> Self {
+        Ok(Warnings::new())
+    }
 }
 
 /// Admits or rejects objects of kind `K` (a validating admission webhook, controller-runtime's
 /// `CustomValidator`). Each function admits by default; implement the ones the kind needs.
 /// `Ok(warnings)` admits with warnings, `Err(Denied)` rejects with code 403.
-pub trait Validator<K>: Send + Sync + 'static {
+///
+/// `V` is the answer: [`Validation`] for a webhook (the default). The aggregated API server
+/// (feature `apiserver`) runs the same trait in process, with its `Admitted` as `V`.
+pub trait Validator<K, V: Verdict = Validation>: Send + Sync + 'static {
     /// Checks an object being created.
-    fn validate_create(&self, object: &K) -> impl Future<Output = Validation> + Send {
+    fn validate_create(&self, object: &K) -> impl Future<Output = V> + Send {
         let _ = object;
-        async { Ok(Warnings::new()) }
+        async { V::admitted() }
     }
 
     /// Checks an update from `old` to `new`.
-    fn validate_update(&self, old: &K, new: &K) -> impl Future<Output = Validation> + Send {
+    fn validate_update(&self, old: &K, new: &K) -> impl Future<Output = V> + Send {
         let _ = (old, new);
-        async { Ok(Warnings::new()) }
+        async { V::admitted() }
     }
 
     /// Checks an object being deleted (called only when the marker's `verbs` include
     /// `delete`).
-    fn validate_delete(&self, object: &K) -> impl Future<Output = Validation> + Send {
+    fn validate_delete(&self, object: &K) -> impl Future<Output = V> + Send {
         let _ = object;
-        async { Ok(Warnings::new()) }
+        async { V::admitted() }
     }
 }
 
@@ -376,9 +397,25 @@ pub const ENABLE_WEBHOOKS: &str = "ENABLE_WEBHOOKS";
 /// [`crate::manager::Runner::serve_webhooks`]. Returns `None`, with a warning in the log,
 /// when [`ENABLE_WEBHOOKS`] is `false`. Errors: the certificate cannot be loaded; the message
 /// names the flag and its value, the file, and the `ENABLE_WEBHOOKS=false` way out.
-pub fn certificates(args: &crate::manager::Args) -> anyhow::Result<Option<Certificates>> {
+pub fn certificates(args: &impl CertDir) -> anyhow::Result<Option<Certificates>> {
     let enable = std::env::var(ENABLE_WEBHOOKS).ok();
-    certificates_from(&args.webhook_cert_dir, enable.as_deref())
+    certificates_from(args.webhook_cert_dir(), enable.as_deref())
+}
+
+/// Where [`certificates`] reads the webhook serving certificate from. The manager's flags
+/// ([`crate::manager::Args`], `--webhook-cert-dir`) say it; a binary with flags of its own
+/// implements it to call [`certificates`].
+pub trait CertDir {
+    /// The directory holding `tls.crt` and `tls.key`.
+    fn webhook_cert_dir(&self) -> &std::path::Path;
+}
+
+/// A reference reads through, so `certificates(&args)` compiles whether `args` is the flags or
+/// a reference to them.
+impl<T: CertDir + ?Sized> CertDir for &T {
+    fn webhook_cert_dir(&self) -> &std::path::Path {
+        (**self).webhook_cert_dir()
+    }
 }
 
 /// [`certificates`] with the value of [`ENABLE_WEBHOOKS`] given (`None`: unset), so that

@@ -3,29 +3,10 @@
 //! `ValidateFieldManager`) and the name taken from the `User-Agent` when the option is not
 //! given (k8s.io/apiserver's `prefixFromUserAgent`).
 
+use crate::apiserver::quote::{go_quote, is_print};
+
 /// The longest field manager name, in bytes (apimachinery's `FieldManagerMaxLength`).
 pub const MAX_LENGTH: usize = 128;
-
-/// Whether `c` is printable as Go's `unicode.IsPrint` says: a letter, mark, number,
-/// punctuation or symbol, or the ASCII space. Not printable: controls, every other space
-/// (no-break space, the typographic spaces, line and paragraph separators), format
-/// characters (zero-width space and joiners, the bidirectional marks, embeddings,
-/// overrides and isolates, the soft hyphen, the byte order mark, tags) and private-use
-/// characters. Not told apart: code points Unicode leaves unassigned, which Go also refuses.
-pub fn is_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() || c.is_whitespace() {
-        return false;
-    }
-    !matches!(c as u32,
-        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x0890..=0x0891 | 0x08E2
-        | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
-        | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F
-        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F
-        | 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
-}
 
 /// The causes `ValidateFieldManager` finds in `manager`, on field `fieldManager`: longer than
 /// [`MAX_LENGTH`] bytes ("Too long: may not be more than 128 bytes"); a character that is
@@ -45,7 +26,7 @@ pub fn causes(manager: &str) -> Vec<(String, String)> {
                 "fieldManager".into(),
                 format!(
                     "Invalid value: {}: invalid character U+{:04X} (at position {i})",
-                    crate::apiserver::registry::go_quote(manager),
+                    go_quote(manager),
                     c as u32
                 ),
             ));
@@ -76,36 +57,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn printable_as_go_unicode_is_print() {
-        for c in [
-            'a', 'é', 'ж', '中', '1', '-', ':', '€', ' ', '\u{0301}', '😀',
-        ] {
-            assert!(is_print(c), "{c:?}");
-        }
-        for c in [
-            '\t',
-            '\n',
-            '\u{7f}',
-            '\u{85}',
-            '\u{a0}',
-            '\u{ad}',
-            '\u{2003}',
-            '\u{200b}',
-            '\u{200d}',
-            '\u{200e}',
-            '\u{2028}',
-            '\u{202e}',
-            '\u{2066}',
-            '\u{3000}',
-            '\u{feff}',
-            '\u{e000}',
-            '\u{e0041}',
-        ] {
-            assert!(!is_print(c), "{c:?}");
-        }
-    }
-
-    #[test]
     fn field_manager_causes_name_each_character_and_the_length() {
         assert!(causes("kubectl-client-side-apply").is_empty());
         assert!(causes("gestionnaire é").is_empty());
@@ -128,10 +79,7 @@ mod tests {
             )]
         );
         assert!(causes(&"m".repeat(128)).is_empty());
-        assert_eq!(
-            crate::apiserver::registry::go_quote("a\"\\\t\u{e0041}é"),
-            r#""a\"\\\t\U000e0041é""#
-        );
+        assert_eq!(go_quote("a\"\\\t\u{e0041}é"), r#""a\"\\\t\U000e0041é""#);
     }
 
     #[test]

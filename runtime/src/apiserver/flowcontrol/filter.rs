@@ -23,7 +23,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use super::matching::RequestDigest;
 use super::queueset::{Admission, Rejection};
 use super::{FlowControl, FlowLabels, RejectedLabels, WaitLabels};
-use crate::apiserver::auth::attributes;
+use crate::apiserver::request::attributes;
 use crate::apiserver::status::ApiError;
 
 /// The header naming the matched schema's UID.

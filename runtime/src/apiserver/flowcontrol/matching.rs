@@ -9,7 +9,7 @@ use k8s_openapi::api::authorization::v1::ResourceAttributes;
 use k8s_openapi::api::flowcontrol::v1::{NonResourcePolicyRule, ResourcePolicyRule};
 
 use super::config::{Distinguisher, Rules, Schema, SubjectMatch};
-use crate::apiserver::auth::Attributes;
+use crate::apiserver::request::Attributes;
 
 /// The request as flow control sees it.
 #[derive(Debug, Clone)]
@@ -18,7 +18,7 @@ pub struct RequestDigest {
     pub user: String,
     /// The user's groups (`system:authenticated` or `system:unauthenticated` among them).
     pub groups: Vec<String>,
-    /// What the request does ([`crate::apiserver::auth::attributes`]).
+    /// What the request does ([`crate::apiserver::request::attributes`]).
     pub attributes: Attributes,
 }
 
@@ -116,8 +116,8 @@ pub fn flow_hash(schema: &str, distinguisher: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::auth::attributes;
     use crate::apiserver::flowcontrol::config::Configuration;
+    use crate::apiserver::request::attributes;
     use axum::http::Method;
 
     fn digest(

@@ -403,7 +403,7 @@ spec:
         RequestDigest {
             user: "alice".into(),
             groups: vec!["system:authenticated".into()],
-            attributes: crate::apiserver::auth::attributes(&axum::http::Method::GET, "/x", None),
+            attributes: crate::apiserver::request::attributes(&axum::http::Method::GET, "/x", None),
         }
     }
 

@@ -13,6 +13,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::apiserver::quote::go_quote;
+
 /// A failed rule: the field path and the message (`Invalid value: "x": …`).
 pub(super) type Cause = (String, String);
 
@@ -127,36 +129,6 @@ pub fn label_value_errors(s: &str) -> Vec<String> {
         ));
     }
     errs
-}
-
-/// A string as Go's `%q` (`strconv.Quote`) prints it: printable characters (Go's
-/// `unicode.IsPrint`, [`crate::apiserver::fieldmanager::manager::is_print`]) as they are, `"`
-/// and `\` escaped, `\n`-style escapes, other control characters as `\x..`, other
-/// non-printable characters as `\u....` or `\U........`.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c if crate::apiserver::fieldmanager::manager::is_print(c) => out.push(c),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn invalid(value: &str, detail: &str) -> String {

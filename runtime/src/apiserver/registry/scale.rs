@@ -10,10 +10,9 @@ use super::super::fieldmanager::managed::{self, Entry, Writer};
 use super::super::kind::{ApiKind, ScalePaths};
 use super::super::status::ApiError;
 use super::super::storage::Storage;
-use super::apply_json_patch;
-use super::{
-    Part, PatchType, Registry, Track, Write, apply_error, meta, meta_mut, meta_str, precondition,
-};
+use super::apply::apply_error;
+use super::jsonpatch::apply_json_patch;
+use super::{Part, PatchType, Registry, Track, Write, meta, meta_mut, meta_str, precondition};
 
 impl<S: Storage> Registry<S> {
     /// The `autoscaling/v1` Scale of object `name`, as the apiextensions server's `/scale`
@@ -101,7 +100,7 @@ impl<S: Storage> Registry<S> {
         };
         if patch_type == PatchType::Strategic && kind.merge_facts.is_none() {
             return Err(ApiError::unsupported_media_type(
-                crate::apiserver::server::decode::NO_STRATEGIC_MERGE_PATCH,
+                crate::apiserver::strategic::NO_STRATEGIC_MERGE_PATCH,
             ));
         }
         self.write_scale(kind, namespace, name, manager, w, |old| {

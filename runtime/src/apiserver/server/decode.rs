@@ -29,10 +29,6 @@ pub fn delete_options(body: &Bytes) -> Result<Value, ApiError> {
     }
 }
 
-/// The answer to a strategic merge patch of a kind without merge facts (a custom resource),
-/// as kube-apiserver refuses it for custom resources.
-pub const NO_STRATEGIC_MERGE_PATCH: &str = "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
-
 /// The patch type of a PATCH's `Content-Type` for `kind`. Errors: 415 for another media type,
 /// and for a strategic merge patch of a kind without merge facts ([`ApiKind::merge_facts`]).
 pub fn patch_type(headers: &HeaderMap, kind: &ApiKind) -> Result<PatchType, ApiError> {
@@ -51,9 +47,9 @@ pub fn patch_type(headers: &HeaderMap, kind: &ApiKind) -> Result<PatchType, ApiE
         "application/strategic-merge-patch+json" if kind.merge_facts.is_some() => {
             Ok(PatchType::Strategic)
         }
-        "application/strategic-merge-patch+json" => {
-            Err(ApiError::unsupported_media_type(NO_STRATEGIC_MERGE_PATCH))
-        }
+        "application/strategic-merge-patch+json" => Err(ApiError::unsupported_media_type(
+            crate::apiserver::strategic::NO_STRATEGIC_MERGE_PATCH,
+        )),
         other => Err(ApiError::unsupported_media_type(format!(
             "the body of the request was in an unknown format ({other:?}); accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
         ))),

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::super::kind::ApiKind;
 use super::super::registry::{ListOptions, PatchType, Write};
+use super::super::request::query_bool;
 use super::super::selector::{FieldSelector, LabelSelector};
 use super::super::status::ApiError;
 use super::super::table::IncludeObject;
@@ -151,20 +152,6 @@ struct Unknown {
 
 fn bad_value(param: &str, value: &str, want: &str) -> ApiError {
     ApiError::bad_request(format!("{param}: invalid value {value:?}: {want}"))
-}
-
-/// A boolean query parameter as k8s.io/apimachinery's parameter codec reads one
-/// (`Convert_Slice_string_To_bool`, `Convert_Slice_string_To_Pointer_bool`): only `0` and
-/// `false` in any case (Go's `strings.EqualFold`, which also folds `ſ` to `s`) are false;
-/// every other value, the empty one included, is true. Never an error: `force=maybe` forces,
-/// as it does on kube-apiserver.
-pub fn query_bool(value: &str) -> bool {
-    let folds_to_false = value.chars().count() == 5
-        && value
-            .chars()
-            .zip("false".chars())
-            .all(|(c, want)| c.eq_ignore_ascii_case(&want) || (want == 's' && c == '\u{017F}'));
-    !(value == "0" || folds_to_false)
 }
 
 /// `pretty` as k8s.io/apiserver's `isPrettyPrint` reads it: Go's `strconv.ParseBool`, a value
