@@ -113,6 +113,30 @@ pub(crate) fn load_project_or_explain(
 
 #[cfg(test)]
 mod tests {
+    /// A template whose rendering fails is an error naming the template, never text in the
+    /// generated file; a rendered template ends with a newline.
+    #[test]
+    fn a_template_that_fails_to_render_is_an_error_not_text() {
+        struct Failing;
+        impl std::fmt::Display for Failing {
+            fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                Err(std::fmt::Error)
+            }
+        }
+        #[derive(askama::Template)]
+        #[template(source = "kind: {{ v }}", ext = "txt")]
+        struct Probe<V: std::fmt::Display> {
+            v: V,
+        }
+        let err = super::render(&Probe { v: Failing }).unwrap_err();
+        assert!(err.template.contains("Probe"), "{}", err.template);
+        assert!(
+            err.to_string().starts_with("rendering the template "),
+            "{err}"
+        );
+        assert_eq!(super::render(&Probe { v: "Job" }).unwrap(), "kind: Job\n");
+    }
+
     #[test]
     fn counts_name_one_in_the_singular() {
         assert_eq!(crate::engine::count(0, "file"), "0 files");
