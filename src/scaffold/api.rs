@@ -180,40 +180,32 @@ impl Names {
 }
 
 #[derive(Template)]
-#[template(path = "api/types.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/types.rs")]
 struct TypesRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "api/controller.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/controller.rs")]
 struct ControllerRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_builtin.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_builtin.rs")]
 struct BuiltinControllerRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_deploy_image.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_deploy_image.rs")]
 struct DeployImageControllerRs<'a> {
     n: &'a Names,
     d: &'a deploy_image::DeployNames,
 }
 
 #[derive(Template)]
-#[template(path = "api/api_mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/api_mod.rs")]
 struct ApiModRs {
     /// One module per group (multigroup) rather than per version.
     multigroup: bool,
@@ -223,7 +215,7 @@ struct ApiModRs {
 /// `src/controller/<group>/mod.rs`, `src/webhook/<group>/mod.rs`): a doc line and the marker
 /// its children are listed above.
 #[derive(Template)]
-#[template(path = "api/group_mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/group_mod.rs")]
 pub(crate) struct GroupModRs<'a> {
     /// The short group.
     pub group: &'a str,
@@ -268,21 +260,17 @@ impl<'a> GroupModRs<'a> {
 }
 
 #[derive(Template)]
-#[template(path = "api/version_mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/version_mod.rs")]
 struct VersionModRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_mod.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_mod.rs")]
 struct ControllerModRs;
 
 #[derive(Template)]
-#[template(path = "api/sample.yaml", escape = "none", whitespace = "preserve")]
+#[template(path = "api/sample.yaml")]
 struct SampleYaml<'a> {
     n: &'a Names,
 }
@@ -324,7 +312,7 @@ const ROLES: [Role; 3] = [
 ];
 
 #[derive(Template)]
-#[template(path = "api/role.yaml", escape = "none", whitespace = "preserve")]
+#[template(path = "api/role.yaml")]
 struct RoleYaml<'a> {
     n: &'a Names,
     role: &'a Role,
@@ -333,19 +321,11 @@ struct RoleYaml<'a> {
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/crd_kustomization.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/crd_kustomization.yaml")]
 struct CrdKustomization;
 
 #[derive(Template)]
-#[template(
-    path = "api/samples_kustomization.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/samples_kustomization.yaml")]
 struct SamplesKustomization;
 
 /// The text `create api` writes into a new `src/api/mod.rs` (without the license header) for a

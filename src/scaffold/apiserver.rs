@@ -92,45 +92,33 @@ struct Names {
 }
 
 #[derive(Template)]
-#[template(path = "apiserver/types.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "apiserver/types.rs")]
 struct TypesRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "apiserver/mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "apiserver/mod.rs")]
 struct ModRs;
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/version_mod.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/version_mod.rs")]
 struct VersionModRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "apiserver/bin.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "apiserver/bin.rs")]
 struct BinRs;
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/sample.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/sample.yaml")]
 struct SampleYaml<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/config/apiservice.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/config/apiservice.yaml")]
 struct ApiServiceYaml<'a> {
     n: &'a Names,
 }
@@ -138,11 +126,7 @@ struct ApiServiceYaml<'a> {
 /// The files of `config/apiserver/` every served kind shares: (file name, rendered text).
 /// `config/network-policy/allow-apiserver-traffic.yaml`: the server's HTTPS port only.
 #[derive(Template)]
-#[template(
-    path = "apiserver/config/allow-apiserver-traffic.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/config/allow-apiserver-traffic.yaml")]
 struct NetworkPolicyYaml<'a> {
     n: &'a Names,
 }
@@ -151,7 +135,7 @@ fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
     macro_rules! tpl {
         ($name:ident, $path:literal) => {{
             #[derive(Template)]
-            #[template(path = $path, escape = "none", whitespace = "preserve")]
+            #[template(path = $path)]
             struct $name<'a> {
                 n: &'a Names,
             }
@@ -200,11 +184,7 @@ fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
 }
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/config/kustomization.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/config/kustomization.yaml")]
 struct ConfigKustomization;
 
 /// `config/default/apiserver_replacements.yaml`: kustomize reads replacement files only from

@@ -201,7 +201,7 @@ macro_rules! templates {
     ($($name:ident => $path:literal),* $(,)?) => {
         $(
             #[derive(Template)]
-            #[template(path = $path, escape = "none")]
+            #[template(path = $path)]
             struct $name<'a> {
                 // Static templates (Dockerfile, .gitignore, ...) do not read the context.
                 #[allow(dead_code)]

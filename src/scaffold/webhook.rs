@@ -183,29 +183,29 @@ impl Names {
 
 /// `src/webhook/mod.rs`: the module tree of the webhooks (the server is the runtime's).
 #[derive(Template)]
-#[template(path = "webhook/webhook_mod.rs", escape = "none")]
+#[template(path = "webhook/webhook_mod.rs")]
 struct WebhookModFile;
 
 #[derive(Template)]
-#[template(path = "webhook/version_mod.rs", escape = "none")]
+#[template(path = "webhook/version_mod.rs")]
 struct VersionMod<'a> {
     version: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/kind_webhook.rs", escape = "none")]
+#[template(path = "webhook/kind_webhook.rs")]
 struct KindFile<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/defaulting.rs", escape = "none")]
+#[template(path = "webhook/defaulting.rs")]
 struct Defaulting<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/defaulting_tests.rs", escape = "none")]
+#[template(path = "webhook/defaulting_tests.rs")]
 struct DefaultingTests<'a> {
     n: &'a Names,
     /// With the test through the test cluster (the kind file has its registrations marker).
@@ -213,13 +213,13 @@ struct DefaultingTests<'a> {
 }
 
 #[derive(Template)]
-#[template(path = "webhook/validation.rs", escape = "none")]
+#[template(path = "webhook/validation.rs")]
 struct Validation<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/validation_tests.rs", escape = "none")]
+#[template(path = "webhook/validation_tests.rs")]
 struct ValidationTests<'a> {
     n: &'a Names,
     /// With the test through the test cluster (the kind file has its registrations marker).
@@ -244,29 +244,26 @@ struct Spoke {
 }
 
 #[derive(Template)]
-#[template(path = "webhook/kind_conversion.rs", escape = "none")]
+#[template(path = "webhook/kind_conversion.rs")]
 struct KindConversion<'a> {
     n: &'a Names,
     spokes: &'a [Spoke],
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/crd_conversion_patch.yaml", escape = "none")]
+#[template(path = "webhook/config/crd_conversion_patch.yaml")]
 struct CrdConversionPatch<'a> {
     crd_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(
-    path = "webhook/config/crd_conversion_replacements.yaml",
-    escape = "none"
-)]
+#[template(path = "webhook/config/crd_conversion_replacements.yaml")]
 struct CrdConversionReplacements<'a> {
     crd_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/main_webhooks.rs", escape = "none")]
+#[template(path = "webhook/main_webhooks.rs")]
 struct MainWebhooks {
     /// `main.rs` has the `certificates` marker, where [`MainWebhookCerts`] loads the
     /// certificate before connecting; without it (a project from an earlier rsbuilder) the
@@ -276,29 +273,29 @@ struct MainWebhooks {
 
 /// Loads the webhook serving certificate in `main` before it connects to the cluster.
 #[derive(Template)]
-#[template(path = "webhook/main_webhook_certs.rs", escape = "none")]
+#[template(path = "webhook/main_webhook_certs.rs")]
 struct MainWebhookCerts;
 
 #[derive(Template)]
-#[template(path = "webhook/config/service.yaml", escape = "none")]
+#[template(path = "webhook/config/service.yaml")]
 struct ServiceYaml<'a> {
     project_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/issuer.yaml", escape = "none")]
+#[template(path = "webhook/config/issuer.yaml")]
 struct IssuerYaml<'a> {
     project_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/certificate.yaml", escape = "none")]
+#[template(path = "webhook/config/certificate.yaml")]
 struct CertificateYaml<'a> {
     project_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/allow-webhook-traffic.yaml", escape = "none")]
+#[template(path = "webhook/config/allow-webhook-traffic.yaml")]
 struct NetworkPolicyYaml<'a> {
     project_name: &'a str,
 }

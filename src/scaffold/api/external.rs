@@ -431,11 +431,7 @@ struct ExternalNames {
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_external.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_external.rs")]
 struct ExternalControllerRs<'a> {
     n: &'a ExternalNames,
 }
