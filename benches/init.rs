@@ -39,12 +39,12 @@ fn bench_init(c: &mut Criterion) {
     let opts = options();
     c.bench_function("init: render the tree", |b| {
         b.iter(|| {
-            let files = files(&opts);
+            let files = files(&opts).unwrap();
             assert!(files.len() > 20);
             files
         })
     });
-    let rendered = files(&opts);
+    let rendered = files(&opts).unwrap();
     let rust: Vec<(&Path, &str)> = rendered
         .iter()
         .filter(|(path, _)| path.ends_with(".rs"))

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use rsbuilder::scaffold::{IfExists, Plan};
+use rsbuilder::scaffold::{File, IfExists, Plan};
 
 fn target_dir() -> PathBuf {
     std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
@@ -420,12 +420,12 @@ fn kustomize(dir: &Path) {
 fn insert_demo_controller_and_webhook(dir: &Path) {
     let mut plan = Plan::new(dir, false);
     plan.insert("src/lib.rs", "modules", "pub mod controller;");
-    plan.create(
+    plan.add(File::new(
         "src/controller/mod.rs",
         "//! Controllers.\n\npub mod demo_controller;\n",
         IfExists::Error,
-    );
-    plan.create(
+    ));
+    plan.add(File::new(
         "src/controller/demo_controller.rs",
         "//! A controller that only waits for shutdown.\n\nuse rsbuilder_runtime::Manager;\n\n\
          /// Runs until the manager shuts down.\n\
@@ -435,7 +435,7 @@ fn insert_demo_controller_and_webhook(dir: &Path) {
          mgr.metrics.reconcile(\"demo\", std::time::Duration::ZERO, \"success\");\n    \
          tracing::info!(\"demo controller stopped\");\n    Ok(())\n}\n",
         IfExists::Error,
-    );
+    ));
     plan.insert(
         "src/main.rs",
         "controllers",

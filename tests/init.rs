@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 
 use predicates::prelude::*;
-use rsbuilder::scaffold::Plan;
+use rsbuilder::scaffold::{File, Plan};
 
 /// A fresh directory named `name` inside a temp dir (the name is the default project name).
 fn project_dir(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -108,7 +108,7 @@ fn init_writes_the_whole_tree() {
 
 #[test]
 fn init_writes_the_runtime_as_tool_owned_files() {
-    use rsbuilder::scaffold::engine::owned;
+    use rsbuilder::engine::owned;
     let (_tmp, dir) = init_ai_operator();
     let files = tree(&dir);
     let text = |path: &str| String::from_utf8(files[path].clone()).unwrap();
@@ -534,26 +534,26 @@ fn config_default_renders_after_later_commands_insert_into_it() {
     // What `create api` and `create webhook` do to config/default: a resource, a patch of
     // the Deployment, a whole section at the end.
     let mut plan = Plan::new(&dir, false);
-    plan.create(
+    plan.add(File::new(
         "config/extra/kustomization.yaml",
         "resources:\n- extra.yaml\n",
         rsbuilder::scaffold::IfExists::Error,
-    );
-    plan.create(
+    ));
+    plan.add(File::new(
         "config/extra/extra.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: system\n",
         rsbuilder::scaffold::IfExists::Error,
-    );
+    ));
     plan.insert(
         "config/default/kustomization.yaml",
         "default-resources",
         "- ../extra",
     );
-    plan.create(
+    plan.add(File::new(
         "config/default/manager_port_patch.yaml",
         "- op: add\n  path: /spec/template/spec/containers/0/ports/-\n  value:\n    containerPort: 9443\n    name: webhook-server\n    protocol: TCP\n",
         rsbuilder::scaffold::IfExists::Error,
-    );
+    ));
     plan.insert(
         "config/default/kustomization.yaml",
         "default-patches",

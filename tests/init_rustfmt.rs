@@ -89,7 +89,7 @@ fn every_init_rust_template_renders_rustfmt_clean() {
     for opts in option_sets() {
         opts.validate()
             .unwrap_or_else(|e| panic!("the test's options are valid: {e}"));
-        for (path, text) in files(&opts) {
+        for (path, text) in files(&opts).unwrap() {
             // The runtime's files are tool-owned: written byte for byte, never formatted.
             if !path.ends_with(".rs") || is_tool_owned(path) {
                 continue;

@@ -66,7 +66,7 @@ pub fn run(cwd: &Path, root: &Path, cmd: AlphaCommand) -> anyhow::Result<i32> {
         AlphaCommand::Update(args) => update(root, args),
         AlphaCommand::Generate(args) => generate(cwd, root, args),
         AlphaCommand::Recover => {
-            match crate::scaffold::engine::recover_project(root)? {
+            match crate::engine::recover_project(root)? {
                 Some(done) => println!("{done}"),
                 None => println!("nothing to finish in {}", root.display()),
             }
@@ -82,9 +82,9 @@ pub fn run(cwd: &Path, root: &Path, cmd: AlphaCommand) -> anyhow::Result<i32> {
 fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     use crate::scaffold::alpha;
     let _lock = if args.dry_run {
-        crate::scaffold::engine::lock_project_read_only(root)?
+        crate::engine::lock_project_read_only(root)?
     } else {
-        crate::scaffold::engine::lock_project(root)?
+        crate::engine::lock_project(root)?
     };
     let update = alpha::plan_update(root)?;
     if args.dry_run {
@@ -233,11 +233,11 @@ fn generate(cwd: &Path, root: &Path, args: GenerateArgs) -> anyhow::Result<i32> 
     }
     // Written only in place; read only when the output goes elsewhere.
     let _lock = match &output_dir {
-        Some(_) => crate::scaffold::engine::lock_project_read_only(&input)?,
-        None => crate::scaffold::engine::lock_project(&input)?,
+        Some(_) => crate::engine::lock_project_read_only(&input)?,
+        None => crate::engine::lock_project(&input)?,
     };
     let _out_lock = match &output_dir {
-        Some(out) if out.is_dir() => Some(crate::scaffold::engine::lock_project(out)?),
+        Some(out) if out.is_dir() => Some(crate::engine::lock_project(out)?),
         _ => None,
     };
     let opts = alpha::GenerateOptions {

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use crate::scaffold::create::Settings;
+
 /// `rsbuilder create` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum CreateCommand {
@@ -164,30 +166,24 @@ fn external_source(
     args.external_api_path.clone().map(ExternalSource::Path)
 }
 
-/// Runs a `create` subcommand in `dir`.
-pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
-    let _lock = crate::scaffold::engine::lock_project(dir)?;
+/// The library's form of the `create` flags.
+fn settings(dir: &Path, cmd: CreateCommand) -> Settings {
+    use crate::scaffold::{api, apiserver, webhook};
     match cmd {
-        CreateCommand::Api(args) => {
-            if let Some(source) = external_source(dir, &args) {
-                let opts = crate::scaffold::api::external::ExternalOptions {
-                    source,
-                    group: args.group,
-                    version: args.version,
-                    kind: args.kind,
-                    domain: args.external_api_domain,
-                    plural: args.plural,
-                    namespaced: args.namespaced,
-                    controller: args.controller,
-                    force: args.force,
-                    replay: false,
-                };
-                let (done, next) = crate::scaffold::api::external::run(dir, &opts)?;
-                print!("{}", crate::scaffold::report(&done));
-                print!("{next}");
-                return Ok(super::EXIT_OK);
-            }
-            let opts = crate::scaffold::api::ApiOptions {
+        CreateCommand::Api(args) => match external_source(dir, &args) {
+            Some(source) => Settings::External(api::external::ExternalOptions {
+                source,
+                group: args.group,
+                version: args.version,
+                kind: args.kind,
+                domain: args.external_api_domain,
+                plural: args.plural,
+                namespaced: args.namespaced,
+                controller: args.controller,
+                force: args.force,
+                replay: false,
+            }),
+            None => Settings::Api(api::ApiOptions {
                 // clap requires the three unless --external-api-crd is given, handled above.
                 group: args.group.unwrap_or_default(),
                 version: args.version.unwrap_or_default(),
@@ -198,73 +194,52 @@ pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
                 plural: args.plural,
                 force: args.force,
                 controller_name: args.controller_name,
-                image: args
-                    .image
-                    .map(|image| crate::scaffold::api::deploy_image::DeployImage {
-                        image,
-                        command: args.image_container_command,
-                        port: args.image_container_port,
-                        run_as_user: args.run_as_user,
-                    }),
-            };
-            if let Ok(project) = crate::model::Project::load(dir) {
-                if let Some(warning) =
-                    crate::model::gvk::group_repeats_domain(&opts.group, &project.domain)
-                {
-                    eprintln!("warning: {warning}");
-                }
-                if let Some(note) = crate::scaffold::api::builtin_namesake(&opts, &project) {
-                    eprintln!("note: {note}");
-                }
-            }
-            let done = crate::scaffold::api::run(dir, &opts)?;
-            print!("{}", crate::scaffold::report(&done));
-            let multigroup = crate::model::Project::load(dir).is_ok_and(|p| p.multigroup);
-            print!("{}", crate::scaffold::api::next_steps(&opts, multigroup));
-            Ok(super::EXIT_OK)
-        }
-        CreateCommand::Apiserver(args) => {
-            let opts = crate::scaffold::apiserver::ApiServerOptions {
-                group: args.group,
-                version: args.version,
-                kind: args.kind,
-                namespaced: args.namespaced,
-                plural: args.plural,
-                force: args.force,
-            };
-            let done = crate::scaffold::apiserver::run(dir, &opts)?;
-            print!("{}", crate::scaffold::report(&done));
-            print!("{}", crate::scaffold::apiserver::next_steps(&opts));
-            Ok(super::EXIT_OK)
-        }
-        CreateCommand::Webhook(args) => {
-            let opts = crate::scaffold::webhook::WebhookOptions {
-                group: args.group,
-                version: args.version,
-                kind: args.kind,
-                defaulting: args.defaulting,
-                validation: args.programmatic_validation,
-                conversion: args.conversion,
-                spoke: args.spoke,
-                defaulting_path: args.defaulting_path,
-                validation_path: args.validation_path,
-                force: args.force,
-            };
-            if let Err(usage) = crate::scaffold::webhook::check_flags(&opts) {
-                eprintln!("error: {usage}");
-                return Ok(super::EXIT_USAGE);
-            }
-            let (done, notes) = crate::scaffold::webhook::run(dir, &opts)?;
-            print!("{}", crate::scaffold::report(&done));
-            for note in notes {
-                eprintln!("note: {note}");
-            }
-            let multigroup = crate::model::Project::load(dir).is_ok_and(|p| p.multigroup);
-            print!(
-                "{}",
-                crate::scaffold::webhook::next_steps(&opts, multigroup)
-            );
-            Ok(super::EXIT_OK)
-        }
+                image: args.image.map(|image| api::deploy_image::DeployImage {
+                    image,
+                    command: args.image_container_command,
+                    port: args.image_container_port,
+                    run_as_user: args.run_as_user,
+                }),
+            }),
+        },
+        CreateCommand::Apiserver(args) => Settings::ApiServer(apiserver::ApiServerOptions {
+            group: args.group,
+            version: args.version,
+            kind: args.kind,
+            namespaced: args.namespaced,
+            plural: args.plural,
+            force: args.force,
+        }),
+        CreateCommand::Webhook(args) => Settings::Webhook(webhook::WebhookOptions {
+            group: args.group,
+            version: args.version,
+            kind: args.kind,
+            defaulting: args.defaulting,
+            validation: args.programmatic_validation,
+            conversion: args.conversion,
+            spoke: args.spoke,
+            defaulting_path: args.defaulting_path,
+            validation_path: args.validation_path,
+            force: args.force,
+        }),
     }
+}
+
+/// Runs a `create` subcommand in `dir`: the flags as [`Settings`], the run
+/// ([`crate::scaffold::create::run`]), its report printed (messages on stderr, the written
+/// files and the next steps on stdout). Returns the exit code: 0 success, 2 flags that do not
+/// go together. Errors: those of the run, with nothing written.
+pub fn run(dir: &Path, cmd: CreateCommand) -> anyhow::Result<i32> {
+    let report = crate::scaffold::create::run(dir, &settings(dir, cmd))?;
+    let (before, after) = report
+        .messages
+        .split_at(report.output_after.min(report.messages.len()));
+    before.iter().for_each(|m| eprintln!("{m}"));
+    if report.usage_error {
+        return Ok(super::EXIT_USAGE);
+    }
+    print!("{}", crate::scaffold::report(&report.written));
+    after.iter().for_each(|m| eprintln!("{m}"));
+    print!("{}", report.next_steps);
+    Ok(super::EXIT_OK)
 }

@@ -84,7 +84,7 @@ pub fn run(dir: &Path, args: EditArgs) -> anyhow::Result<i32> {
         eprintln!("error: nothing to edit; pass --namespaced, --license, --owner or --plugins");
         return Ok(super::EXIT_USAGE);
     }
-    let _lock = crate::scaffold::engine::lock_project(dir)?;
+    let _lock = crate::engine::lock_project(dir)?;
     if let Some(on) = args.multigroup {
         if args.namespaced.is_some()
             || args.license.is_some()

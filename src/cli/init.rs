@@ -11,13 +11,12 @@ pub fn parse_license(value: &str) -> Result<crate::scaffold::init::License, Stri
         "apache2" => Ok(License::Apache2),
         "mit" => Ok(License::Mit),
         path => {
-            let text =
-                crate::scaffold::engine::regular::read_path(Path::new(path)).map_err(|e| {
-                    format!(
-                        "expected none, apache2, mit or the path of a license header file; \
+            let text = crate::engine::regular::read_path(Path::new(path)).map_err(|e| {
+                format!(
+                    "expected none, apache2, mit or the path of a license header file; \
                      cannot read {path:?}: {e}"
-                    )
-                })?;
+                )
+            })?;
             License::from_header_file(&text)
                 .ok_or_else(|| format!("the license header file {path:?} is empty"))
         }
@@ -65,7 +64,7 @@ pub struct InitArgs {
 /// (exit code 1) with nothing written.
 pub fn run(dir: &Path, args: InitArgs) -> anyhow::Result<i32> {
     use crate::scaffold::init;
-    let _lock = crate::scaffold::engine::lock_project(dir)?;
+    let _lock = crate::engine::lock_project(dir)?;
     let project_name = init::project_name(dir, args.project_name.as_deref())?;
     let opts = init::InitOptions {
         repo: args.repo.unwrap_or_else(|| project_name.clone()),

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::scaffold::ScaffoldError;
-use crate::scaffold::engine::ProjectLock;
+use crate::engine::ProjectLock;
+use crate::engine::ScaffoldError;
 
-/// How the lock is taken: [`crate::scaffold::engine::lock_project`], or its read-only form.
+/// How the lock is taken: [`crate::engine::lock_project`], or its read-only form.
 pub(super) type Take = fn(&Path) -> Result<ProjectLock, ScaffoldError>;
 
 /// The project lock of a `manifests` run, released while the probe compiles (which can take

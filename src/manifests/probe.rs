@@ -122,7 +122,7 @@ struct CrateInfo {
 impl CrateInfo {
     fn read(dir: &Path) -> Result<Self, String> {
         let manifest = dir.join("Cargo.toml");
-        let text = crate::scaffold::engine::regular::read_path(&manifest).map_err(|_| {
+        let text = crate::engine::regular::read_path(&manifest).map_err(|_| {
             format!(
                 "there is no Cargo.toml in {} to build a probe against (run in the crate, or pass --dir)",
                 dir.display()
@@ -540,7 +540,7 @@ fn crate_files(dir: &Path, skip: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// The directories of the `path = "…"` dependencies in `dir/Cargo.toml`.
 fn path_dependencies(dir: &Path) -> Vec<PathBuf> {
-    let Ok(text) = crate::scaffold::engine::regular::read_path(&dir.join("Cargo.toml")) else {
+    let Ok(text) = crate::engine::regular::read_path(&dir.join("Cargo.toml")) else {
         return Vec::new();
     };
     let Ok(doc) = toml::from_str::<toml::Table>(&text) else {
@@ -560,7 +560,7 @@ fn path_dependencies(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn read_cache(file: &Path) -> Option<BTreeMap<String, Value>> {
-    let text = crate::scaffold::engine::regular::read_path(file).ok()?;
+    let text = crate::engine::regular::read_path(file).ok()?;
     serde_json::from_str(&text).ok()
 }
 

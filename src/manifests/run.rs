@@ -10,8 +10,8 @@ use std::sync::Arc;
 use super::gate::{GateProblem, LockGate};
 use super::probe::Evaluate;
 use super::stale::{crd_kustomization_problems, stale_crd_files};
+use crate::engine::{Action, File, IfExists, Plan, Resolved, ScaffoldError};
 use crate::model::project::FILE_NAME as PROJECT_FILE;
-use crate::scaffold::{Action, IfExists, Plan, Resolved, ScaffoldError};
 
 /// What a `manifests` run is asked to do: the command-line flags, as plain values.
 #[derive(Debug, Clone)]
@@ -95,7 +95,7 @@ pub struct Report {
     /// With `check`: a unified diff per file that would change, for standard output (empty
     /// otherwise, or when nothing would change).
     pub diff: String,
-    /// The files the run wrote, unchanged ones included (see [`crate::scaffold::report`]).
+    /// The files the run wrote, unchanged ones included (see [`crate::engine::report`]).
     pub written: Vec<Resolved>,
     /// How many of [`Report::messages`] arose before the diff was made or the files were
     /// written: a terminal shows those first, then the standard output, then the rest.
@@ -253,8 +253,8 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
     // nearest existing ancestor while it does not exist yet: the engine creates it).
     // `check` only reads: an interrupted apply is reported, not finished.
     let lock = match args.check {
-        true => crate::scaffold::engine::lock_project_read_only,
-        false => crate::scaffold::engine::lock_project,
+        true => crate::engine::lock_project_read_only,
+        false => crate::engine::lock_project,
     };
     let lock_root = if output_dir.is_absolute() {
         plan_root
@@ -319,7 +319,7 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
         report.say(Level::Error, text);
         return Ok(Status::Failure);
     }
-    let build_script = crate::scaffold::engine::read(&dir, Path::new("build.rs"))
+    let build_script = crate::engine::read(&dir, Path::new("build.rs"))
         .ok()
         .flatten();
     let cfg = match super::cfg::Cfg::for_dir(&dir, &args.features) {
@@ -440,7 +440,7 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
     }
     let mut plan = Plan::new(&plan_root, false);
     for (path, contents) in &output.files {
-        plan.create(path, contents.as_str(), IfExists::Overwrite);
+        plan.add(File::new(path, contents.as_str(), IfExists::Overwrite));
     }
     // Files of kinds that failed this run stay as they are: neither stale nor unlisted.
     let kept: Vec<(PathBuf, String)> = output
@@ -562,7 +562,7 @@ fn expected_kinds(
     crd_settings: &mut super::crd::Settings,
 ) -> Vec<super::generate::ExpectedKind> {
     let mut expected = Vec::new();
-    let project_text = crate::scaffold::engine::read(dir, Path::new(PROJECT_FILE))
+    let project_text = crate::engine::read(dir, Path::new(PROJECT_FILE))
         .ok()
         .flatten()
         .unwrap_or_default();
@@ -572,7 +572,7 @@ fn expected_kinds(
             "" => r.group.clone(),
             d => format!("{}.{d}", r.group),
         };
-        if crate::scaffold::apiserver::is_served(r) {
+        if crate::model::project::is_served(r) {
             crd_settings.served.insert((group, r.kind.clone()));
         } else if r.api.is_some() && !r.external && whole_src {
             // The whole `src/` is read: a CRD kind PROJECT records must be found there.
@@ -610,9 +610,7 @@ fn with_target_cfg(
     build_script: Option<&str>,
 ) -> super::cfg::Cfg {
     let manifest = match cfg.source() {
-        super::cfg::FeatureSource::Manifest(path) => {
-            crate::scaffold::engine::regular::read_path(path).ok()
-        }
+        super::cfg::FeatureSource::Manifest(path) => crate::engine::regular::read_path(path).ok(),
         super::cfg::FeatureSource::NoManifest => None,
     };
     cfg.with_target_query(super::cfg::TargetQuery {

@@ -90,7 +90,7 @@ impl SourceSet {
         found.dedup();
         let mut texts = Vec::with_capacity(found.len());
         for path in found {
-            match crate::scaffold::engine::regular::read_path(&path) {
+            match crate::engine::regular::read_path(&path) {
                 Ok(text) => texts.push((path, text)),
                 Err(e) => errors.push(Diagnostic::new(&path, 1, 1, format!("cannot read: {e}"))),
             }
@@ -140,7 +140,7 @@ impl SourceSet {
 
     /// Parses one file from disk.
     pub fn parse_file(path: &Path) -> Result<SourceFile, Diagnostic> {
-        let text = crate::scaffold::engine::regular::read_path(path)
+        let text = crate::engine::regular::read_path(path)
             .map_err(|e| Diagnostic::new(path, 1, 1, format!("cannot read: {e}")))?;
         Self::parse_text(path, text)
     }

@@ -25,7 +25,7 @@ pub fn crd_kustomization_problems(
     }
     let rel = output_dir.join(layout::CRD_KUSTOMIZATION);
     let path = plan_root.join(&rel);
-    let Ok(Some(text)) = crate::scaffold::engine::read(plan_root, &rel) else {
+    let Ok(Some(text)) = crate::engine::read(plan_root, &rel) else {
         return Vec::new();
     };
     let Ok(kustomization) = serde_saphyr::from_str::<Kustomization>(&text) else {
@@ -89,7 +89,7 @@ pub fn stale_crd_files(
     generated: &[(PathBuf, String)],
 ) -> Vec<PathBuf> {
     let bases = output_dir.join(layout::CRD_BASES);
-    let Ok(Some(entries)) = crate::scaffold::engine::list(plan_root, &bases) else {
+    let Ok(Some(entries)) = crate::engine::list(plan_root, &bases) else {
         return Vec::new();
     };
     let generated: std::collections::HashSet<PathBuf> =

@@ -102,7 +102,7 @@ fn feature_of_env(value: &str) -> Option<String> {
 
 /// [`check`] against `ours`, with the environment's Kubernetes version `env_feature`.
 fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> Verdict {
-    let manifest = match crate::scaffold::engine::read(crate_dir, Path::new("Cargo.toml")) {
+    let manifest = match crate::engine::read(crate_dir, Path::new("Cargo.toml")) {
         Ok(Some(text)) => text,
         Ok(None) => return Verdict::NoCrate,
         Err(e) => {
@@ -181,7 +181,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
         .map(|(f, line)| (f, crate_dir.join("Cargo.toml"), line))
         .or_else(|| {
             let root = root.as_ref()?;
-            let text = crate::scaffold::engine::read(root, Path::new("Cargo.toml"))
+            let text = crate::engine::read(root, Path::new("Cargo.toml"))
                 .ok()
                 .flatten()?;
             k8s_feature_in(&text).map(|(f, line)| (f, root.join("Cargo.toml"), line))
@@ -230,7 +230,7 @@ fn normalize_feature(feature: &str) -> String {
 /// The nearest directory at or above `dir` holding a `Cargo.lock`, and its text.
 fn find_lock(dir: &Path) -> Option<(PathBuf, String)> {
     dir.ancestors().find_map(|d| {
-        let text = crate::scaffold::engine::read(d, Path::new("Cargo.lock"))
+        let text = crate::engine::read(d, Path::new("Cargo.lock"))
             .ok()
             .flatten()?;
         Some((d.to_path_buf(), text))
@@ -241,7 +241,7 @@ fn find_lock(dir: &Path) -> Option<(PathBuf, String)> {
 /// the lock's that has a `Cargo.toml` with `[workspace]` (cargo keeps the lock there).
 fn workspace_root(crate_dir: &Path, lock_dir: &Path) -> Option<PathBuf> {
     for d in crate_dir.ancestors() {
-        let text = crate::scaffold::engine::read(d, Path::new("Cargo.toml"))
+        let text = crate::engine::read(d, Path::new("Cargo.toml"))
             .ok()
             .flatten();
         let is_workspace = text

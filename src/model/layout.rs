@@ -20,41 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::Resource;
 
-/// What to do when a file to create already exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfExists {
-    /// Fail the whole command ("already exists; use --force"), unless the plan is forced, in
-    /// which case the file is overwritten. For files the user edits (types, controllers, ...).
-    Error,
-    /// Leave the existing file alone (shared files a previous command may have written).
-    Skip,
-    /// Leave the existing file alone, unless the plan is forced, in which case the file is
-    /// overwritten: a skeleton that later commands add sections to (the kind's webhook file,
-    /// which `--force` renders again with every webhook type).
-    SkipUnlessForced,
-    /// Always overwrite (files rsbuilder owns, such as PROJECT).
-    Overwrite,
-}
-
-/// A file of the project: its path (relative to the project root) and its policy when it
-/// exists already. The contents come from the template the command renders for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileSpec {
-    /// Path relative to the project root.
-    pub path: PathBuf,
-    /// What to do when the file exists.
-    pub if_exists: IfExists,
-}
-
-impl FileSpec {
-    /// The file at `path` with the policy `if_exists`.
-    pub fn new(path: impl Into<PathBuf>, if_exists: IfExists) -> Self {
-        Self {
-            path: path.into(),
-            if_exists,
-        }
-    }
-}
+pub use crate::engine::{FileSpec, IfExists};
 
 /// `PROJECT`, which rsbuilder rewrites on every command that changes the project.
 pub const PROJECT: &str = "PROJECT";
@@ -123,9 +89,55 @@ pub mod generated {
     pub const WEBHOOK_MANIFESTS: &str = "webhook/manifests.yaml";
 }
 
+/// The files only `init` writes (the shared ones, such as [`CARGO_TOML`] and [`LIB_RS`],
+/// are above), in Kubebuilder's places for the Go project's equivalents.
+pub mod init {
+    /// The Service in front of the manager's metrics endpoint.
+    pub const METRICS_SERVICE: &str = "config/default/metrics_service.yaml";
+    /// The manager's ServiceAccount.
+    pub const SERVICE_ACCOUNT: &str = "config/rbac/service_account.yaml";
+    /// The manager's ClusterRole (or Role), which `manifests` rewrites from RBAC markers.
+    pub const ROLE: &str = "config/rbac/role.yaml";
+    /// Binds [`ROLE`] to the ServiceAccount.
+    pub const ROLE_BINDING: &str = "config/rbac/role_binding.yaml";
+    /// The Role over Leases that leader election needs.
+    pub const LEADER_ELECTION_ROLE: &str = "config/rbac/leader_election_role.yaml";
+    /// Binds [`LEADER_ELECTION_ROLE`].
+    pub const LEADER_ELECTION_ROLE_BINDING: &str = "config/rbac/leader_election_role_binding.yaml";
+    /// The ClusterRole that lets the manager check metrics callers (TokenReview,
+    /// SubjectAccessReview).
+    pub const METRICS_AUTH_ROLE: &str = "config/rbac/metrics_auth_role.yaml";
+    /// Binds [`METRICS_AUTH_ROLE`].
+    pub const METRICS_AUTH_ROLE_BINDING: &str = "config/rbac/metrics_auth_role_binding.yaml";
+    /// The ClusterRole a metrics scraper is granted.
+    pub const METRICS_READER_ROLE: &str = "config/rbac/metrics_reader_role.yaml";
+    /// The manager kustomization (lists [`super::MANAGER_YAML`]).
+    pub const MANAGER_KUSTOMIZATION: &str = "config/manager/kustomization.yaml";
+    /// The Prometheus kustomization.
+    pub const PROMETHEUS_KUSTOMIZATION: &str = "config/prometheus/kustomization.yaml";
+    /// The ServiceMonitor of the metrics endpoint.
+    pub const MONITOR: &str = "config/prometheus/monitor.yaml";
+    /// The NetworkPolicy that lets labelled namespaces reach the metrics endpoint.
+    pub const ALLOW_METRICS_TRAFFIC: &str = "config/network-policy/allow-metrics-traffic.yaml";
+    /// What `docker build` leaves out.
+    pub const DOCKERIGNORE: &str = ".dockerignore";
+    /// What git leaves out.
+    pub const GITIGNORE: &str = ".gitignore";
+    /// The Makefile with Kubebuilder's targets.
+    pub const MAKEFILE: &str = "Makefile";
+    /// The end-to-end test against a cluster.
+    pub const E2E_TESTS: &str = "tests/e2e.rs";
+    /// The lint workflow.
+    pub const LINT_WORKFLOW: &str = ".github/workflows/lint.yml";
+    /// The test workflow.
+    pub const TEST_WORKFLOW: &str = ".github/workflows/test.yml";
+    /// The end-to-end test workflow.
+    pub const TEST_E2E_WORKFLOW: &str = ".github/workflows/test-e2e.yml";
+}
+
 /// Files `init` leaves alone when the directory already has them (a fresh clone with a
 /// README, a license, ignore files); every other file `init` writes must not exist yet.
-pub const INIT_KEEP_IF_PRESENT: [&str; 4] = ["README.md", "LICENSE", ".gitignore", ".dockerignore"];
+pub const INIT_KEEP_IF_PRESENT: [&str; 4] = [README, LICENSE, init::GITIGNORE, init::DOCKERIGNORE];
 
 /// The policy of a file `init` writes: [`IfExists::Skip`] for the files of
 /// [`INIT_KEEP_IF_PRESENT`], [`IfExists::Error`] for the rest.

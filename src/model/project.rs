@@ -31,6 +31,16 @@ pub const LAYOUT: &str = "rust.rsbuilder.io/v1";
 /// Name of the project configuration file at the project root.
 pub const FILE_NAME: &str = "PROJECT";
 
+/// The PROJECT field that marks a resource as served by the aggregated API server (a map
+/// with `namespaced`), kept by Kubebuilder's PROJECT model as an unknown field.
+pub const API_SERVER_FIELD: &str = "apiServer";
+
+/// Whether PROJECT records `r` as served by the aggregated API server (it has the
+/// [`API_SERVER_FIELD`] field, which `create apiserver` writes), rather than as a CRD kind.
+pub fn is_served(r: &ProjectResource) -> bool {
+    r.unknown.contains_key(API_SERVER_FIELD)
+}
+
 /// The whole PROJECT file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -199,14 +209,14 @@ impl Project {
     /// Reads `<dir>/PROJECT` and checks it ([`Project::parse_file`]), as [`Project::load_in`]
     /// reads it for a plan on `dir`.
     pub fn load(dir: &Path) -> Result<Self> {
-        Self::load_in(&crate::scaffold::Plan::new(dir, false))
+        Self::load_in(&crate::engine::Plan::new(dir, false))
     }
 
     /// Reads PROJECT through `plan` (rooted at the project, see
-    /// [`crate::scaffold::Plan::read`]) and checks it ([`Project::parse_file`]). Errors: no
+    /// [`crate::engine::Plan::read`]) and checks it ([`Project::parse_file`]). Errors: no
     /// file (with the advice to run `rsbuilder init`), a PROJECT that is a link out of the
     /// project or unreadable, or the errors of [`Project::parse_file`].
-    pub fn load_in(plan: &crate::scaffold::Plan) -> Result<Self> {
+    pub fn load_in(plan: &crate::engine::Plan) -> Result<Self> {
         let dir = plan.root();
         let path = dir.join(FILE_NAME);
         let Some(text) = plan.read(FILE_NAME)? else {

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, bail};
 
 use super::engine::{self, owned};
-use super::{IfExists, Plan, ScaffoldError};
+use super::{File, IfExists, Plan, ScaffoldError};
 use crate::model::Project;
 use crate::model::layout;
 use crate::model::project::{self, ProjectResource};
@@ -203,7 +203,7 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
         let untouched = |text: &str| record.is_some_and(|h| *h == owned::sha256_hex(text));
         let outcome = match (new.get(&path), disk) {
             (Some(theirs), None) => {
-                plan.create_tool_owned(&path, *theirs, IfExists::Overwrite);
+                plan.add(File::tool_owned(&path, *theirs, IfExists::Overwrite));
                 Outcome::Created
             }
             (Some(theirs), Some(ours)) if ours == *theirs => {
@@ -211,12 +211,12 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
                 if untouched(theirs) && base.as_deref() == Some(*theirs) {
                     continue;
                 }
-                plan.create_tool_owned(&path, *theirs, IfExists::Overwrite);
+                plan.add(File::tool_owned(&path, *theirs, IfExists::Overwrite));
                 Outcome::Recorded
             }
             (Some(_), Some(ours)) if has_conflict_markers(&ours) => Outcome::StillConflicted,
             (Some(theirs), Some(ours)) if untouched(&ours) => {
-                plan.create_tool_owned(&path, *theirs, IfExists::Overwrite);
+                plan.add(File::tool_owned(&path, *theirs, IfExists::Overwrite));
                 Outcome::Replaced
             }
             (Some(theirs), Some(ours)) => {
@@ -228,11 +228,11 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
                 match merge(&base, &ours, theirs) {
                     Ok(merged) if merged == ours && base == *theirs => continue,
                     Ok(merged) => {
-                        plan.create_tool_owned_with_base(&path, merged, *theirs);
+                        plan.add(File::tool_owned_with_base(&path, merged, *theirs));
                         Outcome::Merged
                     }
                     Err(marked) => {
-                        plan.create_tool_owned_with_base(&path, marked, *theirs);
+                        plan.add(File::tool_owned_with_base(&path, marked, *theirs));
                         Outcome::Conflict
                     }
                 }
@@ -282,16 +282,16 @@ fn plan_lock(plan: &mut Plan) -> Result<Option<LockUpdate>> {
             let update =
                 lockfile::update(base.as_deref(), &ours, &theirs).map_err(anyhow::Error::msg)?;
             if update.text != ours {
-                plan.create_verbatim(FILE, update.text.clone());
+                plan.add(File::verbatim(FILE, update.text.clone()));
             }
             LockUpdate::Updated(update)
         }
         None => {
-            plan.create_verbatim(FILE, theirs.clone());
+            plan.add(File::verbatim(FILE, theirs.clone()));
             LockUpdate::Created
         }
     };
-    plan.create(PINNED, theirs, IfExists::Overwrite);
+    plan.add(File::new(PINNED, theirs, IfExists::Overwrite));
     Ok(Some(outcome))
 }
 
@@ -682,7 +682,7 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
     let mut settings = Plan::new(&scratch, false);
     for name in ["rustfmt.toml", ".rustfmt.toml"] {
         if let Some(text) = old.get(Path::new(name)) {
-            settings.create_verbatim(name, text.clone());
+            settings.add(File::verbatim(name, text.clone()));
         }
     }
     settings.apply()?;
@@ -761,10 +761,10 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
             }
         };
         match (merged_text, tool_owned) {
-            (None, true) => plan.create_tool_owned(path, text.clone(), IfExists::Overwrite),
-            (None, false) => plan.create_verbatim(path, text.clone()),
-            (Some(m), true) => plan.create_tool_owned_with_base(path, m, text.clone()),
-            (Some(m), false) => plan.create_verbatim(path, m),
+            (None, true) => plan.add(File::tool_owned(path, text.clone(), IfExists::Overwrite)),
+            (None, false) => plan.add(File::verbatim(path, text.clone())),
+            (Some(m), true) => plan.add(File::tool_owned_with_base(path, m, text.clone())),
+            (Some(m), false) => plan.add(File::verbatim(path, m)),
         }
     }
     // The record of what this version's scaffold wrote into each file that is neither the
@@ -780,7 +780,7 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
             continue;
         }
         records.insert(scaffold_dir.join(path));
-        plan.create_verbatim(scaffold_dir.join(path), text.clone());
+        plan.add(File::verbatim(scaffold_dir.join(path), text.clone()));
     }
     if in_place {
         for stale in recorded_scaffold.iter().filter(|p| !records.contains(*p)) {
@@ -800,7 +800,7 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
         }
         kept += 1;
         if !in_place {
-            plan.create_verbatim(path, text.clone());
+            plan.add(File::verbatim(path, text.clone()));
         }
     }
     if in_place {
@@ -814,13 +814,17 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
     let pinned = old_plan.read(super::lockfile::PINNED)?;
     let lock = Path::new(super::lockfile::FILE);
     if !old.contains_key(lock) && new.contains_key(lock) {
-        plan.create(
+        plan.add(File::new(
             super::lockfile::PINNED,
             super::lockfile::project_lock(),
             IfExists::Overwrite,
-        );
+        ));
     } else if let Some(pins) = pinned.filter(|_| !in_place) {
-        plan.create(super::lockfile::PINNED, pins, IfExists::Overwrite);
+        plan.add(File::new(
+            super::lockfile::PINNED,
+            pins,
+            IfExists::Overwrite,
+        ));
     }
     Ok(Generated {
         plan,

@@ -20,13 +20,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use askama::Template;
 
 use crate::model::layout::{self, KindLayout};
 use crate::model::project::{ProjectResource, ResourceApi};
 use crate::model::{NameError, Project, Resource};
-use crate::scaffold::{Plan, Resolved, ScaffoldError};
+use crate::scaffold::{File, Plan, Resolved, ScaffoldError, render};
 
 pub mod deploy_image;
 pub mod external;
@@ -180,40 +180,32 @@ impl Names {
 }
 
 #[derive(Template)]
-#[template(path = "api/types.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/types.rs")]
 struct TypesRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "api/controller.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/controller.rs")]
 struct ControllerRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_builtin.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_builtin.rs")]
 struct BuiltinControllerRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_deploy_image.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_deploy_image.rs")]
 struct DeployImageControllerRs<'a> {
     n: &'a Names,
     d: &'a deploy_image::DeployNames,
 }
 
 #[derive(Template)]
-#[template(path = "api/api_mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/api_mod.rs")]
 struct ApiModRs {
     /// One module per group (multigroup) rather than per version.
     multigroup: bool,
@@ -223,7 +215,7 @@ struct ApiModRs {
 /// `src/controller/<group>/mod.rs`, `src/webhook/<group>/mod.rs`): a doc line and the marker
 /// its children are listed above.
 #[derive(Template)]
-#[template(path = "api/group_mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/group_mod.rs")]
 pub(crate) struct GroupModRs<'a> {
     /// The short group.
     pub group: &'a str,
@@ -268,21 +260,17 @@ impl<'a> GroupModRs<'a> {
 }
 
 #[derive(Template)]
-#[template(path = "api/version_mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "api/version_mod.rs")]
 struct VersionModRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_mod.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_mod.rs")]
 struct ControllerModRs;
 
 #[derive(Template)]
-#[template(path = "api/sample.yaml", escape = "none", whitespace = "preserve")]
+#[template(path = "api/sample.yaml")]
 struct SampleYaml<'a> {
     n: &'a Names,
 }
@@ -324,7 +312,7 @@ const ROLES: [Role; 3] = [
 ];
 
 #[derive(Template)]
-#[template(path = "api/role.yaml", escape = "none", whitespace = "preserve")]
+#[template(path = "api/role.yaml")]
 struct RoleYaml<'a> {
     n: &'a Names,
     role: &'a Role,
@@ -333,39 +321,22 @@ struct RoleYaml<'a> {
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/crd_kustomization.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/crd_kustomization.yaml")]
 struct CrdKustomization;
 
 #[derive(Template)]
-#[template(
-    path = "api/samples_kustomization.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/samples_kustomization.yaml")]
 struct SamplesKustomization;
 
 /// The text `create api` writes into a new `src/api/mod.rs` (without the license header) for a
 /// project of the multigroup layout (`multigroup`) or not. Errors: rendering the template.
 pub(crate) fn api_mod_text(multigroup: bool) -> Result<String> {
-    render(&ApiModRs { multigroup })
+    Ok(render(&ApiModRs { multigroup })?)
 }
 
 /// The names of the roles `create api` writes for each kind (`admin`, `editor`, `viewer`).
 pub(crate) fn role_names() -> impl Iterator<Item = &'static str> {
     ROLES.iter().map(|r| r.name)
-}
-
-/// Renders a template; askama drops the template file's final newline, so it is put back.
-pub(crate) fn render(t: &impl Template) -> Result<String> {
-    let mut text = t.render().context("rendering a template")?;
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Ok(text)
 }
 
 /// The license header of the project's Rust files: the leading `//` comment block of
@@ -412,9 +383,7 @@ fn resolve_resource(project: &Project, opts: &ApiOptions) -> Result<(Resource, O
     let entry = existing.map(|i| &project.resources[i]);
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);
     if let Some(served) = project.resources.iter().find(|r| {
-        crate::scaffold::apiserver::is_served(r)
-            && r.group == opts.group
-            && r.version == opts.version
+        crate::model::project::is_served(r) && r.group == opts.group && r.version == opts.version
     }) {
         bail!(
             "{}/{} is served by the project's aggregated API server (the kind {}, rsbuilder create apiserver): a CRD in that group-version would clash with its APIService; choose another group or version",
@@ -611,8 +580,8 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     let new_controller = opts.controller && !has_controller;
 
     if opts.resource {
-        plan.create_file(files.types(), rust(render(&TypesRs { n: &n })?));
-        plan.create_file(files.sample(), render(&SampleYaml { n: &n })?);
+        plan.add(File::at(files.types(), rust(render(&TypesRs { n: &n })?)));
+        plan.add(File::at(files.sample(), render(&SampleYaml { n: &n })?));
     }
     if opts.controller {
         let text = if let Some(d) = &n.deploy {
@@ -623,7 +592,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
             ensure_controller_test_dependencies(&mut plan);
             render(&ControllerRs { n: &n })?
         };
-        plan.create_file(files.controller(), rust(text));
+        plan.add(File::at(files.controller(), rust(text)));
     }
 
     if new_api {
@@ -659,7 +628,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
                 format!("- name: {}\n  value: {}", d.env, d.image_yaml),
             );
         }
-        plan.create_file(layout::owned(layout::PROJECT), project.render());
+        plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     }
     Ok(plan)
 }
@@ -756,9 +725,10 @@ fn check_group_allowed(project: &Project, opts: &ApiOptions, resource: &Resource
     if !opts.resource || resource.builtin.is_some() {
         return Ok(());
     }
-    let other = project.resources.iter().find(|r| {
-        r.api.is_some() && r.group != opts.group && !crate::scaffold::apiserver::is_served(r)
-    });
+    let other = project
+        .resources
+        .iter()
+        .find(|r| r.api.is_some() && r.group != opts.group && !crate::model::project::is_served(r));
     if let Some(other) = other {
         return Err(NameError::new(
             "--group",
@@ -837,15 +807,15 @@ fn wire_controller(
     module: &str,
     reconciler: &str,
 ) -> Result<()> {
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::CONTROLLER_MOD),
         format!("{header}{}", render(&ControllerModRs)?),
-    );
+    ));
     if let Some(group) = &files.group {
-        plan.create_file(
+        plan.add(File::at(
             layout::group_mod(layout::CONTROLLER_DIR, group),
             format!("{header}{}", render(&GroupModRs::controller(group))?),
-        );
+        ));
         plan.insert_sorted(
             layout::CONTROLLER_MOD,
             "controller-modules",
@@ -871,7 +841,7 @@ fn wire_controller(
 
 /// Module wiring, kustomize entries and roles of a new custom API.
 fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Result<()> {
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::API_MOD),
         format!(
             "{header}{}",
@@ -879,12 +849,12 @@ fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Res
                 multigroup: files.group.is_some()
             })?
         ),
-    );
+    ));
     if let Some(group) = &files.group {
-        plan.create_file(
+        plan.add(File::at(
             layout::group_mod(layout::API_DIR, group),
             format!("{header}{}", render(&GroupModRs::api(group))?),
-        );
+        ));
         plan.insert_sorted(layout::API_MOD, "api-versions", layout::group_line(group));
     }
     plan.insert_sorted(
@@ -894,25 +864,25 @@ fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Res
     );
     let version_mod = files.api_version_mod();
     let version_mod_path = version_mod.path.clone();
-    plan.create_file(
+    plan.add(File::at(
         version_mod,
         format!("{header}{}", render(&VersionModRs { n })?),
-    );
+    ));
     plan.insert(&version_mod_path, "api-kinds", files.types_lines());
 
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::SAMPLES_KUSTOMIZATION),
         render(&SamplesKustomization)?,
-    );
+    ));
     plan.insert(
         layout::SAMPLES_KUSTOMIZATION,
         "manifestskustomizesamples",
         files.sample_entry(),
     );
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::CRD_KUSTOMIZATION),
         render(&CrdKustomization)?,
-    );
+    ));
     plan.insert(
         layout::CRD_KUSTOMIZATION,
         "crdkustomizeresource",
@@ -925,7 +895,10 @@ fn wire_api(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str) -> Res
     );
     for role in &ROLES {
         let name = files.role_name(role.name);
-        plan.create_file(files.role(role.name), render(&RoleYaml { n, role, name })?);
+        plan.add(File::at(
+            files.role(role.name),
+            render(&RoleYaml { n, role, name })?,
+        ));
         plan.insert(
             layout::RBAC_KUSTOMIZATION,
             "rbac-resources",
@@ -1113,7 +1086,7 @@ mod tests {
             .ops()
             .iter()
             .find_map(|op| match op {
-                crate::scaffold::FileOp::Create { path, contents, .. }
+                crate::scaffold::FileOp::Create(File { path, contents, .. })
                     if path == Path::new("src/api/v2/aijob_types.rs") =>
                 {
                     Some(contents.clone())

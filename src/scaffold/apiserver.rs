@@ -29,11 +29,9 @@ use crate::model::layout::{self, KindLayout, apiserver as files};
 use crate::model::project::ProjectResource;
 use crate::model::{NameError, Project, Resource};
 use crate::scaffold::api::{crate_name, rust_header};
-use crate::scaffold::{Plan, Resolved};
+use crate::scaffold::{File, Plan, Resolved, render};
 
-/// The PROJECT field that marks a resource as served by the aggregated API server (a map
-/// with `namespaced`), kept by Kubebuilder's PROJECT model as an unknown field.
-pub const PROJECT_FIELD: &str = "apiServer";
+pub use crate::model::project::{API_SERVER_FIELD as PROJECT_FIELD, is_served};
 
 /// What `create apiserver` was asked to do (the command-line flags, without clap).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,45 +92,33 @@ struct Names {
 }
 
 #[derive(Template)]
-#[template(path = "apiserver/types.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "apiserver/types.rs")]
 struct TypesRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "apiserver/mod.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "apiserver/mod.rs")]
 struct ModRs;
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/version_mod.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/version_mod.rs")]
 struct VersionModRs<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "apiserver/bin.rs", escape = "none", whitespace = "preserve")]
+#[template(path = "apiserver/bin.rs")]
 struct BinRs;
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/sample.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/sample.yaml")]
 struct SampleYaml<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/config/apiservice.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/config/apiservice.yaml")]
 struct ApiServiceYaml<'a> {
     n: &'a Names,
 }
@@ -140,11 +126,7 @@ struct ApiServiceYaml<'a> {
 /// The files of `config/apiserver/` every served kind shares: (file name, rendered text).
 /// `config/network-policy/allow-apiserver-traffic.yaml`: the server's HTTPS port only.
 #[derive(Template)]
-#[template(
-    path = "apiserver/config/allow-apiserver-traffic.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/config/allow-apiserver-traffic.yaml")]
 struct NetworkPolicyYaml<'a> {
     n: &'a Names,
 }
@@ -153,7 +135,7 @@ fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
     macro_rules! tpl {
         ($name:ident, $path:literal) => {{
             #[derive(Template)]
-            #[template(path = $path, escape = "none", whitespace = "preserve")]
+            #[template(path = $path)]
             struct $name<'a> {
                 n: &'a Names,
             }
@@ -202,11 +184,7 @@ fn config_files(n: &Names) -> Result<Vec<(&'static str, String)>> {
 }
 
 #[derive(Template)]
-#[template(
-    path = "apiserver/config/kustomization.yaml",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "apiserver/config/kustomization.yaml")]
 struct ConfigKustomization;
 
 /// `config/default/apiserver_replacements.yaml`: kustomize reads replacement files only from
@@ -214,17 +192,6 @@ struct ConfigKustomization;
 const DEFAULT_REPLACEMENTS: &str = "config/default/apiserver_replacements.yaml";
 /// Its entry under `replacements:` in config/default.
 const REPLACEMENTS_ENTRY: &str = "- path: apiserver_replacements.yaml";
-
-/// Renders a template; askama drops the template file's final newline, so it is put back.
-fn render(t: &impl Template) -> Result<String> {
-    let mut text = t
-        .render()
-        .map_err(|e| anyhow::anyhow!("rendering a template: {e}"))?;
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Ok(text)
-}
 
 /// The `namespace:` and `namePrefix:` of `config/default/kustomization.yaml` (init writes
 /// `<project>-system` and `<project>-`), which the APIService's CA annotation and the
@@ -322,7 +289,7 @@ fn dockerfile_needs_apiserver(text: Option<&str>) -> Result<bool> {
         return Ok(false);
     }
     for marker in ["dockerfile-builds", "dockerfile-binaries"] {
-        if let Err(e) = crate::scaffold::marker::locate(path, text, marker) {
+        if let Err(e) = crate::engine::marker::locate(path, text, marker) {
             bail!(
                 "{e}. Nothing was written: the image needs /apiserver, which config/apiserver's Deployment runs. `rsbuilder init` puts `# +kubebuilder:scaffold:dockerfile-builds` after the builder stage's `cargo build` of the manager and `# +kubebuilder:scaffold:dockerfile-binaries` after `COPY --from=builder /manager /manager`; or build it by hand (`cargo build --release --bin apiserver`, `cp target/release/apiserver /apiserver`, `{DOCKERFILE_COPY}`)"
             );
@@ -413,11 +380,6 @@ fn resolve(project: &Project, opts: &ApiServerOptions) -> Result<(Resource, Opti
     Ok((resource, existing))
 }
 
-/// Whether PROJECT records `r` as served by the aggregated API server.
-pub fn is_served(r: &ProjectResource) -> bool {
-    r.unknown.contains_key(PROJECT_FIELD)
-}
-
 /// Builds the plan for `create apiserver` in the project at `dir`, writing nothing.
 ///
 /// Errors: no PROJECT or another layout; invalid names (with the flag); the clashes of
@@ -462,17 +424,20 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     let kind_layout = KindLayout::of(&resource, project.multigroup);
 
     // The kind's own files, which the user edits.
-    plan.create_file(
+    plan.add(File::at(
         files::types(&n.version, &module),
         format!("{header}{}", render(&TypesRs { n: &n })?),
-    );
-    plan.create_file(kind_layout.sample(), render(&SampleYaml { n: &n })?);
+    ));
+    plan.add(File::at(
+        kind_layout.sample(),
+        render(&SampleYaml { n: &n })?,
+    ));
 
     // Module wiring.
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(files::MOD),
         format!("{header}{}", render(&ModRs)?),
-    );
+    ));
     plan.insert_sorted(layout::LIB_RS, "modules", "pub mod apiserver;");
     plan.insert_sorted(
         files::MOD,
@@ -481,10 +446,10 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     );
     let version_mod = files::version_mod(&n.version);
     let version_mod_path = version_mod.path.clone();
-    plan.create_file(
+    plan.add(File::at(
         version_mod,
         format!("{header}{}", render(&VersionModRs { n: &n })?),
-    );
+    ));
     plan.insert(
         &version_mod_path,
         "apiserver-kinds",
@@ -492,10 +457,10 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     );
 
     // The server binary and the runtime feature it needs.
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(files::BIN),
         format!("{header}{}", render(&BinRs)?),
-    );
+    ));
     plan.insert(
         files::BIN,
         "apiserver-kinds",
@@ -505,11 +470,11 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
         ),
     );
     if let Some(cargo) = cargo {
-        plan.create_file(layout::owned(layout::CARGO_TOML), cargo);
+        plan.add(File::at(layout::owned(layout::CARGO_TOML), cargo));
         // The feature's crates at the versions rsbuilder pinned, not the newest: the
         // project's first build dropped them from its lock as unused.
         if let Some(lock) = super::lockfile::with_feature_pins(&plan)? {
-            plan.create_verbatim(super::lockfile::FILE, lock);
+            plan.add(File::verbatim(super::lockfile::FILE, lock));
         }
     }
     // The image holds the binary that config/apiserver's Deployment runs.
@@ -520,34 +485,34 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
 
     // Manifests.
     for (name, text) in config_files(&n)? {
-        plan.create_file(
+        plan.add(File::at(
             layout::shared(&format!("{}/{name}", files::CONFIG_DIR)),
             text,
-        );
+        ));
     }
     // Opt-in with config/network-policy, as the manager's and the webhook's policies are.
-    plan.create_file(
+    plan.add(File::at(
         layout::shared("config/network-policy/allow-apiserver-traffic.yaml"),
         render(&NetworkPolicyYaml { n: &n })?,
-    );
+    ));
     plan.insert(
         layout::NETWORK_POLICY_KUSTOMIZATION,
         "network-policy-resources",
         "- allow-apiserver-traffic.yaml",
     );
-    plan.create_file(
+    plan.add(File::at(
         files::apiservice(&n.group, &n.version),
         render(&ApiServiceYaml { n: &n })?,
-    );
+    ));
     plan.insert(
         files::KUSTOMIZATION,
         "apiserver-resources",
         format!("- {}", files::apiservice_file(&n.group, &n.version)),
     );
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(DEFAULT_REPLACEMENTS),
         include_str!("../../templates/apiserver/config/default_replacements.yaml"),
-    );
+    ));
     plan.insert(
         layout::DEFAULT_KUSTOMIZATION,
         "default-resources",
@@ -556,10 +521,10 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     if let Some(fragment) = replacements {
         plan.insert(layout::DEFAULT_KUSTOMIZATION, "default-sections", fragment);
     }
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::SAMPLES_KUSTOMIZATION),
         include_str!("../../templates/api/samples_kustomization.yaml"),
-    );
+    ));
     plan.insert(
         layout::SAMPLES_KUSTOMIZATION,
         "manifestskustomizesamples",
@@ -585,7 +550,7 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
             serde_json::json!({ "namespaced": resource.namespaced }),
         );
         project.resources.push(entry);
-        plan.create_file(layout::owned(layout::PROJECT), project.render());
+        plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     }
     Ok(plan)
 }

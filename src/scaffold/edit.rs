@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::init::{self, InitOptions};
-use super::{IfExists, Plan, ScaffoldError};
+use super::{File, IfExists, Plan, ScaffoldError};
 use crate::model::Project;
 use crate::model::layout;
 use crate::model::project::FILE_NAME as PROJECT_FILE;
@@ -64,6 +64,9 @@ pub enum EditError {
     /// Reading a file failed.
     #[error(transparent)]
     Scaffold(#[from] ScaffoldError),
+    /// A template of `init` did not render.
+    #[error(transparent)]
+    Template(#[from] super::RenderError),
     /// Blocks the user changed; they must be switched by hand (or overwritten with `--force`).
     #[error("{}", conflict_message(.namespaced, .forced, .conflicts))]
     Conflicts {
@@ -178,8 +181,8 @@ pub fn plan_namespaced(
     };
     let (old_opts, new_opts) = (opts(!namespaced), opts(namespaced));
     new_opts.validate()?;
-    let old_files = init::files(&old_opts);
-    let new_files = init::files(&new_opts);
+    let old_files = init::files(&old_opts)?;
+    let new_files = init::files(&new_opts)?;
 
     let mut conflicts = Vec::new();
     let mut forced_parts = Vec::new();
@@ -218,7 +221,7 @@ pub fn plan_namespaced(
                 };
                 if switched != original {
                     changed_any = true;
-                    plan.create_file(layout::owned(*path), switched);
+                    plan.add(File::at(layout::owned(*path), switched));
                 }
             }
             Err(changes) if ADVISORY.contains(path) => {
@@ -250,7 +253,7 @@ pub fn plan_namespaced(
     let unchanged = project_had_it && !changed_any;
     if !project_had_it {
         project.namespaced = namespaced;
-        plan.create_file(layout::owned(layout::PROJECT), project.render());
+        plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     }
     let warnings = if namespaced && !unchanged {
         cluster_scoped_grants(&plan, &project)
@@ -274,7 +277,7 @@ fn as_written(dir: &Path, path: &str, text: &str) -> Result<String, ScaffoldErro
         return Ok(text.to_owned());
     }
     let mut plan = Plan::new(dir, false);
-    plan.create(path, text, IfExists::Overwrite);
+    plan.add(File::new(path, text, IfExists::Overwrite));
     Ok(plan
         .resolve()?
         .into_iter()

@@ -24,7 +24,7 @@ use anyhow::{Result, bail};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Plan;
+use super::{File, Plan};
 use crate::model::Project;
 use crate::model::layout::{self, FileSpec, IfExists};
 
@@ -92,31 +92,34 @@ pub fn plan(dir: &Path) -> Result<Plan> {
     let mut plan = Plan::new(dir, false);
     let mut project = Project::load_in(&plan)?;
     let derived = |path: &str| FileSpec::new(path, IfExists::Overwrite);
-    plan.create_file(derived(RUNTIME_DASHBOARD), to_json(&runtime_dashboard()));
-    plan.create_file(
+    plan.add(File::at(
+        derived(RUNTIME_DASHBOARD),
+        to_json(&runtime_dashboard()),
+    ));
+    plan.add(File::at(
         derived(RESOURCES_DASHBOARD),
         to_json(&resources_dashboard()),
-    );
+    ));
     let config = match plan.read(CUSTOM_CONFIG)? {
         Some(text) => text,
         None => {
-            plan.create_file(
+            plan.add(File::at(
                 FileSpec::new(CUSTOM_CONFIG, IfExists::Skip),
                 CUSTOM_CONFIG_TEMPLATE,
-            );
+            ));
             CUSTOM_CONFIG_TEMPLATE.to_owned()
         }
     };
     let metrics = parse_custom(&dir.join(CUSTOM_CONFIG), &config)?;
     if !metrics.is_empty() {
-        plan.create_file(
+        plan.add(File::at(
             derived(CUSTOM_DASHBOARD),
             to_json(&custom_dashboard(&metrics)),
-        );
+        ));
     }
     if !project.plugins.contains_key(PLUGIN_KEY) {
         project.plugins.insert(PLUGIN_KEY.into(), json!({}));
-        plan.create_file(layout::owned(layout::PROJECT), project.render());
+        plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     }
     Ok(plan)
 }

@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 use askama::Template;
 use thiserror::Error;
 
-use super::Plan;
+use super::{File, Format, Plan, RenderError, render};
 use crate::model::Project;
 use crate::model::gvk::{NameError, validate_domain, validate_project_name};
 use crate::model::layout;
 use crate::model::project::FILE_NAME as PROJECT_FILE;
 
 /// Files whose presence means the directory already holds a project: `init` refuses to run.
-pub const PROJECT_MARKERS: [&str; 3] = [PROJECT_FILE, "Cargo.toml", "src/main.rs"];
+pub const PROJECT_MARKERS: [&str; 3] = [PROJECT_FILE, layout::CARGO_TOML, layout::MAIN_RS];
 
 /// Everything `init` needs to render the project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +174,9 @@ pub enum InitError {
     /// No `--project-name` and the directory has no usable name.
     #[error("cannot take a project name from the directory {0}; pass --project-name")]
     NoDirectoryName(PathBuf),
+    /// A template did not render.
+    #[error(transparent)]
+    Template(#[from] RenderError),
 }
 
 /// The template context: options plus the values derived from them.
@@ -198,7 +201,7 @@ macro_rules! templates {
     ($($name:ident => $path:literal),* $(,)?) => {
         $(
             #[derive(Template)]
-            #[template(path = $path, escape = "none")]
+            #[template(path = $path)]
             struct $name<'a> {
                 // Static templates (Dockerfile, .gitignore, ...) do not read the context.
                 #[allow(dead_code)]
@@ -353,21 +356,12 @@ fn year_of(unix_secs: i64) -> i32 {
     year as i32
 }
 
-fn render(t: &impl Template) -> String {
-    // Templates are checked at compile time and only display strings and booleans, so
-    // rendering cannot fail; askama drops the template file's final newline, put it back.
-    let mut out = t
-        .render()
-        .unwrap_or_else(|e| format!("template error: {e}\n"));
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out
-}
-
 /// Every file of a new project, as (relative path, contents), in a stable order. Does not
 /// validate; call [`InitOptions::validate`] first.
-pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
+///
+/// Errors: [`RenderError`] when a template does not render.
+pub fn files(opts: &InitOptions) -> Result<Vec<(&'static str, String)>, RenderError> {
+    use layout::init as f;
     let c = opts.context();
     let p = &c;
     let mut project = Project::new(
@@ -378,86 +372,68 @@ pub fn files(opts: &InitOptions) -> Vec<(&'static str, String)> {
     );
     project.multigroup = opts.multigroup;
     let mut files = vec![
-        (PROJECT_FILE, project.render()),
-        ("Cargo.toml", render(&CargoToml { p })),
-        ("src/lib.rs", render(&LibRs { p })),
-        ("src/main.rs", render(&MainRs { p })),
+        (layout::PROJECT, project.render()),
+        (layout::CARGO_TOML, render(&CargoToml { p })?),
+        (layout::LIB_RS, render(&LibRs { p })?),
+        (layout::MAIN_RS, render(&MainRs { p })?),
         (
-            "config/default/kustomization.yaml",
-            render(&DefaultKustomization { p }),
+            layout::DEFAULT_KUSTOMIZATION,
+            render(&DefaultKustomization { p })?,
+        ),
+        (f::METRICS_SERVICE, render(&MetricsService { p })?),
+        (
+            layout::RBAC_KUSTOMIZATION,
+            render(&RbacKustomization { p })?,
+        ),
+        (f::SERVICE_ACCOUNT, render(&ServiceAccount { p })?),
+        (f::ROLE, render(&Role { p })?),
+        (f::ROLE_BINDING, render(&RoleBinding { p })?),
+        (f::LEADER_ELECTION_ROLE, render(&LeaderElectionRole { p })?),
+        (
+            f::LEADER_ELECTION_ROLE_BINDING,
+            render(&LeaderElectionRoleBinding { p })?,
+        ),
+        (f::METRICS_AUTH_ROLE, render(&MetricsAuthRole { p })?),
+        (
+            f::METRICS_AUTH_ROLE_BINDING,
+            render(&MetricsAuthRoleBinding { p })?,
+        ),
+        (f::METRICS_READER_ROLE, render(&MetricsReaderRole { p })?),
+        (
+            f::MANAGER_KUSTOMIZATION,
+            render(&ManagerKustomization { p })?,
+        ),
+        (layout::MANAGER_YAML, render(&ManagerYaml { p })?),
+        (
+            f::PROMETHEUS_KUSTOMIZATION,
+            render(&PrometheusKustomization { p })?,
+        ),
+        (f::MONITOR, render(&Monitor { p })?),
+        (
+            layout::NETWORK_POLICY_KUSTOMIZATION,
+            render(&NetworkPolicyKustomization { p })?,
         ),
         (
-            "config/default/metrics_service.yaml",
-            render(&MetricsService { p }),
+            f::ALLOW_METRICS_TRAFFIC,
+            render(&AllowMetricsTraffic { p })?,
         ),
-        (
-            "config/rbac/kustomization.yaml",
-            render(&RbacKustomization { p }),
-        ),
-        (
-            "config/rbac/service_account.yaml",
-            render(&ServiceAccount { p }),
-        ),
-        ("config/rbac/role.yaml", render(&Role { p })),
-        ("config/rbac/role_binding.yaml", render(&RoleBinding { p })),
-        (
-            "config/rbac/leader_election_role.yaml",
-            render(&LeaderElectionRole { p }),
-        ),
-        (
-            "config/rbac/leader_election_role_binding.yaml",
-            render(&LeaderElectionRoleBinding { p }),
-        ),
-        (
-            "config/rbac/metrics_auth_role.yaml",
-            render(&MetricsAuthRole { p }),
-        ),
-        (
-            "config/rbac/metrics_auth_role_binding.yaml",
-            render(&MetricsAuthRoleBinding { p }),
-        ),
-        (
-            "config/rbac/metrics_reader_role.yaml",
-            render(&MetricsReaderRole { p }),
-        ),
-        (
-            "config/manager/kustomization.yaml",
-            render(&ManagerKustomization { p }),
-        ),
-        ("config/manager/manager.yaml", render(&ManagerYaml { p })),
-        (
-            "config/prometheus/kustomization.yaml",
-            render(&PrometheusKustomization { p }),
-        ),
-        ("config/prometheus/monitor.yaml", render(&Monitor { p })),
-        (
-            "config/network-policy/kustomization.yaml",
-            render(&NetworkPolicyKustomization { p }),
-        ),
-        (
-            "config/network-policy/allow-metrics-traffic.yaml",
-            render(&AllowMetricsTraffic { p }),
-        ),
-        ("Dockerfile", render(&Dockerfile { p })),
-        (".dockerignore", render(&DockerIgnore { p })),
-        (".gitignore", render(&GitIgnore { p })),
-        ("Makefile", render(&Makefile { p })),
-        ("README.md", render(&Readme { p })),
-        ("tests/e2e.rs", render(&E2eTestsRs { p })),
-        (".github/workflows/lint.yml", render(&LintWorkflow { p })),
-        (".github/workflows/test.yml", render(&TestWorkflow { p })),
-        (
-            ".github/workflows/test-e2e.yml",
-            render(&TestE2eWorkflow { p }),
-        ),
+        (layout::DOCKERFILE, render(&Dockerfile { p })?),
+        (f::DOCKERIGNORE, render(&DockerIgnore { p })?),
+        (f::GITIGNORE, render(&GitIgnore { p })?),
+        (f::MAKEFILE, render(&Makefile { p })?),
+        (layout::README, render(&Readme { p })?),
+        (f::E2E_TESTS, render(&E2eTestsRs { p })?),
+        (f::LINT_WORKFLOW, render(&LintWorkflow { p })?),
+        (f::TEST_WORKFLOW, render(&TestWorkflow { p })?),
+        (f::TEST_E2E_WORKFLOW, render(&TestE2eWorkflow { p })?),
     ];
     if let Some(text) = opts.license.license_file(opts.year, &opts.owner) {
-        files.push(("LICENSE", text));
+        files.push((layout::LICENSE, text));
     }
     // The crate versions rsbuilder's tests built the runtime with (src/scaffold/lockfile.rs).
     files.push((super::lockfile::FILE, super::lockfile::project_lock()));
     files.extend(super::runtime::project_files().map(|(path, text)| (path, text.to_owned())));
-    files
+    Ok(files)
 }
 
 /// Whether `init` writes `path` (relative to the project) as a tool-owned file: the runtime
@@ -471,7 +447,7 @@ pub fn is_tool_owned(path: &str) -> bool {
 /// LICENSE or ignore file, which are kept), and returns the plan. Writes nothing.
 pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
     opts.validate()?;
-    let files = files(opts);
+    let files = files(opts)?;
     let mut plan = Plan::new(dir, false);
     // A path that cannot even be checked (a link out of the directory) is not counted here:
     // the engine refuses it when the plan is applied, naming the link (nothing is written).
@@ -511,25 +487,21 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
         if path == super::lockfile::FILE {
             // The lock is the user's; what rsbuilder pinned is recorded as the base `alpha
             // update` tells the user's own versions from its pins with.
-            plan.create(
+            plan.add(File::new(
                 super::lockfile::PINNED,
                 contents.clone(),
                 layout::IfExists::Overwrite,
-            );
+            ));
         }
         if is_tool_owned(path) {
-            plan.create_tool_owned(path, contents, layout::IfExists::Error);
+            plan.add(File::tool_owned(path, contents, layout::IfExists::Error));
             continue;
         }
-        if path.ends_with(".rs") {
-            // Every init template renders rustfmt-clean: user input reaches Rust files only
-            // in comments (never rewrapped) and string literals whose lines stay within
-            // rustfmt's width for every valid name, except the Lease name, a struct field
-            // rustfmt leaves as it is however long (tests/init_rustfmt.rs).
-            plan.create_file_preformatted(layout::init_file(path), contents);
-        } else {
-            plan.create_file(layout::init_file(path), contents);
-        }
+        // Every init template renders rustfmt-clean: user input reaches Rust files only in
+        // comments (never rewrapped) and string literals whose lines stay within rustfmt's
+        // width for every valid name, except the Lease name, a struct field rustfmt leaves as
+        // it is however long (tests/init_rustfmt.rs). Other files are never formatted.
+        plan.add(File::at(layout::init_file(path), contents).with_format(Format::Preformatted));
     }
     Ok(plan)
 }

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use super::{IfExists, Plan};
+use super::{File, IfExists, Plan};
 use crate::model::Project;
 use crate::model::layout;
 
@@ -79,7 +79,7 @@ pub fn plan(dir: &Path, on: bool) -> Result<MultigroupEdit> {
             moved: Vec::new(),
         });
     }
-    let mine = |r: &&crate::model::project::ProjectResource| !super::apiserver::is_served(r);
+    let mine = |r: &&crate::model::project::ProjectResource| !crate::model::project::is_served(r);
     // The groups whose APIs or webhooks have files in `src/api/<version>/` and
     // `src/webhook/<version>/`: one at most, as those directories hold one group.
     let api_groups: BTreeSet<String> = project
@@ -137,7 +137,7 @@ pub fn plan(dir: &Path, on: bool) -> Result<MultigroupEdit> {
         )?;
     }
     project.multigroup = on;
-    plan.create_file(layout::owned(layout::PROJECT), project.render());
+    plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     Ok(MultigroupEdit {
         plan,
         unchanged: false,
@@ -151,7 +151,7 @@ fn controller_modules(project: &Project) -> Vec<(String, String)> {
     let mut modules: Vec<(String, String)> = project
         .resources
         .iter()
-        .filter(|r| !super::apiserver::is_served(r))
+        .filter(|r| !crate::model::project::is_served(r))
         .filter(|r| r.controller)
         .map(|r| (r.group.clone(), layout::controller_module(&r.kind)))
         .collect();
@@ -193,7 +193,7 @@ fn relayout(
     let mut drop_lines: Vec<(PathBuf, String)> = Vec::new();
     let mut add_lines: Vec<(PathBuf, &'static str, String)> = Vec::new();
 
-    let served = |r: &&crate::model::project::ProjectResource| !super::apiserver::is_served(r);
+    let served = |r: &&crate::model::project::ProjectResource| !crate::model::project::is_served(r);
     let api_versions: BTreeSet<String> = project
         .resources
         .iter()
@@ -481,9 +481,9 @@ fn relayout(
                 continue;
             }
             let parent = PathBuf::from(format!("{dir}/mod.rs"));
-            let fresh = format!("{header}{}", super::api::render(template)?);
+            let fresh = format!("{header}{}", super::render(template)?);
             if to_multi {
-                plan.create_file(spec, fresh);
+                plan.add(File::at(spec, fresh));
                 add_lines.push((parent, marker, layout::group_line(group)));
             } else {
                 // Taken apart line by line: what remains without its module lines must be the
@@ -581,7 +581,7 @@ fn relayout(
     // The plan: moves (new file written byte for byte, old one removed), module lines,
     // main.rs, PROJECT's type paths.
     for (new, text) in rewritten {
-        plan.create_verbatim(new, text);
+        plan.add(File::verbatim(new, text));
     }
     for (old, _) in &moves {
         plan.remove(old.clone());
@@ -590,14 +590,14 @@ fn relayout(
         if !to_multi && groups.iter().any(|g| is_group_mod(&file, g)) {
             plan.remove(file);
         } else {
-            plan.create_verbatim(file, text);
+            plan.add(File::verbatim(file, text));
         }
     }
     for (file, text) in kustomizations {
-        plan.create_verbatim(file, text);
+        plan.add(File::verbatim(file, text));
     }
     if main_new != main {
-        plan.create(layout::MAIN_RS, main_new, IfExists::Overwrite);
+        plan.add(File::new(layout::MAIN_RS, main_new, IfExists::Overwrite));
     }
     for (file, marker, line) in add_lines {
         plan.insert_sorted(file, marker, line);

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use super::Plan;
 use super::init::{self, License};
+use super::{File, Plan};
 use crate::model::Project;
 use crate::model::layout;
 
@@ -90,16 +90,16 @@ pub fn plan(dir: &Path, license: Option<License>, owner: Option<String>) -> Resu
         };
         let new = format!("{new_header}{body}");
         if new != text {
-            plan.create_file(layout::owned(rel), new);
+            plan.add(File::at(layout::owned(rel), new));
         }
     }
 
     let old_file = old_license.license_file(year, &old_owner);
     let new_file = new_license.license_file(year, &new_owner);
     match (plan.read(layout::LICENSE)?, new_file) {
-        (None, Some(text)) => plan.create_file(layout::owned(layout::LICENSE), text),
+        (None, Some(text)) => plan.add(File::at(layout::owned(layout::LICENSE), text)),
         (Some(current), new) if Some(&current) == old_file.as_ref() => match new {
-            Some(text) => plan.create_file(layout::owned(layout::LICENSE), text),
+            Some(text) => plan.add(File::at(layout::owned(layout::LICENSE), text)),
             None => notes.push(
                 "LICENSE holds the previous license, which the new one does not replace; delete \
                  it or put your own text there"
@@ -120,7 +120,7 @@ pub fn plan(dir: &Path, license: Option<License>, owner: Option<String>) -> Resu
     };
     let relicensed = set_package_license(&cargo, new_license.spdx());
     if relicensed != cargo {
-        plan.create_file(layout::owned(layout::CARGO_TOML), relicensed);
+        plan.add(File::at(layout::owned(layout::CARGO_TOML), relicensed));
     }
     if plan
         .read(layout::README)?

@@ -12,13 +12,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use askama::Template;
 
 use crate::model::layout::{self, KindLayout};
 use crate::model::project::{Project, ProjectResource, ResourceWebhooks};
 use crate::model::{Resource, gvk};
-use crate::scaffold::Plan;
+use crate::scaffold::{File, Plan, render};
 
 pub mod spec_sample;
 
@@ -183,29 +183,29 @@ impl Names {
 
 /// `src/webhook/mod.rs`: the module tree of the webhooks (the server is the runtime's).
 #[derive(Template)]
-#[template(path = "webhook/webhook_mod.rs", escape = "none")]
+#[template(path = "webhook/webhook_mod.rs")]
 struct WebhookModFile;
 
 #[derive(Template)]
-#[template(path = "webhook/version_mod.rs", escape = "none")]
+#[template(path = "webhook/version_mod.rs")]
 struct VersionMod<'a> {
     version: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/kind_webhook.rs", escape = "none")]
+#[template(path = "webhook/kind_webhook.rs")]
 struct KindFile<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/defaulting.rs", escape = "none")]
+#[template(path = "webhook/defaulting.rs")]
 struct Defaulting<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/defaulting_tests.rs", escape = "none")]
+#[template(path = "webhook/defaulting_tests.rs")]
 struct DefaultingTests<'a> {
     n: &'a Names,
     /// With the test through the test cluster (the kind file has its registrations marker).
@@ -213,13 +213,13 @@ struct DefaultingTests<'a> {
 }
 
 #[derive(Template)]
-#[template(path = "webhook/validation.rs", escape = "none")]
+#[template(path = "webhook/validation.rs")]
 struct Validation<'a> {
     n: &'a Names,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/validation_tests.rs", escape = "none")]
+#[template(path = "webhook/validation_tests.rs")]
 struct ValidationTests<'a> {
     n: &'a Names,
     /// With the test through the test cluster (the kind file has its registrations marker).
@@ -244,29 +244,26 @@ struct Spoke {
 }
 
 #[derive(Template)]
-#[template(path = "webhook/kind_conversion.rs", escape = "none")]
+#[template(path = "webhook/kind_conversion.rs")]
 struct KindConversion<'a> {
     n: &'a Names,
     spokes: &'a [Spoke],
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/crd_conversion_patch.yaml", escape = "none")]
+#[template(path = "webhook/config/crd_conversion_patch.yaml")]
 struct CrdConversionPatch<'a> {
     crd_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(
-    path = "webhook/config/crd_conversion_replacements.yaml",
-    escape = "none"
-)]
+#[template(path = "webhook/config/crd_conversion_replacements.yaml")]
 struct CrdConversionReplacements<'a> {
     crd_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/main_webhooks.rs", escape = "none")]
+#[template(path = "webhook/main_webhooks.rs")]
 struct MainWebhooks {
     /// `main.rs` has the `certificates` marker, where [`MainWebhookCerts`] loads the
     /// certificate before connecting; without it (a project from an earlier rsbuilder) the
@@ -276,41 +273,31 @@ struct MainWebhooks {
 
 /// Loads the webhook serving certificate in `main` before it connects to the cluster.
 #[derive(Template)]
-#[template(path = "webhook/main_webhook_certs.rs", escape = "none")]
+#[template(path = "webhook/main_webhook_certs.rs")]
 struct MainWebhookCerts;
 
 #[derive(Template)]
-#[template(path = "webhook/config/service.yaml", escape = "none")]
+#[template(path = "webhook/config/service.yaml")]
 struct ServiceYaml<'a> {
     project_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/issuer.yaml", escape = "none")]
+#[template(path = "webhook/config/issuer.yaml")]
 struct IssuerYaml<'a> {
     project_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/certificate.yaml", escape = "none")]
+#[template(path = "webhook/config/certificate.yaml")]
 struct CertificateYaml<'a> {
     project_name: &'a str,
 }
 
 #[derive(Template)]
-#[template(path = "webhook/config/allow-webhook-traffic.yaml", escape = "none")]
+#[template(path = "webhook/config/allow-webhook-traffic.yaml")]
 struct NetworkPolicyYaml<'a> {
     project_name: &'a str,
-}
-
-/// Renders a template; templates are checked at compile time, so rendering fails only on a
-/// formatting error, reported as such. The text always ends with a newline.
-fn render(t: &impl Template) -> Result<String> {
-    let mut s = t.render().context("rendering a webhook template")?;
-    if !s.ends_with('\n') {
-        s.push('\n');
-    }
-    Ok(s)
 }
 
 /// Resolves the kind: a built-in Kubernetes type, or an API of this project that PROJECT
@@ -330,13 +317,13 @@ fn resolve_resource(project: &Project, opts: &WebhookOptions) -> Result<(Resourc
     {
         return Ok((builtin, index));
     }
-    if index.is_some_and(|i| super::apiserver::is_served(&project.resources[i])) {
+    if index.is_some_and(|i| crate::model::project::is_served(&project.resources[i])) {
         bail!(
             "{}/{} {} is served by this project's aggregated API server (`rsbuilder create apiserver`, PROJECT's `{}` field), not installed as a CRD: `create webhook` scaffolds admission and conversion webhooks for CRD kinds only. A served kind's admission lives in the API server (src/bin/apiserver.rs), which checks every {} write against the schema of its types in src/apiserver/{}/ (docs/apiserver.md)",
             opts.group,
             opts.version,
             opts.kind,
-            super::apiserver::PROJECT_FIELD,
+            crate::model::project::API_SERVER_FIELD,
             opts.kind,
             opts.version
         );
@@ -555,7 +542,7 @@ pub fn plan_with_notes(dir: &Path, opts: &WebhookOptions) -> Result<(Plan, Vec<S
             });
         }
     }
-    plan.create_file(layout::owned(layout::PROJECT), project.render());
+    plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     Ok((plan, notes))
 }
 
@@ -620,18 +607,18 @@ fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
             dir = crate::scaffold::runtime::DIR
         );
     }
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::WEBHOOK_MOD),
         format!("{header}{}", render(&WebhookModFile)?),
-    );
+    ));
     plan.insert(layout::LIB_RS, "modules", "pub mod webhook;");
     let main = plan.read(layout::MAIN_RS)?.unwrap_or_default();
     // A server start of an earlier rsbuilder called `webhook::serve(` itself.
     if !main.contains(".serve_webhooks(") && !main.contains("rsbuilder_runtime::webhook::serve(") {
         // Found by syntax; a duplicated marker counts as present, so the insertion reports it.
         let early_certs = !matches!(
-            crate::scaffold::marker::locate(Path::new(layout::MAIN_RS), &main, "certificates"),
-            Err(crate::scaffold::marker::MarkerError::Missing { .. })
+            crate::engine::marker::locate(Path::new(layout::MAIN_RS), &main, "certificates"),
+            Err(crate::engine::marker::MarkerError::Missing { .. })
         );
         if early_certs {
             plan.insert(layout::MAIN_RS, "certificates", render(&MainWebhookCerts)?);
@@ -673,20 +660,20 @@ fn add_version_mod(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str)
             "webhook-modules",
             layout::group_line(group),
         );
-        plan.create_file(
+        plan.add(File::at(
             layout::group_mod(layout::WEBHOOK_DIR, group),
             format!(
                 "{header}{}",
                 render(&crate::scaffold::api::GroupModRs::webhook(group))?
             ),
-        );
+        ));
     }
     plan.insert(
         files.webhook_versions_file(),
         "webhook-modules",
         format!("pub mod {};", n.version),
     );
-    plan.create_file(
+    plan.add(File::at(
         files.webhook_version_mod(),
         format!(
             "{header}{}",
@@ -694,7 +681,7 @@ fn add_version_mod(plan: &mut Plan, n: &Names, files: &KindLayout, header: &str)
                 version: &n.version,
             })?
         ),
-    );
+    ));
     Ok(())
 }
 
@@ -779,10 +766,10 @@ fn add_conversion(
     spokes: &[Spoke],
     header: &str,
 ) -> Result<()> {
-    plan.create_file(
+    plan.add(File::at(
         files.conversion(),
         format!("{header}{}", render(&KindConversion { n, spokes })?),
-    );
+    ));
     plan.insert(
         &files.webhook_version_mod().path,
         "webhook-kinds",
@@ -797,12 +784,12 @@ fn add_conversion(
         ),
     );
     let crd_name = resource.crd_name();
-    plan.create_file(
+    plan.add(File::at(
         files.conversion_patch(),
         render(&CrdConversionPatch {
             crd_name: &crd_name,
         })?,
-    );
+    ));
     plan.insert(
         layout::CRD_KUSTOMIZATION,
         "crdkustomizewebhookpatch",
@@ -836,7 +823,10 @@ fn add_kind(
     // Kept when present (a second webhook type adds its section), rendered again with --force.
     let file = files.webhook();
     let path = file.path.clone();
-    plan.create_file(file, format!("{header}{}", render(&KindFile { n })?));
+    plan.add(File::at(
+        file,
+        format!("{header}{}", render(&KindFile { n })?),
+    ));
     let module = format!(
         "{}::{}",
         n.crate_name,
@@ -944,7 +934,7 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
         ),
     ];
     for (path, text) in fixed {
-        plan.create_file(layout::shared(path), *text);
+        plan.add(File::at(layout::shared(path), *text));
     }
     for (path, text) in [
         (
@@ -964,7 +954,7 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
             render(&NetworkPolicyYaml { project_name: p })?,
         ),
     ] {
-        plan.create_file(layout::shared(path), text);
+        plan.add(File::at(layout::shared(path), text));
     }
     plan.insert(
         layout::NETWORK_POLICY_KUSTOMIZATION,

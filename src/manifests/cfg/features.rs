@@ -262,17 +262,16 @@ pub fn resolve(
     manifest: Option<&Path>,
     flags: &FeatureFlags,
 ) -> Result<(BTreeSet<String>, FeatureSource), FeatureError> {
-    let text = match manifest {
-        Some(path) => Some(
-            crate::scaffold::engine::regular::read_path(path).map_err(|e| {
+    let text =
+        match manifest {
+            Some(path) => Some(crate::engine::regular::read_path(path).map_err(|e| {
                 FeatureError::Manifest {
                     path: path.to_path_buf(),
                     message: format!("cannot read: {e}"),
                 }
-            })?,
-        ),
-        None => None,
-    };
+            })?),
+            None => None,
+        };
     resolve_text(manifest.zip(text.as_deref()), flags)
 }
 

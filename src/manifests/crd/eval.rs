@@ -1617,7 +1617,7 @@ fn include_str(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<String> {
             ),
         ));
     }
-    crate::scaffold::engine::regular::read_path(&target).map_err(|e| {
+    crate::engine::regular::read_path(&target).map_err(|e| {
         cx.invalid(
             mac,
             &format!("`include_str!` cannot read {}: {e}", target.display()),

@@ -388,7 +388,7 @@ pub fn decide(
 /// `{ "Kind.group" = "vN" }`. A missing file or table gives nothing; a value that is not a
 /// string is an error naming the file.
 pub fn from_metadata(cargo_toml: &Path) -> Result<Vec<(String, StorageChoice)>, String> {
-    let text = match crate::scaffold::engine::regular::read_path(cargo_toml) {
+    let text = match crate::engine::regular::read_path(cargo_toml) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: cannot read: {e}", cargo_toml.display())),

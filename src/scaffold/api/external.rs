@@ -26,11 +26,12 @@ use serde::Deserialize;
 use serde_json::json;
 use serde_saphyr::Spanned;
 
-use super::{crate_name, render, rust_header, wire_controller};
+use super::{crate_name, rust_header, wire_controller};
 use crate::model::layout::{self, KindLayout};
 use crate::model::project::ProjectResource;
 use crate::model::{NameError, Project, Resource};
-use crate::scaffold::{Plan, Resolved};
+use crate::scaffold::render;
+use crate::scaffold::{File, Plan, Resolved};
 
 /// The key of PROJECT's `plugins:` map that lists the kinds made from a CRD file:
 /// `{resources: [{group, version, kind, crd}]}`, `crd` relative to the project root when the
@@ -164,7 +165,7 @@ fn check_recorded_crd(crd: &Path, gvk: &str) -> Result<()> {
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json"));
-    if !plain || !crd_like || crate::scaffold::engine::is_vcs_path(crd) {
+    if !plain || !crd_like || crate::engine::is_vcs_path(crd) {
         bail!(
             "PROJECT records the external kind {gvk} as made from {}, which is not a CRD file rsbuilder reads for PROJECT: the `crd:` entry must be a `.yaml`, `.yml` or `.json` file, inside the project unless it is an absolute path, with no `..`; fix that entry in PROJECT",
             crd.display()
@@ -220,7 +221,7 @@ fn read_crd(file: &Path, opts: &ExternalOptions) -> Result<CrdKind> {
     // As the user gave it: relative to the working directory when under it.
     let cwd = std::env::current_dir().unwrap_or_default();
     let shown = file.strip_prefix(&cwd).unwrap_or(file).display();
-    let text = crate::scaffold::engine::regular::read_path(file)
+    let text = crate::engine::regular::read_path(file)
         .with_context(|| format!("cannot read the CRD {shown}"))?;
     // One file, one CRD: serde-saphyr's own message for a stream names its API functions.
     if serde_saphyr::from_multiple::<serde::de::IgnoredAny>(&text).is_ok_and(|docs| docs.len() > 1)
@@ -430,11 +431,7 @@ struct ExternalNames {
 }
 
 #[derive(Template)]
-#[template(
-    path = "api/controller_external.rs",
-    escape = "none",
-    whitespace = "preserve"
-)]
+#[template(path = "api/controller_external.rs")]
 struct ExternalControllerRs<'a> {
     n: &'a ExternalNames,
 }
@@ -479,10 +476,10 @@ fn check_path(plan: &Plan, opts: &ExternalOptions, path: &str) -> Result<Resourc
     let cargo = plan
         .read(layout::CARGO_TOML)?
         .with_context(|| format!("{} is missing", layout::CARGO_TOML))?;
-    let deps = crate::scaffold::engine::cargo_dep::crate_names(&cargo).map_err(|e| {
+    let deps = crate::engine::cargo_dep::crate_names(&cargo).map_err(|e| {
         anyhow::anyhow!(
             "{}",
-            crate::scaffold::engine::cargo_dep::describe(Path::new(layout::CARGO_TOML), &e)
+            crate::engine::cargo_dep::describe(Path::new(layout::CARGO_TOML), &e)
         )
     })?;
     if !opts.replay && !deps.iter().any(|d| d == segments[0]) {
@@ -626,10 +623,10 @@ fn plan_kind(dir: &Path, opts: &ExternalOptions) -> Result<(Plan, Resource, bool
         (ExternalSource::Crd { file, recorded }, Some(crd)) => {
             let (types, kopium) = run_kopium(crd, &resource.version)?;
             let recorded = recorded.clone().unwrap_or_else(|| recorded_path(dir, file));
-            plan.create_file(
+            plan.add(File::at(
                 layout::external::types(&qualified, &resource.version),
                 types_file(&header, crd, &recorded, &types, &kopium),
-            );
+            ));
             wire_types(
                 &mut plan,
                 &header,
@@ -667,10 +664,10 @@ fn plan_kind(dir: &Path, opts: &ExternalOptions) -> Result<(Plan, Resource, bool
             controller_name: super::controller_name(&resource, project.multigroup),
             source,
         };
-        plan.create_file(
+        plan.add(File::at(
             files.controller(),
             format!("{header}{}", render(&ExternalControllerRs { n: &n })?),
-        );
+        ));
         if !existing.as_ref().is_some_and(|e| e.controller) {
             wire_controller(
                 &mut plan,
@@ -707,12 +704,12 @@ fn plan_kind(dir: &Path, opts: &ExternalOptions) -> Result<(Plan, Resource, bool
                 }),
             )?;
         }
-        plan.create_file(layout::owned(layout::PROJECT), project.render());
+        plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     } else if let Some(e) = existing.filter(|e| opts.controller && !e.controller) {
         if let Some(entry) = project.find_mut(&e.group, &e.version, &e.kind) {
             entry.controller = true;
         }
-        plan.create_file(layout::owned(layout::PROJECT), project.render());
+        plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     }
     let multigroup = project.multigroup;
     Ok((plan, resource, multigroup))
@@ -728,21 +725,21 @@ fn wire_types(
     version: &str,
     multigroup: bool,
 ) -> Result<()> {
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::API_MOD),
         format!("{header}{}", super::api_mod_text(multigroup)?),
-    );
+    ));
     plan.insert_sorted(
         layout::API_MOD,
         "api-versions",
         layout::external::API_MOD_LINE,
     );
-    plan.create_file(
+    plan.add(File::at(
         layout::shared(layout::external::MOD),
         format!(
             "{header}//! Types of API groups other projects define and install, generated from their CRDs by\n//! `rsbuilder create api --external-api-crd` (tool-owned). `rsbuilder manifests` writes no CRD\n//! for them.\n\n// +kubebuilder:scaffold:external-groups\n"
         ),
-    );
+    ));
     plan.insert_sorted(
         layout::external::MOD,
         "external-groups",
@@ -750,12 +747,12 @@ fn wire_types(
     );
     let group_mod = layout::external::group_mod(qualified);
     let group_mod_path = group_mod.path.clone();
-    plan.create_file(
+    plan.add(File::at(
         group_mod,
         format!(
             "{header}//! The versions of the API group `{qualified}`, generated from its CRDs.\n\n// +kubebuilder:scaffold:external-versions\n"
         ),
-    );
+    ));
     plan.insert_sorted(
         &group_mod_path,
         "external-versions",

@@ -15,9 +15,10 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use super::{ApiOptions, BuiltinControllerRs, ControllerRs, Names, render};
+use super::{ApiOptions, BuiltinControllerRs, ControllerRs, Names};
 use crate::model::{NameError, Project, layout};
-use crate::scaffold::Plan;
+use crate::scaffold::render;
+use crate::scaffold::{File, Plan};
 
 /// The key of PROJECT's `plugins:` map that lists the named controllers:
 /// `{resources: [{group, version, kind, controllerName}]}`.
@@ -169,7 +170,10 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
         super::ensure_controller_test_dependencies(&mut plan);
         render(&ControllerRs { n: &n })?
     };
-    plan.create_file(files.named_controller(name), format!("{header}{text}"));
+    plan.add(File::at(
+        files.named_controller(name),
+        format!("{header}{text}"),
+    ));
     if same.is_some() {
         // --force on a recorded controller: its file only.
         return Ok(plan);
@@ -183,7 +187,7 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
         "controllerName": name,
     });
     project.push_plugin_resource(PLUGIN_KEY, entry)?;
-    plan.create_file(layout::owned(layout::PROJECT), project.render());
+    plan.add(File::at(layout::owned(layout::PROJECT), project.render()));
     Ok(plan)
 }
 

@@ -137,7 +137,7 @@ fn minimal_string(schema: &JSONSchemaProps) -> Value {
 
 /// The minimal `spec` of every version of `kind` in API group `group` (`ai.example.com`), by
 /// version name, from the CRD derived from `sources` (the `(path, text)` of the project's
-/// `.rs` files under `src/`, as [`crate::scaffold::Plan::read_tree`] reads them) as
+/// `.rs` files under `src/`, as [`crate::engine::Plan::read_tree`] reads them) as
 /// `rsbuilder manifests` derives it, with the default features of the `Cargo.toml` of the
 /// project at `root` (read through the project's rooted handle). A version without a `spec`
 /// property maps to `{}`.
@@ -156,7 +156,7 @@ pub fn minimal_specs(
     };
     // The crate's default features, as `manifests` sees them.
     let manifest_rel = Path::new(crate::model::layout::CARGO_TOML);
-    let manifest = crate::scaffold::engine::read(root, manifest_rel).map_err(|e| e.to_string())?;
+    let manifest = crate::engine::read(root, manifest_rel).map_err(|e| e.to_string())?;
     let manifest_path = root.join(manifest_rel);
     let cfg = crate::manifests::cfg::Cfg::for_manifest(
         manifest

@@ -104,12 +104,12 @@ impl std::fmt::Display for Recovery {
             Recovery::RolledForward { command, files } => write!(
                 f,
                 "`{command}` was interrupted while writing; finished it from its journal (rolled forward): the project has all of its changes ({})",
-                crate::scaffold::count(*files, "file")
+                super::count(*files, "file")
             ),
             Recovery::RolledBack { command, files } => write!(
                 f,
                 "`{command}` was interrupted while undoing a failed write; finished undoing it (rolled back): none of its changes remain ({} restored)",
-                crate::scaffold::count(*files, "file")
+                super::count(*files, "file")
             ),
             Recovery::Discarded => f.write_str(
                 "an earlier rsbuilder command was interrupted before it changed any file; removed what it had staged (rolled back): the project is as it was before it",

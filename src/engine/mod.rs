@@ -13,10 +13,13 @@
 
 pub mod cargo_dep;
 mod fault;
+mod file;
 pub mod lock;
+pub mod marker;
 pub mod owned;
 mod record;
 pub mod regular;
+pub mod rustfmt;
 pub mod txn;
 
 use std::collections::BTreeMap;
@@ -47,22 +50,16 @@ pub fn is_vcs_path(rel: &Path) -> bool {
     })
 }
 
-pub use crate::model::layout::{FileSpec, IfExists};
+pub use file::{File, FileSpec, Format, IfExists, Owner};
 
-/// One planned change to the project tree. Paths are relative to the project root.
+/// One planned change to the project tree: a whole file, or an edit of one. Paths are
+/// relative to the project root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileOp {
-    /// Write a whole file.
-    Create {
-        /// Relative path.
-        path: PathBuf,
-        /// Full contents.
-        contents: String,
-        /// Policy when the file exists.
-        if_exists: IfExists,
-    },
+    /// Write a whole file, as the [`File`] value says.
+    Create(File),
     /// Insert `fragment` before the line holding the scaffold marker `marker` (the part after
-    /// `+kubebuilder:scaffold:`; found by syntax, exactly once, see [`super::marker`]),
+    /// `+kubebuilder:scaffold:`; found by syntax, exactly once, see [`marker`]),
     /// indented like that line, unless the fragment is already in the file.
     Insert {
         /// Relative path.
@@ -106,6 +103,27 @@ pub enum FileOp {
         /// Features the project needs enabled.
         features: Vec<String>,
     },
+    /// Drop the records of the tool-owned file `path` (its line in
+    /// `.rsbuilder/tool-owned.sha256` and its merge base under `.rsbuilder/base/`): the file
+    /// is no longer rsbuilder's, because this version no longer has it. The file itself stays.
+    Untrack {
+        /// Relative path.
+        path: PathBuf,
+    },
+}
+
+impl FileOp {
+    /// The path the operation writes or edits.
+    pub fn path(&self) -> &Path {
+        match self {
+            FileOp::Create(File { path, .. })
+            | FileOp::Insert { path, .. }
+            | FileOp::InsertSorted { path, .. }
+            | FileOp::Remove { path }
+            | FileOp::EnsureDependency { path, .. }
+            | FileOp::Untrack { path } => path,
+        }
+    }
 }
 
 /// Why a plan cannot be applied. Nothing has been written when one of these is returned.
@@ -172,9 +190,9 @@ pub enum ScaffoldError {
     },
     /// The marker comment is missing from the file (usually deleted by hand), stands only where
     /// it does not count (in a string, a block comment), or appears twice: see
-    /// [`super::marker`].
+    /// [`marker`].
     #[error(transparent)]
-    Marker(#[from] super::marker::MarkerError),
+    Marker(#[from] marker::MarkerError),
     /// Another rsbuilder command held the project lock for the whole wait (see [`lock`]).
     #[error(
         "another rsbuilder command is still running in {root} (it holds the project lock); gave up after waiting {waited_secs} s. Re-run once it has finished, or set RSBUILDER_LOCK_TIMEOUT (seconds) to wait longer"
@@ -284,27 +302,90 @@ pub struct Resolved {
     pub contents: String,
 }
 
-/// An ordered list of file operations against a project root.
+/// An ordered list of file operations against a project root: whole files ([`File`]
+/// values) and edits, applied in order. Everything about a file (its format, its owner, its
+/// policy) is in its operation; the plan holds nothing beside.
 #[derive(Debug, Clone)]
 pub struct Plan {
     root: PathBuf,
     force: bool,
     ops: Vec<FileOp>,
-    /// Files written as tool-owned ([`Plan::create_tool_owned`]), with the merge base to
-    /// record when it is not the text written ([`Plan::create_tool_owned_with_base`]).
+}
+
+/// What a plan's operations say, taken together, about how each path is written: read once
+/// before [`Plan::resolve`] walks the operations, so a later operation on a path (an
+/// untrack after a tool-owned write) counts for all of them.
+#[derive(Default)]
+struct Treatment {
+    /// Tool-owned files, with the merge base to record when it is not the text written.
     tool_owned: BTreeMap<PathBuf, Option<String>>,
-    /// Files written byte for byte, not reformatted ([`Plan::create_verbatim`]).
+    /// Files written byte for byte.
     verbatim: std::collections::BTreeSet<PathBuf>,
-    /// Rust files whose text is already rustfmt's output ([`Plan::create_file_preformatted`]).
+    /// Rust files whose text is already rustfmt's output.
     preformatted: std::collections::BTreeSet<PathBuf>,
-    /// Tool-owned files whose records are dropped ([`Plan::untrack_tool_owned`]).
+    /// Tool-owned files whose records are dropped.
     untracked: std::collections::BTreeSet<PathBuf>,
+}
+
+impl Treatment {
+    fn of(ops: &[FileOp]) -> Self {
+        let mut out = Self::default();
+        for op in ops {
+            match op {
+                FileOp::Create(file) => {
+                    if let Owner::Tool { base } = &file.owner {
+                        out.untracked.remove(&file.path);
+                        out.tool_owned.insert(file.path.clone(), base.clone());
+                        continue;
+                    }
+                    match file.format {
+                        Format::Verbatim => out.verbatim.insert(file.path.clone()),
+                        Format::Preformatted => out.preformatted.insert(file.path.clone()),
+                        Format::Rustfmt => false,
+                    };
+                }
+                FileOp::Untrack { path } => {
+                    out.tool_owned.remove(path);
+                    out.untracked.insert(path.clone());
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// Prints what a plan did, one line per file, in Kubebuilder's style (`create  config/...`).
+/// Unchanged files are not listed, nor rsbuilder's own records under `.rsbuilder/`.
+pub fn report(resolved: &[Resolved]) -> String {
+    let mut out = String::new();
+    for r in resolved
+        .iter()
+        .filter(|r| r.action != Action::Unchanged && !r.path.starts_with(STATE_DIR))
+    {
+        out.push_str(&format!(
+            "{:<7} {}\n",
+            r.action.to_string(),
+            r.path.display()
+        ));
+    }
+    out
+}
+
+/// `n` and `noun` for a message, the noun in the singular for one: `1 file`, `3 files`
+/// (nouns whose plural is `+s`).
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// The full marker comment for a marker name in a file, chosen by the file's extension:
 /// `// +kubebuilder:scaffold:<name>` for Rust, `# +kubebuilder:scaffold:<name>` otherwise.
 pub fn marker_comment(path: &Path, marker: &str) -> String {
-    super::marker::comment(path, marker)
+    marker::comment(path, marker)
 }
 
 impl Plan {
@@ -315,10 +396,6 @@ impl Plan {
             root: root.into(),
             force,
             ops: Vec::new(),
-            tool_owned: Default::default(),
-            verbatim: Default::default(),
-            preformatted: Default::default(),
-            untracked: Default::default(),
         }
     }
 
@@ -327,35 +404,9 @@ impl Plan {
         &self.root
     }
 
-    /// Adds a whole-file write.
-    pub fn create(
-        &mut self,
-        path: impl Into<PathBuf>,
-        contents: impl Into<String>,
-        if_exists: IfExists,
-    ) {
-        self.ops.push(FileOp::Create {
-            path: path.into(),
-            contents: contents.into(),
-            if_exists,
-        });
-    }
-
-    /// Adds a whole-file write of `file` (its path and policy, from
-    /// [`crate::model::layout`]).
-    pub fn create_file(&mut self, file: FileSpec, contents: impl Into<String>) {
-        self.create(file.path, contents, file.if_exists);
-    }
-
-    /// [`Plan::create_file`] for a Rust file whose `contents` are already what rustfmt (default
-    /// configuration, edition 2024) makes of them, as `init`'s templates render for every valid
-    /// input (tests/init_rustfmt.rs checks it). rustfmt is then not run on it, which is most of
-    /// the time of `init`; it still is when a `rustfmt.toml` or `.rustfmt.toml` applies in the
-    /// project root, when the project's edition is not 2024, or when another operation of the
-    /// plan inserts into the file.
-    pub fn create_file_preformatted(&mut self, file: FileSpec, contents: impl Into<String>) {
-        self.preformatted.insert(file.path.clone());
-        self.create_file(file, contents);
+    /// Adds the whole file `file` ([`FileOp::Create`]).
+    pub fn add(&mut self, file: File) {
+        self.ops.push(FileOp::Create(file));
     }
 
     /// Adds the line `line` to the sorted `pub mod` run above the marker `marker` in `path`
@@ -373,47 +424,6 @@ impl Plan {
         });
     }
 
-    /// Adds a whole-file write of a tool-owned file (one rsbuilder keeps, such as the runtime
-    /// crate's sources): written byte for byte (not reformatted), and recorded under
-    /// `.rsbuilder/` with its SHA-256 and its text ([`owned`]), the merge base for a later
-    /// `alpha update`.
-    pub fn create_tool_owned(
-        &mut self,
-        path: impl Into<PathBuf>,
-        contents: impl Into<String>,
-        if_exists: IfExists,
-    ) {
-        let path = path.into();
-        self.untracked.remove(&path);
-        self.tool_owned.insert(path.clone(), None);
-        self.create(path, contents, if_exists);
-    }
-
-    /// [`Plan::create_tool_owned`], recording `base` as the merge base and hash instead of the
-    /// text written: what `alpha update` records for a file it merged (the user's changes
-    /// stay changes against the new base, so the next update merges them again rather than
-    /// replacing the file) or left with conflict markers.
-    pub fn create_tool_owned_with_base(
-        &mut self,
-        path: impl Into<PathBuf>,
-        contents: impl Into<String>,
-        base: impl Into<String>,
-    ) {
-        let path = path.into();
-        self.untracked.remove(&path);
-        self.tool_owned.insert(path.clone(), Some(base.into()));
-        self.create(path, contents, IfExists::Overwrite);
-    }
-
-    /// Adds a whole-file write (policy [`IfExists::Overwrite`]) of text that is written byte
-    /// for byte: a Rust file is not reformatted, as it is for [`Plan::create`]. For text that
-    /// is already a project's file (`alpha generate` carrying files over).
-    pub fn create_verbatim(&mut self, path: impl Into<PathBuf>, contents: impl Into<String>) {
-        let path = path.into();
-        self.verbatim.insert(path.clone());
-        self.create(path, contents, IfExists::Overwrite);
-    }
-
     /// Adds the removal of the file `path` ([`FileOp::Remove`]); nothing happens when it does
     /// not exist.
     pub fn remove(&mut self, path: impl Into<PathBuf>) {
@@ -424,9 +434,7 @@ impl Plan {
     /// `.rsbuilder/tool-owned.sha256` and its merge base under `.rsbuilder/base/`): the file
     /// is no longer rsbuilder's, because this version no longer has it.
     pub fn untrack_tool_owned(&mut self, path: impl Into<PathBuf>) {
-        let path = path.into();
-        self.tool_owned.remove(&path);
-        self.untracked.insert(path);
+        self.ops.push(FileOp::Untrack { path: path.into() });
     }
 
     /// Adds a [`FileOp::EnsureDependency`]: `name = spec` (plus `features`) made present in
@@ -622,7 +630,8 @@ impl Plan {
         let mut checker = PathCheck::new(&self.root);
         // Whether text rendered already formatted for the default configuration is what
         // rustfmt would make of it here.
-        let default_format = edition == "2024" && super::rustfmt::config_file(&self.root).is_none();
+        let default_format = edition == "2024" && rustfmt::config_file(&self.root).is_none();
+        let treatment = Treatment::of(&self.ops);
         for op in &self.ops {
             let is_rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
             if let FileOp::Insert { path, .. } | FileOp::InsertSorted { path, .. } = op
@@ -630,13 +639,10 @@ impl Plan {
             {
                 format_rust.insert(path.clone());
             }
-            let rel = match op {
-                FileOp::Create { path, .. }
-                | FileOp::Insert { path, .. }
-                | FileOp::InsertSorted { path, .. }
-                | FileOp::Remove { path }
-                | FileOp::EnsureDependency { path, .. } => path,
-            };
+            if let FileOp::Untrack { .. } = op {
+                continue; // read from `treatment` below
+            }
+            let rel = op.path();
             checker.check(rel)?;
             if !files.contains_key(rel) {
                 let read = dir.as_ref().map(|d| regular::read_in(d, rel));
@@ -652,23 +658,23 @@ impl Plan {
                         });
                     }
                 };
-                files.insert(rel.clone(), (original.clone(), original));
+                files.insert(rel.to_path_buf(), (original.clone(), original));
             }
             let entry = files.get_mut(rel).expect("inserted above");
             match op {
-                FileOp::Create {
+                FileOp::Create(File {
                     contents,
                     if_exists,
                     ..
-                } => {
+                }) => {
                     let exists_on_disk = entry.0.is_some();
                     let mut write = |entry: &mut (Option<String>, Option<String>)| {
                         entry.1 = Some(contents.clone());
-                        let as_is = self.tool_owned.contains_key(rel)
-                            || self.verbatim.contains(rel)
-                            || (default_format && self.preformatted.contains(rel));
+                        let as_is = treatment.tool_owned.contains_key(rel)
+                            || treatment.verbatim.contains(rel)
+                            || (default_format && treatment.preformatted.contains(rel));
                         if is_rust(rel) && !as_is {
-                            format_rust.insert(rel.clone());
+                            format_rust.insert(rel.to_path_buf());
                         }
                     };
                     match (exists_on_disk, if_exists) {
@@ -686,7 +692,7 @@ impl Plan {
                                 // An identical re-run is not a conflict: compare what would
                                 // be written, formatted as it would be.
                                 let would_write = if is_rust(rel) {
-                                    super::rustfmt::format_stdin(contents, &edition, &self.root)
+                                    rustfmt::format_stdin(contents, &edition, &self.root)
                                         .unwrap_or_else(|| contents.clone())
                                 } else {
                                     contents.clone()
@@ -709,8 +715,7 @@ impl Plan {
                             marker: marker.clone(),
                         });
                     };
-                    *current =
-                        super::marker::insert(&self.root.join(rel), current, marker, fragment)?;
+                    *current = marker::insert(&self.root.join(rel), current, marker, fragment)?;
                 }
                 FileOp::InsertSorted { marker, line, .. } => {
                     let Some(current) = entry.1.as_mut() else {
@@ -725,6 +730,7 @@ impl Plan {
                     entry.1 = None;
                     format_rust.remove(rel);
                 }
+                FileOp::Untrack { .. } => {}
                 FileOp::EnsureDependency {
                     table,
                     name,
@@ -750,7 +756,7 @@ impl Plan {
                 }
             }
         }
-        // One rustfmt process for every Rust file of the plan (see `super::rustfmt`).
+        // One rustfmt process for every Rust file of the plan (see [`rustfmt`]).
         let to_format: Vec<(&Path, &str)> = files
             .iter()
             .filter(|(path, _)| format_rust.contains(*path))
@@ -758,7 +764,7 @@ impl Plan {
             .collect();
         let mut formatted: BTreeMap<PathBuf, String> = to_format
             .iter()
-            .zip(super::rustfmt::format_all(&to_format, &edition, &self.root))
+            .zip(rustfmt::format_all(&to_format, &edition, &self.root))
             .filter_map(|((path, _), text)| Some((path.to_path_buf(), text?)))
             .collect();
         // `None`: the file is removed (or was never there).
@@ -771,7 +777,7 @@ impl Plan {
             .collect();
         // What rsbuilder wrote of each tool-owned file (or the base it was given): its text
         // and hash under .rsbuilder/.
-        let written: Vec<(PathBuf, String)> = self
+        let written: Vec<(PathBuf, String)> = treatment
             .tool_owned
             .iter()
             .filter_map(|(p, base)| {
@@ -782,7 +788,7 @@ impl Plan {
                 Some((p.clone(), text))
             })
             .collect();
-        if !written.is_empty() || !self.untracked.is_empty() {
+        if !written.is_empty() || !treatment.untracked.is_empty() {
             let read = |rel: &Path| -> Result<Option<String>, ScaffoldError> {
                 match dir.as_ref().map(|d| regular::read_in(d, rel)) {
                     None => Ok(None),
@@ -797,7 +803,7 @@ impl Plan {
             };
             let manifest = Path::new(owned::MANIFEST);
             let old_manifest = read(manifest)?;
-            let untracked: Vec<PathBuf> = self.untracked.iter().cloned().collect();
+            let untracked: Vec<PathBuf> = treatment.untracked.iter().cloned().collect();
             let records = owned::records(old_manifest.as_deref(), &written, &untracked);
             for (rel, text) in records {
                 checker.check(&rel)?;
@@ -958,14 +964,14 @@ pub fn list(root: &Path, rel: &Path) -> Result<Option<Vec<Entry>>, ScaffoldError
 /// `text` (the contents of `path`) with `line` added to the run of `pub mod` lines directly
 /// above the marker `marker`, that run kept sorted byte-wise as rustfmt sorts it; `text`
 /// unchanged when a line of the file already is `line`. Errors: the marker missing or
-/// duplicated ([`super::marker::locate`]).
+/// duplicated ([`marker::locate`]).
 fn insert_sorted(
     path: &Path,
     text: &str,
     marker: &str,
     line: &str,
 ) -> Result<String, ScaffoldError> {
-    let at = super::marker::locate(path, text, marker)?;
+    let at = marker::locate(path, text, marker)?;
     let mut lines: Vec<&str> = text.lines().collect();
     if lines.iter().any(|l| l.trim() == line) {
         return Ok(text.to_owned());
@@ -1149,7 +1155,7 @@ pub fn lock_project_read_only(root: &Path) -> Result<ProjectLock, ScaffoldError>
 pub fn recover_project(root: &Path) -> Result<Option<Recovery>, ScaffoldError> {
     let _lock = lock::acquire(root)?;
     let dir = open_root(root)?;
-    super::rustfmt::remove_leftovers(root);
+    rustfmt::remove_leftovers(root);
     txn::recover(root, &dir, Mode::Repair)
 }
 
@@ -1157,8 +1163,8 @@ fn lock_project_as(root: &Path, mode: Mode) -> Result<ProjectLock, ScaffoldError
     let lock = lock::acquire(root)?;
     let dir = open_root(root)?;
     if mode == Mode::Repair {
-        // A killed command's formatting directory (see `super::rustfmt`).
-        super::rustfmt::remove_leftovers(root);
+        // A killed command's formatting directory (see [`rustfmt`]).
+        rustfmt::remove_leftovers(root);
     }
     if let Some(done) = txn::recover(root, &dir, mode)? {
         eprintln!("note: {done}");
@@ -1185,7 +1191,7 @@ mod tests {
         );
         let before = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("new.txt", "x", IfExists::Error);
+        plan.add(File::new("new.txt", "x", IfExists::Error));
         plan.ensure_dependency("Cargo.toml", "dependencies", "kube", "\"4\"", &[]);
         let err = plan.apply().unwrap_err().to_string();
         assert!(
@@ -1204,7 +1210,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("main.rs"), "fn main() {}\n").unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("a/b.txt", "hello", IfExists::Error);
+        plan.add(File::new("a/b.txt", "hello", IfExists::Error));
         plan.insert("main.rs", "controllers", "x();");
         let err = plan.apply().unwrap_err();
         assert!(matches!(err, ScaffoldError::Marker(_)), "{err}");
@@ -1220,17 +1226,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f"), "user").unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("f", "new", IfExists::Error);
+        plan.add(File::new("f", "new", IfExists::Error));
         assert!(matches!(plan.apply(), Err(ScaffoldError::Exists { .. })));
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("f", "new", IfExists::Skip);
+        plan.add(File::new("f", "new", IfExists::Skip));
         plan.apply().unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join("f")).unwrap(),
             "user"
         );
         let mut plan = Plan::new(dir.path(), true);
-        plan.create("f", "new", IfExists::Error);
+        plan.add(File::new("f", "new", IfExists::Error));
         let done = plan.apply().unwrap();
         assert_eq!(done[0].action, Action::Updated);
         assert_eq!(
@@ -1244,7 +1250,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for bad in ["../x", "/etc/passwd", "a/../../x"] {
             let mut plan = Plan::new(dir.path(), true);
-            plan.create(bad, "x", IfExists::Overwrite);
+            plan.add(File::new(bad, "x", IfExists::Overwrite));
             assert!(
                 matches!(plan.apply(), Err(ScaffoldError::OutsideProject { .. })),
                 "{bad}"
@@ -1259,7 +1265,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("config")).unwrap();
         let mut plan = Plan::new(dir.path(), true);
-        plan.create("config/x.yaml", "x", IfExists::Overwrite);
+        plan.add(File::new("config/x.yaml", "x", IfExists::Overwrite));
         assert!(matches!(
             plan.apply(),
             Err(ScaffoldError::SymlinkEscape { .. })
@@ -1276,7 +1282,7 @@ mod tests {
         std::os::unix::fs::symlink("../../elsewhere/y.rs", dir.path().join("y.rs")).unwrap();
         for rel in ["x.rs", "y.rs"] {
             let mut plan = Plan::new(dir.path(), true);
-            plan.create(rel, "x", IfExists::Overwrite);
+            plan.add(File::new(rel, "x", IfExists::Overwrite));
             assert!(
                 matches!(plan.apply(), Err(ScaffoldError::SymlinkEscape { .. })),
                 "{rel}"
@@ -1286,7 +1292,7 @@ mod tests {
         // A dangling link that stays inside is replaced by the file.
         std::os::unix::fs::symlink("sub/../z-target.rs", dir.path().join("z.rs")).unwrap();
         let mut plan = Plan::new(dir.path(), true);
-        plan.create("z.rs", "z", IfExists::Overwrite);
+        plan.add(File::new("z.rs", "z", IfExists::Overwrite));
         plan.apply().unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join("z.rs")).unwrap(),
@@ -1299,7 +1305,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f"), "old").unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("f", "new", IfExists::Overwrite);
+        plan.add(File::new("f", "new", IfExists::Overwrite));
         assert_eq!(plan.apply().unwrap()[0].action, Action::Updated);
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -1334,8 +1340,8 @@ mod tests {
         )
         .unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("new.txt", "new", IfExists::Error);
-        plan.create("script.sh", "new", IfExists::Overwrite);
+        plan.add(File::new("new.txt", "new", IfExists::Error));
+        plan.add(File::new("script.sh", "new", IfExists::Overwrite));
         plan.apply().unwrap();
         let mode = |f: &str| {
             std::fs::metadata(dir.path().join(f))
@@ -1407,12 +1413,12 @@ mod tests {
         std::fs::write(dir.path().join("f"), "user").unwrap();
         for (force, want) in [(false, "user"), (true, "new")] {
             let mut plan = Plan::new(dir.path(), force);
-            plan.create("f", "new", IfExists::SkipUnlessForced);
+            plan.add(File::new("f", "new", IfExists::SkipUnlessForced));
             plan.apply().unwrap();
             assert_eq!(std::fs::read_to_string(dir.path().join("f")).unwrap(), want);
         }
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("g", "fresh", IfExists::SkipUnlessForced);
+        plan.add(File::new("g", "fresh", IfExists::SkipUnlessForced));
         assert_eq!(plan.apply().unwrap()[0].action, Action::Created);
     }
 
@@ -1463,7 +1469,7 @@ mod tests {
         plan.remove("src/gone.rs");
         plan.remove("src/never-there.rs");
         // Not valid for rustfmt's taste, kept byte for byte.
-        plan.create_verbatim("src/kept.rs", "fn   kept( ) {}\n");
+        plan.add(File::verbatim("src/kept.rs", "fn   kept( ) {}\n"));
         let done = plan.apply().unwrap();
         let actions: Vec<(&Path, Action)> =
             done.iter().map(|r| (r.path.as_path(), r.action)).collect();
@@ -1479,10 +1485,7 @@ mod tests {
             std::fs::read_to_string(dir.path().join("src/kept.rs")).unwrap(),
             "fn   kept( ) {}\n"
         );
-        assert_eq!(
-            super::super::report(&done),
-            "remove  src/gone.rs\ncreate  src/kept.rs\n"
-        );
+        assert_eq!(report(&done), "remove  src/gone.rs\ncreate  src/kept.rs\n");
     }
 
     /// A read-only file is refused by name, not replaced by the rename; nothing is written.
@@ -1496,10 +1499,10 @@ mod tests {
             .unwrap();
         for remove in [false, true] {
             let mut plan = Plan::new(dir.path(), true);
-            plan.create("new.txt", "x", IfExists::Error);
+            plan.add(File::new("new.txt", "x", IfExists::Error));
             match remove {
                 true => plan.remove("f"),
-                false => plan.create("f", "new", IfExists::Overwrite),
+                false => plan.add(File::new("f", "new", IfExists::Overwrite)),
             }
             let err = plan.apply().unwrap_err();
             assert!(matches!(err, ScaffoldError::ReadOnly { .. }), "{err}");
@@ -1517,7 +1520,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("config"), "").unwrap();
         let mut plan = Plan::new(dir.path(), true);
-        plan.create("config/x.yaml", "x", IfExists::Overwrite);
+        plan.add(File::new("config/x.yaml", "x", IfExists::Overwrite));
         assert!(matches!(
             plan.apply(),
             Err(ScaffoldError::NotADirectory { .. })

@@ -52,7 +52,7 @@ const FMT_PREFIX: &str = "fmt-";
 /// with the project lock held, so no running command uses them), and `.rsbuilder` when that
 /// leaves it empty.
 pub fn remove_leftovers(root: &Path) {
-    let state = root.join(super::engine::STATE_DIR);
+    let state = root.join(super::STATE_DIR);
     // Never through a link: `.rsbuilder` must be the project's own directory.
     if !std::fs::symlink_metadata(&state).is_ok_and(|m| m.is_dir()) {
         return;
@@ -77,7 +77,7 @@ pub fn remove_leftovers(root: &Path) {
 /// be made) a real directory of the project, else in the system's temporary directory. The
 /// flag says whether `.rsbuilder` was created for it (and is to be removed when empty).
 fn fmt_dir(root: &Path) -> Option<(tempfile::TempDir, bool)> {
-    let state = root.join(super::engine::STATE_DIR);
+    let state = root.join(super::STATE_DIR);
     let existed = std::fs::symlink_metadata(&state).ok();
     let usable = match &existed {
         Some(m) => m.is_dir(),
@@ -110,7 +110,7 @@ fn format_in_one_run(
     let result = format_in(&tmp, files, edition, config);
     drop(tmp);
     if created_state {
-        let _ = std::fs::remove_dir(root.join(super::engine::STATE_DIR));
+        let _ = std::fs::remove_dir(root.join(super::STATE_DIR));
     }
     result
 }
