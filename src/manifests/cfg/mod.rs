@@ -13,10 +13,10 @@
 //! An undecided node is not guessed: it stays in the tree marked with one `#[cfg(<atom>)]`
 //! attribute naming the first predicate that could not be decided, and so does the item of
 //! the module it lies in (a struct with an undecided field, a function with an undecided
-//! statement, an impl with an undecided method). The module tree ([`super::crd::resolve`])
-//! keeps marked items out of name resolution, so a kind that needs one is refused with the
-//! predicate's name, while undecided code that no kind uses (a `#[cfg(unix)]` signal handler in
-//! `main.rs`) stops nothing. An undecided `cfg_attr` whose attributes cannot change a schema
+//! statement, an impl with an undecided method). Name resolution ([`super::crd::resolve`],
+//! over the module tree of [`super::modtree`]) keeps marked items out, so a kind that needs
+//! one is refused with the predicate's name, while undecided code that no kind uses (a
+//! `#[cfg(unix)]` signal handler in `main.rs`) stops nothing. An undecided `cfg_attr` whose attributes cannot change a schema
 //! (`doc(cfg(...))`, lints, `derive(Debug)`) is dropped: either way the result is the same.
 //!
 //! A `mod` item that `cfg` leaves out stays in the tree marked `#[cfg(false)]`, unwalked, so
@@ -398,6 +398,12 @@ pub fn mark(attrs: &[Attribute]) -> Option<Mark> {
         .next()
         .map_or(a.span(), |t| t.span());
     Some(Mark::Undecided(text, span))
+}
+
+/// Whether a `mod` item with these attributes is left out by cargo ([`strip`] marked it
+/// [`Mark::Excluded`]).
+pub fn left_out(attrs: &[Attribute]) -> bool {
+    matches!(mark(attrs), Some(Mark::Excluded))
 }
 
 /// Attributes that cannot change a schema, a default or a kind, whatever their `cfg_attr`
@@ -851,13 +857,13 @@ pub fn strip(file: &mut syn::File, cfg: &Cfg) -> Vec<syn::Error> {
 pub fn excluded_files<'f>(
     files: impl IntoIterator<Item = (&'f Path, &'f syn::File)> + Clone,
 ) -> BTreeSet<PathBuf> {
-    use super::crd::resolve::{mod_files, normalize};
+    use super::modtree::{mod_files, normalize};
     let mut excluded: BTreeSet<PathBuf> = BTreeSet::new();
     for (path, ast) in files.clone() {
         if matches!(mark(&ast.attrs), Some(Mark::Excluded)) {
             excluded.insert(normalize(path));
         }
-        mod_files(path, &ast.items, &mut |target, left_out| {
+        mod_files(path, &ast.items, &left_out, &mut |target, left_out| {
             if left_out {
                 excluded.insert(target);
             }
@@ -869,7 +875,7 @@ pub fn excluded_files<'f>(
         let before = excluded.len();
         for (path, ast) in files.clone() {
             if excluded.contains(&normalize(path)) {
-                mod_files(path, &ast.items, &mut |target, _| {
+                mod_files(path, &ast.items, &left_out, &mut |target, _| {
                     excluded.insert(target);
                 });
             }
