@@ -18,6 +18,7 @@ use super::diag::{Cause, Diagnostic, Diagnostics};
 use super::probe::{self, Evaluate};
 use super::source::SourceSet;
 use super::versions::Verdict;
+pub use super::yaml::to_yaml;
 use crate::model::layout::generated as layout;
 
 /// What to generate from where.
@@ -589,11 +590,6 @@ fn assemble_output(
     }
     out.files.sort_by(|a, b| a.0.cmp(&b.0));
     out
-}
-
-/// Serializes a manifest object to YAML with serde-saphyr (see docs/yaml.md for the choice).
-pub fn to_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_saphyr::SerializeError> {
-    serde_saphyr::to_string(value)
 }
 
 #[cfg(test)]

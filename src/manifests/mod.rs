@@ -10,6 +10,7 @@ mod gate;
 pub mod generate;
 pub mod lint;
 pub mod markers;
+pub mod modtree;
 pub mod parse;
 pub mod probe;
 pub mod rbac;
@@ -18,6 +19,7 @@ pub mod source;
 pub mod stale;
 pub mod versions;
 pub mod webhook;
+pub mod yaml;
 
 pub use crd::{GeneratedCrd, crds_from_sources};
 pub use diag::{Diagnostic, Diagnostics};

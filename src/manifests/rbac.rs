@@ -26,13 +26,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use super::diag::Diagnostic;
 use super::markers::Marker;
 use super::markers::typed::RbacRule;
+use super::yaml::push_document;
 
 /// Name of the role that receives rules without `roleName`, as in Kubebuilder projects
 /// (`controller-gen rbac:roleName=manager-role`).
 pub const DEFAULT_ROLE_NAME: &str = "manager-role";
 
 /// Name of the rbac marker.
-pub const MARKER: &str = "kubebuilder:rbac";
+pub use super::markers::typed::RBAC_MARKER as MARKER;
 
 /// One rule while merging. Lists are kept de-duplicated and sorted (BTreeSet).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -375,30 +376,6 @@ pub fn verb_warnings(markers: &[Marker]) -> Vec<Diagnostic> {
         }
     }
     warnings
-}
-
-/// Appends `value` as one YAML document introduced by `---`, as controller-gen writes every
-/// object of a manifest file. `target` names the file in the (practically impossible)
-/// serialization error.
-pub(crate) fn push_document<T: serde::Serialize>(
-    out: &mut String,
-    value: &T,
-    target: &str,
-) -> Result<(), Vec<Diagnostic>> {
-    let yaml = super::generate::to_yaml(value).map_err(|e| {
-        vec![Diagnostic::new(
-            std::path::Path::new(target),
-            1,
-            1,
-            format!("cannot serialize to YAML: {e}"),
-        )]
-    })?;
-    out.push_str("---\n");
-    out.push_str(&yaml);
-    if !yaml.ends_with('\n') {
-        out.push('\n');
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -234,10 +234,10 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
     // A relative --output-dir that climbs out of the project (`../x`) is taken as the absolute
     // path it names, so it is allowed and locked exactly as that absolute path would be.
     let output_dir = if output_dir.is_relative()
-        && super::crd::resolve::normalize(&output_dir).starts_with(std::path::Component::ParentDir)
+        && super::modtree::normalize(&output_dir).starts_with(std::path::Component::ParentDir)
     {
         let joined = std::path::absolute(dir.join(&output_dir))?;
-        super::crd::resolve::normalize(&joined)
+        super::modtree::normalize(&joined)
     } else {
         output_dir
     };

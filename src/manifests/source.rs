@@ -127,7 +127,7 @@ impl SourceSet {
         }
         let excluded = super::cfg::excluded_files(files.iter().map(|f| (f.path.as_path(), &f.ast)));
         if !excluded.is_empty() {
-            let normal = super::crd::resolve::normalize;
+            let normal = super::modtree::normalize;
             files.retain(|f| !excluded.contains(&normal(&f.path)));
             errors.retain(|d: &Diagnostic| !excluded.contains(&normal(&d.file)));
         }

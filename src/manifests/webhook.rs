@@ -33,10 +33,10 @@ use super::diag::Diagnostic;
 use super::markers::Marker;
 use super::markers::typed::{WebhookConfigurationMarker, WebhookMarker};
 
-/// Name of the webhook marker.
-pub const MARKER: &str = "kubebuilder:webhook";
 /// Name of the marker that names the configuration objects.
-pub const CONFIG_MARKER: &str = "kubebuilder:webhookconfiguration";
+pub use super::markers::typed::WEBHOOK_CONFIG_MARKER as CONFIG_MARKER;
+/// Name of the webhook marker.
+pub use super::markers::typed::WEBHOOK_MARKER as MARKER;
 /// Default name of the MutatingWebhookConfiguration.
 pub const DEFAULT_MUTATING_NAME: &str = "mutating-webhook-configuration";
 /// Default name of the ValidatingWebhookConfiguration.
@@ -545,10 +545,10 @@ pub fn generate(markers: &[Marker]) -> Result<Option<String>, Vec<Diagnostic>> {
     let cfgs = configurations(markers)?;
     let mut out = String::new();
     if let Some(m) = &cfgs.mutating {
-        super::rbac::push_document(&mut out, m, "manifests.yaml")?;
+        super::yaml::push_document(&mut out, m, "manifests.yaml")?;
     }
     if let Some(v) = &cfgs.validating {
-        super::rbac::push_document(&mut out, v, "manifests.yaml")?;
+        super::yaml::push_document(&mut out, v, "manifests.yaml")?;
     }
     Ok((!out.is_empty()).then_some(out))
 }

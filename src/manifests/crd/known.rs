@@ -160,7 +160,7 @@ pub type CappedFn = fn(&mut SchemaGenerator, Eval, u64) -> Eval;
 macro_rules! std_generics {
     ($( [$($name:literal),+] => $kind:expr ),* $(,)?) => {
         /// The schemars impl of a generic std type, by normalised path (see
-        /// [`super::resolve::normalize_external`]).
+        /// [`normalize_external`]).
         pub fn std_generic(path: &str) -> Option<Generic> {
             match path {
                 $( $( $name )|+ => Some($kind), )*
@@ -199,7 +199,7 @@ std_generics! {
 }
 
 /// The schemars impl of a generic third-party type, by normalised path (see
-/// [`super::resolve::normalize_external`]).
+/// [`normalize_external`]).
 pub fn third_party_generic(path: &str) -> Option<Generic> {
     Some(match path {
         "chrono::DateTime" => Generic::Fixed(leaf::<chrono::DateTime<chrono::Utc>>),
@@ -458,10 +458,59 @@ pub fn external_default(path: &str) -> Option<serde_json::Value> {
     k8s_default(path).or_else(|| third_party_default(path))
 }
 
+/// Normalises an external path: `core::`/`alloc::` become `std::`, and well-known re-exports
+/// map to the path of the type they re-export.
+pub fn normalize_external(p: &str) -> String {
+    let p = p.trim_start_matches("::");
+    let p = if let Some(rest) = p.strip_prefix("core::") {
+        format!("std::{rest}")
+    } else if let Some(rest) = p.strip_prefix("alloc::") {
+        format!("std::{rest}")
+    } else {
+        p.to_string()
+    };
+    const META: &str = "k8s_openapi::apimachinery::pkg::apis::meta::v1";
+    for (from, to) in [
+        ("kube::core::ObjectMeta", format!("{META}::ObjectMeta")),
+        ("kube::api::ObjectMeta", format!("{META}::ObjectMeta")),
+        ("kube_core::ObjectMeta", format!("{META}::ObjectMeta")),
+        (
+            "kube::core::metadata::ObjectMeta",
+            format!("{META}::ObjectMeta"),
+        ),
+        ("kube::core::ListMeta", format!("{META}::ListMeta")),
+        ("kube_core::ListMeta", format!("{META}::ListMeta")),
+        ("kube::core::Duration", "kube_core::Duration".to_string()),
+        (
+            "kube::core::duration::Duration",
+            "kube_core::Duration".to_string(),
+        ),
+        (
+            "kube_core::duration::Duration",
+            "kube_core::Duration".to_string(),
+        ),
+        ("kube::api::Duration", "kube_core::Duration".to_string()),
+    ] {
+        if p == from {
+            return to;
+        }
+    }
+    if let Some(to) = third_party_alias(&p) {
+        return to.to_string();
+    }
+    if let Some(rest) = p.strip_prefix("kube::k8s_openapi::") {
+        return format!("k8s_openapi::{rest}");
+    }
+    if let Some(rest) = p.strip_prefix("kube::api::k8s_openapi::") {
+        return format!("k8s_openapi::{rest}");
+    }
+    p
+}
+
 /// Whether `path` names a type rsbuilder knows outside the sources (for glob imports such as
 /// `use k8s_openapi::api::core::v1::*`).
 pub fn is_known_external(path: &str) -> bool {
-    let p = super::resolve::normalize_external(path);
+    let p = normalize_external(path);
     leaf_type(&p).is_some() || generic(&p).is_some() || p == SERDE_JSON_MAP
 }
 

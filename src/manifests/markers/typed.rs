@@ -12,6 +12,14 @@ use std::cell::Cell;
 use super::registry::{ArgDef, ArgType};
 use super::{Marker, Value};
 
+/// Name of the rbac marker, which [`RbacRule`] reads.
+pub const RBAC_MARKER: &str = "kubebuilder:rbac";
+/// Name of the webhook marker, which [`WebhookMarker`] reads.
+pub const WEBHOOK_MARKER: &str = "kubebuilder:webhook";
+/// Name of the marker that names the webhook configuration objects, which
+/// [`WebhookConfigurationMarker`] reads.
+pub const WEBHOOK_CONFIG_MARKER: &str = "kubebuilder:webhookconfiguration";
+
 /// The marker given to a typed conversion is another marker (`+kubebuilder:webhook` where a
 /// `+kubebuilder:rbac` was expected). Generators filter markers by name first, so this is a
 /// caller's mistake, not bad input.
@@ -164,7 +172,7 @@ impl<'m> TryFrom<&'m Marker> for RbacRule<'m> {
     type Error = WrongMarker;
 
     fn try_from(marker: &'m Marker) -> Result<Self, WrongMarker> {
-        let a = Args::new(marker, super::super::rbac::MARKER)?;
+        let a = Args::new(marker, RBAC_MARKER)?;
         Ok(Self::read(&a))
     }
 }
@@ -218,7 +226,7 @@ impl<'m> TryFrom<&'m Marker> for WebhookMarker<'m> {
     type Error = WrongMarker;
 
     fn try_from(marker: &'m Marker) -> Result<Self, WrongMarker> {
-        let a = Args::new(marker, super::super::webhook::MARKER)?;
+        let a = Args::new(marker, WEBHOOK_MARKER)?;
         Ok(Self::read(&a))
     }
 }
@@ -270,7 +278,7 @@ impl<'m> TryFrom<&'m Marker> for WebhookConfigurationMarker<'m> {
     type Error = WrongMarker;
 
     fn try_from(marker: &'m Marker) -> Result<Self, WrongMarker> {
-        let a = Args::new(marker, super::super::webhook::CONFIG_MARKER)?;
+        let a = Args::new(marker, WEBHOOK_CONFIG_MARKER)?;
         Ok(Self::read(&a))
     }
 }

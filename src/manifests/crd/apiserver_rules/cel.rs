@@ -8,7 +8,7 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 
-use super::walk::Ctx;
+use super::place::Ctx;
 use super::{Sink, additional, is_true};
 
 /// The reasons a rule may give.

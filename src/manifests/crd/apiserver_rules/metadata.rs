@@ -6,7 +6,7 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 
-use super::walk::{Ctx, Level};
+use super::place::{Ctx, Level};
 use super::{Sink, Step, is_true};
 
 pub(super) fn node(s: &JSONSchemaProps, ctx: &Ctx, sink: &mut Sink<'_>) {

@@ -8,7 +8,8 @@
 //! `pkg/apiserver/schema` (`ValidateStructural`, completeness), and the validation of defaults
 //! in `pkg/apiserver/schema/defaulting`. One file per idea:
 //! - [`walk`]: visits every schema node with what the API server knows there (root, field,
-//!   list item, inside `anyOf`/`oneOf`/`allOf`/`not`, inside resource metadata);
+//!   list item, inside `anyOf`/`oneOf`/`allOf`/`not`, inside resource metadata), the
+//!   [`place`] each rule reads;
 //! - [`structural`]: the structural-schema rules (a type everywhere, no value-validation
 //!   keywords that carry structure, one `items` schema, forbidden keywords);
 //! - [`metadata`]: `metadata`, `kind` and `apiVersion`, `x-kubernetes-embedded-resource` and
@@ -37,6 +38,7 @@ pub mod defaults;
 pub mod lists;
 pub mod metadata;
 pub mod names;
+pub mod place;
 pub mod selectable;
 pub mod structural;
 pub mod walk;

@@ -8,7 +8,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
 
-use super::walk::{Ctx, Level};
+use super::place::{Ctx, Level};
 use super::{SchemaPath, Sink, Step, is_true, items};
 
 /// The types a CRD schema may name.

@@ -81,7 +81,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         // serde's `camelCase` rule slices the first byte of a name, and panics when the name
         // starts with a non-ASCII letter: serde_derive fails the same way, so the crate does
         // not compile. A diagnostic here, never a crash.
-        let cont = super::transforms::quietly(|| {
+        let cont = crate::manifests::crd::quiet::quietly(|| {
             serde_ast::Container::from_ast(
                 &ctxt,
                 &input,

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{Deriver, R};
 use crate::manifests::crd::attrs::{Common, Validation};
+use crate::manifests::crd::defaults;
 use crate::manifests::crd::eval;
 use crate::manifests::crd::resolve::ModId;
 use crate::manifests::crd::statics::{RegexStatic, regex_static};
@@ -57,7 +58,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
         if !c.examples.is_empty() {
             let mut values = Vec::new();
             for e in &c.examples {
-                match eval::eval(self.krate, m, e) {
+                match defaults::eval_untyped(self.krate, m, e) {
                     Ok(v) => values.push(v),
                     Err(msg) => {
                         return Err(self.undecidable(
@@ -168,7 +169,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
 
     pub(super) fn string_expr(&mut self, m: ModId, e: &syn::Expr) -> R<String> {
         use syn::spanned::Spanned;
-        match eval::eval(self.krate, m, e) {
+        match defaults::eval_untyped(self.krate, m, e) {
             Ok(Value::String(s)) => Ok(s),
             Ok(other) => Ok(other.to_string()),
             Err(msg) => Err(self.undecidable(
@@ -185,7 +186,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
     /// or a literal.
     fn doc_expr(&mut self, m: ModId, e: &syn::Expr) -> R<String> {
         use syn::spanned::Spanned;
-        match eval::eval(self.krate, m, e) {
+        match defaults::eval_untyped(self.krate, m, e) {
             Ok(Value::String(s)) => Ok(s),
             Ok(other) => Ok(other.to_string()),
             Err(msg) => Err(self.undecidable(
@@ -199,7 +200,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
 
     pub(super) fn number_expr(&mut self, m: ModId, e: &syn::Expr) -> R<Value> {
         use syn::spanned::Spanned;
-        match eval::eval(self.krate, m, e) {
+        match defaults::eval_untyped(self.krate, m, e) {
             Ok(v @ Value::Number(_)) => Ok(v),
             Ok(other) => Err(self.error(
                 m,

@@ -377,8 +377,8 @@ fn merge_type(parent: &mut Map<String, Value>, variant_type: Value) -> Result<()
 
 #[cfg(test)]
 mod tests {
-    use super::super::transforms::quietly;
     use super::*;
+    use crate::manifests::crd::quiet::quietly;
     use serde_json::json;
 
     /// kube-core's rewriter on `input`: its output, or `None` where it panics.

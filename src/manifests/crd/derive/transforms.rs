@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::structural::StructuralRewriter;
 use crate::manifests::crd::known;
+use crate::manifests::crd::quiet::quietly;
 
 /// Runs the transforms on `schema` used as a property of an object; the transformed schema,
 /// or the panic message of kube-core's rewriter.
@@ -41,41 +42,10 @@ pub fn run_transforms(schema: &mut Schema) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `f` with its panics caught and not printed: `f`'s value, or the panic's message.
-pub(crate) fn quietly<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    install_quiet_hook();
-    let was_quiet = QUIET.replace(true);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    QUIET.set(was_quiet);
-    result.map_err(|payload| {
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "panic in the schema transforms".into())
-    })
-}
-
-thread_local! {
-    /// Whether this thread is inside [`run_transforms`], whose panics are expected.
-    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-fn install_quiet_hook() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let prev = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.get() {
-                prev(info);
-            }
-        }));
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifests::crd::quiet::QUIET;
 
     /// A schema kube-core's structural rewriter panics on: two `oneOf` branches giving one
     /// property different types.

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Deriver, Failed, R, Subst};
-use crate::manifests::crd::eval;
+use crate::manifests::crd::defaults;
 use crate::manifests::crd::known::{self, Eval, Generic};
 use crate::manifests::crd::resolve::{LocalItem, ModId, Resolved};
 
@@ -42,7 +42,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
                 Ok(known::slice()(&mut self.generator, vec![inner]))
             }
             syn::Type::Array(a) => {
-                let len = match eval::eval(self.krate, m, &a.len) {
+                let len = match defaults::eval_untyped(self.krate, m, &a.len) {
                     Ok(Value::Number(n)) => n.as_u64(),
                     _ => None,
                 };

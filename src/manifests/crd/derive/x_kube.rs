@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{Deriver, R};
 use crate::manifests::crd::attrs;
-use crate::manifests::crd::eval;
+use crate::manifests::crd::defaults;
 use crate::manifests::crd::resolve::{Crate, LocalItem, ModId};
 
 impl<'c, 'a> Deriver<'c, 'a> {
@@ -131,7 +131,7 @@ fn x_kube_items(attrs: &[syn::Attribute], key: &str) -> syn::Result<Vec<syn::Exp
 }
 
 fn lit_string(krate: &Crate<'_>, m: ModId, e: &syn::Expr) -> Result<String, String> {
-    match eval::eval(krate, m, e)? {
+    match defaults::eval_untyped(krate, m, e)? {
         Value::String(s) => Ok(s),
         other => Err(format!("expected a string, found {other}")),
     }
@@ -155,7 +155,7 @@ pub fn rule_expr(krate: &Crate<'_>, m: ModId, e: &syn::Expr) -> Result<kube_core
                 "message" => Ok(base.message(message_expr(krate, m, arg)?)),
                 "reason" => Ok(base.reason(reason_expr(arg)?)),
                 "field_path" => Ok(base.field_path(lit_string(krate, m, arg)?)),
-                "optional_old_self" => match eval::eval(krate, m, arg)? {
+                "optional_old_self" => match defaults::eval_untyped(krate, m, arg)? {
                     Value::Bool(b) => Ok(base.optional_old_self(b)),
                     _ => Err("expected a bool".into()),
                 },
@@ -260,7 +260,7 @@ fn merge_strategy_expr(
         ("ListMerge", "Atomic") => ListMerge::Atomic.into(),
         ("ListMerge", "Set") => ListMerge::Set.into(),
         ("ListMerge", "Map") => {
-            let keys = match eval::eval(krate, m, arg?).ok()? {
+            let keys = match defaults::eval_untyped(krate, m, arg?).ok()? {
                 Value::Array(a) => a
                     .into_iter()
                     .map(|v| v.as_str().map(str::to_string))

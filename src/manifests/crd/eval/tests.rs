@@ -1,7 +1,10 @@
 //! The scalar evaluator and the untyped entry point (attribute values).
 
 use super::*;
+use crate::manifests::crd::defaults::eval_untyped as eval;
+use crate::manifests::crd::resolve::Crate;
 use crate::manifests::source::SourceSet;
+use serde_json::Value;
 use serde_json::json;
 use std::path::Path;
 
@@ -41,7 +44,7 @@ fn evaluates_literals_consts_and_simple_functions() {
     assert_eq!(json_tokens(&"true".parse().unwrap()).unwrap(), json!(true));
 }
 
-fn scalar_of(src: &str, expr: &str, want: Want) -> Res<S> {
+fn scalar_of(src: &str, expr: &str, want: Want) -> Res<Scalar> {
     with_crate(src, |k| {
         let cx = Ctx::new(k, 0);
         scalar(&cx, &syn::parse_str(expr).unwrap(), want)
@@ -51,30 +54,30 @@ fn scalar_of(src: &str, expr: &str, want: Want) -> Res<S> {
 #[test]
 fn integers_keep_their_type_and_overflow_is_invalid() {
     let u8w = Want::Int(IntTy::U8);
-    assert_eq!(scalar_of("", "255", u8w).unwrap(), S::Int(255, None));
+    assert_eq!(scalar_of("", "255", u8w).unwrap(), Scalar::Int(255, None));
     assert_eq!(
         scalar_of("", "!0u8", Want::Any).unwrap(),
-        S::Int(255, Some(IntTy::U8))
+        Scalar::Int(255, Some(IntTy::U8))
     );
     assert_eq!(
         scalar_of("", "-128i8", Want::Any).unwrap(),
-        S::Int(-128, Some(IntTy::I8))
+        Scalar::Int(-128, Some(IntTy::I8))
     );
     assert_eq!(
         scalar_of("", "3u8 << 7", Want::Any).unwrap(),
-        S::Int(128, Some(IntTy::U8))
+        Scalar::Int(128, Some(IntTy::U8))
     );
     assert_eq!(
         scalar_of("", "300 as u8", Want::Any).unwrap(),
-        S::Int(44, Some(IntTy::U8))
+        Scalar::Int(44, Some(IntTy::U8))
     );
     assert_eq!(
         scalar_of("", "-1.5 as u8", Want::Any).unwrap(),
-        S::Int(0, Some(IntTy::U8))
+        Scalar::Int(0, Some(IntTy::U8))
     );
     assert_eq!(
         scalar_of("", "-7 / 2", Want::Any).unwrap(),
-        S::Int(-3, Some(IntTy::I32))
+        Scalar::Int(-3, Some(IntTy::I32))
     );
     for (expr, want) in [
         ("256", u8w),
@@ -96,7 +99,7 @@ fn integers_keep_their_type_and_overflow_is_invalid() {
             Want::Str
         )
         .unwrap(),
-        S::Str("3000000000".into())
+        Scalar::Str("3000000000".into())
     );
 }
 
@@ -105,15 +108,15 @@ fn conversions_follow_std_from_impls() {
     let src = "const A: u8 = 7; const B: i64 = -1; const F: f32 = 0.1;";
     assert_eq!(
         scalar_of(src, "A.into()", Want::Int(IntTy::U32)).unwrap(),
-        S::Int(7, Some(IntTy::U32))
+        Scalar::Int(7, Some(IntTy::U32))
     );
     assert_eq!(
         scalar_of(src, "u64::from(A)", Want::Any).unwrap(),
-        S::Int(7, Some(IntTy::U64))
+        Scalar::Int(7, Some(IntTy::U64))
     );
     assert_eq!(
         scalar_of(src, "F.into()", Want::Float(FloatTy::F64)).unwrap(),
-        S::Float(0.1f32 as f64, Some(FloatTy::F64))
+        Scalar::Float(0.1f32 as f64, Some(FloatTy::F64))
     );
     // No `From<i64> for u64`, no `From<u8> for String`: refused, never converted.
     assert!(scalar_of(src, "B.into()", Want::Int(IntTy::U64)).is_err());
@@ -126,19 +129,19 @@ fn floats_are_computed_in_their_type() {
     let f32w = Want::Float(FloatTy::F32);
     assert_eq!(
         scalar_of("", "0.1", f32w).unwrap(),
-        S::Float(0.1f32 as f64, Some(FloatTy::F32))
+        Scalar::Float(0.1f32 as f64, Some(FloatTy::F32))
     );
     assert_eq!(
         scalar_of("const F: f32 = 0.1;", "F * 3.0", Want::Any).unwrap(),
-        S::Float((0.1f32 * 3.0f32) as f64, Some(FloatTy::F32))
+        Scalar::Float((0.1f32 * 3.0f32) as f64, Some(FloatTy::F32))
     );
     assert_eq!(
         scalar_of("", "format!(\"{}\", 1e21)", Want::Str).unwrap(),
-        S::Str(format!("{}", 1e21))
+        Scalar::Str(format!("{}", 1e21))
     );
     assert_eq!(
         scalar_of("", "f32::MAX", Want::Any).unwrap(),
-        S::Float(f32::MAX as f64, Some(FloatTy::F32))
+        Scalar::Float(f32::MAX as f64, Some(FloatTy::F32))
     );
     let e = scalar_of("", "1", Want::Float(FloatTy::F64)).unwrap_err();
     assert_eq!(e.cause, Cause::Invalid);

@@ -1,0 +1,167 @@
+//! Scalars from macros: `format!`, `concat!`, `stringify!` and `include_str!`.
+
+use super::context::Ctx;
+use super::scalar::{Scalar, Want};
+use super::{Res, scalar};
+
+fn comma_args(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<Vec<syn::Expr>> {
+    mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
+        .map(|p| p.into_iter().collect())
+        .map_err(|_| cx.refuse(mac, "cannot read the macro's arguments"))
+}
+
+pub(super) fn macro_scalar(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<Scalar> {
+    let name = mac
+        .path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    match name.as_str() {
+        "format" => {
+            let args = comma_args(cx, mac)?;
+            let Some((fmt, rest)) = args.split_first() else {
+                return Err(cx.refuse(mac, "`format!` without a format string"));
+            };
+            let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(fmt),
+                ..
+            }) = fmt
+            else {
+                return Err(cx.refuse(mac, "the format string is not a literal"));
+            };
+            let fmt = fmt.value();
+            let mut out = String::new();
+            let mut args = rest.iter();
+            let mut chars = fmt.chars().peekable();
+            while let Some(ch) = chars.next() {
+                match ch {
+                    '{' if chars.peek() == Some(&'{') => {
+                        chars.next();
+                        out.push('{');
+                    }
+                    '}' if chars.peek() == Some(&'}') => {
+                        chars.next();
+                        out.push('}');
+                    }
+                    '{' if chars.peek() == Some(&'}') => {
+                        chars.next();
+                        let Some(a) = args.next() else {
+                            return Err(cx.invalid(mac, "more `{}` than arguments"));
+                        };
+                        if matches!(a, syn::Expr::Assign(_)) {
+                            return Err(
+                                cx.refuse(mac, "named `format!` arguments are not evaluated")
+                            );
+                        }
+                        out.push_str(&scalar(cx, a, Want::Any)?.display(cx, a)?);
+                    }
+                    '{' | '}' => {
+                        return Err(cx.refuse(
+                            mac,
+                            "only `{}`, `{{` and `}}` are evaluated in a format string",
+                        ));
+                    }
+                    c => out.push(c),
+                }
+            }
+            if args.next().is_some() {
+                return Err(cx.invalid(mac, "more arguments than `{}`"));
+            }
+            Ok(Scalar::Str(out))
+        }
+        "concat" => {
+            let mut out = String::new();
+            for e in comma_args(cx, mac)? {
+                if let syn::Expr::Macro(inner) = &e {
+                    // `concat!(include_str!("a.md"), stringify!(X))`: macros expanding to
+                    // literals are expanded first, as rustc does.
+                    match macro_scalar(cx, &inner.mac)? {
+                        Scalar::Str(text) => out.push_str(&text),
+                        _ => return Err(cx.refuse(&e, "this macro in `concat!` is not evaluated")),
+                    }
+                    continue;
+                }
+                let syn::Expr::Lit(l) = &e else {
+                    return Err(cx.invalid(&e, "`concat!` takes literals"));
+                };
+                match &l.lit {
+                    syn::Lit::Str(s) => out.push_str(&s.value()),
+                    syn::Lit::Char(c) => out.push(c.value()),
+                    syn::Lit::Bool(b) => out.push_str(&b.value.to_string()),
+                    syn::Lit::Int(i)
+                        if i.suffix().is_empty() && i.to_string() == i.base10_digits() =>
+                    {
+                        out.push_str(i.base10_digits())
+                    }
+                    _ => return Err(cx.refuse(&e, "this `concat!` literal is not evaluated")),
+                }
+            }
+            Ok(Scalar::Str(out))
+        }
+        "stringify" => stringify(cx, mac).map(Scalar::Str),
+        "include_str" => include_str(cx, mac).map(Scalar::Str),
+        _ => Err(cx.refuse(mac, "this macro is not evaluated")),
+    }
+}
+
+/// `stringify!(...)` of identifiers and literals, which rustc writes separated by one space;
+/// punctuation is refused (rustc's spacing around it is its own).
+fn stringify(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<String> {
+    let mut parts = Vec::new();
+    for t in mac.tokens.clone() {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => parts.push(i.to_string()),
+            proc_macro2::TokenTree::Literal(l) => parts.push(l.to_string()),
+            _ => {
+                return Err(cx.refuse(
+                    mac,
+                    "`stringify!` is evaluated for identifiers and literals only (rustc spaces punctuation its own way)",
+                ));
+            }
+        }
+    }
+    Ok(parts.join(" "))
+}
+
+/// `include_str!("path")`: the file's text, the path taken relative to the source file as
+/// rustc takes it; only a file inside the crate (under the directory of the nearest
+/// Cargo.toml above the source file, or the source file's directory without one) is read.
+fn include_str(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<String> {
+    use crate::manifests::modtree::normalize;
+    let args = comma_args(cx, mac)?;
+    let [
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(path),
+            ..
+        }),
+    ] = &args[..]
+    else {
+        return Err(cx.refuse(
+            mac,
+            "`include_str!` is evaluated with a string literal path",
+        ));
+    };
+    let source = &cx.krate.modules[cx.m].file.path;
+    let dir = source.parent().unwrap_or(std::path::Path::new(""));
+    let absolute = |p: &std::path::Path| normalize(&std::path::absolute(p).unwrap_or(p.into()));
+    let target = absolute(&dir.join(path.value()));
+    let root = crate::manifests::cfg::features::find_manifest(dir)
+        .and_then(|m| m.parent().map(absolute))
+        .unwrap_or_else(|| absolute(dir));
+    if !target.starts_with(&root) {
+        return Err(cx.refuse(
+            mac,
+            &format!(
+                "`include_str!` of a file outside the crate ({}) is not read",
+                root.display()
+            ),
+        ));
+    }
+    crate::engine::regular::read_path(&target).map_err(|e| {
+        cx.invalid(
+            mac,
+            &format!("`include_str!` cannot read {}: {e}", target.display()),
+        )
+    })
+}
