@@ -4,11 +4,10 @@
 //! Starting rustfmt costs more than formatting a scaffold's files (through the rustup proxy,
 //! tens of milliseconds per process), so all files of a plan go to **one** rustfmt process: they
 //! are written to a temporary directory at their relative paths and formatted in place. That
-//! directory is `.rsbuilder/fmt-*` in the project (so a `rustfmt.toml` someone left in the
-//! system's temporary directory cannot apply), falling back to the system's temporary directory
-//! only where the project cannot hold it; either way rustfmt gets its configuration explicitly
-//! (`--config-path`): the project's, or an empty file meaning the defaults. A killed run's
-//! directory is removed by the next command ([`remove_leftovers`]). rustfmt follows `mod name;` declarations and fails when the module's file
+//! directory is in the system's temporary directory, never in the project (see [`fmt_dir`]);
+//! rustfmt gets its configuration explicitly (`--config-path`): the project's, or an empty file
+//! meaning the defaults. Earlier versions used `.rsbuilder/fmt-*`; such a directory a killed
+//! run left is removed by the next command ([`remove_leftovers`]). rustfmt follows `mod name;` declarations and fails when the module's file
 //! is missing, so each declared module that is not among the files gets an empty stand-in file.
 //! When that run fails (a syntax error in one file, a `#[path]` module rustfmt cannot find), each
 //! file is formatted on its own through standard input, so the result is the same as formatting
@@ -28,7 +27,7 @@ use ra_ap_rustc_lexer::{FrontmatterAllowed, TokenKind, tokenize};
 pub fn format_all(files: &[(&Path, &str)], edition: &str, root: &Path) -> Vec<Option<String>> {
     let config = config_file(root);
     if files.len() > 1
-        && let Some(formatted) = format_in_one_run(files, edition, config.as_deref(), root)
+        && let Some(formatted) = format_in_one_run(files, edition, config.as_deref())
     {
         return formatted;
     }
@@ -73,46 +72,25 @@ pub fn remove_leftovers(root: &Path) {
     }
 }
 
-/// A temporary directory for one rustfmt run: under `root/.rsbuilder/` when that is (or can
-/// be made) a real directory of the project, else in the system's temporary directory. The
-/// flag says whether `.rsbuilder` was created for it (and is to be removed when empty).
-fn fmt_dir(root: &Path) -> Option<(tempfile::TempDir, bool)> {
-    let state = root.join(super::engine::STATE_DIR);
-    let existed = std::fs::symlink_metadata(&state).ok();
-    let usable = match &existed {
-        Some(m) => m.is_dir(),
-        None => root.is_dir() && std::fs::create_dir(&state).is_ok(),
-    };
-    if usable
-        && let Ok(tmp) = tempfile::Builder::new()
-            .prefix(FMT_PREFIX)
-            .tempdir_in(&state)
-    {
-        return Some((tmp, existed.is_none()));
-    }
-    if existed.is_none() && usable {
-        let _ = std::fs::remove_dir(&state);
-    }
-    let tmp = tempfile::Builder::new()
+/// A temporary directory for one rustfmt run, in the system's temporary directory. Not under
+/// the project's `.rsbuilder`: rustfmt and this module reach it by path, and another process
+/// could swap `.rsbuilder` for a symbolic link while the run writes, sending the writes (and
+/// the removal at the end) outside the project. rustfmt gets its configuration explicitly, so
+/// nothing in the temporary directory applies.
+fn fmt_dir() -> Option<tempfile::TempDir> {
+    tempfile::Builder::new()
         .prefix("rsbuilder-fmt-")
         .tempdir()
-        .ok()?;
-    Some((tmp, false))
+        .ok()
 }
 
 fn format_in_one_run(
     files: &[(&Path, &str)],
     edition: &str,
     config: Option<&Path>,
-    root: &Path,
 ) -> Option<Vec<Option<String>>> {
-    let (tmp, created_state) = fmt_dir(root)?;
-    let result = format_in(&tmp, files, edition, config);
-    drop(tmp);
-    if created_state {
-        let _ = std::fs::remove_dir(root.join(super::engine::STATE_DIR));
-    }
-    result
+    let tmp = fmt_dir()?;
+    format_in(&tmp, files, edition, config)
 }
 
 fn format_in(
@@ -301,7 +279,7 @@ mod tests {
             (Path::new("src/controller.rs"), controller),
         ];
         assert!(
-            format_in_one_run(&files, "2024", None, root.path()).is_some(),
+            format_in_one_run(&files, "2024", None).is_some(),
             "one run for both files"
         );
         let one = format_all(&files, "2024", root.path());
