@@ -25,13 +25,14 @@ pub const MAX_DELIMITER_DEPTH: usize = 64;
 pub const MAX_SOURCE_BYTES: usize = 16 << 20;
 
 /// Tokens a source file may hold: this many, plus [`MAX_TOKENS_PER_LINE`] per line. A parse
-/// keeps some 200 to 500 bytes per token (the token tree, syn's syntax tree), so the budget
-/// bounds memory by the file's lines: a file of ordinary code (7 to 8 tokens a line) is
-/// always within it, a 10 MB line of tokens is not. docs/benchmarks.md has the figures.
-pub const MAX_TOKENS_BASE: usize = 500_000;
+/// keeps up to some 480 bytes per token (the token tree, syn's syntax tree), so the budget
+/// bounds memory by the file's lines (at most about 460 MiB per 100,000 lines): a file of
+/// ordinary code (6 to 7 tokens a line) is within it at any length, a 10 MB line of tokens is
+/// not. docs/benchmarks.md has the figures.
+pub const MAX_TOKENS_BASE: usize = 300_000;
 
 /// See [`MAX_TOKENS_BASE`].
-pub const MAX_TOKENS_PER_LINE: usize = 8;
+pub const MAX_TOKENS_PER_LINE: usize = 7;
 
 /// Deepest nesting of `<…>` in one statement accepted (`Option<Vec<BTreeMap<…>>>` is 3).
 /// Counted on the tokens: `<` opens, `>` closes, `;` and every delimited group start afresh,
@@ -407,12 +408,12 @@ mod tests {
             )),
             "{err}"
         );
-        // 600,012 tokens on one line (`1,` 300,000 times, and ten more): over 500,000 + 16.
+        // 600,012 tokens on one line (`1,` 300,000 times, and twelve more): over 300,000 + 14.
         let items = 300_000;
         let dense = format!("const L: &[u8] = &[{}];\n", "1,".repeat(items));
         let err = parse(&dense).unwrap_err().to_string();
         assert!(
-            err.contains("holds 600012 tokens in 2 lines; rsbuilder reads at most 500000 tokens plus 8 per line (500016 here)"),
+            err.contains("holds 600012 tokens in 2 lines; rsbuilder reads at most 300000 tokens plus 7 per line (300014 here)"),
             "{err}"
         );
         // The same tokens, ten to a line: within the budget.
