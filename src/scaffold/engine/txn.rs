@@ -380,8 +380,8 @@ fn prepare(
             // Only the old file is kept, for a rollback.
             let old = old_name(i);
             step();
-            if dir.hard_link(c.path, &txn, &old).is_err() {
-                dir.copy(c.path, &txn, &old)
+            if dir.hard_link(c.path, txn, &old).is_err() {
+                dir.copy(c.path, txn, &old)
                     .map_err(io_err(root, "reading", c.path))?;
                 let copy = txn.open(&old).map_err(io_err(root, "reading", c.path))?;
                 staged.push((copy, c.path));
@@ -426,8 +426,8 @@ fn prepare(
             // the file system has no hard links.
             let old = old_name(i);
             step();
-            if dir.hard_link(c.path, &txn, &old).is_err() {
-                dir.copy(c.path, &txn, &old)
+            if dir.hard_link(c.path, txn, &old).is_err() {
+                dir.copy(c.path, txn, &old)
                     .map_err(io_err(root, "reading", c.path))?;
                 let copy = txn.open(&old).map_err(io_err(root, "reading", c.path))?;
                 staged.push((copy, c.path));
