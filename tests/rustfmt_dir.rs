@@ -1,4 +1,4 @@
-//! Where rsbuilder runs rustfmt on the files it writes: in the project's `.rsbuilder/fmt-*`
+//! Where rsbuilder runs rustfmt on the files it writes: in a temporary directory
 //! with an explicit configuration, so a `rustfmt.toml` planted in the system's temporary
 //! directory does not change generated code, and a killed run's directory is removed by the
 //! next command.

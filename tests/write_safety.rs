@@ -760,3 +760,188 @@ fn manifests_check_reports_an_interrupted_apply_and_writes_nothing() {
     );
     assert_eq!(diff(&after, &tree(&dir)), Vec::<String>::new());
 }
+
+/// Swaps `.rsbuilder` in `dir` with a symbolic link to `outside` and back (each swap one
+/// atomic `renameat2(RENAME_EXCHANGE)`, so the name always exists) until `stop` is set, then
+/// leaves the real directory in place and removes the link. Returns how many swaps it made.
+#[cfg(target_os = "linux")]
+fn swap_state_dir(
+    dir: PathBuf,
+    outside: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u32> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    let state = dir.join(".rsbuilder");
+    let link = dir.join(".rsbuilder-link");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    std::thread::spawn(move || {
+        let mut swaps = 0u32;
+        let swap = || renameat_with(CWD, &state, CWD, &link, RenameFlags::EXCHANGE).unwrap();
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            swap();
+            std::thread::sleep(std::time::Duration::from_micros(150));
+            swap();
+            std::thread::sleep(std::time::Duration::from_micros(150));
+            swaps += 1;
+        }
+        std::fs::remove_file(&link).unwrap();
+        swaps
+    })
+}
+
+/// What one run under the `.rsbuilder` race left, checked against its exit code: exit 0 is
+/// the after-state with nothing in `.rsbuilder/txn`; exit 1 is the state the run started
+/// from (`start`, refused before it changed anything), the before-state with nothing pending,
+/// or a pending journal the message names together with what the next command does, which
+/// `alpha recover` then does, saying truthfully what it did. Returns the outcome's name.
+#[cfg(target_os = "linux")]
+fn check_raced_run(
+    what: &str,
+    dir: &Path,
+    out: &Output,
+    start: &BTreeMap<String, Option<Vec<u8>>>,
+    before: &BTreeMap<String, Option<Vec<u8>>>,
+    after: &BTreeMap<String, Option<Vec<u8>>>,
+) -> &'static str {
+    let said = String::from_utf8_lossy(&out.stderr);
+    let now = tree(dir);
+    let pending = interrupted(dir);
+    let recover = |expect: &BTreeMap<String, Option<Vec<u8>>>, says: Option<&str>| {
+        let next = run_ok(dir, &["alpha", "recover"]);
+        let note = String::from_utf8_lossy(&next.stdout);
+        assert_eq!(
+            diff(expect, &tree(dir)),
+            Vec::<String>::new(),
+            "{what}: the next command did not leave what the message said\n{said}\n{note}"
+        );
+        match says {
+            Some(says) => assert!(note.contains(says), "{what}: {said}\nnext: {note}"),
+            None => assert!(
+                note.contains("nothing to finish"),
+                "{what}: {said}\nnext: {note}"
+            ),
+        }
+        assert!(!interrupted(dir), "{what}");
+    };
+    match out.status.code() {
+        Some(0) => {
+            assert!(!pending, "{what}: exit 0 left a pending journal\n{said}");
+            assert_eq!(
+                diff(after, &now),
+                Vec::<String>::new(),
+                "{what}: exit 0 without the after-state\n{said}"
+            );
+            recover(after, None);
+            "succeeded"
+        }
+        Some(1) if now == *start => {
+            // Refused before changing anything: what was pending still is.
+            match pending {
+                true => recover(after, Some("(rolled forward)")),
+                false => recover(before, None),
+            }
+            "refused"
+        }
+        Some(1) if !pending => {
+            assert_eq!(
+                diff(before, &now),
+                Vec::<String>::new(),
+                "{what}: exit 1, nothing pending, yet not the before-state\n{said}"
+            );
+            recover(before, None);
+            "undone"
+        }
+        Some(1) => {
+            let forward = said.contains("will finish it (roll forward");
+            let back = said.contains("will finish undoing it (roll back");
+            assert!(
+                said.contains(".rsbuilder/txn") && (forward ^ back),
+                "{what}: exit 1 left a pending journal the message does not report\n{said}"
+            );
+            match forward {
+                true => recover(after, Some("(rolled forward)")),
+                false => recover(before, Some("(rolled back)")),
+            }
+            "pending"
+        }
+        other => panic!("{what}: exit {other:?}\n{said}"),
+    }
+}
+
+/// A thread swaps `.rsbuilder` (the tool-owned records and the journal's directory) with a
+/// symbolic link to a copy of it outside the project and back, while `create api` runs, and
+/// then while `alpha recover` finishes a committed journal, many times. Every run's exit code
+/// matches the state it leaves (see `check_raced_run`), every recovery note says what the tree
+/// shows, and the outside copy is never written.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_symlink_race_on_the_state_directory_never_lies_about_the_outcome() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (_tmp, base) = initialized();
+    assert!(base.join(".rsbuilder").is_dir());
+    let before = tree(&base);
+    let after = tree_after(&base, &[&AIJOB]);
+    // The first step at which a kill leaves `create api` with its journal committed (the run
+    // record names the directory, so each copy is made committed by its own killed run).
+    let commit_step = (1..)
+        .find(|n| {
+            let (_tmp, dir) = tree_dir_copy(&base);
+            let out = rsbuilder(&dir, &AIJOB)
+                .env("RSBUILDER_FAULT_AT", n.to_string())
+                .output()
+                .unwrap();
+            assert!(
+                !out.status.success(),
+                "create api has no step after its journal"
+            );
+            dir.join(".rsbuilder/txn/journal").exists()
+        })
+        .unwrap();
+    let committed = |dir: &Path| {
+        let out = rsbuilder(dir, &AIJOB)
+            .env("RSBUILDER_FAULT_AT", commit_step.to_string())
+            .output()
+            .unwrap();
+        assert!(!out.status.success() && interrupted(dir));
+        tree(dir)
+    };
+    let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
+    for attempt in 0..60 {
+        let recovering = attempt % 2 == 1;
+        let (tmp, dir) = tree_dir_copy(&base);
+        let start = match recovering {
+            true => committed(&dir),
+            false => before.clone(),
+        };
+        let outside = tmp.path().join("outside");
+        copy_tree(&dir.join(".rsbuilder"), &outside);
+        let outside_before = tree(&outside);
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = swap_state_dir(dir.clone(), outside.clone(), stop.clone());
+        let args: &[&str] = match recovering {
+            true => &["alpha", "recover"],
+            false => &AIJOB,
+        };
+        let mut out = rsbuilder(&dir, args).output().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        assert!(swapper.join().unwrap() > 0);
+        // `alpha recover` says what it did on stdout; judge it with the rest.
+        out.stderr.extend_from_slice(&out.stdout);
+        let what = format!("attempt {attempt} ({args:?})");
+        let outcome = check_raced_run(&what, &dir, &out, &start, &before, &after);
+        if recovering && outcome == "succeeded" {
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert!(said.contains("(rolled forward)"), "{what}: {said}");
+        }
+        *outcomes.entry(outcome).or_default() += 1;
+        assert_eq!(
+            diff(&outside_before, &tree(&outside)),
+            Vec::<String>::new(),
+            "{what}: written outside the project"
+        );
+    }
+    eprintln!("outcomes under the race: {outcomes:?}");
+    // The race is real: some runs hit the link.
+    assert!(outcomes.len() > 1, "{outcomes:?}");
+}

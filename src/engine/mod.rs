@@ -237,6 +237,20 @@ pub enum ScaffoldError {
         /// The interrupted command line, when its journal was committed.
         command: Option<String>,
     },
+    /// A committed write (its journal in `.rsbuilder/txn`) that this command could not finish
+    /// or undo completely; the message says what is left and what the next command that
+    /// writes will do about it (see [`txn::Outcome`]).
+    #[error("{}", unfinished_message(txn, command, outcome))]
+    Unfinished {
+        /// The transaction directory holding the journal.
+        txn: PathBuf,
+        /// The command line whose write it is.
+        command: String,
+        /// What is left, and what the next command does.
+        outcome: txn::Outcome,
+        /// What failed.
+        source: Box<ScaffoldError>,
+    },
     /// The run record outside the project cannot be written (see [`record`]).
     #[error(
         "cannot record this write under {path}, which rsbuilder needs to finish it if it is interrupted; set XDG_STATE_HOME (or HOME) to a directory you can write"
@@ -265,6 +279,27 @@ pub enum ScaffoldError {
         /// Underlying error.
         source: std::io::Error,
     },
+}
+
+/// The message of [`ScaffoldError::Unfinished`].
+fn unfinished_message(txn: &Path, command: &str, outcome: &txn::Outcome) -> String {
+    let next =
+        "the next rsbuilder command that writes in this project (or `rsbuilder alpha recover`)";
+    let txn = txn.display();
+    match outcome {
+        txn::Outcome::Forward => format!(
+            "the write of `{command}` stopped after its journal was committed: the journal is kept in {txn}, and {next} will finish it (roll forward: it puts the rest of the new files in place)"
+        ),
+        txn::Outcome::Back => format!(
+            "the write of `{command}` failed and could not be undone completely here: the journal is kept in {txn}, and {next} will finish undoing it (roll back: it puts back the files as they were before)"
+        ),
+        txn::Outcome::Undone => format!(
+            "`{command}` was interrupted while writing, and finishing it from its journal failed, so it was rolled back: none of its changes remain, and nothing is left in {txn}"
+        ),
+        txn::Outcome::Check(reason) => format!(
+            "`{command}` was interrupted while writing, and after finishing it from its journal {reason}, so rsbuilder does not call it done: the journal is kept in {txn}. Look at the files it names, then remove {txn} and re-run"
+        ),
+    }
 }
 
 /// What happened (or would happen) to one file.

@@ -4,11 +4,10 @@
 //! Starting rustfmt costs more than formatting a scaffold's files (through the rustup proxy,
 //! tens of milliseconds per process), so all files of a plan go to **one** rustfmt process: they
 //! are written to a temporary directory at their relative paths and formatted in place. That
-//! directory is `.rsbuilder/fmt-*` in the project (so a `rustfmt.toml` someone left in the
-//! system's temporary directory cannot apply), falling back to the system's temporary directory
-//! only where the project cannot hold it; either way rustfmt gets its configuration explicitly
-//! (`--config-path`): the project's, or an empty file meaning the defaults. A killed run's
-//! directory is removed by the next command ([`remove_leftovers`]). rustfmt follows `mod name;` declarations and fails when the module's file
+//! directory is in the system's temporary directory, never in the project (see [`fmt_dir`]);
+//! rustfmt gets its configuration explicitly (`--config-path`): the project's, or an empty file
+//! meaning the defaults. Earlier versions used `.rsbuilder/fmt-*`; such a directory a killed
+//! run left is removed by the next command ([`remove_leftovers`]). rustfmt follows `mod name;` declarations and fails when the module's file
 //! is missing, so each declared module that is not among the files gets an empty stand-in file.
 //! When that run fails (a syntax error in one file, a `#[path]` module rustfmt cannot find), each
 //! file is formatted on its own through standard input, so the result is the same as formatting
@@ -71,33 +70,56 @@ pub fn remove_leftovers(root: &Path) {
     if removed {
         let _ = std::fs::remove_dir(&state); // only when empty
     }
+    remove_killed_runs(root);
 }
 
-/// A temporary directory for one rustfmt run: under `root/.rsbuilder/` when that is (or can
-/// be made) a real directory of the project, else in the system's temporary directory. The
-/// flag says whether `.rsbuilder` was created for it (and is to be removed when empty).
-fn fmt_dir(root: &Path) -> Option<(tempfile::TempDir, bool)> {
-    let state = root.join(super::STATE_DIR);
-    let existed = std::fs::symlink_metadata(&state).ok();
-    let usable = match &existed {
-        Some(m) => m.is_dir(),
-        None => root.is_dir() && std::fs::create_dir(&state).is_ok(),
+/// The start of the name of this project's formatting directories in the system's temporary
+/// directory: `rsbuilder-fmt-` and 16 hex digits of the SHA-256 of the project's canonical
+/// path, so the next command in the same project finds what a killed run left.
+fn tmp_prefix(root: &Path) -> String {
+    use sha2::Digest;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("rsbuilder-fmt-{hex}-")
+}
+
+/// Removes this project's formatting directories a killed run left in the system's temporary
+/// directory. Called with the project lock held, so no running command of this project uses
+/// them. Only real directories owned by this user are removed (`remove_dir_all` does not
+/// follow links).
+fn remove_killed_runs(root: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let prefix = tmp_prefix(root);
+    let tmp = std::env::temp_dir();
+    let Ok(entries) = std::fs::read_dir(&tmp) else {
+        return;
     };
-    if usable
-        && let Ok(tmp) = tempfile::Builder::new()
-            .prefix(FMT_PREFIX)
-            .tempdir_in(&state)
-    {
-        return Some((tmp, existed.is_none()));
+    let me = rustix::process::geteuid().as_raw();
+    for e in entries.flatten() {
+        if !e.file_name().to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if meta.is_dir() && meta.uid() == me {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
-    if existed.is_none() && usable {
-        let _ = std::fs::remove_dir(&state);
-    }
-    let tmp = tempfile::Builder::new()
-        .prefix("rsbuilder-fmt-")
+}
+
+/// A temporary directory for one rustfmt run, in the system's temporary directory. Not under
+/// the project's `.rsbuilder`: rustfmt and this module reach it by path, and another process
+/// could swap `.rsbuilder` for a symbolic link while the run writes, sending the writes (and
+/// the removal at the end) outside the project. rustfmt gets its configuration explicitly, so
+/// nothing in the temporary directory applies. The name starts with [`tmp_prefix`], so the
+/// next command in this project removes what a killed run left ([`remove_leftovers`]).
+fn fmt_dir(root: &Path) -> Option<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(&tmp_prefix(root))
         .tempdir()
-        .ok()?;
-    Some((tmp, false))
+        .ok()
 }
 
 fn format_in_one_run(
@@ -106,13 +128,8 @@ fn format_in_one_run(
     config: Option<&Path>,
     root: &Path,
 ) -> Option<Vec<Option<String>>> {
-    let (tmp, created_state) = fmt_dir(root)?;
-    let result = format_in(&tmp, files, edition, config);
-    drop(tmp);
-    if created_state {
-        let _ = std::fs::remove_dir(root.join(super::STATE_DIR));
-    }
-    result
+    let tmp = fmt_dir(root)?;
+    format_in(&tmp, files, edition, config)
 }
 
 fn format_in(
@@ -257,6 +274,25 @@ pub fn format_stdin(text: &str, edition: &str, root: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A killed run's formatting directory in the system's temporary directory is removed by
+    /// the next command in the same project, and another project's is left alone.
+    #[test]
+    fn the_next_command_removes_a_killed_runs_directory() {
+        let project = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let tmp = std::env::temp_dir();
+        let mine = tmp.join(format!("{}killed", tmp_prefix(project.path())));
+        let theirs = tmp.join(format!("{}killed", tmp_prefix(other.path())));
+        for d in [&mine, &theirs] {
+            std::fs::create_dir_all(d.join("src")).unwrap();
+            std::fs::write(d.join("src/lib.rs"), "fn f() {}\n").unwrap();
+        }
+        remove_leftovers(project.path());
+        assert!(!mine.exists(), "this project's leftover is removed");
+        assert!(theirs.exists(), "another project's directory is left alone");
+        std::fs::remove_dir_all(&theirs).unwrap();
+    }
 
     #[test]
     fn module_declarations_are_found_by_syntax() {

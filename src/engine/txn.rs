@@ -135,22 +135,105 @@ fn stage_new(i: usize) -> PathBuf {
     PathBuf::from(format!("{TXN_DIR}/{i}.new"))
 }
 
-fn stage_old(i: usize) -> PathBuf {
-    PathBuf::from(format!("{TXN_DIR}/{i}.old"))
-}
-
 /// [`stage_new`]'s name inside `.rsbuilder/txn`.
 fn new_name(i: usize) -> String {
     format!("{i}.new")
 }
 
-/// [`stage_old`]'s name inside `.rsbuilder/txn`.
+/// The name inside `.rsbuilder/txn` of the old file of entry `i`.
 fn old_name(i: usize) -> String {
     format!("{i}.old")
 }
 
 fn missing(dir: &Dir, rel: &Path) -> bool {
     matches!(dir.symlink_metadata(rel), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// Whether `rel` exists under `dir` (a link counts and is not followed). An error other than
+/// "not found" is returned, not read as an answer: an entry that cannot be looked at is
+/// neither there nor gone.
+fn exists(dir: &Dir, rel: impl AsRef<Path>) -> std::io::Result<bool> {
+    match dir.symlink_metadata(rel.as_ref()) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// `.rsbuilder` and `.rsbuilder/txn`, each opened once as the real directory its name held
+/// at that moment, never through a symbolic link ([`open_real_dir`]). Every step on the
+/// journal, the staged files and the `back` marker goes through these handles: a
+/// `.rsbuilder` renamed, or swapped for a link, while a command runs can neither make a
+/// step land elsewhere nor make a later step fail where an earlier one worked.
+struct Handles {
+    state: Dir,
+    txn: Dir,
+}
+
+/// The name of the transaction directory inside [`STATE_DIR`].
+const TXN_NAME: &str = "txn";
+
+/// Opens the directory `name` (one path component) in `parent`, refusing a symbolic link:
+/// the entry must be a directory, and the directory opened must be that entry (the same
+/// device and inode), so a link swapped in between the look and the open is refused too.
+/// `Ok(None)` when there is no entry `name`.
+fn open_real_dir(parent: &Dir, name: &str) -> std::io::Result<Option<Dir>> {
+    let entry = match parent.symlink_metadata(name) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let not_real = || {
+        std::io::Error::other(format!(
+            "{name} is not a directory (a symbolic link, or another kind of file); rsbuilder keeps its journal only in a real directory of the project"
+        ))
+    };
+    if !entry.is_dir() {
+        return Err(not_real());
+    }
+    let opened = parent.open_dir(name)?;
+    #[cfg(unix)]
+    {
+        use cap_std::fs::MetadataExt as _;
+        let got = opened.dir_metadata()?;
+        if (got.dev(), got.ino()) != (entry.dev(), entry.ino()) {
+            return Err(not_real());
+        }
+    }
+    Ok(Some(opened))
+}
+
+/// What becomes of a committed write that a command could not finish or undo completely
+/// ([`ScaffoldError::Unfinished`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The journal is kept, with no `back` marker: the next command that writes rolls it
+    /// forward.
+    Forward,
+    /// The journal is kept with its `back` marker: the next command that writes finishes
+    /// undoing it.
+    Back,
+    /// Finishing it from its journal failed, and this run undid it: none of its changes
+    /// remain and nothing is pending.
+    Undone,
+    /// The journal is kept, but the tree is not what finishing it should have made (the
+    /// reason says which file): rsbuilder leaves it for a person to look at.
+    Check(String),
+}
+
+/// The error for a committed write of `command` that ends as `outcome`, caused by `source`.
+fn unfinished(
+    root: &Path,
+    command: &str,
+    outcome: Outcome,
+    source: ScaffoldError,
+) -> ScaffoldError {
+    ScaffoldError::Unfinished {
+        txn: root.join(TXN_DIR),
+        command: command.to_string(),
+        outcome,
+        source: Box::new(source),
+    }
 }
 
 /// Directory fsyncs of one apply. Some file systems cannot sync a directory (`fsync` fails
@@ -213,14 +296,13 @@ pub(super) fn apply(root: &Path, dir: &Dir, changes: &[Change<'_>]) -> Result<()
         return Ok(());
     }
     let sync = DirSync::new();
-    let journal = match prepare(root, dir, changes, &sync) {
+    let mut handles = None;
+    let journal = match prepare(root, dir, changes, &sync, &mut handles) {
         Ok(j) => j,
-        Err(e) => {
-            discard(root, dir, &sync);
-            return Err(e);
-        }
+        Err(e) => return Err(discard(root, dir, handles.as_ref(), &sync, e)),
     };
-    forward(root, dir, journal, Fresh::Yes, &sync)
+    let handles = handles.expect("prepare opened the transaction directory");
+    forward(root, dir, &handles, journal, Fresh::Yes, &sync)
 }
 
 /// Which ancestors of the files a plan writes are missing, each directory asked once (a
@@ -241,12 +323,14 @@ impl Existing<'_> {
     }
 }
 
-/// Stages every file, then writes the journal: the commit point.
+/// Stages every file, then writes the journal: the commit point. `handles` receives the
+/// transaction directory's handles as soon as they are open, for [`discard`] on an error.
 fn prepare(
     root: &Path,
     dir: &Dir,
     changes: &[Change<'_>],
     sync: &DirSync,
+    handles: &mut Option<Handles>,
 ) -> Result<Journal, ScaffoldError> {
     // The run record outside the project, before anything is staged: from here on the next
     // command in this directory knows the transaction is this machine's.
@@ -259,20 +343,31 @@ fn prepare(
             root: root.to_path_buf(),
         },
     )?;
-    let state = Path::new(STATE_DIR);
-    if missing(dir, state) {
-        step();
-        dir.create_dir(state)
-            .map_err(io_err(root, "creating directory", state))?;
-    }
+    let state_path = Path::new(STATE_DIR);
+    let open_state = || open_real_dir(dir, STATE_DIR).map_err(io_err(root, "opening", state_path));
+    let state = match open_state()? {
+        Some(state) => state,
+        None => {
+            step();
+            dir.create_dir(state_path)
+                .map_err(io_err(root, "creating directory", state_path))?;
+            open_state()?.ok_or_else(|| {
+                io_err(root, "opening", state_path)(std::io::ErrorKind::NotFound.into())
+            })?
+        }
+    };
+    let txn_path = Path::new(TXN_DIR);
     step();
-    dir.create_dir(TXN_DIR)
-        .map_err(io_err(root, "creating directory", Path::new(TXN_DIR)))?;
+    state
+        .create_dir(TXN_NAME)
+        .map_err(io_err(root, "creating directory", txn_path))?;
     // Every staged file is created relative to this one handle, so each name is one path
     // component below a directory resolved (beneath the root) once.
-    let txn = dir
-        .open_dir(TXN_DIR)
-        .map_err(io_err(root, "opening", Path::new(TXN_DIR)))?;
+    let txn = open_real_dir(&state, TXN_NAME)
+        .and_then(|t| t.ok_or_else(|| std::io::ErrorKind::NotFound.into()))
+        .map_err(io_err(root, "opening", txn_path))?;
+    let h = handles.insert(Handles { state, txn });
+    let txn = &h.txn;
     let mut existing = Existing {
         dir,
         known: Default::default(),
@@ -285,8 +380,8 @@ fn prepare(
             // Only the old file is kept, for a rollback.
             let old = old_name(i);
             step();
-            if dir.hard_link(c.path, &txn, &old).is_err() {
-                dir.copy(c.path, &txn, &old)
+            if dir.hard_link(c.path, txn, &old).is_err() {
+                dir.copy(c.path, txn, &old)
                     .map_err(io_err(root, "reading", c.path))?;
                 let copy = txn.open(&old).map_err(io_err(root, "reading", c.path))?;
                 staged.push((copy, c.path));
@@ -331,8 +426,8 @@ fn prepare(
             // the file system has no hard links.
             let old = old_name(i);
             step();
-            if dir.hard_link(c.path, &txn, &old).is_err() {
-                dir.copy(c.path, &txn, &old)
+            if dir.hard_link(c.path, txn, &old).is_err() {
+                dir.copy(c.path, txn, &old)
                     .map_err(io_err(root, "reading", c.path))?;
                 let copy = txn.open(&old).map_err(io_err(root, "reading", c.path))?;
                 staged.push((copy, c.path));
@@ -351,7 +446,7 @@ fn prepare(
         dirs,
         files,
     };
-    write_journal(root, dir, &txn, &journal, staged, sync)?;
+    write_journal(root, dir, h, &journal, staged, sync)?;
     Ok(journal)
 }
 
@@ -363,7 +458,7 @@ fn prepare(
 fn write_journal(
     root: &Path,
     dir: &Dir,
-    txn: &Dir,
+    h: &Handles,
     journal: &Journal,
     mut staged: Vec<(cap_std::fs::File, &Path)>,
     sync: &DirSync,
@@ -378,6 +473,7 @@ fn write_journal(
         .file_name()
         .expect("a file name")
         .to_owned();
+    let txn = &h.txn;
     step();
     let mut file = txn
         .create(&tmp_name)
@@ -391,12 +487,9 @@ fn write_journal(
             // and the journal one by one, then the directories that received their names.
             staged.push((file, jpath));
             sync_all(root, staged)?;
-            for d in [TXN_DIR, STATE_DIR, ""] {
-                sync.sync(dir, Path::new(d)).map_err(io_err(
-                    root,
-                    "writing",
-                    Path::new(TXN_DIR),
-                ))?;
+            for d in [txn, &h.state, dir] {
+                sync.sync(d, Path::new(""))
+                    .map_err(io_err(root, "writing", Path::new(TXN_DIR)))?;
             }
         }
         Err(e) => return Err(io_err(root, "writing", Path::new(TXN_DIR))(e)),
@@ -404,7 +497,7 @@ fn write_journal(
     step();
     txn.rename(&tmp_name, txn, "journal")
         .map_err(io_err(root, "writing", jpath))?;
-    sync.sync(dir, Path::new(TXN_DIR))
+    sync.sync(txn, Path::new(""))
         .map_err(io_err(root, "writing", jpath))?;
     Ok(())
 }
@@ -530,10 +623,15 @@ impl<'d> Parents<'d> {
 }
 
 /// Creates the directories and renames every staged file still present into place, then
-/// removes the transaction. On an error, rolls back and returns the error.
+/// removes the transaction. On a rename that fails, undoes the apply and returns that error,
+/// the project as before; where the undo cannot be made safe or complete, returns
+/// [`ScaffoldError::Unfinished`] saying what the next command will do. A recovery
+/// ([`Fresh::Recovering`]) also checks that every file holds what the journal says before it
+/// calls the apply done.
 fn forward(
     root: &Path,
     dir: &Dir,
+    h: &Handles,
     journal: Journal,
     fresh: Fresh,
     sync: &DirSync,
@@ -549,34 +647,57 @@ fn forward(
         }
     }
     if result.is_ok() {
-        result = rename_all(root, dir, &journal, fresh);
+        result = rename_all(root, dir, &h.txn, &journal, fresh);
     }
     if let Err(err) = result {
-        // From here on, an interrupted run is finished backwards. If even the empty marker
-        // cannot be created, undo anyway: the old files are in the transaction directory.
+        // From here on, an interrupted run is finished backwards. Without the marker an undo
+        // interrupted half way would be taken for an apply to finish, so none is started.
         step();
-        if let Ok(f) = dir.create(BACK) {
-            let _ = f.sync_all();
+        let marked = h.txn.create("back").and_then(|f| f.sync_all());
+        if marked.is_err() {
+            return Err(unfinished(root, &journal.command, Outcome::Forward, err));
         }
-        let _ = sync.sync(dir, Path::new(TXN_DIR));
-        let _ = back(root, dir, &journal, sync);
-        return Err(err);
+        let _ = sync.sync(&h.txn, Path::new(""));
+        if back(dir, h, &journal, sync).is_err() {
+            return Err(unfinished(root, &journal.command, Outcome::Back, err));
+        }
+        if fresh == Fresh::Recovering
+            && let Err(d) = check_back(dir, &journal)
+        {
+            return Err(differs(root, &journal.command, Outcome::Back, d));
+        }
+        if finish(root, dir, h, sync).is_err() {
+            return Err(unfinished(root, &journal.command, Outcome::Back, err));
+        }
+        return Err(match fresh {
+            Fresh::Yes => err,
+            Fresh::Recovering => unfinished(root, &journal.command, Outcome::Undone, err),
+        });
     }
     sync_touched(dir, &journal, sync);
-    finish(root, dir, sync);
-    Ok(())
+    if fresh == Fresh::Recovering
+        && let Err(d) = check_forward(dir, &journal)
+    {
+        return Err(differs(root, &journal.command, Outcome::Forward, d));
+    }
+    finish(root, dir, h, sync).map_err(|e| {
+        unfinished(
+            root,
+            &journal.command,
+            Outcome::Forward,
+            io_err(root, "removing", Path::new(TXN_DIR))(e),
+        )
+    })
 }
 
-/// The renames (and removals) of [`forward`].
+/// The renames (and removals) of [`forward`], from the transaction directory `txn`.
 fn rename_all(
     root: &Path,
     dir: &Dir,
+    txn: &Dir,
     journal: &Journal,
     fresh: Fresh,
 ) -> Result<(), ScaffoldError> {
-    let txn = dir
-        .open_dir(TXN_DIR)
-        .map_err(io_err(root, "opening", Path::new(TXN_DIR)))?;
     let mut parents = Parents::new(dir);
     for (i, e) in journal.files.iter().enumerate() {
         if e.removes {
@@ -590,10 +711,10 @@ fn rename_all(
         }
         let new = new_name(i);
         if fresh == Fresh::Recovering {
-            if missing(&txn, Path::new(&new)) {
+            if !exists(txn, &new).map_err(io_err(root, "reading", &stage_new(i)))? {
                 continue; // renamed before the interruption
             }
-            set_mode(dir, &txn, &new, &e.path, e.replaces)
+            set_mode(dir, txn, &new, &e.path, e.replaces)
                 .map_err(io_err(root, "writing", &e.path))?;
         }
         step();
@@ -605,59 +726,60 @@ fn rename_all(
     Ok(())
 }
 
-/// Puts every replaced file back, removes every created file and directory, and removes the
-/// transaction. Returns the first error (the transaction is then kept, so the next command
-/// tries again).
-fn back(root: &Path, dir: &Dir, journal: &Journal, sync: &DirSync) -> std::io::Result<()> {
+/// Puts every replaced or removed file back, removes every created file and directory.
+/// Every entry is tried; the first error is returned (the transaction is then kept, with its
+/// `back` marker, so the next command finishes the undo). An entry whose state cannot be
+/// looked at is an error, never taken as done.
+fn back(dir: &Dir, h: &Handles, journal: &Journal, sync: &DirSync) -> std::io::Result<()> {
+    let txn = &h.txn;
     let mut first_err = None;
     for (i, e) in journal.files.iter().enumerate().rev() {
-        if e.removes {
-            let old = stage_old(i);
-            if !missing(dir, &e.path) || missing(dir, &old) {
-                continue; // never removed, or already put back
+        let undo = || -> std::io::Result<()> {
+            let old = old_name(i);
+            if e.removes {
+                if exists(dir, &e.path)? || !exists(txn, &old)? {
+                    return Ok(()); // never removed, or already put back
+                }
+                step();
+                return txn.rename(&old, dir, &e.path);
             }
-            step();
-            if let Err(err) = dir.rename(&old, dir, &e.path) {
-                first_err.get_or_insert(err);
+            if exists(txn, new_name(i))? {
+                return Ok(()); // never renamed into place
             }
-            continue;
-        }
-        if !missing(dir, &stage_new(i)) {
-            continue; // never renamed into place
-        }
-        let r = if e.replaces {
-            let old = stage_old(i);
-            if missing(dir, &old) {
-                continue; // already put back
-            }
-            step();
-            dir.rename(&old, dir, &e.path)
-        } else {
-            step();
-            match dir.remove_file(&e.path) {
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
+            if e.replaces {
+                if !exists(txn, &old)? {
+                    return Ok(()); // already put back
+                }
+                step();
+                txn.rename(&old, dir, &e.path)
+            } else {
+                step();
+                match dir.remove_file(&e.path) {
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    other => other,
+                }
             }
         };
-        if let Err(err) = r {
+        if let Err(err) = undo() {
             first_err.get_or_insert(err);
         }
     }
     for d in journal.dirs.iter().rev() {
-        if !missing(dir, d) {
-            step();
-            if let Err(err) = dir.remove_dir(d) {
-                first_err.get_or_insert(err);
+        let r = exists(dir, d).and_then(|there| match there {
+            true => {
+                step();
+                dir.remove_dir(d)
             }
+            false => Ok(()),
+        });
+        if let Err(err) = r {
+            first_err.get_or_insert(err);
         }
     }
     sync_touched(dir, journal, sync);
     match first_err {
         Some(err) => Err(err),
-        None => {
-            finish(root, dir, sync);
-            Ok(())
-        }
+        None => Ok(()),
     }
 }
 
@@ -680,54 +802,148 @@ fn sync_touched(dir: &Dir, journal: &Journal, sync: &DirSync) {
     }
 }
 
+/// Why a tree is not (or cannot be shown to be) what finishing a journal makes.
+enum Differs {
+    /// A file could not be looked at: the next command looks again.
+    Unreadable(std::io::Error),
+    /// A file is not what the journal says; names it.
+    Not(String),
+}
+
+/// The kind of `rel` under `dir`, not following a link; `None` when there is nothing.
+fn kind(dir: &Dir, rel: &Path) -> Result<Option<cap_std::fs::FileType>, Differs> {
+    match dir.symlink_metadata(rel) {
+        Ok(meta) => Ok(Some(meta.file_type())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Differs::Unreadable(e)),
+    }
+}
+
+/// Whether the regular file `rel` holds the bytes whose SHA-256 is `sha256`.
+fn holds(dir: &Dir, rel: &Path, sha256: Option<&str>) -> Result<bool, Differs> {
+    let bytes = dir.read(rel).map_err(Differs::Unreadable)?;
+    Ok(sha256 == Some(sha256_hex(&bytes).as_str()))
+}
+
+/// Whether the tree is what rolling `journal` forward makes: every written file holds the
+/// bytes the journal's hash records, every removed file is gone, every directory is there.
+fn check_forward(dir: &Dir, journal: &Journal) -> Result<(), Differs> {
+    for d in &journal.dirs {
+        if !kind(dir, d)?.is_some_and(|k| k.is_dir()) {
+            return Err(Differs::Not(format!(
+                "the directory {} is missing",
+                d.display()
+            )));
+        }
+    }
+    for e in &journal.files {
+        let k = kind(dir, &e.path)?;
+        let ok = match e.removes {
+            true => k.is_none(),
+            false => k.is_some_and(|k| k.is_file()) && holds(dir, &e.path, e.sha256.as_deref())?,
+        };
+        if !ok {
+            return Err(Differs::Not(format!(
+                "{} does not hold what its journal records",
+                e.path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the tree is what rolling `journal` back makes: every created file and directory
+/// is gone, every replaced or removed file is there, a replaced one without the new bytes.
+fn check_back(dir: &Dir, journal: &Journal) -> Result<(), Differs> {
+    for e in &journal.files {
+        let k = kind(dir, &e.path)?;
+        let ok = match (e.replaces, e.removes) {
+            (_, true) => k.is_some(),
+            (true, false) => {
+                k.is_some_and(|k| !k.is_file())
+                    || k.is_some() && !holds(dir, &e.path, e.sha256.as_deref())?
+            }
+            (false, false) => k.is_none(),
+        };
+        if !ok {
+            return Err(Differs::Not(format!(
+                "{} is not as it was before that command",
+                e.path.display()
+            )));
+        }
+    }
+    for d in &journal.dirs {
+        if kind(dir, d)?.is_some() {
+            return Err(Differs::Not(format!(
+                "the directory {} is still there",
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The error for a tree [`check_forward`] or [`check_back`] found `differs`: the next
+/// command tries again (`retry`) when a file could not be looked at, else a person looks.
+fn differs(root: &Path, command: &str, retry: Outcome, differs: Differs) -> ScaffoldError {
+    let checking = io_err(root, "checking", Path::new(TXN_DIR));
+    match differs {
+        Differs::Unreadable(e) => unfinished(root, command, retry, checking(e)),
+        Differs::Not(reason) => {
+            let source = checking(std::io::Error::other(reason.clone()));
+            unfinished(root, command, Outcome::Check(reason), source)
+        }
+    }
+}
+
 /// Removes the transaction directory: first the staged and old files, then the journal (from
 /// then on nothing is left to do), then the `back` marker and the directories. So while the
 /// journal exists, `back` tells the direction; once it is gone, a directory holding nothing
-/// but `back` is a finished apply. The run record goes last.
-fn finish(root: &Path, dir: &Dir, sync: &DirSync) {
-    if let Ok(txn) = dir.open_dir(TXN_DIR)
-        && let Ok(entries) = txn.entries()
-    {
-        let mut names: Vec<_> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.file_name())
-            .filter(|n| n != "journal" && n != "back")
-            .collect();
-        names.sort();
-        for n in names {
-            step();
-            let _ = txn.remove_file(n);
+/// but `back` is a finished apply. The run record goes last. Stops at the first removal that
+/// fails and returns its error, the journal then still in place.
+fn finish(root: &Path, dir: &Dir, h: &Handles, sync: &DirSync) -> std::io::Result<()> {
+    let mut names = Vec::new();
+    for entry in h.txn.entries()? {
+        let name = entry?.file_name();
+        if name != "journal" && name != "back" {
+            names.push(name);
         }
     }
-    if !missing(dir, Path::new(JOURNAL)) {
+    names.sort();
+    for n in names {
         step();
-        let _ = dir.remove_file(JOURNAL);
+        h.txn.remove_file(n)?;
     }
-    if !missing(dir, Path::new(BACK)) {
+    for name in ["journal", "back"] {
+        if exists(&h.txn, name)? {
+            step();
+            h.txn.remove_file(name)?;
+        }
+    }
+    if exists(&h.state, TXN_NAME)? {
         step();
-        let _ = dir.remove_file(BACK);
+        h.state.remove_dir(TXN_NAME)?;
     }
-    remove_state_dirs(dir, sync);
-    forget_run(root, dir);
+    remove_empty_state_dir(dir, &h.state, sync);
+    forget_run(root, dir, &h.state);
+    Ok(())
 }
 
-/// Removes this directory's run record once its transaction directory is gone.
-fn forget_run(root: &Path, dir: &Dir) {
-    if missing(dir, Path::new(TXN_DIR))
+/// Removes this directory's run record once its transaction directory (in `state`) is gone.
+fn forget_run(root: &Path, dir: &Dir, state: &Dir) {
+    if matches!(exists(state, TXN_NAME), Ok(false))
         && let Ok(run) = record::name(root, dir)
     {
         record::remove(&run);
     }
 }
 
-fn remove_state_dirs(dir: &Dir, sync: &DirSync) {
-    if !missing(dir, Path::new(TXN_DIR)) {
-        step();
-        let _ = dir.remove_dir(TXN_DIR);
-    }
-    // Only when empty: a `.rsbuilder` the user keeps other things in stays.
-    if dir
-        .read_dir(STATE_DIR)
+/// Removes `.rsbuilder` (opened as `state`) when it is empty: a `.rsbuilder` the user keeps
+/// other things in stays. By name, so at best effort: it stays when the name no longer holds
+/// an empty directory.
+fn remove_empty_state_dir(dir: &Dir, state: &Dir, sync: &DirSync) {
+    if state
+        .entries()
         .is_ok_and(|mut entries| entries.next().is_none())
     {
         step();
@@ -736,15 +952,47 @@ fn remove_state_dirs(dir: &Dir, sync: &DirSync) {
     let _ = sync.sync(dir, Path::new(""));
 }
 
-/// After a failed prepare: the staged files go; nothing in the project had changed.
-fn discard(root: &Path, dir: &Dir, sync: &DirSync) {
+/// After a failed prepare, which changed no project file: the journal goes first, then the
+/// staged files, and `err` is returned. When a committed journal cannot be removed, the
+/// next command will roll it forward, and the error says so.
+fn discard(
+    root: &Path,
+    dir: &Dir,
+    h: Option<&Handles>,
+    sync: &DirSync,
+    err: ScaffoldError,
+) -> ScaffoldError {
     // A fault point of its own: in a project whose `.rsbuilder/` also holds the tool-owned
     // records, this removal is the discard's only step, and a kill here must leave a project
     // the next command discards again.
     step();
-    let _ = dir.remove_dir_all(TXN_DIR);
-    remove_state_dirs(dir, sync);
-    forget_run(root, dir);
+    let Some(h) = h else {
+        // Nothing was staged: at most an empty `.rsbuilder/txn` was made.
+        if let Ok(Some(state)) = open_real_dir(dir, STATE_DIR) {
+            let _ = state.remove_dir(TXN_NAME);
+            remove_empty_state_dir(dir, &state, sync);
+            forget_run(root, dir, &state);
+        }
+        return err;
+    };
+    let journal_gone = match exists(&h.txn, "journal") {
+        Ok(true) => h.txn.remove_file("journal").is_ok(),
+        Ok(false) => true,
+        Err(_) => false,
+    };
+    if !journal_gone {
+        return unfinished(root, &command_line(), Outcome::Forward, err);
+    }
+    drop_staged(root, dir, h, sync);
+    err
+}
+
+/// Removes a transaction directory that holds no journal (staged files of an apply that never
+/// committed), then `.rsbuilder` if empty, then the run record.
+fn drop_staged(root: &Path, dir: &Dir, h: &Handles, sync: &DirSync) {
+    let _ = h.state.remove_dir_all(TXN_NAME);
+    remove_empty_state_dir(dir, &h.state, sync);
+    forget_run(root, dir, &h.state);
 }
 
 /// What [`recover`] may do about an interrupted apply.
@@ -782,26 +1030,33 @@ pub(super) fn recover(
 ) -> Result<Option<Recovery>, ScaffoldError> {
     let sync = DirSync::new();
     let repair = mode == Mode::Repair;
-    if missing(dir, Path::new(TXN_DIR)) {
-        if repair {
-            if dir
-                .read_dir(STATE_DIR)
-                .is_ok_and(|mut entries| entries.next().is_none())
-            {
-                remove_state_dirs(dir, &sync);
-            }
+    // Both directories opened once, never through a link (see `Handles`).
+    let Some(state) =
+        open_real_dir(dir, STATE_DIR).map_err(io_err(root, "opening", Path::new(STATE_DIR)))?
+    else {
+        if repair && let Ok(run) = record::name(root, dir) {
             // A record whose apply finished, killed before the record's removal.
-            forget_run(root, dir);
+            record::remove(&run);
         }
         return Ok(None);
-    }
+    };
+    let Some(txn) =
+        open_real_dir(&state, TXN_NAME).map_err(io_err(root, "opening", Path::new(TXN_DIR)))?
+    else {
+        if repair {
+            remove_empty_state_dir(dir, &state, &sync);
+            forget_run(root, dir, &state);
+        }
+        return Ok(None);
+    };
+    let h = Handles { state, txn };
     let untrusted = |reason: String| ScaffoldError::UntrustedTxn {
         path: root.join(TXN_DIR),
         reason,
     };
     let run = record::name(root, dir).map_err(io_err(root, "opening", Path::new("")))?;
     let record = record::read(&run);
-    let journal_meta = match dir.symlink_metadata(JOURNAL) {
+    let journal_meta = match h.txn.symlink_metadata("journal") {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(source) => {
@@ -815,7 +1070,7 @@ pub(super) fn recover(
     let Some(journal_meta) = journal_meta else {
         // Staged files: killed before the commit point. Nothing or only `back`: killed
         // after a finished apply had removed its journal.
-        let staged = dir.read_dir(TXN_DIR).is_ok_and(|entries| {
+        let staged = h.txn.entries().is_ok_and(|entries| {
             entries
                 .filter_map(Result::ok)
                 .any(|e| e.file_name() != "back")
@@ -834,7 +1089,7 @@ pub(super) fn recover(
                 false => Ok(None),
             };
         }
-        discard(root, dir, &sync);
+        drop_staged(root, dir, &h, &sync);
         return Ok(staged.then_some(Recovery::Discarded));
     };
     if !journal_meta.is_file() || journal_meta.len() > JOURNAL_LIMIT {
@@ -842,7 +1097,7 @@ pub(super) fn recover(
             "{JOURNAL} is not a regular file of at most {JOURNAL_LIMIT} bytes"
         )));
     }
-    let text = dir.read(JOURNAL).map_err(|source| ScaffoldError::Io {
+    let text = h.txn.read("journal").map_err(|source| ScaffoldError::Io {
         action: "reading",
         path: root.join(JOURNAL),
         source,
@@ -877,7 +1132,7 @@ pub(super) fn recover(
         }
         Some(_) => {}
     }
-    verify(dir, &journal).map_err(untrusted)?;
+    verify(&h.txn, &journal).map_err(untrusted)?;
     let files = journal.files.len();
     let command = journal.command.clone();
     if !repair {
@@ -886,17 +1141,23 @@ pub(super) fn recover(
             command: Some(command),
         });
     }
-    if missing(dir, Path::new(BACK)) {
-        forward(root, dir, journal, Fresh::Recovering, &sync)?;
-        Ok(Some(Recovery::RolledForward { command, files }))
-    } else {
-        back(root, dir, &journal, &sync).map_err(|source| ScaffoldError::Io {
-            action: "restoring",
-            path: root.join(TXN_DIR),
-            source,
-        })?;
-        Ok(Some(Recovery::RolledBack { command, files }))
+    let backwards = exists(&h.txn, "back").map_err(io_err(root, "reading", Path::new(BACK)))?;
+    if !backwards {
+        // `forward` checks the tree before it calls the apply done.
+        forward(root, dir, &h, journal, Fresh::Recovering, &sync)?;
+        return Ok(Some(Recovery::RolledForward { command, files }));
     }
+    let restoring = |source| ScaffoldError::Io {
+        action: "restoring",
+        path: root.join(TXN_DIR),
+        source,
+    };
+    back(dir, &h, &journal, &sync)
+        .map_err(|e| unfinished(root, &command, Outcome::Back, restoring(e)))?;
+    check_back(dir, &journal).map_err(|d| differs(root, &command, Outcome::Back, d))?;
+    finish(root, dir, &h, &sync)
+        .map_err(|e| unfinished(root, &command, Outcome::Back, restoring(e)))?;
+    Ok(Some(Recovery::RolledBack { command, files }))
 }
 
 /// Whether `rel` is a path a plan can write: relative, plain components only, not in a
@@ -911,9 +1172,9 @@ fn plannable(rel: &Path) -> bool {
 }
 
 /// The checks of a recorded journal before anything of it is applied: every path plannable,
-/// every staged file still present a regular file with the bytes its hash says. `Err` says
-/// which check failed.
-fn verify(dir: &Dir, journal: &Journal) -> Result<(), String> {
+/// every staged file still present (in `txn`, the transaction directory) a regular file with
+/// the bytes its hash says. `Err` says which check failed.
+fn verify(txn: &Dir, journal: &Journal) -> Result<(), String> {
     for d in &journal.dirs {
         if !plannable(d) {
             return Err(format!(
@@ -933,14 +1194,15 @@ fn verify(dir: &Dir, journal: &Journal) -> Result<(), String> {
             continue;
         }
         let new = stage_new(i);
-        let meta = match dir.symlink_metadata(&new) {
+        let name = new_name(i);
+        let meta = match txn.symlink_metadata(&name) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // renamed already
             Err(e) => return Err(format!("{} cannot be read: {e}", new.display())),
         };
         let bytes = match meta.is_file() {
-            true => dir
-                .read(&new)
+            true => txn
+                .read(&name)
                 .map_err(|e| format!("{}: {e}", new.display()))?,
             false => return Err(format!("{} is not a regular file", new.display())),
         };
@@ -1063,7 +1325,7 @@ mod tests {
     #[test]
     fn a_committed_journal_is_rolled_forward() {
         let (tmp, dir) = project();
-        prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+        prepare(tmp.path(), &dir, &changes(), &DirSync::new(), &mut None).unwrap();
         // Killed after the commit, before any rename.
         assert_eq!(
             std::fs::read_to_string(tmp.path().join("old.txt")).unwrap(),
@@ -1122,7 +1384,7 @@ mod tests {
         ];
         for (what, attack) in attacks {
             let (tmp, dir) = project();
-            prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+            prepare(tmp.path(), &dir, &changes(), &DirSync::new(), &mut None).unwrap();
             attack(tmp.path(), &dir);
             let before = names(tmp.path());
             let err = recover(tmp.path(), &dir, Mode::Repair).unwrap_err();
@@ -1155,7 +1417,7 @@ mod tests {
     #[test]
     fn a_read_only_recovery_reports_and_changes_nothing() {
         let (tmp, dir) = project();
-        prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+        prepare(tmp.path(), &dir, &changes(), &DirSync::new(), &mut None).unwrap();
         let before = names(tmp.path());
         let err = recover(tmp.path(), &dir, Mode::ReadOnly).unwrap_err();
         assert!(
@@ -1189,7 +1451,7 @@ mod tests {
             std::fs::Permissions::from_mode(0o640),
         )
         .unwrap();
-        prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+        prepare(tmp.path(), &dir, &changes(), &DirSync::new(), &mut None).unwrap();
         for i in 0..2 {
             std::fs::set_permissions(
                 tmp.path().join(stage_new(i)),
@@ -1206,7 +1468,7 @@ mod tests {
     #[test]
     fn staged_files_without_a_journal_are_discarded() {
         let (tmp, dir) = project();
-        prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+        prepare(tmp.path(), &dir, &changes(), &DirSync::new(), &mut None).unwrap();
         // Killed before the journal's rename: as if it had never been written.
         dir.remove_file(JOURNAL).unwrap();
         assert_eq!(
@@ -1223,7 +1485,7 @@ mod tests {
     #[test]
     fn an_interrupted_undo_is_finished() {
         let (tmp, dir) = project();
-        prepare(tmp.path(), &dir, &changes(), &DirSync::new()).unwrap();
+        prepare(tmp.path(), &dir, &changes(), &DirSync::new(), &mut None).unwrap();
         // Both files were renamed into place, a later rename failed, the undo had begun.
         dir.create_dir("new").unwrap();
         dir.rename(stage_new(0), &dir, "new/a.txt").unwrap();
@@ -1339,13 +1601,27 @@ mod tests {
             c
         };
         let (tmp, dir) = project();
-        prepare(tmp.path(), &dir, &with_removal(&dir), &DirSync::new()).unwrap();
+        prepare(
+            tmp.path(),
+            &dir,
+            &with_removal(&dir),
+            &DirSync::new(),
+            &mut None,
+        )
+        .unwrap();
         assert!(tmp.path().join("gone.txt").is_file());
         recover(tmp.path(), &dir, Mode::Repair).unwrap().unwrap();
         assert_eq!(names(tmp.path()), ["new", "new/a.txt", "old.txt"]);
 
         let (tmp, dir) = project();
-        prepare(tmp.path(), &dir, &with_removal(&dir), &DirSync::new()).unwrap();
+        prepare(
+            tmp.path(),
+            &dir,
+            &with_removal(&dir),
+            &DirSync::new(),
+            &mut None,
+        )
+        .unwrap();
         // The removal and the first write happened, then a rename failed.
         dir.remove_file("gone.txt").unwrap();
         dir.create_dir("new").unwrap();

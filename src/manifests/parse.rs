@@ -20,6 +20,20 @@ use super::diag::Diagnostic;
 /// a spawned thread.
 pub const MAX_DELIMITER_DEPTH: usize = 64;
 
+/// Largest source file read, in bytes (16 MiB). Hand-written and generated crates stay far
+/// below it; the memory of a parse grows with the file, and a 50 MB file took 5.5 GiB.
+pub const MAX_SOURCE_BYTES: usize = 16 << 20;
+
+/// Tokens a source file may hold: this many, plus [`MAX_TOKENS_PER_LINE`] per line. A parse
+/// keeps up to some 480 bytes per token (the token tree, syn's syntax tree), so the budget
+/// bounds memory by the file's lines (at most about 460 MiB per 100,000 lines): a file of
+/// ordinary code (6 to 7 tokens a line) is within it at any length, a 10 MB line of tokens is
+/// not. docs/benchmarks.md has the figures.
+pub const MAX_TOKENS_BASE: usize = 300_000;
+
+/// See [`MAX_TOKENS_BASE`].
+pub const MAX_TOKENS_PER_LINE: usize = 7;
+
 /// Deepest nesting of `<…>` in one statement accepted (`Option<Vec<BTreeMap<…>>>` is 3).
 /// Counted on the tokens: `<` opens, `>` closes, `;` and every delimited group start afresh,
 /// so comparisons cannot add up across statements.
@@ -31,11 +45,14 @@ pub const MAX_ANGLE_DEPTH: usize = 32;
 /// [`crate::manifests::source::normalize_src`] (leading byte order mark dropped, no `\r\n`),
 /// so a second byte order mark is an error, as in rustc.
 ///
-/// Errors, each at its `file:line:column`: a carriage return not followed by a line feed in a
+/// Errors, each at its `file:line:column`: a file larger than [`MAX_SOURCE_BYTES`] or with
+/// more tokens than [`MAX_TOKENS_BASE`] and [`MAX_TOKENS_PER_LINE`] allow (checked before
+/// anything is built from it), a carriage return not followed by a line feed in a
 /// string literal or doc comment (rustc refuses it too), another lexical error (unbalanced
 /// delimiter, unterminated string or comment), nesting deeper than [`MAX_DELIMITER_DEPTH`] or
 /// [`MAX_ANGLE_DEPTH`], a syntax error.
 pub fn parse_rust(path: &Path, text: &str) -> Result<syn::File, Diagnostic> {
+    check_size(path, text)?;
     let mut content = text;
     if content.starts_with('\u{feff}') {
         // proc-macro2 would drop this one too; rustc drops only the file's first.
@@ -89,6 +106,51 @@ pub fn parse_rust(path: &Path, text: &str) -> Result<syn::File, Diagnostic> {
     })?;
     file.shebang = shebang;
     Ok(file)
+}
+
+/// Refuses a file above [`MAX_SOURCE_BYTES`], or with more tokens than its lines allow
+/// ([`MAX_TOKENS_BASE`], [`MAX_TOKENS_PER_LINE`]). Tokens are counted with rustc's own lexer
+/// (`ra_ap_rustc_lexer`), which builds nothing, so the count costs no memory; comments and
+/// whitespace are not counted, a doc comment counts as one.
+fn check_size(path: &Path, text: &str) -> Result<(), Diagnostic> {
+    let help = "split the file into modules, or move large data out of Rust source (`include_str!`, a data file read at run time); rsbuilder reads source files without compiling them and keeps their syntax trees in memory";
+    if text.len() > MAX_SOURCE_BYTES {
+        return Err(Diagnostic::new(
+            path,
+            1,
+            1,
+            format!(
+                "this source file is {} bytes; rsbuilder reads source files of at most {} bytes (16 MiB)",
+                text.len(),
+                MAX_SOURCE_BYTES
+            ),
+        )
+        .with_help(help));
+    }
+    use ra_ap_rustc_lexer::{FrontmatterAllowed, TokenKind, tokenize};
+    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    let budget = MAX_TOKENS_BASE.saturating_add(lines.saturating_mul(MAX_TOKENS_PER_LINE));
+    let tokens = tokenize(text, FrontmatterAllowed::No)
+        .filter(|t| match t.kind {
+            TokenKind::Whitespace => false,
+            TokenKind::LineComment { doc_style } | TokenKind::BlockComment { doc_style, .. } => {
+                doc_style.is_some()
+            }
+            _ => true,
+        })
+        .count();
+    if tokens > budget {
+        return Err(Diagnostic::new(
+            path,
+            1,
+            1,
+            format!(
+                "this source file holds {tokens} tokens in {lines} lines; rsbuilder reads at most {MAX_TOKENS_BASE} tokens plus {MAX_TOKENS_PER_LINE} per line ({budget} here), which bounds the memory of a run"
+            ),
+        )
+        .with_help(help));
+    }
+    Ok(())
 }
 
 /// The diagnostic for a lexical error caused by a carriage return that no line feed follows,
@@ -331,6 +393,42 @@ mod tests {
     fn parse(text: &str) -> Result<syn::File, Diagnostic> {
         let text = crate::manifests::source::normalize_src(text.to_string());
         parse_rust(Path::new("src/x.rs"), &text)
+    }
+
+    /// A file above the size limit, or with more tokens than its lines allow, is refused by
+    /// name before anything is built from it; the same tokens spread over enough lines parse.
+    #[test]
+    fn files_too_large_or_too_dense_are_refused_naming_the_limit() {
+        let big = format!("/// {}\nstruct A;\n", "x".repeat(MAX_SOURCE_BYTES));
+        let err = parse(&big).unwrap_err().to_string();
+        assert!(err.starts_with("src/x.rs:1:1: "), "{err}");
+        assert!(
+            err.contains(&format!(
+                "rsbuilder reads source files of at most {MAX_SOURCE_BYTES} bytes (16 MiB)"
+            )),
+            "{err}"
+        );
+        // 600,012 tokens on one line (`1,` 300,000 times, and twelve more): over 300,000 + 14.
+        let items = 300_000;
+        let dense = format!("const L: &[u8] = &[{}];\n", "1,".repeat(items));
+        let err = parse(&dense).unwrap_err().to_string();
+        assert!(
+            err.contains("holds 600012 tokens in 2 lines; rsbuilder reads at most 300000 tokens plus 7 per line (300014 here)"),
+            "{err}"
+        );
+        // The same tokens, ten to a line: within the budget.
+        let spread = format!(
+            "const L: &[u8] = &[\n{}];\n",
+            "1, 1, 1, 1, 1,\n".repeat(items / 5)
+        );
+        assert!(parse(&spread).is_ok());
+        // Comments and whitespace are not counted.
+        let comments = format!(
+            "// {}\n/* {} */\nstruct A;\n",
+            "a b ".repeat(300_000),
+            "c d ".repeat(300_000)
+        );
+        assert!(parse(&comments).is_ok());
     }
 
     #[test]
