@@ -412,9 +412,11 @@ pub fn base(
 
 /// Adds to `plan` the server part of a vendored runtime (the API server and the test cluster)
 /// when the project lacks it: the server modules, as tool-owned files of the version the copy
-/// was written by (so the copy stays one version's), and the runtime's Cargo.toml with the
-/// server features, merged three ways with the user's edits of it. Nothing for a project that
-/// depends on the runtime by version, or whose copy has the part already.
+/// was written by (so the copy stays one version's; this version's when the project has no
+/// [`VERSION_RECORD`], made before rsbuilder wrote one), and the runtime's Cargo.toml with the
+/// server features, merged three ways with the user's edits of it. A module file already there
+/// is left alone. Nothing for a project that depends on the runtime by version, or whose copy
+/// has the part already.
 ///
 /// Errors: the copy's version (PROJECT's [`VERSION_RECORD`]) is one rsbuilder carries no text
 /// of, or the user's edits of the runtime's Cargo.toml overlap the features' lines; each says
@@ -444,7 +446,7 @@ pub fn plan_server_part(plan: &mut Plan) -> Result<()> {
                 continue;
             };
             let base = &slim[path];
-            if ours == *text || uses_server(&ours) || !ours.contains("[features]") {
+            if ours == *text {
                 continue;
             }
             if ours == *base {
@@ -464,9 +466,6 @@ pub fn plan_server_part(plan: &mut Plan) -> Result<()> {
         if !plan.exists(path)? {
             plan.create_tool_owned(path, text.clone(), IfExists::Overwrite);
         }
-    }
-    if plan.read(VERSION_RECORD)?.is_none() {
-        plan.create(VERSION_RECORD, format!("{version}\n"), IfExists::Overwrite);
     }
     Ok(())
 }
