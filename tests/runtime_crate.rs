@@ -176,6 +176,8 @@ fn a_project_on_the_runtime_by_version_builds_and_passes_its_tests() {
         runtime.to_str().unwrap()
     ));
     std::fs::write(dir.join("Cargo.toml"), cargo).unwrap();
+    // The controller's test loads the kind's CRD from config/crd/bases.
+    run_ok(&dir, &["manifests"]);
     common::e2e::run_ok(&dir, env!("CARGO"), &["build", "--bin", "manager"]);
     common::e2e::run_ok(&dir, env!("CARGO"), &["test"]);
 }
