@@ -2,6 +2,11 @@
 //! into rsbuilder, so `init` writes it into a new project as tool-owned files
 //! (`src/scaffold/runtime.rs`, docs/runtime.md). Writes `$OUT_DIR/runtime_files.rs`: a slice of
 //! (path relative to `runtime/`, path in a project, `include_str!` of the file), sorted by path.
+//!
+//! Also writes `$OUT_DIR/runtime_releases.rs`: a slice of (version, `include_bytes!` of
+//! `runtime-releases/<version>.tar.gz`), one per archive in that directory, sorted by name:
+//! the runtime of each earlier released version, compressed, which `alpha update` merges
+//! against (src/scaffold/runtime.rs; runtime-releases/README.md says how an archive is made).
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +36,31 @@ fn main() {
     out.push_str("]\n");
     let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
     std::fs::write(dest.join("runtime_files.rs"), out).expect("write runtime_files.rs");
+
+    let releases = root.join("runtime-releases");
+    println!("cargo:rerun-if-changed=runtime-releases");
+    let mut archives: Vec<(String, PathBuf)> = std::fs::read_dir(&releases)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().into_string().ok()?;
+                    let version = name.strip_suffix(".tar.gz")?.to_owned();
+                    Some((version, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    archives.sort();
+    let mut out = String::from("&[\n");
+    for (version, path) in &archives {
+        out.push_str(&format!(
+            "    ({version:?}, include_bytes!({:?})),\n",
+            path.to_str().expect("the repository path is UTF-8")
+        ));
+    }
+    out.push_str("]\n");
+    std::fs::write(dest.join("runtime_releases.rs"), out).expect("write runtime_releases.rs");
 }
 
 /// Every file under `base/rel`, as paths relative to `base`.

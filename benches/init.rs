@@ -25,6 +25,7 @@ fn options() -> InitOptions {
         namespaced: false,
         multigroup: false,
         year: 2026,
+        runtime: Default::default(),
     }
 }
 

@@ -1,9 +1,11 @@
 //! `rsbuilder alpha update` and `rsbuilder alpha generate` through the built binary.
 //!
 //! An "older version" of a project is made by hand: a tool-owned file is given another text,
-//! on disk and in its records (`.rsbuilder/tool-owned.sha256`, `.rsbuilder/base/`), exactly as
-//! an rsbuilder whose runtime differed would have left it, and a recorded file this version
-//! does not have is added. The e2e test at the end builds and tests a re-generated project
+//! on disk and in its records (`.rsbuilder/tool-owned.sha256`, and the copy of the text under
+//! `.rsbuilder/base/` that rsbuilder versions before the embedded merge bases kept), exactly
+//! as an older rsbuilder whose runtime differed would have left it, and a recorded file this
+//! version does not have is added. A project of this version keeps no copy: its merge base
+//! is the runtime text rsbuilder carries. The e2e test at the end builds and tests a re-generated project
 //! (with CI=true or RSBUILDER_E2E=1; skipped otherwise, as it takes minutes).
 
 mod common;
@@ -52,6 +54,15 @@ fn differing(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) -> Ve
     out.sort();
     out.dedup();
     out
+}
+
+/// The files under `.rsbuilder/base/`: copies of merge bases, which older rsbuilder versions
+/// kept in the project and this one removes.
+fn copies(dir: &Path) -> Vec<String> {
+    tree(dir)
+        .into_keys()
+        .filter(|p| p.starts_with(".rsbuilder/base/"))
+        .collect()
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -379,7 +390,8 @@ fn a_users_edit_that_does_not_overlap_is_merged() {
     let merged = with_line(&new, lines * 3 / 4, "// my own line");
     assert_eq!(read(&dir, &file), merged);
     // The record is this version's text: the user's line stays a change against it.
-    assert_eq!(read(&dir, &format!(".rsbuilder/base/{file}")), new);
+    // No copy of the base stays in the project: rsbuilder carries this version's text.
+    assert_eq!(copies(&dir), Vec::<String>::new());
     assert!(
         read(&dir, MANIFEST).contains(&format!("{}  {file}\n", sha256_hex(&new))),
         "{}",
@@ -431,7 +443,8 @@ fn overlapping_edits_are_left_with_markers_listed_and_exit_1() {
     assert!(marked.contains(&block), "{marked}");
     // The rest of the file is this version's.
     assert_eq!(marked.replace(&block, &format!("{original_line}\n")), new);
-    assert_eq!(read(&dir, &format!(".rsbuilder/base/{file}")), new);
+    // No copy of the base stays in the project: rsbuilder carries this version's text.
+    assert_eq!(copies(&dir), Vec::<String>::new());
     assert_eq!(
         differing(&users_before, &users_files(&tree(&dir))),
         Vec::<String>::new()
@@ -472,10 +485,133 @@ fn a_dropped_file_the_user_changed_is_kept_as_theirs() {
     );
     assert_eq!(read(&dir, DROPPED), "pub fn legacy() { /* mine */ }\n");
     assert!(!read(&dir, MANIFEST).contains(DROPPED));
-    assert!(!dir.join(".rsbuilder/base").join(DROPPED).exists());
+    assert_eq!(copies(&dir), Vec::<String>::new());
     // No longer rsbuilder's: the next update leaves it alone.
     let again = run_ok(&dir, &["alpha", "update"]);
     assert!(again.contains("nothing to do"), "{again}");
+}
+
+/// The merge base of a project of this version is the runtime text rsbuilder carries: a
+/// user's edit of a tool-owned file is kept as a change against it, with no copy of the text
+/// in the project (without a base, every difference would be a conflict).
+#[test]
+fn a_users_edit_merges_against_the_runtime_rsbuilder_carries() {
+    let (_tmp, dir) = project("ai-operator");
+    assert_eq!(copies(&dir), Vec::<String>::new());
+    let file = largest_tool_owned(&dir);
+    let new = read(&dir, &file);
+    let ours = with_line(&new, new.lines().count() / 2, "// my own line");
+    write(&dir, &file, &ours);
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert!(out.contains("nothing to do"), "{out}");
+    assert_eq!(read(&dir, &file), ours);
+    assert_eq!(copies(&dir), Vec::<String>::new());
+}
+
+/// A project whose runtime is a version rsbuilder carries no text of (a later one, or a
+/// build that was never released) is refused, naming the version, with nothing written.
+#[test]
+fn a_version_rsbuilder_carries_no_runtime_of_is_refused_naming_it() {
+    let (_tmp, dir) = project("ai-operator");
+    write(&dir, ".rsbuilder/runtime-version", "9.9.9\n");
+    let file = largest_tool_owned(&dir);
+    let now = read(&dir, &file);
+    write(&dir, &file, &with_line(&now, 3, "// mine"));
+    let before = tree(&dir);
+    for args in [&["alpha", "update"][..], &["alpha", "update", "--dry-run"]] {
+        let out = rsbuilder(&dir, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "this project's tool-owned files are rsbuilder 9.9.9's, and this rsbuilder ({VERSION}) carries no copy of rsbuilder 9.9.9's runtime"
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains("nothing was written"), "{stderr}");
+        assert_eq!(differing(&before, &tree(&dir)), Vec::<String>::new());
+    }
+}
+
+/// A project an older rsbuilder made keeps a copy of each merge base under `.rsbuilder/base/`:
+/// `alpha update` merges against the copy, then removes every copy, and records this version.
+#[test]
+fn the_copies_an_older_rsbuilder_kept_are_used_then_removed() {
+    let (_tmp, dir) = project("ai-operator");
+    let file = largest_tool_owned(&dir);
+    let new = read(&dir, &file);
+    let lines = new.lines().count();
+    as_if_older(&dir, &file);
+    // Older projects had no version record, and a copy of every base.
+    std::fs::remove_file(dir.join(".rsbuilder/runtime-version")).unwrap();
+    for path in read(&dir, MANIFEST)
+        .lines()
+        .map(|l| l.split_once("  ").unwrap().1.to_owned())
+    {
+        if !dir.join(".rsbuilder/base").join(&path).exists() {
+            write(&dir, &format!(".rsbuilder/base/{path}"), &read(&dir, &path));
+        }
+    }
+    let kept = copies(&dir).len();
+    assert!(kept > 10, "{:?}", copies(&dir));
+    let ours = with_line(&read(&dir, &file), lines * 3 / 4, "// my own line");
+    write(&dir, &file, &ours);
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert!(out.contains(&format!("merge    {file}")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "remove   .rsbuilder/base/ ({kept} files an older rsbuilder kept"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        read(&dir, &file),
+        with_line(&new, lines * 3 / 4, "// my own line")
+    );
+    assert_eq!(copies(&dir), Vec::<String>::new());
+    assert_eq!(
+        read(&dir, ".rsbuilder/runtime-version"),
+        format!("{VERSION}\n")
+    );
+    let again = run_ok(&dir, &["alpha", "update"]);
+    assert!(again.contains("nothing to do"), "{again}");
+}
+
+/// `.rsbuilder/` holds records, never a copy of a source: after `init`, `create api`,
+/// `create webhook`, `create apiserver` and `alpha update`.
+#[test]
+fn the_records_hold_no_copy_of_a_source() {
+    let (_tmp, dir) = project("ai-operator");
+    let records = |dir: &Path| -> Vec<String> {
+        tree(dir)
+            .into_keys()
+            .filter(|p| p.starts_with(".rsbuilder/"))
+            .collect()
+    };
+    let expected = [
+        ".rsbuilder/Cargo.lock.pinned",
+        ".rsbuilder/runtime-version",
+        ".rsbuilder/tool-owned.sha256",
+    ];
+    assert_eq!(records(&dir), expected);
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "apiserver",
+            "--group",
+            "db",
+            "--version",
+            "v1",
+            "--kind",
+            "Database",
+        ],
+    );
+    assert_eq!(records(&dir), expected);
+    let file = largest_tool_owned(&dir);
+    as_if_older(&dir, &file);
+    run_ok(&dir, &["alpha", "update"]);
+    assert_eq!(records(&dir), expected);
 }
 
 #[test]

@@ -64,7 +64,10 @@ fn snapshot_changes(
     only: &[&str],
 ) -> Vec<String> {
     let mut changed = Vec::new();
-    for (path, new) in after {
+    // The runtime's files and rsbuilder's records are tested apart
+    // (`the_first_controller_brings_the_runtimes_test_cluster`).
+    let users = |p: &str| !p.starts_with("rsbuilder-runtime/") && !p.starts_with(".rsbuilder/");
+    for (path, new) in after.iter().filter(|(p, _)| users(p)) {
         let old = before.get(path);
         if old == Some(new) {
             continue;
@@ -422,6 +425,39 @@ fn kinds_share_version_modules_and_kustomizations() {
     assert_eq!(cargo.matches("serde-saphyr").count(), 1, "{cargo}");
 }
 
+/// `init` writes the runtime without its API server and test cluster; the first controller,
+/// whose test runs on the test cluster, brings both, as tool-owned files of the runtime's
+/// text; a kind without a controller does not.
+#[test]
+fn the_first_controller_brings_the_runtimes_test_cluster() {
+    use rsbuilder::scaffold::runtime;
+    let runtime_files = |dir: &Path| -> Vec<String> {
+        tree(dir)
+            .into_keys()
+            .filter(|p| p.starts_with("rsbuilder-runtime/"))
+            .collect()
+    };
+    let names = |files: BTreeMap<PathBuf, String>| -> Vec<String> {
+        let mut v: Vec<String> = files
+            .into_keys()
+            .map(|p| p.to_str().unwrap().to_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let (_tmp, dir) = init_ai_operator();
+    assert_eq!(runtime_files(&dir), names(runtime::project_files(false)));
+    let aijob = ["--group", "ai", "--version", "v1", "--kind", "AIJob"];
+    create_api(&dir, &[&aijob[..], &["--controller=false"]].concat());
+    assert_eq!(runtime_files(&dir), names(runtime::project_files(false)));
+    create_api(&dir, &[&aijob[..], &["--resource=false"]].concat());
+    assert_eq!(runtime_files(&dir), names(runtime::project_files(true)));
+    for (path, text) in runtime::project_files(true) {
+        let on_disk = std::fs::read_to_string(dir.join(&path)).unwrap();
+        assert_eq!(on_disk, text, "{}", path.display());
+    }
+}
+
 #[test]
 fn controller_added_later_for_an_existing_api() {
     let (_tmp, dir) = init_ai_operator();
@@ -456,6 +492,7 @@ fn controller_added_later_for_an_existing_api() {
         .iter()
         .filter(|(k, v)| before.get(*k) != Some(v))
         .map(|(k, _)| k)
+        .filter(|k| !k.starts_with("rsbuilder-runtime/") && !k.starts_with(".rsbuilder/"))
         .collect();
     assert_eq!(
         changed,

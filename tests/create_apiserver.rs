@@ -61,6 +61,7 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
     let created: Vec<&str> = after
         .keys()
         .filter(|k| !before.contains_key(*k) && !k.starts_with(".rsbuilder/"))
+        .filter(|k| !k.starts_with("rsbuilder-runtime/"))
         .map(String::as_str)
         .collect();
     assert_eq!(
@@ -101,10 +102,39 @@ fn create_apiserver_writes_the_kind_the_server_and_its_manifests() {
             "PROJECT",
             "config/default/kustomization.yaml",
             "config/network-policy/kustomization.yaml",
+            "rsbuilder-runtime/Cargo.toml",
             "src/lib.rs"
         ]
     );
     assert!(out.contains("create  src/bin/apiserver.rs\n"), "{out}");
+    // The runtime's server part (the API server, and the test cluster built on it) joins the
+    // project's copy: `init` wrote it without.
+    let full = rsbuilder::scaffold::runtime::project_files(true);
+    let slim = rsbuilder::scaffold::runtime::project_files(false);
+    let mut server: Vec<String> = full
+        .keys()
+        .filter(|p| !slim.contains_key(*p))
+        .map(|p| p.to_str().unwrap().to_owned())
+        .collect();
+    server.sort();
+    assert!(
+        server.contains(&"rsbuilder-runtime/src/apiserver/mod.rs".to_owned()),
+        "{server:?}"
+    );
+    let runtime_created: Vec<String> = after
+        .keys()
+        .filter(|k| !before.contains_key(*k) && k.starts_with("rsbuilder-runtime/"))
+        .cloned()
+        .collect();
+    assert_eq!(runtime_created, server);
+    for (path, text) in &full {
+        assert_eq!(
+            read(&dir, path.to_str().unwrap()),
+            *text,
+            "{}",
+            path.display()
+        );
+    }
 
     let types = read(&dir, "src/apiserver/v1/database_types.rs");
     for want in [
@@ -409,15 +439,19 @@ fn a_crd_kind_of_the_same_group_version_or_a_missing_project_is_refused() {
     assert!(err.contains("run `rsbuilder init` first"), "{err}");
 }
 
+/// The copy of the runtime gets the server part from the text of the rsbuilder version that
+/// wrote it, so the copy stays one version's; a version rsbuilder carries no text of is
+/// refused, with nothing written.
 #[test]
-fn a_project_without_the_runtimes_apiserver_is_refused() {
+fn the_server_part_is_the_runtime_versions_and_an_unknown_version_is_refused() {
     let (_tmp, dir) = project();
-    std::fs::remove_file(dir.join("rsbuilder-runtime/src/apiserver/mod.rs")).unwrap();
+    std::fs::write(dir.join(".rsbuilder/runtime-version"), "9.9.9\n").unwrap();
     let err = refused(&dir, DATABASE);
     assert!(
-        err.contains("rsbuilder-runtime/src/apiserver/mod.rs is missing"),
+        err.contains("this project's rsbuilder-runtime/ is rsbuilder 9.9.9's, and this rsbuilder"),
         "{err}"
     );
+    assert!(err.contains("run `rsbuilder alpha update` first"), "{err}");
 }
 
 /// `kubectl kustomize config/default`, or `None` (skipped locally) without kubectl.

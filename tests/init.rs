@@ -109,47 +109,69 @@ fn init_writes_the_whole_tree() {
 #[test]
 fn init_writes_the_runtime_as_tool_owned_files() {
     use rsbuilder::engine::owned;
+    use rsbuilder::scaffold::runtime;
     let (_tmp, dir) = init_ai_operator();
     let files = tree(&dir);
     let text = |path: &str| String::from_utf8(files[path].clone()).unwrap();
-    let runtime: Vec<&str> = files
+    let on_disk: Vec<&str> = files
         .keys()
         .map(String::as_str)
         .filter(|p| p.starts_with("rsbuilder-runtime/"))
         .collect();
-    let embedded: Vec<&str> = rsbuilder::scaffold::runtime::project_files()
-        .map(|(path, _)| path)
+    // Without the server part: no API server, no test cluster (`create api` adds them).
+    let embedded = runtime::project_files(false);
+    let paths: Vec<String> = embedded
+        .keys()
+        .map(|p| p.to_str().unwrap().to_owned())
         .collect();
-    assert_eq!(runtime, embedded);
+    assert_eq!(on_disk, paths);
     assert!(
-        runtime.contains(&"rsbuilder-runtime/src/manager.rs"),
-        "{runtime:?}"
+        on_disk.contains(&"rsbuilder-runtime/src/manager.rs"),
+        "{on_disk:?}"
+    );
+    assert!(
+        !on_disk
+            .iter()
+            .any(|p| p.starts_with("rsbuilder-runtime/src/apiserver/")
+                || p.starts_with("rsbuilder-runtime/src/testing/")),
+        "{on_disk:?}"
     );
     let mut manifest = String::new();
-    for (path, contents) in rsbuilder::scaffold::runtime::project_files() {
+    for (path, contents) in &embedded {
+        let path = path.to_str().unwrap();
         // Written byte for byte, with its tool-owned first line.
-        assert_eq!(text(path), contents, "{path}");
+        assert_eq!(text(path), *contents, "{path}");
         assert!(
             contents
                 .lines()
                 .next()
                 .unwrap()
-                .ends_with(rsbuilder::scaffold::runtime::TOOL_OWNED_LINE),
+                .ends_with(runtime::TOOL_OWNED_LINE),
             "{path}"
         );
-        // The merge base is the text written.
-        assert_eq!(text(&format!(".rsbuilder/base/{path}")), contents, "{path}");
         manifest.push_str(&format!("{}  {path}\n", owned::sha256_hex(contents)));
     }
     assert_eq!(text(owned::MANIFEST), manifest);
-    // Records: the runtime's bases and their hashes, and the pins of Cargo.lock (the user's
-    // file; `alpha update`'s base), which are the lock as written.
+    // Records: the hashes of the runtime's files, the rsbuilder version whose runtime they
+    // are (the merge base is that version's text, which rsbuilder carries: no copy here), and
+    // the pins of Cargo.lock (the user's file; `alpha update`'s base), the lock as written.
     let recorded: Vec<&str> = files
         .keys()
         .map(String::as_str)
         .filter(|p| p.starts_with(".rsbuilder/"))
         .collect();
-    assert_eq!(recorded.len(), embedded.len() + 2, "{recorded:?}");
+    assert_eq!(
+        recorded,
+        [
+            ".rsbuilder/Cargo.lock.pinned",
+            ".rsbuilder/runtime-version",
+            ".rsbuilder/tool-owned.sha256"
+        ]
+    );
+    assert_eq!(
+        text(runtime::VERSION_RECORD),
+        format!("{}\n", env!("CARGO_PKG_VERSION"))
+    );
     assert_eq!(text(".rsbuilder/Cargo.lock.pinned"), text("Cargo.lock"));
     let cargo = text("Cargo.toml");
     assert!(

@@ -70,6 +70,7 @@ fn option_sets() -> Vec<InitOptions> {
                         namespaced,
                         multigroup: false,
                         year: 2026,
+                        runtime: Default::default(),
                     });
                 }
             }

@@ -100,7 +100,14 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     if let Some(lock) = &update.lock {
         print_lock(lock, args.dry_run, version);
     }
-    if update.files.is_empty() && update.lock.is_none() {
+    if update.copies_removed > 0 {
+        println!(
+            "{:<8} .rsbuilder/base/ ({} an older rsbuilder kept; rsbuilder {version} carries the merge bases)",
+            "remove",
+            crate::scaffold::count(update.copies_removed, "file")
+        );
+    }
+    if update.files.is_empty() && update.lock.is_none() && update.copies_removed == 0 {
         println!(
             "The {} are those of rsbuilder {version}; nothing to do.",
             crate::scaffold::count(update.tool_owned, "tool-owned file")

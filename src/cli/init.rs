@@ -56,6 +56,12 @@ pub struct InitArgs {
     /// switches later).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
     pub multigroup: bool,
+    /// How the project holds the runtime crate (`rsbuilder-runtime`): `vendored`, a tool-owned
+    /// copy under `rsbuilder-runtime/` that `rsbuilder alpha update` refreshes; or `crate`, a
+    /// dependency on `rsbuilder-runtime = "<this rsbuilder's version>"` from crates.io, with
+    /// no copy (recorded in PROJECT). docs/runtime.md compares the two.
+    #[arg(long, value_name = "vendored|crate", default_value = "vendored", value_parser = crate::scaffold::runtime::Source::parse)]
+    pub runtime: crate::scaffold::runtime::Source,
 }
 
 /// Runs `init` in `dir`: validates the flags, refuses a directory that already holds a
@@ -75,6 +81,7 @@ pub fn run(dir: &Path, args: InitArgs) -> anyhow::Result<i32> {
         namespaced: args.namespaced,
         multigroup: args.multigroup,
         year: init::current_year(),
+        runtime: args.runtime,
     };
     let plan = init::plan(dir, &opts)?;
     print!("{}", crate::scaffold::report(&plan.apply()?));

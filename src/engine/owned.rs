@@ -1,12 +1,15 @@
 //! The record of what rsbuilder wrote into each tool-owned file, kept in the project so that
-//! `alpha update` has a three-way merge base and can tell an untouched file from
-//! one the user changed:
+//! `alpha update` can tell an untouched file from one the user changed, and find its
+//! three-way merge base:
 //!
 //! - [`MANIFEST`] (`.rsbuilder/tool-owned.sha256`): one line per tool-owned file,
 //!   `<sha256 hex>  <path>`, sorted by path: the format of `sha256sum`, so
 //!   `sha256sum -c .rsbuilder/tool-owned.sha256` run in the project lists the files changed
-//!   since rsbuilder wrote them.
-//! - [`BASE_DIR`]`/<path>` (`.rsbuilder/base/...`): the text itself.
+//!   since rsbuilder wrote them. The text itself is not in the project: rsbuilder carries the
+//!   runtime of each version (`super::super::runtime::base`).
+//! - [`BASE_DIR`]`/<path>` (`.rsbuilder/base/...`): the text itself, as rsbuilder versions
+//!   before that kept it. Read when present; each file's copy is removed when rsbuilder
+//!   records the file anew.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +17,8 @@ use sha2::{Digest, Sha256};
 
 /// The hash list of tool-owned files, relative to the project root.
 pub const MANIFEST: &str = ".rsbuilder/tool-owned.sha256";
-/// The directory holding the text rsbuilder wrote of each tool-owned file.
+/// The directory where earlier rsbuilder versions kept the text they wrote of each tool-owned
+/// file; no longer written.
 pub const BASE_DIR: &str = ".rsbuilder/base";
 
 /// Lowercase hex SHA-256 of `text`.
@@ -29,7 +33,7 @@ pub fn sha256_hex(text: &str) -> String {
 /// (tool-owned paths no longer rsbuilder's), as (project-relative path, contents, `None` to
 /// remove the file): the manifest (the lines of `old_manifest` for other files kept, the lines
 /// of `written` replaced, those of `dropped` removed; lines that do not parse are dropped),
-/// one base file per written entry, and the removal of each dropped entry's base file.
+/// and the removal of the kept base file ([`BASE_DIR`]) of each written or dropped entry.
 pub fn records(
     old_manifest: Option<&str>,
     written: &[(PathBuf, String)],
@@ -46,8 +50,8 @@ pub fn records(
     }
     for (path, text) in written {
         let rel = slash_path(path);
-        entries.insert(rel.clone(), sha256_hex(text));
-        out.push((Path::new(BASE_DIR).join(path), Some(text.clone())));
+        entries.insert(rel, sha256_hex(text));
+        out.push((Path::new(BASE_DIR).join(path), None));
     }
     let manifest: String = entries
         .iter()
@@ -82,7 +86,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_hold_the_text_and_a_sha256sum_line_per_file() {
+    fn records_hold_a_sha256sum_line_per_file_and_no_copy_of_the_text() {
         let written = vec![
             (
                 PathBuf::from("rsbuilder-runtime/src/lib.rs"),
@@ -95,7 +99,7 @@ mod tests {
             out[0],
             (
                 PathBuf::from(".rsbuilder/base/rsbuilder-runtime/src/lib.rs"),
-                Some("abc".to_owned())
+                None
             )
         );
         // sha256("abc") and sha256("") are the published test vectors.

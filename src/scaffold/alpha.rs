@@ -29,13 +29,21 @@ use crate::model::Project;
 use crate::model::layout;
 use crate::model::project::{self, ProjectResource};
 
-/// The tool-owned files this version writes, as (path in a project, text), sorted by path: the
-/// runtime crate under [`super::runtime::DIR`]. A command that writes other tool-owned files
-/// adds them here, so `alpha update` refreshes them too.
-pub fn tool_owned_files() -> BTreeMap<PathBuf, &'static str> {
-    super::runtime::project_files()
-        .map(|(path, text)| (PathBuf::from(path), text))
-        .collect()
+/// The tool-owned files this version writes into the project planned by `plan`, as (path in
+/// a project, text), sorted by path: the runtime crate under [`super::runtime::DIR`] of a
+/// project that holds a copy of it, with the server part when its Cargo.toml turns it on
+/// ([`super::runtime::uses_server`]); none for a project that depends on the runtime by
+/// version. A command that writes other tool-owned files adds them here, so `alpha update`
+/// refreshes them too.
+///
+/// Errors: a Cargo.toml that cannot be read.
+pub fn tool_owned_files(plan: &Plan, project: &Project) -> Result<BTreeMap<PathBuf, String>> {
+    use super::runtime;
+    if runtime::Source::of(project) == runtime::Source::Crate {
+        return Ok(BTreeMap::new());
+    }
+    let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
+    Ok(runtime::project_files(runtime::uses_server(&cargo)))
 }
 
 /// Whether `path` is in the part of the project this version's tool-owned files live in
@@ -106,6 +114,10 @@ pub struct Update {
     /// What happens to `Cargo.lock` ([`plan_lock`]); `None` when this version pins what
     /// rsbuilder recorded it wrote before.
     pub lock: Option<LockUpdate>,
+    /// How many copies of merge bases that an earlier rsbuilder kept under
+    /// `.rsbuilder/base/` are removed: rsbuilder carries them now. A copy stays while its file
+    /// still holds conflict markers, whose base it is.
+    pub copies_removed: usize,
 }
 
 /// What `alpha update` does to `Cargo.lock`.
@@ -189,13 +201,35 @@ fn load_project(plan: &Plan, command: &str) -> Result<Project> {
 /// Errors (nothing written): no PROJECT, or one that does not parse (a Kubebuilder Go
 /// project is explained); unreadable files; a path that leads out of the project.
 pub fn plan_update(dir: &Path) -> Result<Update> {
+    use super::runtime;
     let mut plan = Plan::new(dir, false);
-    load_project(&plan, "alpha update")?;
+    let project = load_project(&plan, "alpha update")?;
+    let version = runtime::recorded_version(&plan)?;
+    if let Some(v) = &version
+        && runtime::tree(v).is_none()
+    {
+        bail!(
+            "this project's tool-owned files are rsbuilder {v}'s, and this rsbuilder ({}) \
+             carries no copy of rsbuilder {v}'s runtime, the base it merges your edits against \
+             (it carries {}); nothing was written. Update with an rsbuilder that carries \
+             {v}: {v} itself or a later release",
+            runtime::VERSION,
+            runtime::versions().join(", ")
+        );
+    }
     let lock = plan_lock(&mut plan)?;
     let recorded = recorded(&plan)?;
-    let new = tool_owned_files();
+    let new = tool_owned_files(&plan, &project)?;
     let mut paths: BTreeSet<PathBuf> = new.keys().cloned().collect();
     paths.extend(recorded.keys().filter(|p| in_tool_owned_area(p)).cloned());
+    let base_of = |plan: &Plan, path: &Path| {
+        runtime::base(
+            plan,
+            path,
+            recorded.get(path).map(String::as_str),
+            version.as_deref(),
+        )
+    };
     let mut files = Vec::new();
     for path in paths {
         let disk = plan.read(&path)?;
@@ -203,36 +237,34 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
         let untouched = |text: &str| record.is_some_and(|h| *h == owned::sha256_hex(text));
         let outcome = match (new.get(&path), disk) {
             (Some(theirs), None) => {
-                plan.add(File::tool_owned(&path, *theirs, IfExists::Overwrite));
+                plan.add(File::tool_owned(&path, theirs.clone(), IfExists::Overwrite));
                 Outcome::Created
             }
             (Some(theirs), Some(ours)) if ours == *theirs => {
-                let base = plan.read(Path::new(owned::BASE_DIR).join(&path))?;
-                if untouched(theirs) && base.as_deref() == Some(*theirs) {
+                let copy = plan.exists(Path::new(owned::BASE_DIR).join(&path))?;
+                if untouched(theirs) && !copy {
                     continue;
                 }
-                plan.add(File::tool_owned(&path, *theirs, IfExists::Overwrite));
+                plan.add(File::tool_owned(&path, theirs.clone(), IfExists::Overwrite));
                 Outcome::Recorded
             }
             (Some(_), Some(ours)) if has_conflict_markers(&ours) => Outcome::StillConflicted,
             (Some(theirs), Some(ours)) if untouched(&ours) => {
-                plan.add(File::tool_owned(&path, *theirs, IfExists::Overwrite));
+                plan.add(File::tool_owned(&path, theirs.clone(), IfExists::Overwrite));
                 Outcome::Replaced
             }
             (Some(theirs), Some(ours)) => {
                 // Changed by the user. Without a base (a record lost, or a file this version
                 // adds where the user already has one) every difference is a conflict.
-                let base = plan
-                    .read(Path::new(owned::BASE_DIR).join(&path))?
-                    .unwrap_or_default();
+                let base = base_of(&plan, &path)?.unwrap_or_default();
                 match merge(&base, &ours, theirs) {
                     Ok(merged) if merged == ours && base == *theirs => continue,
                     Ok(merged) => {
-                        plan.add(File::tool_owned_with_base(&path, merged, *theirs));
+                        plan.add(File::tool_owned_with_base(&path, merged, theirs.clone()));
                         Outcome::Merged
                     }
                     Err(marked) => {
-                        plan.add(File::tool_owned_with_base(&path, marked, *theirs));
+                        plan.add(File::tool_owned_with_base(&path, marked, theirs.clone()));
                         Outcome::Conflict
                     }
                 }
@@ -253,11 +285,33 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
         };
         files.push((path, outcome));
     }
+    // The copies of merge bases an earlier rsbuilder kept: this one carries them. The copy of
+    // a file still in conflict stays, as the base of its next merge.
+    let (copies, _) = plan.list_files(owned::BASE_DIR, &[])?;
+    let mut copies_removed = 0;
+    for copy in copies {
+        let file = copy.strip_prefix(owned::BASE_DIR).unwrap_or(&copy);
+        let in_conflict = files
+            .iter()
+            .any(|(p, o)| p == file && *o == Outcome::StillConflicted);
+        if !in_conflict {
+            plan.remove(&copy);
+            copies_removed += 1;
+        }
+    }
+    let stale_version = version.as_deref() != Some(runtime::VERSION);
+    if !new.is_empty() && (stale_version || !files.is_empty()) {
+        runtime::record_version(&mut plan);
+    }
+    if new.is_empty() && version.is_some() {
+        plan.remove(runtime::VERSION_RECORD);
+    }
     Ok(Update {
         plan,
         files,
         tool_owned: new.len(),
         lock,
+        copies_removed,
     })
 }
 
@@ -525,6 +579,7 @@ fn scaffold(scratch: &Path, project: &Project, header: &str, root: &Path) -> Res
         namespaced: project.namespaced,
         multigroup: project.multigroup,
         year,
+        runtime: super::runtime::Source::of(project),
     };
     init::plan(scratch, &opts)
         .context("re-scaffolding from PROJECT: `init`")?
@@ -671,6 +726,7 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
     }
     let header = super::api::rust_header(&old_plan)?;
     let old_owned = recorded(&old_plan)?;
+    let old_version = super::runtime::recorded_version(&old_plan)?;
 
     let scratch_root = tempfile::Builder::new()
         .prefix("rsbuilder-generate-")
@@ -729,7 +785,12 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
             }
             Some(o) if in_place && path != Path::new(project::FILE_NAME) => {
                 let base = if tool_owned {
-                    old_plan.read(Path::new(owned::BASE_DIR).join(path))?
+                    super::runtime::base(
+                        &old_plan,
+                        path,
+                        old_owned.get(path).map(String::as_str),
+                        old_version.as_deref(),
+                    )?
                 } else if this_version {
                     Some(text.clone())
                 } else {
@@ -807,6 +868,14 @@ pub fn plan_generate(dir: &Path, opts: &GenerateOptions) -> Result<Generated> {
         for path in &dropped {
             plan.untrack_tool_owned(path);
         }
+    }
+    // The tool-owned files are this version's text now: their merge base.
+    if new_owned.is_empty() {
+        if in_place && old_version.is_some() {
+            plan.remove(super::runtime::VERSION_RECORD);
+        }
+    } else {
+        super::runtime::record_version(&mut plan);
     }
     // The record of the pins is the base of the Cargo.lock: it goes with the user's lock
     // (in place it stays); a lock that is this version's (the project had none) gets this

@@ -589,7 +589,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
         } else if resource.builtin.is_some() {
             render(&BuiltinControllerRs { n: &n })?
         } else {
-            ensure_controller_test_dependencies(&mut plan);
+            ensure_controller_test_dependencies(&mut plan)?;
             render(&ControllerRs { n: &n })?
         };
         plan.add(File::at(files.controller(), rust(text)));
@@ -638,8 +638,10 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
 /// feature; cargo merges it with the `[dependencies]` entry for tests alone, so the manager
 /// never builds it) and the YAML reader of the kind's sample. An entry already there (a second
 /// kind, or the user's own) is kept, with the feature added when it lacks it.
-pub(crate) fn ensure_controller_test_dependencies(plan: &mut Plan) {
-    ensure_test_cluster_dependency(plan);
+///
+/// Errors: [`ensure_test_cluster_dependency`]'s.
+pub(crate) fn ensure_controller_test_dependencies(plan: &mut Plan) -> Result<()> {
+    ensure_test_cluster_dependency(plan)?;
     // The runtime's own YAML parser (its `testing` feature reads the CRDs with it).
     plan.ensure_dependency(
         layout::CARGO_TOML,
@@ -648,19 +650,27 @@ pub(crate) fn ensure_controller_test_dependencies(plan: &mut Plan) {
         "\"2\"",
         &[],
     );
+    Ok(())
 }
 
 /// The `[dev-dependencies]` entry of the runtime's in-process test cluster (its `testing`
-/// feature), which the scaffolded controller and webhook tests start. Kept when there, with
-/// the feature added when it lacks it.
-pub(crate) fn ensure_test_cluster_dependency(plan: &mut Plan) {
+/// feature), which the scaffolded controller and webhook tests start: the copy's path or the
+/// version, as PROJECT records the runtime. Kept when there, with the feature added when it
+/// lacks it. A project with a copy of the runtime gets its test cluster and API server
+/// modules ([`crate::scaffold::runtime::plan_server_part`]).
+///
+/// Errors: [`crate::scaffold::runtime::plan_server_part`]'s.
+pub(crate) fn ensure_test_cluster_dependency(plan: &mut Plan) -> Result<()> {
+    use crate::scaffold::runtime;
+    let project = crate::model::Project::load_in(plan)?;
     plan.ensure_dependency(
         layout::CARGO_TOML,
         "dev-dependencies",
-        "rsbuilder-runtime",
-        "{ path = \"rsbuilder-runtime\", features = [\"testing\"] }",
+        runtime::PACKAGE,
+        &runtime::Source::of(&project).dependency_with(&["testing"]),
         &["testing"],
     );
+    runtime::plan_server_part(plan)
 }
 
 /// Refuses a new custom kind whose CRD, `<plural>.<group>`, another kind of PROJECT already

@@ -226,10 +226,10 @@ fn default_namespace_and_prefix(plan: &Plan, project: &Project) -> Result<(Strin
 /// The new text of `Cargo.toml` with the `apiserver` feature on the `rsbuilder-runtime`
 /// dependency, or `None` when it has it (or `etcd`, which implies it). Only the line `init`
 /// writes is rewritten; any other spelling is an error that says what to add by hand.
-fn cargo_with_feature(text: &str) -> Result<Option<String>> {
-    const INIT_LINE: &str = r#"rsbuilder-runtime = { path = "rsbuilder-runtime" }"#;
-    const NEW_LINE: &str =
-        r#"rsbuilder-runtime = { path = "rsbuilder-runtime", features = ["apiserver"] }"#;
+fn cargo_with_feature(text: &str, source: super::runtime::Source) -> Result<Option<String>> {
+    use super::runtime::PACKAGE;
+    let init_line = format!("{PACKAGE} = {}", source.dependency());
+    let new_line = format!("{PACKAGE} = {}", source.dependency_with(&["apiserver"]));
     let table: toml::Table = toml::from_str(text)
         .map_err(|e| anyhow::anyhow!("{}: not valid TOML: {e}", layout::CARGO_TOML))?;
     let dep = table
@@ -237,7 +237,7 @@ fn cargo_with_feature(text: &str) -> Result<Option<String>> {
         .and_then(|d| d.get("rsbuilder-runtime"));
     let Some(dep) = dep else {
         bail!(
-            "{} has no rsbuilder-runtime dependency; the API server is built on it. Add `{INIT_LINE}` under [dependencies] (and the rsbuilder-runtime/ directory `rsbuilder init` writes), then re-run",
+            "{} has no rsbuilder-runtime dependency; the API server is built on it. Add `{init_line}` under [dependencies] (and the rsbuilder-runtime/ directory `rsbuilder init` writes), then re-run",
             layout::CARGO_TOML
         );
     };
@@ -251,14 +251,14 @@ fn cargo_with_feature(text: &str) -> Result<Option<String>> {
     if has {
         return Ok(None);
     }
-    let lines: Vec<&str> = text.lines().filter(|l| l.trim() == INIT_LINE).collect();
+    let lines: Vec<&str> = text.lines().filter(|l| l.trim() == init_line).collect();
     if lines.len() != 1 {
         bail!(
             "{}: the rsbuilder-runtime dependency is not written as `rsbuilder init` writes it, so rsbuilder does not edit it; add `features = [\"apiserver\"]` to it by hand, then re-run",
             layout::CARGO_TOML
         );
     }
-    Ok(Some(text.replacen(INIT_LINE, NEW_LINE, 1)))
+    Ok(Some(text.replacen(&init_line, &new_line, 1)))
 }
 
 /// The Dockerfile's build of `/apiserver`, inserted at its `dockerfile-builds` marker: the
@@ -390,14 +390,10 @@ pub fn plan(dir: &Path, opts: &ApiServerOptions) -> Result<Plan> {
     let mut plan = Plan::new(dir, opts.force);
     let mut project = super::load_project_or_explain(&plan, dir)?;
     let (resource, existing) = resolve(&project, opts)?;
-    if !plan.exists(files::RUNTIME_MODULE)? {
-        bail!(
-            "{} is missing: this project's rsbuilder-runtime/ has no API server. Refresh the runtime with `rsbuilder alpha update`, then re-run",
-            files::RUNTIME_MODULE
-        );
-    }
+    // The runtime's API server module, written into a project's copy of the runtime now.
+    super::runtime::plan_server_part(&mut plan)?;
     let cargo = plan.read(layout::CARGO_TOML)?.unwrap_or_default();
-    let cargo = cargo_with_feature(&cargo)?;
+    let cargo = cargo_with_feature(&cargo, super::runtime::Source::of(&project))?;
     let dockerfile = dockerfile_needs_apiserver(plan.read(layout::DOCKERFILE)?.as_deref())?;
     let default_text = plan
         .read(layout::DEFAULT_KUSTOMIZATION)?
@@ -578,11 +574,13 @@ mod tests {
 
     #[test]
     fn the_runtime_dependency_gets_the_apiserver_feature_once() {
-        let once = cargo_with_feature(INIT_CARGO).unwrap().unwrap();
+        let once = cargo_with_feature(INIT_CARGO, Default::default())
+            .unwrap()
+            .unwrap();
         assert!(once.contains(
             "rsbuilder-runtime = { path = \"rsbuilder-runtime\", features = [\"apiserver\"] }"
         ));
-        assert_eq!(cargo_with_feature(&once).unwrap(), None);
+        assert_eq!(cargo_with_feature(&once, Default::default()).unwrap(), None);
     }
 
     #[test]
@@ -591,9 +589,11 @@ mod tests {
             "{ path = \"rsbuilder-runtime\" }",
             "{ path = \"rsbuilder-runtime\", features = [\"x\"] }",
         );
-        let err = cargo_with_feature(&text).unwrap_err().to_string();
+        let err = cargo_with_feature(&text, Default::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("add `features = [\"apiserver\"]`"), "{err}");
-        let err = cargo_with_feature("[dependencies]\n")
+        let err = cargo_with_feature("[dependencies]\n", Default::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains("has no rsbuilder-runtime dependency"), "{err}");

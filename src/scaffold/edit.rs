@@ -178,6 +178,7 @@ pub fn plan_namespaced(
         namespaced: ns,
         multigroup: project.multigroup,
         year: init::current_year(),
+        runtime: crate::scaffold::runtime::Source::of(&project),
     };
     let (old_opts, new_opts) = (opts(!namespaced), opts(namespaced));
     new_opts.validate()?;

@@ -43,6 +43,9 @@ pub struct InitOptions {
     pub multigroup: bool,
     /// Copyright year in license headers.
     pub year: i32,
+    /// `--runtime`: a tool-owned copy of the runtime crate in the project (the default), or
+    /// a dependency on it by version (recorded in PROJECT).
+    pub runtime: super::runtime::Source,
 }
 
 /// The license of a generated project, as `--license` names it. Like Kubebuilder's
@@ -371,6 +374,7 @@ pub fn files(opts: &InitOptions) -> Result<Vec<(&'static str, String)>, RenderEr
         opts.namespaced,
     );
     project.multigroup = opts.multigroup;
+    opts.runtime.record(&mut project);
     let mut files = vec![
         (layout::PROJECT, project.render()),
         (layout::CARGO_TOML, render(&CargoToml { p })?),
@@ -432,8 +436,54 @@ pub fn files(opts: &InitOptions) -> Result<Vec<(&'static str, String)>, RenderEr
     }
     // The crate versions rsbuilder's tests built the runtime with (src/scaffold/lockfile.rs).
     files.push((super::lockfile::FILE, super::lockfile::project_lock()));
-    files.extend(super::runtime::project_files().map(|(path, text)| (path, text.to_owned())));
+    match opts.runtime {
+        // Without the server part: `create api`, `create webhook` and `create apiserver` add
+        // it when the project turns it on (src/scaffold/runtime.rs).
+        super::runtime::Source::Vendored => {
+            for (path, text) in super::runtime::project_files(false) {
+                let path = super::runtime::FILES
+                    .iter()
+                    .map(|(_, p, _)| *p)
+                    .find(|p| Path::new(p) == path)
+                    .expect("a runtime file");
+                files.push((path, text));
+            }
+        }
+        super::runtime::Source::Crate => {
+            for (path, text) in files.iter_mut() {
+                *text = by_version(path, text);
+            }
+        }
+    }
     Ok(files)
+}
+
+/// The text of the `init` file `path` for a project that depends on the runtime by version:
+/// Cargo.toml names the version instead of the copy's path, and the Dockerfile and
+/// `.dockerignore` copy no `rsbuilder-runtime/`. Other files are as they are.
+fn by_version(path: &str, text: &str) -> String {
+    use super::runtime::{DIR, PACKAGE, Source};
+    let vendored = format!("{PACKAGE} = {}", Source::Vendored.dependency());
+    match path {
+        "Cargo.toml" => text
+            .replace(
+                "# The manager, metrics, TLS serving and controller machinery: tool-owned sources that\n\
+                 # `rsbuilder init` wrote and `rsbuilder alpha update` refreshes (docs: rsbuilder's runtime.md).\n",
+                "# The manager, metrics, TLS serving and controller machinery, by version (docs:\n\
+                 # rsbuilder's runtime.md).\n",
+            )
+            .replace(&vendored, &format!("{PACKAGE} = {}", Source::Crate.dependency())),
+        "Dockerfile" => text
+            .lines()
+            .filter(|l| {
+                !l.starts_with(&format!("COPY {DIR}/"))
+                    && !l.starts_with("# The runtime crate (tool-owned")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect(),
+        ".dockerignore" => text.replace(&format!(", src/ and {DIR}/ are"), " and src/ are"),
+        _ => text.to_owned(),
+    }
 }
 
 /// Whether `init` writes `path` (relative to the project) as a tool-owned file: the runtime
@@ -496,6 +546,10 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
         if is_tool_owned(path) {
             plan.add(File::tool_owned(path, contents, layout::IfExists::Error));
             continue;
+        }
+        if path == layout::PROJECT && opts.runtime == super::runtime::Source::Vendored {
+            // The rsbuilder version whose runtime the copy is: `alpha update`'s merge base.
+            super::runtime::record_version(&mut plan);
         }
         // Every init template renders rustfmt-clean: user input reaches Rust files only in
         // comments (never rewrapped) and string literals whose lines stay within rustfmt's

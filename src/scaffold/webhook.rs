@@ -598,7 +598,9 @@ fn add_server(plan: &mut Plan, header: &str) -> Result<()> {
     // project from an earlier rsbuilder, with no runtime, would get webhooks that do not
     // build: refuse it, writing nothing, until `alpha update` can bring the runtime in.
     let runtime_manifest = format!("{}/Cargo.toml", crate::scaffold::runtime::DIR);
-    if !plan.exists(&runtime_manifest)? {
+    let by_version = crate::scaffold::runtime::Source::of(&crate::model::Project::load_in(plan)?)
+        == crate::scaffold::runtime::Source::Crate;
+    if !by_version && !plan.exists(&runtime_manifest)? {
         bail!(
             "this project has no {dir}/ (it was made by an rsbuilder from before the runtime \
              crate): the webhooks are served by the runtime, so nothing was written; \
@@ -840,7 +842,7 @@ fn add_kind(
             .read(&path)?
             .is_none_or(|text| text.contains(TEST_REGISTRATIONS_MARKER));
     if cluster {
-        crate::scaffold::api::ensure_test_cluster_dependency(plan);
+        crate::scaffold::api::ensure_test_cluster_dependency(plan)?;
     }
     if defaulting {
         plan.insert(&path, "webhook-handlers", Defaulting { n }.render()?);

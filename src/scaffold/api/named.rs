@@ -167,7 +167,7 @@ pub(super) fn plan(dir: &Path, opts: &ApiOptions, name: &str) -> Result<Plan> {
     let text = if resource.builtin.is_some() {
         render(&BuiltinControllerRs { n: &n })?
     } else {
-        super::ensure_controller_test_dependencies(&mut plan);
+        super::ensure_controller_test_dependencies(&mut plan)?;
         render(&ControllerRs { n: &n })?
     };
     plan.add(File::at(
