@@ -14,6 +14,7 @@ pub mod lockfile;
 pub mod multigroup;
 pub mod relicense;
 pub mod runtime;
+pub mod textmerge;
 pub mod webhook;
 
 pub use crate::engine::{self, marker, rustfmt};

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::engine::{File, owned};
 use super::{IfExists, Plan};
+use crate::engine::{File, owned};
 
 /// Directory of the runtime crate inside a generated project.
 pub const DIR: &str = "rsbuilder-runtime";
@@ -373,7 +373,11 @@ pub fn recorded_version(plan: &Plan) -> Result<Option<String>> {
 
 /// Adds to `plan` the write of [`VERSION_RECORD`]: this version.
 pub fn record_version(plan: &mut Plan) {
-    plan.add(File::new(VERSION_RECORD, format!("{VERSION}\n"), IfExists::Overwrite));
+    plan.add(File::new(
+        VERSION_RECORD,
+        format!("{VERSION}\n"),
+        IfExists::Overwrite,
+    ));
 }
 
 /// The merge base of the tool-owned file `path`: what rsbuilder wrote into it, whose SHA-256
@@ -453,7 +457,7 @@ pub fn plan_server_part(plan: &mut Plan) -> Result<()> {
                 plan.add(File::tool_owned(path, text.clone(), IfExists::Overwrite));
                 continue;
             }
-            match super::alpha::merge(base, &ours, text) {
+            match super::textmerge::merge(base, &ours, text) {
                 Ok(merged) => plan.add(File::tool_owned_with_base(path, merged, text.clone())),
                 Err(_) => bail!(
                     "{}: your edits overlap the lines that turn on the runtime's API server; \
