@@ -6,7 +6,7 @@
 //! does not have is added. The e2e test at the end builds and tests a re-generated project
 //! (with CI=true or RSBUILDER_E2E=1; skipped otherwise, as it takes minutes).
 
-mod common;
+use crate::common;
 use common::{read, tree};
 
 use std::collections::BTreeMap;

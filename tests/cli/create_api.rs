@@ -2,7 +2,7 @@
 //! files, the added lines of updated ones), PROJECT bookkeeping, `--force`, and every refusal of
 //! case D (message, exit code, and the tree byte for byte unchanged).
 
-mod common;
+use crate::common;
 use common::{rsbuilder, tree};
 
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! The tests that run kopium skip with a message when it is not installed, and fail under
 //! `CI=true` (`cargo install kopium`).
 
-mod common;
+use crate::common;
 use common::{rsbuilder, tree};
 
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use predicates::prelude::*;
 
 /// A CRD shaped like cert-manager's Certificate: `spec.secretName`, `dnsNames`, `issuerRef
 /// {name, kind, group}` and `status.conditions`, in `v1` (stored) and `v1beta1`.
-const CERTIFICATE_CRD: &str = include_str!("fixtures/external/certificate.yaml");
+const CERTIFICATE_CRD: &str = include_str!("../fixtures/external/certificate.yaml");
 
 /// `rsbuilder init` for `tls-operator` (domain `example.com`) in a fresh temp dir, with the
 /// Certificate CRD at `hack/crds/certificate.yaml`.

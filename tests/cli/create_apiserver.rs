@@ -4,7 +4,7 @@
 //! names, the certificate, and the delegated-auth RBAC (with kubernetes-validate when
 //! installed).
 
-mod common;
+use crate::common;
 use common::{read, rsbuilder, tree};
 
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! without losing user code, `--force`, built-in types, custom paths, and every refusal
 //! (message, exit code, and the tree byte for byte unchanged).
 
-mod common;
+use crate::common;
 use common::{read, rsbuilder, tree};
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! or, with `--force`, overwritten; setting the current value changes nothing; switching to
 //! namespaced warns about kinds a Role cannot grant. No generated project is compiled.
 
-mod common;
+use crate::common;
 use common::{rsbuilder, tree};
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! every metric a query names checked against what the runtime's `/metrics` serves
 //! (`rsbuilder_runtime::metrics::Metrics::encode`, the body of `GET /metrics`).
 
-mod common;
+use crate::common;
 use common::rsbuilder;
 
 use std::collections::BTreeSet;

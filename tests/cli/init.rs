@@ -1,7 +1,7 @@
 //! `rsbuilder init`: the whole generated tree (insta snapshots), its variants, and every
 //! refusal (exit code 1, a message naming the flag or file, nothing written).
 
-mod common;
+use crate::common;
 use common::{rsbuilder, tree};
 
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! name, a struct field rustfmt leaves as it is whatever its length. Skipped without rustfmt
 //! (failing under CI=true).
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! files from `// +kubebuilder:` markers, and the marker rows of case D (message, exit code 1,
 //! nothing written).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

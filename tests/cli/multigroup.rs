@@ -4,7 +4,7 @@
 //! that every `pub mod` line has its file. No generated project is compiled here (see
 //! tests/e2e_multigroup.rs).
 
-mod common;
+use crate::common;
 use common::{read, rsbuilder, tree};
 
 use std::collections::BTreeMap;

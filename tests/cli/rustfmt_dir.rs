@@ -3,7 +3,7 @@
 //! directory does not change generated code, and a killed run's directory is removed by the
 //! next command.
 
-mod common;
+use crate::common;
 
 fn have_rustfmt() -> bool {
     let found = std::process::Command::new("rustfmt")

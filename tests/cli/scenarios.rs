@@ -11,7 +11,7 @@
 //! manifests rows in `tests/manifests_cli.rs` and `tests/markers_cli.rs`. docs/safety.md maps
 //! each row to its test.
 
-mod common;
+use crate::common;
 use common::{rsbuilder, tree};
 
 use std::collections::BTreeMap;

@@ -4,7 +4,7 @@
 //! `/dev/zero` grew its memory without end, and a FIFO under src/ was skipped silently.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -14,7 +14,7 @@
 //!
 //! Builds use `<RSBUILDER_E2E_TARGET_DIR>/tutorial` (default `<repo>/target/e2e/tutorial`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

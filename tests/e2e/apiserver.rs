@@ -11,7 +11,7 @@
 //! Set `RSBUILDER_SKIP_E2E=1` to skip. Without kubectl the test skips locally and fails under
 //! `CI=true` (`common::missing`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

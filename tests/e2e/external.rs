@@ -7,7 +7,7 @@
 //! `CI=true`. Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default
 //! `<repo>/target/e2e`. Set `RSBUILDER_SKIP_E2E=1` to skip.
 
-mod common;
+use crate::common;
 use common::e2e::{describe, run_ok};
 
 use std::process::Command;
@@ -34,7 +34,7 @@ fn an_external_kind_from_a_crd_builds_and_passes_its_tests() {
     );
     std::fs::write(
         dir.join("certificate.yaml"),
-        include_str!("fixtures/external/certificate.yaml"),
+        include_str!("../fixtures/external/certificate.yaml"),
     )
     .unwrap();
     let out = Command::new(rsbuilder)

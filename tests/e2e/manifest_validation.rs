@@ -10,7 +10,7 @@
 //! Each external tool is optional: a test whose tool is missing prints why and passes
 //! (`.ci/run` installs kubernetes-validate and checkov; kubectl comes with the image).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -8,7 +8,7 @@
 //! (a failure under CI=true). Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`,
 //! default `<repo>/target/e2e`.
 
-mod common;
+use crate::common;
 use common::e2e::{describe, run_ok};
 
 use std::path::Path;

@@ -13,7 +13,7 @@
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
 //! Set `RSBUILDER_SKIP_E2E=1` to skip.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

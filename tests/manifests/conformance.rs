@@ -15,10 +15,9 @@
 //! `RSBUILDER_CONFORMANCE_CASE=<name>` restricts the comparisons to cases whose name
 //! contains `<name>`. See docs/conformance.md.
 
-mod common;
+use crate::common;
 
-#[path = "conformance/support.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

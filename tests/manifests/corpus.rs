@@ -11,10 +11,8 @@
 //!
 //! Skips with a message when the corpus or kopium (`cargo install kopium --locked`) is absent.
 
-#[path = "common/outside_tools.rs"]
-mod outside_tools;
-#[path = "conformance/support.rs"]
-mod support;
+use crate::common;
+use crate::support;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -138,7 +136,7 @@ fn kopium_corpus_equals_kube_derive_crd() {
             .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
             .collect(),
         Err(_) => {
-            outside_tools::missing(&format!(
+            common::missing(&format!(
                 "no CRD corpus at {} (set RSBUILDER_CORPUS_DIR)",
                 dir.display()
             ));
@@ -147,7 +145,7 @@ fn kopium_corpus_equals_kube_derive_crd() {
     };
     crds.sort();
     let Some(kopium) = kopium() else {
-        outside_tools::missing(
+        common::missing(
             "kopium not found on PATH or in ~/.cargo/bin (cargo install kopium --locked)",
         );
         return;

@@ -32,10 +32,9 @@
 //! Needs cargo and crates.io: skipped with a message when a crate cannot be downloaded, and a
 //! failure under `CI=true`.
 
-mod common;
+use crate::common;
 
-#[path = "conformance/support.rs"]
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

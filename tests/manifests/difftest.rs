@@ -13,18 +13,12 @@
 //! Grammar in `difftest/grammar.rs`, model and rendering in `difftest/model.rs`, API-server
 //! rules checked on `crd()`'s output in `difftest/oracle.rs`. See docs/conformance.md.
 
-#[path = "conformance/support.rs"]
-mod support;
+use crate::support;
 
-#[path = "difftest/grammar.rs"]
 mod grammar;
-#[path = "difftest/model.rs"]
 mod model;
-#[path = "difftest/oracle.rs"]
 mod oracle;
-#[path = "difftest/run.rs"]
 mod run;
-#[path = "difftest/shrink.rs"]
 mod shrink;
 
 use std::path::PathBuf;

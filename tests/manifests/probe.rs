@@ -4,8 +4,7 @@
 //! `RSBUILDER_E2E_TARGET_DIR` (default `target/e2e`), so the dependencies compile once; the
 //! probe builds in the crate's target directory, so that one too.
 
-#[path = "conformance/support.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

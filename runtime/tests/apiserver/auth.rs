@@ -5,8 +5,7 @@
 //! SubjectAccessReview, and a client that sends requests as kube-apiserver's front proxy,
 //! as a certificate user and as a token user.
 
-#[path = "../../tests/common/outside_tools.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -2,11 +2,8 @@
 //! client, over HTTPS with a self-signed certificate, against the Database API server example's
 //! kind, defined as an operator defines a CRD kind (`#[derive(CustomResource)]`).
 
-#[path = "../../tests/common/outside_tools.rs"]
-mod common;
-#[path = "apiserver_kubectl/list_under_writes.rs"]
+use crate::common;
 mod list_under_writes;
-#[path = "apiserver_kubectl/server_side_apply.rs"]
 mod server_side_apply;
 
 use std::io::{BufRead, BufReader, Write};

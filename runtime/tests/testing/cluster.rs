@@ -3,8 +3,7 @@
 //! collector's three modes, a CRD's status subresource, the project's webhooks, faults, the
 //! clock, and kubectl on the loopback socket.
 
-#[path = "../../tests/common/outside_tools.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
