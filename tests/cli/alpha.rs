@@ -11,7 +11,7 @@ use common::{read, tree};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use sha2::Digest as _;
 
@@ -776,9 +776,9 @@ fn without_scaffold_record(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String,
 /// the shared `RSBUILDER_E2E_TARGET_DIR` under a package name no other test uses.
 #[test]
 fn a_generated_project_builds_and_passes_its_tests() {
-    if !common::e2e::opted_in() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let (tmp, dir) = rich_project("regen-operator");
     let out_dir = tmp.path().join("regen-operator-new");
     run_ok(
@@ -790,26 +790,8 @@ fn a_generated_project_builds_and_passes_its_tests() {
             out_dir.to_str().unwrap(),
         ],
     );
-    let target = std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"));
     for args in [&["build"][..], &["test"][..]] {
-        let out = Command::new(env!("CARGO"))
-            .args(args)
-            .current_dir(&out_dir)
-            .env("CARGO_TARGET_DIR", &target)
-            .env("CARGO_INCREMENTAL", "0")
-            .env("CARGO_PROFILE_DEV_DEBUG", "0")
-            .env_remove("RUSTFLAGS")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "cargo {args:?} in {}:\n{}\n{}",
-            out_dir.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::e2e::cargo_ok(&out_dir, args);
     }
 }
 

@@ -41,49 +41,23 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).unwrap()
 }
 
-/// The lines an update added (`+`) or removed (`-`), without context or line numbers, so the
-/// snapshot pins what `create api` wrote and not the text around it that `init` owns.
-fn changed_lines(old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .iter_all_changes()
-        .filter_map(|c| match c.tag() {
-            similar::ChangeTag::Insert => Some(format!("+{c}")),
-            similar::ChangeTag::Delete => Some(format!("-{c}")),
-            similar::ChangeTag::Equal => None,
-        })
-        .collect()
-}
-
-/// Snapshots what changed between `before` and `after`: a new file whole, an updated file as
-/// its added and removed lines. `only` limits the snapshots to these paths (all changes when empty); the
-/// list of changed paths is returned for the caller to assert.
-fn snapshot_changes(
+/// [`common::snapshot_changes`] for `create api`, updated files shown as `Update::ChangedLines`; the
+/// snapshots are taken here, so insta names their files after this module.
+fn snapshot(
     variant: &str,
     before: &BTreeMap<String, Vec<u8>>,
     after: &BTreeMap<String, Vec<u8>>,
     only: &[&str],
 ) -> Vec<String> {
-    let mut changed = Vec::new();
-    for (path, new) in after {
-        let old = before.get(path);
-        if old == Some(new) {
-            continue;
-        }
-        changed.push(path.clone());
-        if !only.is_empty() && !only.contains(&path.as_str()) {
-            continue;
-        }
-        let name = format!("{variant}__{}", path.replace(['/', '.'], "_"));
-        match old {
-            None => insta::assert_snapshot!(name, text(new)),
-            Some(old) => insta::assert_snapshot!(name, changed_lines(&text(old), &text(new))),
-        }
-    }
-    assert!(
-        before.keys().all(|k| after.contains_key(k)),
-        "create api removed a file"
-    );
-    changed
+    common::snapshot_changes(
+        "create api",
+        variant,
+        before,
+        after,
+        only,
+        common::Update::ChangedLines,
+        |name, text| insta::assert_snapshot!(name, text),
+    )
 }
 
 #[test]
@@ -95,7 +69,7 @@ fn aijob_adds_types_controller_wiring_and_project_entry() {
         &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
     );
     let after = tree(&dir);
-    let changed = snapshot_changes("aijob", &before, &after, &[]);
+    let changed = snapshot("aijob", &before, &after, &[]);
     assert_eq!(
         changed,
         [
@@ -169,7 +143,7 @@ fn cluster_scoped_kind_has_no_namespaced_attribute_and_watches_all() {
         ],
     );
     let after = tree(&dir);
-    snapshot_changes(
+    snapshot(
         "cluster",
         &before,
         &after,
@@ -211,7 +185,7 @@ fn plural_flag_goes_into_kube_attribute_project_and_rbac() {
         ],
     );
     let after = tree(&dir);
-    snapshot_changes(
+    snapshot(
         "plural",
         &before,
         &after,
@@ -248,7 +222,7 @@ fn core_pod_controller_without_resource() {
         ],
     );
     let after = tree(&dir);
-    let changed = snapshot_changes("pod", &before, &after, &[]);
+    let changed = snapshot("pod", &before, &after, &[]);
     // No types, CRD, sample or roles: only the controller and its wiring.
     assert_eq!(
         changed,

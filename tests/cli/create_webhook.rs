@@ -52,42 +52,23 @@ fn create_webhook(dir: &Path, args: &[&str]) -> String {
     text(&out.get_output().stdout)
 }
 
-/// Snapshots what changed between `before` and `after` (new files whole, updated files as a
-/// unified diff), limited to `only` when not empty. Returns the changed paths.
-fn snapshot_changes(
+/// [`common::snapshot_changes`] for `create webhook`, updated files shown as `Update::UnifiedDiff`; the
+/// snapshots are taken here, so insta names their files after this module.
+fn snapshot(
     variant: &str,
     before: &BTreeMap<String, Vec<u8>>,
     after: &BTreeMap<String, Vec<u8>>,
     only: &[&str],
 ) -> Vec<String> {
-    let mut changed = Vec::new();
-    for (path, new) in after {
-        let old = before.get(path);
-        if old == Some(new) {
-            continue;
-        }
-        changed.push(path.clone());
-        if !only.is_empty() && !only.contains(&path.as_str()) {
-            continue;
-        }
-        let name = format!("{variant}__{}", path.replace(['/', '.'], "_"));
-        match old {
-            None => insta::assert_snapshot!(name, text(new)),
-            Some(old) => {
-                let diff = similar::TextDiff::from_lines(&text(old), &text(new))
-                    .unified_diff()
-                    .context_radius(2)
-                    .header(path, path)
-                    .to_string();
-                insta::assert_snapshot!(name, diff);
-            }
-        }
-    }
-    assert!(
-        before.keys().all(|k| after.contains_key(k)),
-        "create webhook removed a file"
-    );
-    changed
+    common::snapshot_changes(
+        "create webhook",
+        variant,
+        before,
+        after,
+        only,
+        common::Update::UnifiedDiff,
+        |name, text| insta::assert_snapshot!(name, text),
+    )
 }
 
 #[test]
@@ -108,7 +89,7 @@ fn aijob_defaulting_and_validation() {
         ],
     );
     let after = tree(&dir);
-    let changed = snapshot_changes("aijob", &before, &after, &[]);
+    let changed = snapshot("aijob", &before, &after, &[]);
     assert_eq!(
         changed,
         [
@@ -234,7 +215,7 @@ fn second_webhook_type_merges_into_the_file_and_keeps_user_code() {
         ],
     );
     let after = tree(&dir);
-    let changed = snapshot_changes("merge", &before, &after, &[KIND_FILE]);
+    let changed = snapshot("merge", &before, &after, &[KIND_FILE]);
     assert_eq!(changed, ["PROJECT", "src/main.rs", KIND_FILE]);
     let merged = text(&after[KIND_FILE]);
     assert!(merged.contains("Some(\"user-chosen\".to_string())"));
@@ -313,7 +294,7 @@ fn builtin_pod_needs_no_api_and_is_recorded_as_core() {
         ],
     );
     let after = tree(&dir);
-    snapshot_changes(
+    snapshot(
         "pod",
         &before,
         &after,
@@ -661,7 +642,7 @@ fn conversion_hub_and_spoke() {
         "{stdout}"
     );
     let after = tree(&dir);
-    let changed = snapshot_changes(
+    let changed = snapshot(
         "conversion",
         &before,
         &after,

@@ -6,7 +6,7 @@
 //! - `rsbuilder manifests` writes a CRD with both versions, the tutorial's validation and the
 //!   conversion webhook patch, webhooks of the project's own group (not the built-in
 //!   `batch`), and RBAC for the Jobs; `manifests --check` finds nothing to change;
-//! - end to end (skipped with `RSBUILDER_SKIP_E2E=1` locally, required under `CI=true`): the
+//! - end to end (under `CI=true` or with `RSBUILDER_E2E=1`, `common::e2e::opted_in`): the
 //!   project builds, and its tests pass: the schedule logic (next run, missed runs, starting
 //!   deadline, concurrency policy, history), the webhooks and the conversion;
 //! - every code block that docs/tutorial.md quotes from `tests/tutorial/` is in that file,
@@ -15,6 +15,7 @@
 //! Builds use `<RSBUILDER_E2E_TARGET_DIR>/tutorial` (default `<repo>/target/e2e/tutorial`).
 
 use crate::common;
+use common::e2e::describe;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -61,15 +62,6 @@ const STEPS: &[Step] = &[
     Step::Write("src/webhook/v1/cronjob_conversion.rs"),
     Step::Run("rsbuilder manifests"),
 ];
-
-fn describe(what: &str, dir: &Path, out: &Output) -> String {
-    format!(
-        "{what} failed in {}:\n--- stdout\n{}\n--- stderr\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 fn rsbuilder(dir: &Path, args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_rsbuilder"))
@@ -292,22 +284,17 @@ const PROJECT_TESTS: &[&str] = &[
 
 #[test]
 fn the_tutorial_project_builds_and_its_tests_pass() {
-    if common::e2e_opted_out() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let (_tmp, dir) = scaffolded();
-    let target = std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/e2e"))
-        .join("tutorial");
-    let out = Command::new(env!("CARGO"))
+    let out = common::e2e::cargo()
         .args(["test", "--lib"])
         .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", target)
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
+        .env(
+            "CARGO_TARGET_DIR",
+            common::e2e::target_dir().join("tutorial"),
+        )
         .output()
         .unwrap();
     assert!(

@@ -9,7 +9,7 @@
 //! unchanged.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
-//! Set `RSBUILDER_SKIP_E2E=1` to skip.
+//! Runs under `CI=true` or with `RSBUILDER_E2E=1` (`common::e2e::opted_in`).
 
 use crate::common;
 
@@ -17,28 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn skip() -> bool {
-    common::e2e_opted_out()
-}
-
-fn describe(what: &str, dir: &Path, out: &Output) -> String {
-    format!(
-        "{what} failed in {}:\n{}\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn cargo(dir: &Path, args: &[&str]) -> Output {
-    let out = common::e2e::run(dir, env!("CARGO"), args);
-    assert!(
-        out.status.success(),
-        "{}",
-        describe(&format!("cargo {args:?}"), dir, &out)
-    );
-    out
-}
+use common::e2e::{cargo_ok as cargo, describe};
 
 fn rsbuilder(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rsbuilder"))
@@ -149,9 +128,9 @@ fn aijob_example_edit(dir: &Path) {
 
 #[test]
 fn create_api_projects_build_and_pass_their_tests() {
-    if skip() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ai-operator");
     std::fs::create_dir(&dir).unwrap();

@@ -8,8 +8,8 @@
 //! store and still has what was written.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
-//! Set `RSBUILDER_SKIP_E2E=1` to skip. Without kubectl the test skips locally and fails under
-//! `CI=true` (`common::missing`).
+//! Runs under `CI=true` or with `RSBUILDER_E2E=1` (`common::e2e::opted_in`). Without kubectl
+//! the test skips locally and fails under `CI=true` (`common::missing`).
 
 use crate::common;
 
@@ -17,23 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"))
-}
-
-fn describe(what: &str, out: &Output) -> String {
-    format!(
-        "{what} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use common::e2e::{describe, shared_build_env, target_dir};
 
 fn run_ok(cmd: &mut Command, what: &str) -> Output {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", describe(what, &out));
+    let dir = cmd.get_current_dir().unwrap_or(Path::new("."));
+    assert!(out.status.success(), "{}", describe(what, dir, &out));
     out
 }
 
@@ -147,7 +136,7 @@ impl Kubectl {
         assert!(
             out.status.success(),
             "{}",
-            describe(&format!("kubectl {args:?}"), &out)
+            describe(&format!("kubectl {args:?}"), &self.home, &out)
         );
         String::from_utf8(out.stdout).unwrap()
     }
@@ -180,9 +169,9 @@ fn serve(bin: &Path, port: u16, store: &Path, k: &Kubectl) -> Served {
 
 #[test]
 fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
-    if common::e2e_opted_out() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     if Command::new("kubectl")
         .arg("version")
         .arg("--client")
@@ -226,13 +215,9 @@ fn the_generated_api_server_serves_the_seeds_database_to_kubectl() {
     // The scaffold as written is rustfmt-clean and passes clippy.
     let cargo = |args: &[&str], what: &str| {
         run_ok(
-            Command::new(env!("CARGO"))
+            shared_build_env(&mut Command::new(env!("CARGO")))
                 .args(args)
-                .current_dir(&dir)
-                .env("CARGO_TARGET_DIR", target_dir())
-                .env("CARGO_INCREMENTAL", "0")
-                .env("CARGO_PROFILE_DEV_DEBUG", "0")
-                .env_remove("RUSTFLAGS"),
+                .current_dir(&dir),
             what,
         )
     };

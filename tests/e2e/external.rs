@@ -5,7 +5,8 @@
 //!
 //! Needs kopium (`cargo install kopium`): skipped with a message without it, a failure under
 //! `CI=true`. Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default
-//! `<repo>/target/e2e`. Set `RSBUILDER_SKIP_E2E=1` to skip.
+//! `<repo>/target/e2e`. Runs under `CI=true` or with `RSBUILDER_E2E=1`
+//! (`common::e2e::opted_in`).
 
 use crate::common;
 use common::e2e::{describe, run_ok};
@@ -14,9 +15,9 @@ use std::process::Command;
 
 #[test]
 fn an_external_kind_from_a_crd_builds_and_passes_its_tests() {
-    if common::e2e_opted_out() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("tls-operator");
     std::fs::create_dir(&dir).unwrap();

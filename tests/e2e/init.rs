@@ -6,48 +6,18 @@
 //! at the `controllers` and `webhooks` markers the way `create api` / `create webhook` do.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
-//! Set `RSBUILDER_SKIP_E2E=1` to skip.
+//! Runs under `CI=true` or with `RSBUILDER_E2E=1` (`common::e2e::opted_in`).
 
 use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::e2e::{cargo_ok as cargo, shared_build_env, target_dir};
 use rsbuilder::scaffold::{IfExists, Plan};
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e"))
-}
-
-fn skip() -> bool {
-    common::e2e_opted_out()
-}
-
-fn cargo(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo {args:?} failed in {}:\n{}\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 /// Builds the manager and copies the binary out of the shared target directory (another
 /// project built there later would replace `target/debug/manager`).
@@ -455,9 +425,9 @@ fn insert_demo_controller_and_webhook(dir: &Path) {
 
 #[test]
 fn generated_project_builds_tests_renders_and_runs() {
-    if skip() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ai-operator");
     std::fs::create_dir(&dir).unwrap();
@@ -613,9 +583,9 @@ fn docker_copy(from: &Path, args: &str, to: &Path) {
 /// sources keep their older modification times, as with `COPY`).
 #[test]
 fn dockerfile_builder_stage_builds_the_real_manager() {
-    if skip() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     // A name of its own, so this build and the other tests' do not share artifacts.
     let dir = tmp.path().join("docker-check");
@@ -660,15 +630,9 @@ fn dockerfile_builder_stage_builds_the_real_manager() {
                     .replace(" --release", "")
                     .replace("target/release/", &format!("{}/debug/", target.display()))
                     .replace(" /manager", &format!(" {}/manager", root.display()));
-                let out = Command::new("sh")
-                    .args(["-ec", &command])
-                    .current_dir(&work)
-                    .env("CARGO_TARGET_DIR", &target)
-                    .env("CARGO_INCREMENTAL", "0")
-                    .env("CARGO_PROFILE_DEV_DEBUG", "0")
-                    .env_remove("RUSTFLAGS")
-                    .output()
-                    .unwrap();
+                let mut sh = Command::new("sh");
+                sh.args(["-ec", &command]).current_dir(&work);
+                let out = shared_build_env(&mut sh).output().unwrap();
                 assert!(
                     out.status.success(),
                     "RUN {command}:\n{}",

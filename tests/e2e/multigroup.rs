@@ -9,13 +9,9 @@
 //! default `<repo>/target/e2e`.
 
 use crate::common;
-use common::e2e::{describe, run_ok};
+use common::e2e::{cargo_ok as cargo, describe};
 
 use std::path::Path;
-
-fn cargo(dir: &Path, args: &[&str]) {
-    run_ok(dir, env!("CARGO"), args);
-}
 
 fn rsbuilder_ok(dir: &Path, args: &[&str]) {
     let out = common::rsbuilder(dir).args(args).output().unwrap();
@@ -28,9 +24,9 @@ fn rsbuilder_ok(dir: &Path, args: &[&str]) {
 
 #[test]
 fn a_multigroup_project_with_one_kind_in_two_groups_builds_and_passes_its_tests() {
-    if !common::e2e::opted_in() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("fleet");
     std::fs::create_dir(&dir).unwrap();

@@ -11,29 +11,14 @@
 //! tests pass.
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
-//! Set `RSBUILDER_SKIP_E2E=1` to skip.
+//! Runs under `CI=true` or with `RSBUILDER_E2E=1` (`common::e2e::opted_in`).
 
 use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::e2e::{describe, target_dir};
-
-fn skip() -> bool {
-    common::e2e_opted_out()
-}
-
-/// `cargo args` in `dir` on the shared target directory; fails the test unless it succeeds.
-fn cargo(dir: &Path, args: &[&str]) -> Output {
-    let out = common::e2e::run(dir, env!("CARGO"), args);
-    assert!(
-        out.status.success(),
-        "{}",
-        describe(&format!("cargo {args:?}"), dir, &out)
-    );
-    out
-}
+use common::e2e::{cargo_ok as cargo, describe, target_dir};
 
 fn rsbuilder_ok(dir: &Path, args: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_rsbuilder"))
@@ -288,9 +273,9 @@ fn no_certificate_exit(manager: &Path) {
 
 #[test]
 fn case_a_webhooks_build_serve_https_and_render() {
-    if skip() {
+    let Some(_serial) = common::e2e::opted_in() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ai-operator");
     std::fs::create_dir(&dir).unwrap();

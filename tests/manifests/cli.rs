@@ -9,7 +9,7 @@ use predicates::prelude::*;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("tests/fixtures/cases")
         .join(name)
 }
 

@@ -15,8 +15,6 @@
 //! `RSBUILDER_CONFORMANCE_CASE=<name>` restricts the comparisons to cases whose name
 //! contains `<name>`. See docs/conformance.md.
 
-use crate::common;
-
 use crate::support;
 
 use std::path::{Path, PathBuf};
@@ -321,23 +319,60 @@ fn invalid_cases_give_located_diagnostics() {
     );
 }
 
-/// Case B of shared/cases: the fixture copy of the Database example's types is the shared file,
-/// and kube-derive's output for it is the reference YAML recorded there.
+/// Case B of the project's cases (tests/fixtures/cases): the fixture copy of the Database
+/// example's types is the case's file, and kube-derive's output for it is the reference YAML
+/// recorded there.
 #[test]
-fn seed_database_fixture_matches_shared_reference() {
-    let shared = support::repo_root().join("../shared/cases/database");
-    if !shared.is_dir() {
-        common::missing(&format!("{} not found", shared.display()));
-        return;
-    }
+fn seed_database_fixture_matches_the_case_reference() {
+    let case = support::repo_root().join("tests/fixtures/cases/database");
     let ours = std::fs::read_to_string(cases_dir().join("seed_database.rs")).unwrap();
-    let theirs = std::fs::read_to_string(shared.join("database_types.rs")).unwrap();
+    let theirs = std::fs::read_to_string(case.join("database_types.rs")).unwrap();
     assert_eq!(
         ours, theirs,
-        "seed_database.rs differs from shared/cases/database/database_types.rs"
+        "seed_database.rs differs from tests/fixtures/cases/database/database_types.rs"
     );
-    let yaml = std::fs::read_to_string(shared.join("expected_crd.yaml")).unwrap();
+    let yaml = std::fs::read_to_string(case.join("expected_crd.yaml")).unwrap();
     let reference: Value = serde_saphyr::from_str(&yaml).unwrap();
     let got = &fixture_output()["seed_database"];
     assert_eq!(got, &Value::Array(vec![reference]));
+}
+
+/// The one test that reads outside the repository: tests/fixtures/cases is a copy of
+/// `../shared/cases` (the cases the project must handle, kept beside the checkout), and must
+/// stay equal to it, file for file. Skips with a message when `../shared/cases` is absent (a
+/// clone on its own).
+#[test]
+fn shared_cases_copy_is_current() {
+    let shared = support::repo_root().join("../shared/cases");
+    if !shared.is_dir() {
+        eprintln!("skipped: {} not found", shared.display());
+        return;
+    }
+    let files = |root: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut all: Vec<_> = walkdir::WalkDir::new(root)
+            .into_iter()
+            .map(Result::unwrap)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(root).unwrap();
+                (
+                    rel.to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let copy = files(&support::repo_root().join("tests/fixtures/cases"));
+    let theirs = files(&shared);
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&copy), names(&theirs), "the files differ");
+    for ((name, ours), (_, theirs)) in copy.iter().zip(&theirs) {
+        assert!(
+            ours == theirs,
+            "tests/fixtures/cases/{name} differs from {}; copy it again",
+            shared.join(name).display()
+        );
+    }
 }

@@ -9,7 +9,8 @@
 //! - `<crd>_all.rs`, for CRDs with several versions: every version in its own module, the
 //!   versions the CRD does not store marked `storage = false`, so the merged CRD is compared.
 //!
-//! Skips with a message when the corpus or kopium (`cargo install kopium --locked`) is absent.
+//! Skips with a message when the corpus is absent (it is outside the repository), or when
+//! kopium (`cargo install kopium --locked`) is, which fails under `CI=true`.
 
 use crate::common;
 use crate::support;
@@ -21,10 +22,13 @@ use std::process::Command;
 use serde_json::Value;
 use support::{Static, compare, rsbuilder_crds, rust_files};
 
-fn corpus_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| support::repo_root().join("../shared/corpus/crds"))
+/// The corpus: `RSBUILDER_CORPUS_DIR` (then `true`: asked for by name), else
+/// `../shared/corpus/crds` beside the checkout (`false`).
+fn corpus_dir() -> (PathBuf, bool) {
+    match std::env::var_os("RSBUILDER_CORPUS_DIR") {
+        Some(dir) => (PathBuf::from(dir), true),
+        None => (support::repo_root().join("../shared/corpus/crds"), false),
+    }
 }
 
 fn kopium() -> Option<PathBuf> {
@@ -127,19 +131,29 @@ fn write_if_changed(path: &Path, text: &str) {
     }
 }
 
+/// Reads outside the repository, as its name says: the corpus is third-party CRDs, which the
+/// project does not commit. Without it the test skips with a message; a corpus named by
+/// `RSBUILDER_CORPUS_DIR` that cannot be read fails under `CI=true` (`common::missing`).
 #[test]
-fn kopium_corpus_equals_kube_derive_crd() {
-    let dir = corpus_dir();
+fn shared_corpus_through_kopium_equals_kube_derive_crd() {
+    let (dir, asked) = corpus_dir();
     let mut crds: Vec<PathBuf> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
             .collect(),
-        Err(_) => {
+        Err(_) if asked => {
             common::missing(&format!(
-                "no CRD corpus at {} (set RSBUILDER_CORPUS_DIR)",
+                "no CRD corpus at {} (RSBUILDER_CORPUS_DIR)",
                 dir.display()
             ));
+            return;
+        }
+        Err(_) => {
+            eprintln!(
+                "skipped: no CRD corpus at {} (set RSBUILDER_CORPUS_DIR)",
+                dir.display()
+            );
             return;
         }
     };

@@ -1,78 +1,27 @@
-//! Shared by the conformance tests (`tests/conformance.rs`) and the kopium corpus test
-//! (`tests/corpus.rs`): building and running a fixture crate with kube-derive, running
-//! rsbuilder's static engine on one source file, and comparing the two as JSON values.
+//! Shared by the manifests tests that build crates (the conformance cases, the kopium corpus,
+//! the differential generator, the probe): building and running a fixture crate with
+//! kube-derive, running rsbuilder's static engine on one source file, and comparing the two as
+//! JSON values. The build settings come from `common::e2e`.
 
 #![allow(dead_code)]
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use rsbuilder::manifests::cfg::{Cfg, FeatureFlags};
 use rsbuilder::manifests::{Diagnostic, SourceSet, crds_from_sources};
 use serde_json::{Map, Value};
+
+pub use crate::common::e2e::{cargo, shared_build_env, target_dir};
 
 /// The rsbuilder checkout.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Target directory shared by every crate the tests build: `RSBUILDER_E2E_TARGET_DIR`, or
-/// `<repo>/target/e2e`.
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target").join("e2e"))
-}
-
 /// The fixture crate of the conformance suite.
 pub fn fixture_crate() -> PathBuf {
     repo_root().join("tests/conformance/fixtures")
-}
-
-/// Sets the build settings every crate the tests build shares, so that they reuse each
-/// other's compiled dependencies in [`target_dir`]: built once per run and thrown away, so no
-/// incremental cache and no debug info (disk), and no RUSTFLAGS of the caller. Also for an
-/// `rsbuilder` process, whose probe builds in the crate's target directory (`CARGO_TARGET_DIR`).
-pub fn shared_build_env<C: BuildEnv>(cmd: &mut C) -> &mut C {
-    cmd.set("CARGO_TARGET_DIR", target_dir().as_os_str())
-        .set("CARGO_INCREMENTAL", "0".as_ref())
-        .set("CARGO_PROFILE_DEV_DEBUG", "0".as_ref())
-        .unset("RUSTFLAGS")
-        .unset("CARGO_ENCODED_RUSTFLAGS")
-}
-
-/// `std::process::Command` and `assert_cmd::Command` alike.
-pub trait BuildEnv {
-    /// Sets a variable.
-    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self;
-    /// Removes a variable.
-    fn unset(&mut self, key: &str) -> &mut Self;
-}
-
-impl BuildEnv for Command {
-    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self {
-        self.env(key, value)
-    }
-    fn unset(&mut self, key: &str) -> &mut Self {
-        self.env_remove(key)
-    }
-}
-
-impl BuildEnv for assert_cmd::Command {
-    fn set(&mut self, key: &str, value: &std::ffi::OsStr) -> &mut Self {
-        self.env(key, value)
-    }
-    fn unset(&mut self, key: &str) -> &mut Self {
-        self.env_remove(key)
-    }
-}
-
-/// `cargo` (the one running the tests) with [`shared_build_env`].
-pub fn cargo() -> Command {
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    shared_build_env(&mut c);
-    c
 }
 
 /// The conformance fixture crate's Cargo.lock with its package renamed `package`: a crate

@@ -154,16 +154,12 @@ pub fn write_cases(dir: &Path, cases: &[(String, String)]) -> BTreeMap<String, P
     paths
 }
 
-fn cargo(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+/// `cargo args` on the batch crate `dir` ([`support::cargo`]).
+fn batch_cargo(dir: &Path, args: &[&str]) -> Command {
+    let mut c = support::cargo();
     c.args(args)
         .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", support::target_dir())
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+        .arg(dir.join("Cargo.toml"));
     c
 }
 
@@ -177,7 +173,7 @@ struct Built {
 fn build(dir: &Path) -> Result<Built, String> {
     let mut failed = BTreeMap::new();
     for _ in 0..4 {
-        let out = cargo(dir, &["build", "--locked", "--message-format=json"])
+        let out = batch_cargo(dir, &["build", "--locked", "--message-format=json"])
             .output()
             .map_err(|e| format!("cannot run cargo: {e}"))?;
         let mut exe = None;
