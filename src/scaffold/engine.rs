@@ -349,7 +349,7 @@ impl Plan {
 
     /// [`Plan::create_file`] for a Rust file whose `contents` are already what rustfmt (default
     /// configuration, edition 2024) makes of them, as `init`'s templates render for every valid
-    /// input (tests/init_rustfmt.rs checks it). rustfmt is then not run on it, which is most of
+    /// input (tests/cli/init_rustfmt.rs checks it). rustfmt is then not run on it, which is most of
     /// the time of `init`; it still is when a `rustfmt.toml` or `.rustfmt.toml` applies in the
     /// project root, when the project's edition is not 2024, or when another operation of the
     /// plan inserts into the file.

@@ -525,7 +525,7 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
             // Every init template renders rustfmt-clean: user input reaches Rust files only
             // in comments (never rewrapped) and string literals whose lines stay within
             // rustfmt's width for every valid name, except the Lease name, a struct field
-            // rustfmt leaves as it is however long (tests/init_rustfmt.rs).
+            // rustfmt leaves as it is however long (tests/cli/init_rustfmt.rs).
             plan.create_file_preformatted(layout::init_file(path), contents);
         } else {
             plan.create_file(layout::init_file(path), contents);

@@ -1204,7 +1204,7 @@ fn long_kind_names_stay_rustfmt_clean() {
 /// refused (also with `--force`) with the command that switches the layout; files are named by
 /// version and lower-case kind, so a kind differing only in case is refused too. In the
 /// multigroup layout the same kind in another group has files of its own
-/// (tests/multigroup.rs).
+/// (tests/cli/multigroup.rs).
 #[test]
 fn a_second_group_or_a_kind_differing_only_in_case_is_refused_even_with_force() {
     let (_tmp, dir) = init_ai_operator();

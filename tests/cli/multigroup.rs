@@ -2,7 +2,7 @@
 //! two groups (the same kind in both), and `edit --multigroup=true|false` moving an existing
 //! project over and back. Scaffold trees and contents, the refusals (nothing written), and
 //! that every `pub mod` line has its file. No generated project is compiled here (see
-//! tests/e2e_multigroup.rs).
+//! tests/e2e/multigroup.rs).
 
 use crate::common;
 use common::{read, rsbuilder, tree};

@@ -6,9 +6,9 @@
 //! it was and nothing written outside the project.
 //!
 //! Case D of `shared/cases/README.md`: its scaffolding rows are tested next to the command they
-//! belong to (`tests/create_api.rs` `case_d_*`, `tests/init.rs`
+//! belong to (`tests/cli/create_api.rs` `case_d_*`, `tests/cli/init.rs`
 //! `init_refuses_an_existing_cargo_project` / `second_init_refuses_and_changes_nothing`); its
-//! manifests rows in `tests/manifests_cli.rs` and `tests/markers_cli.rs`. docs/safety.md maps
+//! manifests rows in `tests/manifests/cli.rs` and `tests/cli/markers_cli.rs`. docs/safety.md maps
 //! each row to its test.
 
 use crate::common;

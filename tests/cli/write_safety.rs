@@ -384,7 +384,7 @@ fn edit_multigroup_killed_at_every_write_step_is_rolled_forward_or_back() {
     killed_at_every_step(&base, &["edit", "--multigroup=true"]);
 }
 
-/// The project at `dir` as an older rsbuilder would have left it (see tests/alpha.rs): two
+/// The project at `dir` as an older rsbuilder would have left it (see tests/cli/alpha.rs): two
 /// runtime files had another line a quarter of the way in (on disk and in their records under
 /// `.rsbuilder/`), the second of them also has a line of the user's three quarters in, and a
 /// recorded runtime file this version does not have. `alpha update` then replaces the first,

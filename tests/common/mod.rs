@@ -12,7 +12,7 @@ pub use outside_tools::{e2e_opted_out, missing};
 pub const EPOCH_2026: &str = "1780272000";
 
 /// The rsbuilder binary of this build, run in `dir` with [`EPOCH_2026`] (so generated years
-/// are stable) and without the fault-injection variable of tests/write_safety.rs.
+/// are stable) and without the fault-injection variable of tests/cli/write_safety.rs.
 #[allow(dead_code)]
 pub fn rsbuilder(dir: &std::path::Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("rsbuilder").expect("binary built");

@@ -1173,7 +1173,7 @@ fn samples_validate_against_their_crds() {
         };
         variants += 1;
         // A kind the aggregated API server serves has no CRD: its sample is checked by
-        // tests/e2e_apiserver.rs against the server instead.
+        // tests/e2e/apiserver.rs against the server instead.
         let crd_samples: Vec<Value> = objects(samples)
             .into_iter()
             .filter(|o| o["apiVersion"] != "data.ai.example.com/v1alpha1")

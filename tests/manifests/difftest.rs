@@ -103,7 +103,7 @@ fn shrink_and_write(case: &Case, outcome: &Outcome) -> PathBuf {
         None => ("", text.as_str()),
     };
     let mut header = format!(
-        "// Shrunk from seed {}, kind {} of tests/difftest.rs ({:?}); kube-derive vs rsbuilder:\n{header}",
+        "// Shrunk from seed {}, kind {} of tests/manifests/difftest.rs ({:?}); kube-derive vs rsbuilder:\n{header}",
         case.seed, case.index, small.spelling
     );
     if small.spelling.crlf {
