@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Validates the manifests of a scaffolded project the way tests/manifest_validation.rs does:
+# Validates the manifests of a scaffolded project the way tests/e2e/manifest_validation.rs does:
 #   1. `kubectl kustomize config/default` renders;
 #   2. the render validates against the Kubernetes 1.37 OpenAPI schema (kubernetes-validate --strict;
 #      kinds without a schema there, such as cert-manager's, are reported as warnings);
@@ -9,7 +9,7 @@
 set -euo pipefail
 
 project="${1:-.}"
-# Keep in step with ACCEPTED_CHECKS in tests/manifest_validation.rs (a test compares them).
+# Keep in step with ACCEPTED_CHECKS in tests/e2e/manifest_validation.rs (a test compares them).
 accepted="CKV_K8S_14,CKV_K8S_43,CKV_K8S_38,CKV2_K8S_6"
 
 work="$(mktemp -d)"

@@ -6,7 +6,8 @@
 //! 2. `cargo build` and `cargo test` (with `--locked` when the example commits a `Cargo.lock`).
 //!
 //! Builds share one target directory: `RSBUILDER_E2E_TARGET_DIR`, default `<repo>/target/e2e`.
-//! `RSBUILDER_SKIP_E2E=1` skips the builds (the manifests check still runs).
+//! The builds run under `CI=true` or with `RSBUILDER_E2E=1` (`common::e2e::opted_in`); the
+//! manifests check always runs.
 //!
 //! The test harness is libtest-mimic (`harness = false` in `Cargo.toml`), which makes one test
 //! per discovered example: `cargo test --test examples -- ai-operator` runs one of them.
@@ -26,11 +27,8 @@ fn repo() -> &'static Path {
 /// artifacts by package name and version, not by path, so an example and an e2e project that
 /// are both called `ai-operator` would otherwise reuse each other's test binaries, and the
 /// examples' sources, which persist, would make the other's stale binaries look fresh.
-fn target_dir() -> PathBuf {
-    std::env::var_os("RSBUILDER_E2E_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/e2e"))
-        .join("examples")
+fn examples_target() -> PathBuf {
+    common::e2e::target_dir().join("examples")
 }
 
 /// Every directory under `examples/` that holds a `Cargo.toml`, sorted by name. A directory
@@ -87,15 +85,12 @@ fn run(mut command: Command, dir: &Path, what: &str) -> Result<Output, Failed> {
     Ok(out)
 }
 
-fn cargo(dir: &Path, subcommand: &str) -> Command {
-    let mut command = Command::new(env!("CARGO"));
+/// `cargo subcommand` for the example `dir` ([`common::e2e::cargo`] in [`examples_target`]).
+fn example_cargo(dir: &Path, subcommand: &str) -> Command {
+    let mut command = common::e2e::cargo();
     command
         .arg(subcommand)
-        .env("CARGO_TARGET_DIR", target_dir())
-        // Built once per run and thrown away: no incremental cache, no debug info (disk).
-        .env("CARGO_INCREMENTAL", "0")
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .env_remove("RUSTFLAGS");
+        .env("CARGO_TARGET_DIR", examples_target());
     if dir.join("Cargo.lock").is_file() {
         command.arg("--locked");
     }
@@ -112,15 +107,12 @@ fn check_example(dir: &Path) -> Result<(), Failed> {
         "`rsbuilder manifests --check` (config/ drifted from the sources; run `rsbuilder manifests` there)",
     )?;
 
-    if common::e2e_opted_out() {
-        eprintln!(
-            "{}: skipping cargo build and cargo test: RSBUILDER_SKIP_E2E is set",
-            dir.display()
-        );
+    let Some(_serial) = common::e2e::opted_in() else {
+        eprintln!("{}: cargo build and cargo test skipped", dir.display());
         return Ok(());
-    }
-    run(cargo(dir, "build"), dir, "cargo build")?;
-    let out = run(cargo(dir, "test"), dir, "cargo test")?;
+    };
+    run(example_cargo(dir, "build"), dir, "cargo build")?;
+    let out = run(example_cargo(dir, "test"), dir, "cargo test")?;
     // A crate whose tests all vanished would pass silently: require at least one test to run.
     let stdout = String::from_utf8_lossy(&out.stdout);
     let ran: usize = stdout

@@ -16,7 +16,7 @@
 //! 5. a kube-rs reflector with default settings (`watcher::Config::default()`, pages of
 //!    500): the time until its initial list is done, and every object must be in its store.
 //!
-//! The tests (tests/apiserver_kubectl/list_under_writes.rs) do steps 3 to 5 on 3,000
+//! The tests (tests/apiserver/kubectl/list_under_writes.rs) do steps 3 to 5 on 3,000
 //! objects; this is the 25,000-object run. One run each, on purpose: the figures are wall-clock
 //! times, so the machine's load average is printed before and after.
 

@@ -1,7 +1,7 @@
 //! Tests of the manager: flags, metrics and the HTTP endpoints (called in-process), the
 //! HTTPS metrics endpoint's token checks (against a mocked API server), and the order of the
 //! start-up checks. None of them needs a cluster. (The manager binary's exit without a
-//! cluster is tested end to end on a generated project: rsbuilder's tests/e2e_init.rs.)
+//! cluster is tested end to end on a generated project: rsbuilder's tests/e2e/init.rs.)
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -46,7 +46,7 @@ pub enum Format {
     #[default]
     Rustfmt,
     /// The text is already what rustfmt (default configuration, edition 2024) makes of it, as
-    /// `init`'s templates render for every valid input (tests/init_rustfmt.rs checks it):
+    /// `init`'s templates render for every valid input (tests/cli/init_rustfmt.rs checks it):
     /// rustfmt is skipped, which is most of the time of `init`. It still runs when a
     /// `rustfmt.toml` or `.rustfmt.toml` applies in the project root, when the project's
     /// edition is not 2024, or when another operation of the plan inserts into the file.

@@ -6,7 +6,7 @@
 //! those modules import, or a type of Rust's prelude that they (or kube-derive's expansion)
 //! use unqualified, makes the project fail to compile. The list is what the templates under
 //! `templates/api`, `templates/webhook` and `templates/apiserver` import with `use` (a test
-//! in tests/create_webhook.rs scaffolds every kind of file and checks that each imported
+//! in tests/cli/create_webhook.rs scaffolds every kind of file and checks that each imported
 //! name is here), plus the edition-2024 prelude of the generated crate.
 
 use super::NameError;

@@ -11,7 +11,7 @@
 //!   with one panel per metric.
 //!
 //! The queries use only the names the runtime's `/metrics` serves
-//! (`rsbuilder_runtime::metrics::Metrics`; `tests/grafana.rs` checks every name of every
+//! (`rsbuilder_runtime::metrics::Metrics`; `tests/cli/grafana.rs` checks every name of every
 //! query against it). Kubebuilder's dashboards also chart controller-runtime's work-queue
 //! metrics (`workqueue_*`), which a kube-rs controller does not have; they are left out rather
 //! than drawn empty. The JSON files are derived output, like the CRDs of `rsbuilder manifests`:

@@ -554,7 +554,7 @@ pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
         // Every init template renders rustfmt-clean: user input reaches Rust files only in
         // comments (never rewrapped) and string literals whose lines stay within rustfmt's
         // width for every valid name, except the Lease name, a struct field rustfmt leaves as
-        // it is however long (tests/init_rustfmt.rs). Other files are never formatted.
+        // it is however long (tests/cli/init_rustfmt.rs). Other files are never formatted.
         plan.add(File::at(layout::init_file(path), contents).with_format(Format::Preformatted));
     }
     Ok(plan)

@@ -12,7 +12,7 @@ pub use outside_tools::{e2e_opted_out, missing};
 pub const EPOCH_2026: &str = "1780272000";
 
 /// The rsbuilder binary of this build, run in `dir` with [`EPOCH_2026`] (so generated years
-/// are stable) and without the fault-injection variable of tests/write_safety.rs.
+/// are stable) and without the fault-injection variable of tests/cli/write_safety.rs.
 #[allow(dead_code)]
 pub fn rsbuilder(dir: &std::path::Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("rsbuilder").expect("binary built");
@@ -45,4 +45,72 @@ pub fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>
 #[allow(dead_code)]
 pub fn read(dir: &std::path::Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// How [`snapshot_changes`] shows a file that the command changed.
+#[allow(dead_code)]
+pub enum Update {
+    /// The lines it added (`+`) and removed (`-`), without context or line numbers, so the
+    /// snapshot pins what the command wrote and not the text around it that `init` owns.
+    ChangedLines,
+    /// A unified diff with two lines of context.
+    UnifiedDiff,
+}
+
+/// Snapshots what `command` changed between the trees `before` and `after` (see [`tree`]): a
+/// new file whole, an updated file as [`Update`] says. Each snapshot is named
+/// `<variant>__<path with / and . as _>` and given to `snapshot`, which calls
+/// `insta::assert_snapshot!` in the test's own module (insta names the snapshot file after the
+/// module it is called from). `only` limits the snapshots to these paths (all changes when
+/// empty). Out: every changed path, for the caller to assert. Fails the test when `command`
+/// removed a file.
+#[allow(dead_code)]
+pub fn snapshot_changes(
+    command: &str,
+    variant: &str,
+    before: &std::collections::BTreeMap<String, Vec<u8>>,
+    after: &std::collections::BTreeMap<String, Vec<u8>>,
+    only: &[&str],
+    update: Update,
+    snapshot: impl Fn(String, String),
+) -> Vec<String> {
+    let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).unwrap();
+    let mut changed = Vec::new();
+    for (path, new) in after {
+        let old = before.get(path);
+        if old == Some(new) {
+            continue;
+        }
+        changed.push(path.clone());
+        if !only.is_empty() && !only.contains(&path.as_str()) {
+            continue;
+        }
+        let name = format!("{variant}__{}", path.replace(['/', '.'], "_"));
+        let shown = match (old, &update) {
+            (None, _) => text(new),
+            (Some(old), Update::ChangedLines) => {
+                similar::TextDiff::from_lines(&text(old), &text(new))
+                    .iter_all_changes()
+                    .filter_map(|c| match c.tag() {
+                        similar::ChangeTag::Insert => Some(format!("+{c}")),
+                        similar::ChangeTag::Delete => Some(format!("-{c}")),
+                        similar::ChangeTag::Equal => None,
+                    })
+                    .collect()
+            }
+            (Some(old), Update::UnifiedDiff) => {
+                similar::TextDiff::from_lines(&text(old), &text(new))
+                    .unified_diff()
+                    .context_radius(2)
+                    .header(path, path)
+                    .to_string()
+            }
+        };
+        snapshot(name, shown);
+    }
+    assert!(
+        before.keys().all(|k| after.contains_key(k)),
+        "{command} removed a file"
+    );
+    changed
 }

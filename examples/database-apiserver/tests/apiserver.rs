@@ -1,7 +1,7 @@
 //! The example's server as `src/bin/apiserver.rs` builds it (the example's Database kind, the
 //! redb store, the `/custom` route merged beside the API), driven through its router without
-//! a socket. kubectl against the built binary is rsbuilder's `tests/e2e_apiserver.rs` and the
-//! runtime's `tests/apiserver_kubectl.rs`; the README shows the same calls by hand.
+//! a socket. kubectl against the built binary is rsbuilder's `tests/e2e/apiserver.rs` and the
+//! runtime's `tests/apiserver/kubectl.rs`; the README shows the same calls by hand.
 
 use database_apiserver::apiserver::v1::Database;
 use rsbuilder_runtime::apiserver::kind::ApiKind;

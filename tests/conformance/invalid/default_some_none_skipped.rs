@@ -1,6 +1,6 @@
 // A nested default whose `Option<Option<T>>` field is `Some(None)` under
 // `skip_serializing_if = "Option::is_none"`: serde writes it as null (it is not `None`), but
-// its JSON value is that of `None`, which the predicate would skip. Found by tests/difftest.rs
+// its JSON value is that of `None`, which the predicate would skip. Found by tests/manifests/difftest.rs
 // (seed 4, kind 144), where rsbuilder dropped the field from the default.
 // expect-error: cannot be told apart statically
 // expect-line: 16, 17

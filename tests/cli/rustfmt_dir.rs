@@ -1,0 +1,108 @@
+//! Where rsbuilder runs rustfmt on the files it writes: in a temporary directory
+//! with an explicit configuration, so a `rustfmt.toml` planted in the system's temporary
+//! directory does not change generated code, and a killed run's directory is removed by the
+//! next command.
+
+use crate::common;
+
+fn have_rustfmt() -> bool {
+    let found = std::process::Command::new("rustfmt")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        common::missing("rustfmt is not installed (rustup component add rustfmt)");
+    }
+    found
+}
+
+/// The `fmt-*` entries under the project's `.rsbuilder/`.
+fn fmt_dirs(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir.join(".rsbuilder"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("fmt-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn initialized() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    common::rsbuilder(tmp.path())
+        .args([
+            "init",
+            "--domain",
+            "ai.example.com",
+            "--repo",
+            "example.com/x",
+        ])
+        .args(["--project-name", "x"])
+        .assert()
+        .success();
+    tmp
+}
+
+/// Before, `create api` formatted in `$TMPDIR/rsbuilder-fmt-*`, and rustfmt found a
+/// `rustfmt.toml` in `$TMPDIR`: `hard_tabs = true` there gave the project tab-indented code.
+#[test]
+fn a_rustfmt_toml_in_the_temporary_directory_does_not_apply() {
+    if !have_rustfmt() {
+        return;
+    }
+    let tmp = initialized();
+    let planted = tempfile::tempdir().unwrap();
+    std::fs::write(
+        planted.path().join("rustfmt.toml"),
+        "hard_tabs = true\nmax_width = 40\n",
+    )
+    .unwrap();
+    common::rsbuilder(tmp.path())
+        .env("TMPDIR", planted.path())
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .success();
+    let controller = common::read(tmp.path(), "src/controller/aijob_controller.rs");
+    assert!(!controller.contains('\t'), "{controller}");
+    let types = common::read(tmp.path(), "src/api/v1/aijob_types.rs");
+    assert!(!types.contains('\t'), "{types}");
+    // Nothing left in either place.
+    assert_eq!(
+        std::fs::read_dir(planted.path()).unwrap().count(),
+        1,
+        "only the planted rustfmt.toml"
+    );
+    assert_eq!(fmt_dirs(tmp.path()), Vec::<String>::new());
+}
+
+/// A formatting directory a killed command left is removed by the next command.
+#[test]
+fn a_killed_runs_formatting_directory_is_removed_by_the_next_command() {
+    let tmp = initialized();
+    let left = tmp.path().join(".rsbuilder/fmt-AbC123/src");
+    std::fs::create_dir_all(&left).unwrap();
+    std::fs::write(left.join("main.rs"), "fn main() {}\n").unwrap();
+    common::rsbuilder(tmp.path())
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .success();
+    assert_eq!(fmt_dirs(tmp.path()), Vec::<String>::new());
+}
