@@ -47,10 +47,12 @@ pub(crate) fn config_file(root: &Path) -> Option<PathBuf> {
 /// The prefix of the formatting directories under `.rsbuilder/`.
 const FMT_PREFIX: &str = "fmt-";
 
-/// Removes the formatting directories a killed command left under `root/.rsbuilder/` (called
-/// with the project lock held, so no running command uses them), and `.rsbuilder` when that
-/// leaves it empty.
+/// Removes the formatting directories a killed command left: this project's in the system's
+/// temporary directory, and those an earlier version left under `root/.rsbuilder/` (and
+/// `.rsbuilder` when that leaves it empty). Called with the project lock held, so no running
+/// command uses them.
 pub fn remove_leftovers(root: &Path) {
+    remove_killed_runs(root);
     let state = root.join(super::STATE_DIR);
     // Never through a link: `.rsbuilder` must be the project's own directory.
     if !std::fs::symlink_metadata(&state).is_ok_and(|m| m.is_dir()) {
@@ -70,7 +72,6 @@ pub fn remove_leftovers(root: &Path) {
     if removed {
         let _ = std::fs::remove_dir(&state); // only when empty
     }
-    remove_killed_runs(root);
 }
 
 /// The start of the name of this project's formatting directories in the system's temporary
