@@ -202,6 +202,76 @@ fn include_str_docs_are_read_inside_the_crate_only() {
         ));
 }
 
+/// A link inside the crate whose target is outside it (a file next to the crate, or
+/// `/proc/self/environ`) is never read: not by `manifests`, not into the diff `--check` prints,
+/// also under `--evaluate auto` (no compile fallback: rustc would follow the link). The error
+/// names the source line and the link. A link that stays inside the crate is read.
+#[cfg(unix)]
+#[test]
+fn include_str_through_a_link_out_of_the_crate_is_never_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!(
+            "{THING}pub struct ThingSpec {{\n    #[doc = include_str!(\"notes.md\")]\n    pub port: i32,\n}}\n"
+        ),
+    );
+    write(&op, "docs/port.md", "Inside the crate.");
+    std::os::unix::fs::symlink("../docs/port.md", op.join("src/notes.md")).unwrap();
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(&op)
+        .assert()
+        .success();
+    assert_eq!(
+        thing_spec(&op)["properties"]["port"]["description"],
+        "Inside the crate."
+    );
+    write(tmp.path(), "outside.md", "OUTSIDE_TEXT_NOT_TO_LEAK");
+    let crd = op.join("config/crd/bases/t.example.com_things.yaml");
+    let before = std::fs::read_to_string(&crd).unwrap();
+    for target in [
+        tmp.path().join("outside.md"),
+        PathBuf::from("/proc/self/environ"),
+    ] {
+        std::fs::remove_file(op.join("src/notes.md")).unwrap();
+        std::os::unix::fs::symlink(&target, op.join("src/notes.md")).unwrap();
+        for (evaluate, check) in [
+            ("static", false),
+            ("static", true),
+            ("auto", true),
+            ("auto", false),
+        ] {
+            let mut cmd = rsbuilder();
+            cmd.env("RSB_SECRET_FOR_TEST", "OUTSIDE_TEXT_NOT_TO_LEAK")
+                .args(["manifests", "--evaluate", evaluate]);
+            if check {
+                cmd.arg("--check");
+            }
+            let out = cmd.arg("--dir").arg(&op).output().unwrap();
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            let what = format!(
+                "{} {evaluate} check={check}:\n{stdout}\n{stderr}",
+                target.display()
+            );
+            assert_eq!(out.status.code(), Some(1), "{what}");
+            assert!(
+                !stdout.contains("OUTSIDE_TEXT") && !stderr.contains("OUTSIDE_TEXT"),
+                "{what}"
+            );
+            assert!(stderr.contains("src/lib.rs:8:"), "{what}");
+            assert!(stderr.contains("src/notes.md"), "{what}");
+            assert!(stderr.contains("symbolic link"), "{what}");
+            assert!(stderr.contains("outside the crate"), "{what}");
+            assert_eq!(std::fs::read_to_string(&crd).unwrap(), before, "{what}");
+        }
+    }
+}
+
 // ---- merge_crds ----
 
 /// Two `merge_crds` calls storing different versions: the error names both calls.
