@@ -272,6 +272,87 @@ fn include_str_through_a_link_out_of_the_crate_is_never_read() {
     }
 }
 
+/// `--evaluate static` runs nothing the checkout names: not the toolchain of its
+/// rust-toolchain.toml (`path = ...`), not the `build.rustc` or `rustc-wrapper` of its
+/// `.cargo/config.toml`, not its build script; even for a kind that needs the compiler (it is
+/// refused instead), and with `--check`.
+#[cfg(unix)]
+#[test]
+fn evaluate_static_runs_no_program_the_checkout_names() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!(
+            "{THING}pub struct ThingSpec {{\n    #[schemars(schema_with = \"my_schema\")]\n    pub port: i32,\n}}\n\npub fn my_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {{\n    if std::env::var(\"X\").is_ok() {{ g.subschema_for::<String>() }} else {{ g.subschema_for::<i64>() }}\n}}\n"
+        ),
+    );
+    let ran = tmp.path().join("ran.log");
+    let evil = op.join("evil");
+    for b in ["bin/rustc", "bin/cargo", "wrapper"] {
+        let p = write(
+            &evil,
+            b,
+            &format!("#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n", ran.display()),
+        );
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    write(
+        &op,
+        "rust-toolchain.toml",
+        &format!("[toolchain]\npath = \"{}\"\n", evil.display()),
+    );
+    write(
+        &op,
+        ".cargo/config.toml",
+        &format!(
+            "[build]\nrustc = \"{0}/bin/rustc\"\nrustc-wrapper = \"{0}/wrapper\"\n",
+            evil.display()
+        ),
+    );
+    write(
+        &op,
+        "build.rs",
+        &format!(
+            "fn main() {{ std::fs::write(\"{}\", \"build script\").unwrap(); }}\n",
+            ran.display()
+        ),
+    );
+    for check in [false, true] {
+        let mut cmd = rsbuilder();
+        cmd.args(["manifests", "--evaluate", "static"]);
+        if check {
+            cmd.arg("--check");
+        }
+        let out = cmd.arg("--dir").arg(&op).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("schema_with"), "{stderr}");
+        assert!(!stderr.contains("compiling the crate"), "{stderr}");
+        assert!(
+            !ran.exists(),
+            "ran: {}",
+            std::fs::read_to_string(&ran).unwrap()
+        );
+    }
+    // `auto` (the default) falls back to compiling, which would run them; it says so first,
+    // naming the kind and the line that needs the compiler (this crate has no kube dependency,
+    // so the probe stops before cargo runs).
+    let out = rsbuilder()
+        .args(["manifests", "--check", "--dir"])
+        .arg(&op)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note: compiling the crate to evaluate Thing.t.example.com (")
+            && stderr.contains("src/lib.rs:13): `schema_with = \"my_schema\"`"),
+        "{stderr}"
+    );
+    assert!(!ran.exists(), "{stderr}");
+}
+
 // ---- merge_crds ----
 
 /// Two `merge_crds` calls storing different versions: the error names both calls.
