@@ -1,6 +1,7 @@
 //! Warnings for manifests that are valid but dangerous: RBAC grants that let the manager
 //! escalate its privileges, read every Secret, run commands in Pods, reach the kubelet or
-//! approve certificates, wildcards; admission webhooks that fail open, match every resource or
+//! approve certificates or mint ServiceAccount tokens, wildcards (also in a subresource:
+//! `pods/*`); admission webhooks that fail open, match every resource or
 //! group, or send objects outside the cluster. controller-gen writes all of these without a
 //! word.
 //!
@@ -34,6 +35,10 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("secrets", "reading Secrets (get, list, watch)"),
     ("exec", "pods/exec, pods/attach or pods/portforward"),
     ("node-proxy", "nodes/proxy (the kubelet's API)"),
+    (
+        "serviceaccount-tokens",
+        "creating serviceaccounts/token (minting ServiceAccount tokens)",
+    ),
     (
         "csr-approval",
         "approving or signing CertificateSigningRequests",
@@ -142,6 +147,17 @@ pub fn unknown_checks(markers: &[Marker]) -> Vec<Diagnostic> {
 
 type Found = (&'static str, &'static str, String, String);
 
+/// Whether an RBAC `resources` list grants `wanted` (`resource/subresource`), as the API
+/// server matches it: exactly, or with `*` in the resource or the subresource part
+/// (`pods/*`, `*/exec`, `*/*`). A bare `*` is the `wildcard-resources` check's.
+fn grants_subresource(resources: &[String], wanted: &str) -> bool {
+    let (res, sub) = wanted.split_once('/').unwrap_or((wanted, ""));
+    resources.iter().any(|r| match r.split_once('/') {
+        Some((rr, rs)) => (rr == "*" || rr == res) && (rs == "*" || rs == sub),
+        None => false,
+    })
+}
+
 fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
     let verbs: Vec<String> = r.verbs.unwrap_or_default().to_vec();
     let resources = r.resources;
@@ -199,7 +215,10 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "narrow it with resourceNames, or to the namespace that holds the manager's Secrets (namespace=...)",
         );
     }
-    if any(resources, &["pods/exec", "pods/attach", "pods/portforward"]) {
+    if ["pods/exec", "pods/attach", "pods/portforward"]
+        .iter()
+        .any(|s| grants_subresource(resources, s))
+    {
         push(
             "exec",
             "resources",
@@ -207,7 +226,7 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "remove the subresource; a controller rarely needs it",
         );
     }
-    if any(resources, &["nodes/proxy"]) {
+    if grants_subresource(resources, "nodes/proxy") {
         push(
             "node-proxy",
             "resources",
@@ -225,6 +244,15 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "the rule lets the manager approve or sign certificates, and so mint credentials"
                 .into(),
             "limit it to one signer with resourceNames",
+        );
+    }
+    if any(&verbs, &["*", "create"]) && grants_subresource(resources, "serviceaccounts/token") {
+        push(
+            "serviceaccount-tokens",
+            "resources",
+            "the rule lets the manager mint tokens for ServiceAccounts, and so act as any of them in its scope"
+                .into(),
+            "limit it to the ServiceAccounts the manager needs with resourceNames",
         );
     }
     let writes = any(&verbs, &["*", "create", "update", "patch", "delete"]);
@@ -445,6 +473,32 @@ mod tests {
                 "8:node-proxy",
                 "9:csr-approval",
                 "10:webhook-configurations",
+            ]
+        );
+    }
+
+    /// A wildcard in the resource or subresource part grants the subresources it matches, as
+    /// the API server matches it: `pods/*` grants pods/exec, `nodes/*` nodes/proxy.
+    #[test]
+    fn wildcard_subresources_grant_exec_and_node_proxy() {
+        let src = "\
+// +kubebuilder:rbac:groups=\"\",resources=pods/*,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=nodes/*,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=*/*,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=*/attach,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=pods/status;nodes/status,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=serviceaccounts/token,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=serviceaccounts/token,verbs=get
+";
+        assert_eq!(
+            checks(src),
+            [
+                "1:exec",
+                "2:node-proxy",
+                "3:exec",
+                "3:node-proxy",
+                "4:exec",
+                "6:serviceaccount-tokens",
             ]
         );
     }
