@@ -24,6 +24,9 @@ pub struct ManifestsArgs {
     /// the crate for each kind whose only obstacle is code rsbuilder cannot run (a
     /// `schema_with` function, `schema = "manual"`, a computed default); `static` never
     /// compiles and refuses those kinds; `compile` takes every kind from the compiler.
+    /// Compiling builds the crate: it runs the crate's build scripts and the toolchain and
+    /// cargo configuration the checkout names. On code you do not trust (CI on pull requests),
+    /// use `static`, which runs nothing.
     #[arg(long, value_enum, default_value_t = crate::manifests::probe::Evaluate::Auto)]
     pub evaluate: crate::manifests::probe::Evaluate,
     /// Also compile every kind and compare its `crd()` with the static CRD; a difference is an

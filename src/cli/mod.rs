@@ -44,7 +44,8 @@ pub enum Command {
     /// Scaffold a CRD and controller (api), a webhook, or an aggregated API kind (apiserver).
     #[command(subcommand)]
     Create(create::CreateCommand),
-    /// Generate CRD, RBAC and webhook manifests from the Rust sources, without compiling them.
+    /// Generate CRD, RBAC and webhook manifests from the Rust sources: read statically first;
+    /// under `--evaluate auto` (the default) a kind that needs it is compiled (see --help).
     Manifests(manifests::ManifestsArgs),
     /// Update the project configuration (PROJECT) and the files that depend on it.
     Edit(EditArgs),

@@ -1,6 +1,7 @@
 //! Warnings for manifests that are valid but dangerous: RBAC grants that let the manager
 //! escalate its privileges, read every Secret, run commands in Pods, reach the kubelet or
-//! approve certificates, wildcards; admission webhooks that fail open, match every resource or
+//! approve certificates or mint ServiceAccount tokens, wildcards (also in a subresource:
+//! `pods/*`); admission webhooks that fail open, match every resource or
 //! group, or send objects outside the cluster. controller-gen writes all of these without a
 //! word.
 //!
@@ -8,7 +9,8 @@
 //! impersonate, secrets, pods/exec and attach, nodes/proxy, CSR approval, wildcards) and the
 //! checks kube-linter and kubescape make on roles and webhook configurations, as facts. Each
 //! warning names the marker's file:line, the check's name and how to narrow the grant;
-//! `// +rsbuilder:allow=<check>;<check>` on a line before the marker acknowledges it (the next
+//! a webhook is checked after its `patch=` is applied (a warning from a patched field points
+//! at `patch`); `// +rsbuilder:allow=<check>;<check>` on a line before the marker acknowledges it (the next
 //! rbac or webhook marker of the file), and `manifests --strict` turns the rest into errors.
 
 use std::collections::BTreeSet;
@@ -33,6 +35,10 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("secrets", "reading Secrets (get, list, watch)"),
     ("exec", "pods/exec, pods/attach or pods/portforward"),
     ("node-proxy", "nodes/proxy (the kubelet's API)"),
+    (
+        "serviceaccount-tokens",
+        "creating serviceaccounts/token (minting ServiceAccount tokens)",
+    ),
     (
         "csr-approval",
         "approving or signing CertificateSigningRequests",
@@ -141,6 +147,17 @@ pub fn unknown_checks(markers: &[Marker]) -> Vec<Diagnostic> {
 
 type Found = (&'static str, &'static str, String, String);
 
+/// Whether an RBAC `resources` list grants `wanted` (`resource/subresource`), as the API
+/// server matches it: exactly, or with `*` in the resource or the subresource part
+/// (`pods/*`, `*/exec`, `*/*`). A bare `*` is the `wildcard-resources` check's.
+fn grants_subresource(resources: &[String], wanted: &str) -> bool {
+    let (res, sub) = wanted.split_once('/').unwrap_or((wanted, ""));
+    resources.iter().any(|r| match r.split_once('/') {
+        Some((rr, rs)) => (rr == "*" || rr == res) && (rs == "*" || rs == sub),
+        None => false,
+    })
+}
+
 fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
     let verbs: Vec<String> = r.verbs.unwrap_or_default().to_vec();
     let resources = r.resources;
@@ -198,7 +215,10 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "narrow it with resourceNames, or to the namespace that holds the manager's Secrets (namespace=...)",
         );
     }
-    if any(resources, &["pods/exec", "pods/attach", "pods/portforward"]) {
+    if ["pods/exec", "pods/attach", "pods/portforward"]
+        .iter()
+        .any(|s| grants_subresource(resources, s))
+    {
         push(
             "exec",
             "resources",
@@ -206,7 +226,7 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "remove the subresource; a controller rarely needs it",
         );
     }
-    if any(resources, &["nodes/proxy"]) {
+    if grants_subresource(resources, "nodes/proxy") {
         push(
             "node-proxy",
             "resources",
@@ -224,6 +244,15 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "the rule lets the manager approve or sign certificates, and so mint credentials"
                 .into(),
             "limit it to one signer with resourceNames",
+        );
+    }
+    if any(&verbs, &["*", "create"]) && grants_subresource(resources, "serviceaccounts/token") {
+        push(
+            "serviceaccount-tokens",
+            "resources",
+            "the rule lets the manager mint tokens for ServiceAccounts, and so act as any of them in its scope"
+                .into(),
+            "limit it to the ServiceAccounts the manager needs with resourceNames",
         );
     }
     let writes = any(&verbs, &["*", "create", "update", "patch", "delete"]);
@@ -247,59 +276,135 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
     out
 }
 
+/// The fields of a webhook the checks look at, after the marker's `patch=` (a JSON merge
+/// patch, applied as `webhook.rs` applies it) and the argument each came from, so a warning
+/// names `patch` when the patch set the field.
+struct Effective {
+    failure_policy: Option<String>,
+    failure_policy_at: &'static str,
+    groups: Vec<String>,
+    groups_at: &'static str,
+    resources: Vec<String>,
+    resources_at: &'static str,
+    operations: Vec<String>,
+    url: Option<String>,
+    url_at: &'static str,
+    selector: bool,
+}
+
+impl Effective {
+    fn of(w: &WebhookMarker<'_>) -> Self {
+        let mut e = Effective {
+            failure_policy: w.failure_policy.map(str::to_string),
+            failure_policy_at: "failurePolicy",
+            groups: w.groups.clone(),
+            groups_at: "groups",
+            resources: w.resources.to_vec(),
+            resources_at: "resources",
+            operations: w.verbs.iter().map(|v| v.to_ascii_lowercase()).collect(),
+            url: w.url.map(str::to_string),
+            url_at: "url",
+            selector: false,
+        };
+        let Some(serde_json::Value::Object(patch)) =
+            w.patch.and_then(|p| serde_json::from_str(p).ok())
+        else {
+            return e;
+        };
+        let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+        if let Some(v) = patch.get("failurePolicy") {
+            e.failure_policy = text(v);
+            e.failure_policy_at = "patch";
+        }
+        match patch.get("clientConfig") {
+            Some(serde_json::Value::Object(c)) if c.contains_key("url") => {
+                e.url = c.get("url").and_then(text);
+                e.url_at = "patch";
+            }
+            Some(serde_json::Value::Null) => e.url = None,
+            _ => {}
+        }
+        if let Some(rules) = patch.get("rules") {
+            let all = |key: &str| -> Vec<String> {
+                rules
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r.get(key).and_then(|v| v.as_array()))
+                    .flatten()
+                    .filter_map(text)
+                    .collect()
+            };
+            e.groups = all("apiGroups");
+            e.resources = all("resources");
+            e.operations = all("operations")
+                .iter()
+                .map(|o| o.to_ascii_lowercase())
+                .collect();
+            e.groups_at = "patch";
+            e.resources_at = "patch";
+        }
+        e.selector = ["namespaceSelector", "objectSelector"]
+            .iter()
+            .any(|k| patch.get(*k).is_some_and(|v| v.is_object()));
+        e
+    }
+}
+
 fn webhook(w: &WebhookMarker<'_>) -> Vec<Found> {
+    let e = Effective::of(w);
     let mut out: Vec<Found> = Vec::new();
-    if w.failure_policy
-        .is_some_and(|p| p.eq_ignore_ascii_case("ignore"))
-    {
+    let fails_open = e
+        .failure_policy
+        .as_deref()
+        .is_some_and(|p| p.eq_ignore_ascii_case("ignore"));
+    if fails_open {
         out.push((
             "failure-policy-ignore",
-            "failurePolicy",
+            e.failure_policy_at,
             "the webhook fails open: while it is down, objects it should reject are admitted"
                 .into(),
             "use failurePolicy=fail".into(),
         ));
     }
-    if w.resources.iter().any(|r| r == "*" || r == "*/*") {
+    if e.resources.iter().any(|r| r == "*" || r == "*/*") {
         out.push((
             "webhook-all-resources",
-            "resources",
+            e.resources_at,
             "the webhook is called for every resource: an outage blocks writes of every kind"
                 .into(),
             "list the resources the webhook checks".into(),
         ));
     }
-    if w.groups.iter().any(|g| g == "*") {
+    if e.groups.iter().any(|g| g == "*") {
         out.push((
             "webhook-all-groups",
-            "groups",
+            e.groups_at,
             "the webhook is called for every API group".into(),
             "list the groups of the kinds the webhook checks".into(),
         ));
     }
-    let fails_closed = !w
-        .failure_policy
-        .is_some_and(|p| p.eq_ignore_ascii_case("ignore"));
-    let writes = w
-        .verbs
+    let fails_closed = !fails_open;
+    let writes = e
+        .operations
         .iter()
         .any(|v| matches!(v.as_str(), "*" | "create" | "update"));
     let startup: Vec<String> = STARTUP_KINDS
         .iter()
-        .filter(|(group, _)| w.groups.iter().any(|g| g == "*" || g == group))
+        .filter(|(group, _)| e.groups.iter().any(|g| g == "*" || g == group))
         .flat_map(|(_, kinds)| kinds.iter())
         .filter(|kind| {
-            w.resources.iter().any(|r| {
+            e.resources.iter().any(|r| {
                 let base = r.split('/').next().unwrap_or(r);
                 base == **kind
             })
         })
         .map(|k| k.to_string())
         .collect();
-    if fails_closed && writes && !startup.is_empty() {
+    if fails_closed && writes && !startup.is_empty() && !e.selector {
         out.push((
             "webhook-own-namespace",
-            "resources",
+            e.resources_at,
             format!(
                 "the webhook fails closed on {} in every namespace, the manager's own included: while the manager is down, the API server refuses what its rollout writes, so it may not come back",
                 startup.join(", ")
@@ -307,10 +412,10 @@ fn webhook(w: &WebhookMarker<'_>) -> Vec<Found> {
             "leave the manager's namespace out with a namespaceSelector (a kustomize patch of config/webhook: `kubernetes.io/metadata.name` NotIn the manager's namespace) or an objectSelector".into(),
         ));
     }
-    if w.url.is_some() {
+    if e.url.is_some() {
         out.push((
             "webhook-url",
-            "url",
+            e.url_at,
             "the API server sends every admitted object to this URL, possibly outside the cluster"
                 .into(),
             "serve the webhook from the manager's Service (the default without url)".into(),
@@ -372,6 +477,32 @@ mod tests {
         );
     }
 
+    /// A wildcard in the resource or subresource part grants the subresources it matches, as
+    /// the API server matches it: `pods/*` grants pods/exec, `nodes/*` nodes/proxy.
+    #[test]
+    fn wildcard_subresources_grant_exec_and_node_proxy() {
+        let src = "\
+// +kubebuilder:rbac:groups=\"\",resources=pods/*,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=nodes/*,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=*/*,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=*/attach,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=pods/status;nodes/status,verbs=get
+// +kubebuilder:rbac:groups=\"\",resources=serviceaccounts/token,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=serviceaccounts/token,verbs=get
+";
+        assert_eq!(
+            checks(src),
+            [
+                "1:exec",
+                "2:node-proxy",
+                "3:exec",
+                "3:node-proxy",
+                "4:exec",
+                "6:serviceaccount-tokens",
+            ]
+        );
+    }
+
     #[test]
     fn webhooks_that_fail_open_match_everything_or_leave_the_cluster_are_warnings() {
         let src = "\
@@ -388,6 +519,41 @@ mod tests {
                 "3:webhook-url",
             ]
         );
+    }
+
+    /// `patch=` is applied before the checks: a patch that makes the webhook fail open, match
+    /// everything or call a URL warns at the marker, as the same arguments would; a patch that
+    /// narrows the webhook (failurePolicy back to Fail, a namespaceSelector) removes the warning.
+    #[test]
+    fn the_checks_see_the_webhook_after_its_patch() {
+        let w = |args: &str| {
+            format!(
+                "// +kubebuilder:webhook:path=/v,mutating=false,sideEffects=None,versions=v1,name=v.kb.io,admissionReviewVersions=v1,failurePolicy=fail,groups=ai.example.com,resources=aijobs,verbs=create,{args}\n"
+            )
+        };
+        let src = [
+            w("patch=`{\"failurePolicy\":\"Ignore\",\"clientConfig\":{\"url\":\"https://evil.example/x\",\"service\":null},\"rules\":[{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"operations\":[\"*\"],\"apiVersions\":[\"*\"]}]}`"),
+            w("patch=`{\"timeoutSeconds\":5}`"),
+            w("patch=`{\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"operations\":[\"CREATE\"],\"apiVersions\":[\"v1\"]}]}`"),
+            w("patch=`{\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"operations\":[\"CREATE\"],\"apiVersions\":[\"v1\"]}],\"namespaceSelector\":{\"matchLabels\":{\"a\":\"b\"}}}`"),
+            w("url=https://x.example/v,patch=`{\"clientConfig\":null}`").replace("path=/v,", ""),
+            "// +rsbuilder:allow=failure-policy-ignore\n".to_string(),
+            w("patch=`{\"failurePolicy\":\"Ignore\"}`"),
+        ]
+        .concat();
+        assert_eq!(
+            checks(&src),
+            [
+                "1:failure-policy-ignore",
+                "1:webhook-all-resources",
+                "1:webhook-all-groups",
+                "1:webhook-url",
+                "3:webhook-own-namespace",
+            ]
+        );
+        let (markers, _) = collect_text(Path::new("src/controller.rs"), &src);
+        let first = warnings(&markers)[0].to_string();
+        assert!(first.starts_with("src/controller.rs:1:"), "{first}");
     }
 
     #[test]

@@ -235,6 +235,24 @@ fn compile_kinds(
     if wanted.is_empty() {
         return Vec::new();
     }
+    // `auto` falling back to the compiler runs what the crate names (its build scripts, the
+    // toolchain and cargo configuration it picks): say so, with the reason, before it runs.
+    if matches!(opts.evaluate, Evaluate::Auto) && !opts.verify && other.is_none() {
+        for &i in &wanted {
+            let k = &kinds[i];
+            let (at, reason) = match &k.result {
+                Err(d) if !d.is_empty() => (
+                    format!(" ({}:{})", d[0].file.display(), d[0].line),
+                    d[0].message.clone(),
+                ),
+                _ => (String::new(), "static evaluation cannot decide it".into()),
+            };
+            out.notes.push(format!(
+                "compiling the crate to evaluate {}{at}: {reason}; this runs its build scripts and the toolchain and cargo configuration it names (`--evaluate static` runs nothing)",
+                k.name()
+            ));
+        }
+    }
     let mut extra = Vec::new();
     let requests: Vec<probe::Request> = wanted
         .iter()

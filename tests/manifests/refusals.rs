@@ -202,6 +202,157 @@ fn include_str_docs_are_read_inside_the_crate_only() {
         ));
 }
 
+/// A link inside the crate whose target is outside it (a file next to the crate, or
+/// `/proc/self/environ`) is never read: not by `manifests`, not into the diff `--check` prints,
+/// also under `--evaluate auto` (no compile fallback: rustc would follow the link). The error
+/// names the source line and the link. A link that stays inside the crate is read.
+#[cfg(unix)]
+#[test]
+fn include_str_through_a_link_out_of_the_crate_is_never_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!(
+            "{THING}pub struct ThingSpec {{\n    #[doc = include_str!(\"notes.md\")]\n    pub port: i32,\n}}\n"
+        ),
+    );
+    write(&op, "docs/port.md", "Inside the crate.");
+    std::os::unix::fs::symlink("../docs/port.md", op.join("src/notes.md")).unwrap();
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--dir"])
+        .arg(&op)
+        .assert()
+        .success();
+    assert_eq!(
+        thing_spec(&op)["properties"]["port"]["description"],
+        "Inside the crate."
+    );
+    write(tmp.path(), "outside.md", "OUTSIDE_TEXT_NOT_TO_LEAK");
+    let crd = op.join("config/crd/bases/t.example.com_things.yaml");
+    let before = std::fs::read_to_string(&crd).unwrap();
+    for target in [
+        tmp.path().join("outside.md"),
+        PathBuf::from("/proc/self/environ"),
+    ] {
+        std::fs::remove_file(op.join("src/notes.md")).unwrap();
+        std::os::unix::fs::symlink(&target, op.join("src/notes.md")).unwrap();
+        for (evaluate, check) in [
+            ("static", false),
+            ("static", true),
+            ("auto", true),
+            ("auto", false),
+        ] {
+            let mut cmd = rsbuilder();
+            cmd.env("RSB_SECRET_FOR_TEST", "OUTSIDE_TEXT_NOT_TO_LEAK")
+                .args(["manifests", "--evaluate", evaluate]);
+            if check {
+                cmd.arg("--check");
+            }
+            let out = cmd.arg("--dir").arg(&op).output().unwrap();
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            let what = format!(
+                "{} {evaluate} check={check}:\n{stdout}\n{stderr}",
+                target.display()
+            );
+            assert_eq!(out.status.code(), Some(1), "{what}");
+            assert!(
+                !stdout.contains("OUTSIDE_TEXT") && !stderr.contains("OUTSIDE_TEXT"),
+                "{what}"
+            );
+            assert!(stderr.contains("src/lib.rs:8:"), "{what}");
+            assert!(stderr.contains("src/notes.md"), "{what}");
+            assert!(stderr.contains("symbolic link"), "{what}");
+            assert!(stderr.contains("outside the crate"), "{what}");
+            assert_eq!(std::fs::read_to_string(&crd).unwrap(), before, "{what}");
+        }
+    }
+}
+
+/// `--evaluate static` runs nothing the checkout names: not the toolchain of its
+/// rust-toolchain.toml (`path = ...`), not the `build.rustc` or `rustc-wrapper` of its
+/// `.cargo/config.toml`, not its build script; even for a kind that needs the compiler (it is
+/// refused instead), and with `--check`.
+#[cfg(unix)]
+#[test]
+fn evaluate_static_runs_no_program_the_checkout_names() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!(
+            "{THING}pub struct ThingSpec {{\n    #[schemars(schema_with = \"my_schema\")]\n    pub port: i32,\n}}\n\npub fn my_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {{\n    if std::env::var(\"X\").is_ok() {{ g.subschema_for::<String>() }} else {{ g.subschema_for::<i64>() }}\n}}\n"
+        ),
+    );
+    let ran = tmp.path().join("ran.log");
+    let evil = op.join("evil");
+    for b in ["bin/rustc", "bin/cargo", "wrapper"] {
+        let p = write(
+            &evil,
+            b,
+            &format!("#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n", ran.display()),
+        );
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    write(
+        &op,
+        "rust-toolchain.toml",
+        &format!("[toolchain]\npath = \"{}\"\n", evil.display()),
+    );
+    write(
+        &op,
+        ".cargo/config.toml",
+        &format!(
+            "[build]\nrustc = \"{0}/bin/rustc\"\nrustc-wrapper = \"{0}/wrapper\"\n",
+            evil.display()
+        ),
+    );
+    write(
+        &op,
+        "build.rs",
+        &format!(
+            "fn main() {{ std::fs::write(\"{}\", \"build script\").unwrap(); }}\n",
+            ran.display()
+        ),
+    );
+    for check in [false, true] {
+        let mut cmd = rsbuilder();
+        cmd.args(["manifests", "--evaluate", "static"]);
+        if check {
+            cmd.arg("--check");
+        }
+        let out = cmd.arg("--dir").arg(&op).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("schema_with"), "{stderr}");
+        assert!(!stderr.contains("compiling the crate"), "{stderr}");
+        assert!(
+            !ran.exists(),
+            "ran: {}",
+            std::fs::read_to_string(&ran).unwrap()
+        );
+    }
+    // `auto` (the default) falls back to compiling, which would run them; it says so first,
+    // naming the kind and the line that needs the compiler (this crate has no kube dependency,
+    // so the probe stops before cargo runs).
+    let out = rsbuilder()
+        .args(["manifests", "--check", "--dir"])
+        .arg(&op)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note: compiling the crate to evaluate Thing.t.example.com (")
+            && stderr.contains("src/lib.rs:13): `schema_with = \"my_schema\"`"),
+        "{stderr}"
+    );
+    assert!(!ran.exists(), "{stderr}");
+}
+
 // ---- merge_crds ----
 
 /// Two `merge_crds` calls storing different versions: the error names both calls.

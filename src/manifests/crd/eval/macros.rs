@@ -158,10 +158,52 @@ fn include_str(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<String> {
             ),
         ));
     }
-    crate::engine::regular::read_path(&target).map_err(|e| {
+    read_inside(cx, mac, &root, &target)
+}
+
+/// The text of `target`, a path lexically under `root`, read only when it resolves inside
+/// `root` to a regular file. A symbolic link on the way whose target leads out of the crate
+/// (`/proc/self/environ`, a file next to the crate) is an error that names the link and never
+/// the target's contents; it is [`Cause::Invalid`](crate::manifests::diag::Cause), so
+/// `--evaluate auto` does not hand it to rustc, which would follow the link. The file is opened
+/// beneath a handle on `root` (cap-std), so a link swapped in after the check cannot lead out
+/// either.
+fn read_inside(
+    cx: &Ctx<'_, '_>,
+    mac: &syn::Macro,
+    root: &std::path::Path,
+    target: &std::path::Path,
+) -> Res<String> {
+    let out_of_crate = |link: &std::path::Path| {
         cx.invalid(
             mac,
-            &format!("`include_str!` cannot read {}: {e}", target.display()),
+            &format!(
+                "`include_str!` goes through the symbolic link {}, which leads outside the crate ({}); rsbuilder does not read it",
+                link.display(),
+                root.display()
+            ),
         )
-    })
+    };
+    // The first link on the way whose resolved target is outside the crate.
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let rel = target.strip_prefix(root).unwrap_or(target);
+    let mut walked = root.to_path_buf();
+    for part in rel.components() {
+        walked.push(part);
+        if walked.is_symlink() {
+            match std::fs::canonicalize(&walked) {
+                Ok(real) if real.starts_with(&real_root) => {}
+                // A dangling link, or one that leads out.
+                _ => return Err(out_of_crate(&walked)),
+            }
+        }
+    }
+    let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority());
+    dir.and_then(|d| crate::engine::regular::read_in(&d, rel))
+        .map_err(|e| {
+            cx.invalid(
+                mac,
+                &format!("`include_str!` cannot read {}: {e}", target.display()),
+            )
+        })
 }
