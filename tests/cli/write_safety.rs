@@ -666,7 +666,8 @@ fn concurrent_init_and_edit_are_serialized() {
 /// A `.rsbuilder/txn` carried by a repository (a journal naming `.git/hooks/pre-commit` and a
 /// staged 0755 script, with the hash the journal records) is never applied: every command,
 /// `manifests --check` and `alpha recover` included, reports it, exits non-zero and leaves
-/// the tree exactly as it was, with no git hook installed. (rsbuilder before the run record
+/// the tree exactly as it was, with no git hook installed; `manifests --output-dir` into a
+/// directory outside the project writes nothing there either. (rsbuilder before the run record
 /// installed the hook on the first command, `--check` included.)
 #[cfg(unix)]
 #[test]
@@ -696,9 +697,15 @@ fn a_journal_from_a_checkout_installs_nothing() {
     )
     .unwrap();
     let before = tree(&dir);
+    // An --output-dir outside the project: the output is locked there, but the project's
+    // journal is still reported and nothing is derived from the project.
+    let outside = tempfile::tempdir().unwrap();
+    let out_dir = outside.path().join("out");
+    let out_arg = out_dir.to_str().unwrap();
     for args in [
         &["manifests", "--check"][..],
         &["manifests"],
+        &["manifests", "--output-dir", out_arg],
         &AIJOB,
         &["alpha", "recover"],
     ] {
@@ -712,6 +719,7 @@ fn a_journal_from_a_checkout_installs_nothing() {
         );
         assert!(!dir.join(".git/hooks/pre-commit").exists(), "{args:?}");
         assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new(), "{args:?}");
+        assert!(!out_dir.exists(), "{args:?}: wrote {}", out_dir.display());
     }
 }
 
