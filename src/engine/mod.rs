@@ -153,6 +153,19 @@ pub enum ScaffoldError {
         /// The link found on the way.
         link: PathBuf,
     },
+    /// A path (or one of its parents) is a symbolic link that leads into a version-control
+    /// directory of the project ([`VCS_DIRS`]), such as `config/rbac -> ../.git`.
+    #[error(
+        "refusing to write {path}: {link} is a symbolic link to {target}, inside a version-control directory, which rsbuilder never writes; replace the link with a real directory"
+    )]
+    SymlinkIntoVcs {
+        /// Offending path.
+        path: PathBuf,
+        /// The link found on the way.
+        link: PathBuf,
+        /// Where the link leads, relative to the project root.
+        target: PathBuf,
+    },
     /// The file to replace or remove is read-only (no write permission bit): someone protected
     /// it, and a rename would replace it anyway.
     #[error(
@@ -511,7 +524,8 @@ impl Plan {
     /// redirect the read. `Ok(None)` when the file (or the root) does not exist.
     ///
     /// Errors: [`ScaffoldError::OutsideProject`], [`ScaffoldError::SymlinkEscape`],
-    /// [`ScaffoldError::NotADirectory`]; [`ScaffoldError::Io`] for any other failure,
+    /// [`ScaffoldError::SymlinkIntoVcs`], [`ScaffoldError::NotADirectory`];
+    /// [`ScaffoldError::Io`] for any other failure,
     /// including a file that is not UTF-8.
     pub fn read(&self, rel: impl AsRef<Path>) -> Result<Option<String>, ScaffoldError> {
         read(&self.root, rel.as_ref())
@@ -1090,15 +1104,28 @@ impl<'r> PathCheck<'r> {
                 break; // does not exist yet: nothing further down exists either
             };
             if meta.file_type().is_symlink() {
-                let inside = match cur.canonicalize() {
-                    Ok(target) => target.starts_with(&root),
-                    // A dangling link: judge it by where its text points.
-                    Err(_) => dangling_link_inside(&cur, &root),
-                };
+                // A dangling link is judged by where its text points.
+                let resolved = cur
+                    .canonicalize()
+                    .ok()
+                    .or_else(|| dangling_link_target(&cur));
+                let inside = resolved.as_ref().is_some_and(|t| t.starts_with(&root));
                 if !inside {
                     return Err(ScaffoldError::SymlinkEscape {
                         path: rel.to_path_buf(),
                         link: cur.clone(),
+                    });
+                }
+                // Inside the project, but into `.git` (or another VCS directory): the
+                // names of `rel` say nothing about that, where the link leads does.
+                if let Some(target) = &resolved
+                    && let Ok(in_project) = target.strip_prefix(&root)
+                    && is_vcs_path(in_project)
+                {
+                    return Err(ScaffoldError::SymlinkIntoVcs {
+                        path: rel.to_path_buf(),
+                        link: below.clone(),
+                        target: in_project.to_path_buf(),
                     });
                 }
             }
@@ -1116,16 +1143,12 @@ impl<'r> PathCheck<'r> {
     }
 }
 
-/// Whether the dangling symbolic link `link` points inside `root` (canonical), judged from the
-/// link's text: relative targets are taken from the link's (canonical) directory and `..`
-/// is applied lexically. Anything that cannot be worked out counts as outside.
-fn dangling_link_inside(link: &Path, root: &Path) -> bool {
-    let Ok(target) = std::fs::read_link(link) else {
-        return false;
-    };
-    let Some(base) = link.parent().and_then(|p| p.canonicalize().ok()) else {
-        return false;
-    };
+/// Where the dangling symbolic link `link` points, judged from the link's text: relative
+/// targets are taken from the link's (canonical) directory and `..` is applied lexically.
+/// `None` when that cannot be worked out (then it counts as outside the project).
+fn dangling_link_target(link: &Path) -> Option<PathBuf> {
+    let target = std::fs::read_link(link).ok()?;
+    let base = link.parent().and_then(|p| p.canonicalize().ok())?;
     let mut out = PathBuf::new();
     for c in base.join(target).components() {
         match c {
@@ -1136,7 +1159,7 @@ fn dangling_link_inside(link: &Path, root: &Path) -> bool {
             other => out.push(other),
         }
     }
-    out.starts_with(root)
+    Some(out)
 }
 
 /// The Rust edition of the project opened as `dir` (`edition = "..."` in its `Cargo.toml`),
@@ -1306,6 +1329,48 @@ mod tests {
             Err(ScaffoldError::SymlinkEscape { .. })
         ));
         assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    }
+
+    /// A link inside the project that leads into `.git` (or another VCS directory), live or
+    /// dangling, is refused by name: the path's own names hold no VCS directory.
+    #[cfg(unix)]
+    #[test]
+    fn rejects_symlinks_leading_into_a_vcs_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".hg")).unwrap();
+        std::fs::create_dir_all(dir.path().join("config/crd")).unwrap();
+        std::os::unix::fs::symlink("../../.git/hooks", dir.path().join("config/crd/bases"))
+            .unwrap();
+        std::os::unix::fs::symlink("../.hg", dir.path().join("config/rbac")).unwrap();
+        std::os::unix::fs::symlink(".git/newdir", dir.path().join("dangling")).unwrap();
+        for (rel, link, target) in [
+            ("config/crd/bases/a.yaml", "config/crd/bases", ".git/hooks"),
+            ("config/rbac/role.yaml", "config/rbac", ".hg"),
+            ("dangling/x.yaml", "dangling", ".git/newdir"),
+        ] {
+            let mut plan = Plan::new(dir.path(), true);
+            plan.add(File::new(rel, "x", IfExists::Overwrite));
+            let err = plan.apply().unwrap_err();
+            assert!(
+                matches!(&err, ScaffoldError::SymlinkIntoVcs { path, link: l, target: t }
+                    if path == Path::new(rel) && l == Path::new(link) && t == Path::new(target)),
+                "{rel}: {err}"
+            );
+        }
+        assert!(
+            std::fs::read_dir(dir.path().join(".git/hooks"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
+        assert!(
+            std::fs::read_dir(dir.path().join(".hg"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
+        assert!(!dir.path().join(".git/newdir").exists());
     }
 
     #[cfg(unix)]

@@ -22,19 +22,33 @@ const NOT_REGULAR: &str =
     "not a regular file (a FIFO, a device or a socket); rsbuilder reads only regular files";
 
 /// The bytes of an opened file, if it is a regular file of at most [`LIMIT`] bytes.
-fn read_opened(mut file: impl std::io::Read, is_file: bool) -> std::io::Result<Vec<u8>> {
+fn read_opened(file: impl std::io::Read, is_file: bool) -> std::io::Result<Vec<u8>> {
+    read_opened_at_most(file, is_file, LIMIT)
+}
+
+/// The bytes of an opened file, if it is a regular file of at most `limit` bytes.
+fn read_opened_at_most(
+    mut file: impl std::io::Read,
+    is_file: bool,
+    limit: u64,
+) -> std::io::Result<Vec<u8>> {
     if !is_file {
         return Err(refuse(NOT_REGULAR));
     }
     let mut bytes = Vec::new();
-    (&mut file).take(LIMIT + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > LIMIT {
-        return Err(refuse(&format!(
-            "larger than {} MiB, more than rsbuilder reads",
-            LIMIT >> 20
-        )));
+    (&mut file).take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(refuse(&too_large(limit)));
     }
     Ok(bytes)
+}
+
+fn too_large(limit: u64) -> String {
+    if limit >= 1 << 20 {
+        format!("larger than {} MiB, more than rsbuilder reads", limit >> 20)
+    } else {
+        format!("larger than {limit} bytes, more than rsbuilder reads here")
+    }
 }
 
 fn utf8(bytes: Vec<u8>) -> std::io::Result<String> {
@@ -59,6 +73,26 @@ pub fn read_path(path: &Path) -> std::io::Result<String> {
     let file = options.open(path)?;
     let is_file = file.metadata()?.is_file();
     utf8(read_opened(file, is_file)?)
+}
+
+/// [`read_path`] with the bound `limit` (at most [`LIMIT`]) instead of [`LIMIT`]. The size
+/// the file system reports is looked at first, so a larger file (a sparse one, say, that
+/// costs nothing on the disk) is refused without reading any of it; the read itself stops
+/// after `limit` bytes too, should the file grow meanwhile.
+///
+/// Errors: [`read_path`]'s, with `limit` as the bound.
+pub fn read_path_at_most(path: &Path, limit: u64) -> std::io::Result<String> {
+    let limit = limit.min(LIMIT);
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(refuse(&too_large(limit)));
+    }
+    utf8(read_opened_at_most(file, meta.is_file(), limit)?)
 }
 
 /// [`read_path`] for `rel` below the rooted handle `dir` (resolved beneath it, as every

@@ -374,7 +374,9 @@ fn prepare(
     };
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut files = Vec::with_capacity(changes.len());
-    let mut staged: Vec<(cap_std::fs::File, &Path)> = Vec::with_capacity(changes.len());
+    // Staged files by name in `txn`, each closed once written: the descriptors held stay
+    // bounded whatever the number of files (a run may write tens of thousands of CRDs).
+    let mut staged: Vec<(String, &Path)> = Vec::with_capacity(changes.len());
     for (i, c) in changes.iter().enumerate() {
         if c.removes {
             // Only the old file is kept, for a rollback.
@@ -383,8 +385,7 @@ fn prepare(
             if dir.hard_link(c.path, txn, &old).is_err() {
                 dir.copy(c.path, txn, &old)
                     .map_err(io_err(root, "reading", c.path))?;
-                let copy = txn.open(&old).map_err(io_err(root, "reading", c.path))?;
-                staged.push((copy, c.path));
+                staged.push((old, c.path));
             }
             files.push(Entry {
                 path: c.path.to_path_buf(),
@@ -420,7 +421,8 @@ fn prepare(
         {
             let _ = file.set_permissions(meta.permissions());
         }
-        staged.push((file, c.path));
+        drop(file);
+        staged.push((new, c.path));
         if c.replaces {
             // A hard link keeps the old file for a rollback at no cost in space; a copy where
             // the file system has no hard links.
@@ -429,8 +431,7 @@ fn prepare(
             if dir.hard_link(c.path, txn, &old).is_err() {
                 dir.copy(c.path, txn, &old)
                     .map_err(io_err(root, "reading", c.path))?;
-                let copy = txn.open(&old).map_err(io_err(root, "reading", c.path))?;
-                staged.push((copy, c.path));
+                staged.push((old, c.path));
             }
         }
         files.push(Entry {
@@ -460,7 +461,7 @@ fn write_journal(
     dir: &Dir,
     h: &Handles,
     journal: &Journal,
-    mut staged: Vec<(cap_std::fs::File, &Path)>,
+    staged: Vec<(String, &Path)>,
     sync: &DirSync,
 ) -> Result<(), ScaffoldError> {
     let text = serde_json::to_vec_pretty(journal).map_err(|e| ScaffoldError::Io {
@@ -481,12 +482,13 @@ fn write_journal(
     file.write_all(&text)
         .map_err(io_err(root, "writing", jpath))?;
     match sync_file_system(&file) {
-        Ok(()) => drop(staged),
+        Ok(()) => {}
         Err(e) if cannot_sync(&e) || e.kind() == std::io::ErrorKind::PermissionDenied => {
             // No syncfs here (not Linux, or refused by a sandbox's filter): every staged file
             // and the journal one by one, then the directories that received their names.
-            staged.push((file, jpath));
-            sync_all(root, staged)?;
+            file.sync_all().map_err(io_err(root, "writing", jpath))?;
+            drop(file);
+            sync_all(root, txn, &staged)?;
             for d in [txn, &h.state, dir] {
                 sync.sync(d, Path::new(""))
                     .map_err(io_err(root, "writing", Path::new(TXN_DIR)))?;
@@ -538,15 +540,22 @@ fn syncfs_reports_errors(release: &str) -> bool {
     }
 }
 
-/// fsync of every staged file, where `syncfs` is unavailable. On several threads: the file
-/// system then commits them together (ext4 and XFS batch concurrent fsyncs into one journal
-/// commit), where one after the other costs a disk flush each. The error names the project
-/// file whose staged copy failed.
-fn sync_all(root: &Path, staged: Vec<(cap_std::fs::File, &Path)>) -> Result<(), ScaffoldError> {
+/// fsync of every staged file (named in `txn`), where `syncfs` is unavailable. Each file is
+/// opened again by name, synced and closed, so at most one descriptor per thread is open:
+/// the fsync writes the file's data whichever descriptor asks, and a write error not yet
+/// seen is reported to a descriptor opened after it (Linux 4.13 and later). On several
+/// threads: the file system then commits them together (ext4 and XFS batch concurrent
+/// fsyncs into one journal commit), where one after the other costs a disk flush each. The
+/// error names the project file whose staged copy failed.
+fn sync_all(root: &Path, txn: &Dir, staged: &[(String, &Path)]) -> Result<(), ScaffoldError> {
     const THREADS: usize = 16;
+    let sync_one = |name: &str| -> std::io::Result<()> {
+        txn.open_with(name, cap_std::fs::OpenOptions::new().read(true))?
+            .sync_all()
+    };
     if staged.len() <= 1 {
-        for (f, rel) in &staged {
-            f.sync_all().map_err(io_err(root, "writing", rel))?;
+        for (name, rel) in staged {
+            sync_one(name).map_err(io_err(root, "writing", rel))?;
         }
         return Ok(());
     }
@@ -558,7 +567,7 @@ fn sync_all(root: &Path, staged: Vec<(cap_std::fs::File, &Path)>) -> Result<(), 
                 scope.spawn(move || {
                     chunk
                         .iter()
-                        .find_map(|(f, rel)| f.sync_all().err().map(|e| (*rel, e)))
+                        .find_map(|(name, rel)| sync_one(name).err().map(|e| (*rel, e)))
                 })
             })
             .collect();
@@ -1572,6 +1581,56 @@ mod tests {
         let (_tmp, dir) = project();
         let file = dir.create("x").unwrap();
         sync_file_system(&file).unwrap();
+    }
+
+    /// Staging keeps no descriptor per file: 2,000 files are written under a limit of 256
+    /// open descriptors. The limit is set in a child process (this test binary run again
+    /// for this one test), so the other tests keep theirs.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn staging_many_files_stays_within_a_low_descriptor_limit() {
+        const CHILD: &str = "RSBUILDER_TEST_LOW_NOFILE_CHILD";
+        if std::env::var_os(CHILD).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "engine::txn::tests::staging_many_files_stays_within_a_low_descriptor_limit",
+                    "--test-threads=1",
+                    "--nocapture",
+                ])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{text}");
+            assert!(text.contains("2000 files applied"), "{text}");
+            return;
+        }
+        let limit = rustix::process::Rlimit {
+            current: Some(256),
+            maximum: rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum,
+        };
+        rustix::process::setrlimit(rustix::process::Resource::Nofile, limit).unwrap();
+        let (tmp, dir) = project();
+        let paths: Vec<PathBuf> = (0..2000)
+            .map(|i| PathBuf::from(format!("new/f{i}.txt")))
+            .collect();
+        let changes: Vec<Change<'_>> = paths
+            .iter()
+            .map(|p| Change {
+                path: p,
+                contents: b"x",
+                replaces: false,
+                removes: false,
+            })
+            .collect();
+        apply(tmp.path(), &dir, &changes).unwrap();
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("new")).unwrap().count(),
+            2000
+        );
+        println!("2000 files applied");
     }
 
     #[test]

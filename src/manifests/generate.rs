@@ -448,12 +448,38 @@ fn reproduced_list() -> String {
 
 /// A warning for each kind of `expected` that no `#[derive(CustomResource)]` of the sources
 /// defines (a derive commented out, a type renamed): it would otherwise get no CRD without a
-/// word.
-fn missing_kinds<T>(expected: &[ExpectedKind], kinds: &[KindOutcome<T>]) -> Vec<Diagnostic> {
+/// word. A kind a macro call of `macros` may make (its `kind = "…"` or a string argument) is
+/// named with that
+/// call instead of the advice to restore the derive.
+fn missing_kinds<T>(
+    expected: &[ExpectedKind],
+    kinds: &[KindOutcome<T>],
+    macros: &[super::macro_kinds::MacroKind],
+) -> Vec<Diagnostic> {
     expected
         .iter()
         .filter(|e| !kinds.iter().any(|k| k.group == e.group && k.kind == e.kind))
         .map(|e| {
+            if let Some(m) = macros.iter().find(|m| m.may_make(&e.kind)) {
+                return Diagnostic::new(
+                    &e.recorded_at.0,
+                    e.recorded_at.1,
+                    1,
+                    format!(
+                        "PROJECT records the kind {} ({}), which `{}!` makes at {}:{}: it gets no CRD, as `manifests` does not expand macros",
+                        e.kind,
+                        e.group,
+                        m.name,
+                        m.at.0.display(),
+                        m.at.1
+                    ),
+                )
+                .with_help(format!(
+                    "write the type out in {} (the struct with its `#[derive(CustomResource)]` and `#[kube(...)]`) instead of making it with `{}!`",
+                    e.types_file.display(),
+                    m.name
+                ));
+            }
             Diagnostic::new(
                 &e.recorded_at.0,
                 e.recorded_at.1,
@@ -519,8 +545,11 @@ fn assemble_output(
     mut kinds: Vec<KindOutcome<(String, String)>>,
 ) -> Output {
     let mut out = Output::default();
+    let made_by_macros = super::macro_kinds::find(sources);
     out.warnings
-        .extend(missing_kinds(&opts.expected_kinds, &kinds));
+        .extend(made_by_macros.iter().map(super::macro_kinds::warning));
+    out.warnings
+        .extend(missing_kinds(&opts.expected_kinds, &kinds, &made_by_macros));
     kinds.retain(|k| {
         let served = opts
             .settings

@@ -9,6 +9,7 @@ pub mod diag;
 mod gate;
 pub mod generate;
 pub mod lint;
+pub mod macro_kinds;
 pub mod markers;
 pub mod modtree;
 pub mod parse;

@@ -24,6 +24,12 @@ pub const MAX_DELIMITER_DEPTH: usize = 64;
 /// below it; the memory of a parse grows with the file, and a 50 MB file took 5.5 GiB.
 pub const MAX_SOURCE_BYTES: usize = 16 << 20;
 
+/// Bytes of source one run reads over all its files (128 MiB). Every text is held until the
+/// run ends, so this bounds that memory whatever the number of files; the largest crate
+/// known to be read whole (k8s-openapi 0.28, with `--paths`) holds some 54 MB of source.
+/// Files are read in path order; the one that would go over the budget is refused by name.
+pub const MAX_TOTAL_SOURCE_BYTES: u64 = 128 << 20;
+
 /// Tokens a source file may hold: this many, plus [`MAX_TOKENS_PER_LINE`] per line. A parse
 /// keeps up to some 480 bytes per token (the token tree, syn's syntax tree), so the budget
 /// bounds memory by the file's lines (at most about 460 MiB per 100,000 lines): a file of
@@ -108,24 +114,43 @@ pub fn parse_rust(path: &Path, text: &str) -> Result<syn::File, Diagnostic> {
     Ok(file)
 }
 
+const SIZE_HELP: &str = "split the file into modules, or move large data out of Rust source (`include_str!`, a data file read at run time); rsbuilder reads source files without compiling them and keeps their syntax trees in memory";
+
+/// The error for the source file `path` of `len` bytes, above [`MAX_SOURCE_BYTES`]: at
+/// `path:1:1`, with advice.
+pub(crate) fn too_large(path: &Path, len: u64) -> Diagnostic {
+    Diagnostic::new(
+        path,
+        1,
+        1,
+        format!(
+            "this source file is {len} bytes; rsbuilder reads source files of at most {MAX_SOURCE_BYTES} bytes (16 MiB)"
+        ),
+    )
+    .with_help(SIZE_HELP)
+}
+
+/// The error for the source file `path` of `len` bytes that would take the bytes read by
+/// this run (`used` so far) above [`MAX_TOTAL_SOURCE_BYTES`]: at `path:1:1`, with advice.
+pub(crate) fn over_total(path: &Path, len: u64, used: u64) -> Diagnostic {
+    Diagnostic::new(
+        path,
+        1,
+        1,
+        format!(
+            "reading this source file ({len} bytes) would take the source read by this run above {MAX_TOTAL_SOURCE_BYTES} bytes (128 MiB), the most rsbuilder reads in one run; {used} bytes were read before it"
+        ),
+    )
+    .with_help("point `--paths` at the crate's own sources only (not vendored or generated code), or split the run; rsbuilder keeps every source file it reads in memory")
+}
+
 /// Refuses a file above [`MAX_SOURCE_BYTES`], or with more tokens than its lines allow
 /// ([`MAX_TOKENS_BASE`], [`MAX_TOKENS_PER_LINE`]). Tokens are counted with rustc's own lexer
 /// (`ra_ap_rustc_lexer`), which builds nothing, so the count costs no memory; comments and
 /// whitespace are not counted, a doc comment counts as one.
 fn check_size(path: &Path, text: &str) -> Result<(), Diagnostic> {
-    let help = "split the file into modules, or move large data out of Rust source (`include_str!`, a data file read at run time); rsbuilder reads source files without compiling them and keeps their syntax trees in memory";
     if text.len() > MAX_SOURCE_BYTES {
-        return Err(Diagnostic::new(
-            path,
-            1,
-            1,
-            format!(
-                "this source file is {} bytes; rsbuilder reads source files of at most {} bytes (16 MiB)",
-                text.len(),
-                MAX_SOURCE_BYTES
-            ),
-        )
-        .with_help(help));
+        return Err(too_large(path, text.len() as u64));
     }
     use ra_ap_rustc_lexer::{FrontmatterAllowed, TokenKind, tokenize};
     let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
@@ -148,7 +173,7 @@ fn check_size(path: &Path, text: &str) -> Result<(), Diagnostic> {
                 "this source file holds {tokens} tokens in {lines} lines; rsbuilder reads at most {MAX_TOKENS_BASE} tokens plus {MAX_TOKENS_PER_LINE} per line ({budget} here), which bounds the memory of a run"
             ),
         )
-        .with_help(help));
+        .with_help(SIZE_HELP));
     }
     Ok(())
 }

@@ -264,6 +264,18 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
     } else {
         Some(dir.clone())
     };
+    // An --output-dir outside the project locks that directory, not the project; the
+    // project's own interrupted apply (or a journal it does not trust) is still reported as
+    // every read-only command reports it, so nothing is derived from a half-written tree.
+    if output_dir.is_absolute() {
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if dir.is_dir() && !lock_root.as_deref().is_some_and(|l| same(l, &dir)) {
+            drop(crate::engine::lock_project_read_only(&dir)?);
+        }
+    }
     let held = lock_root.as_deref().map(lock).transpose()?;
     let project = if dir.join(PROJECT_FILE).is_file() {
         Some(crate::model::Project::load(&dir).map_err(Error::Project)?)

@@ -88,10 +88,32 @@ impl SourceSet {
         }
         found.sort();
         found.dedup();
+        // Each file's size is looked at before it is read: one above the per-file bound is
+        // refused unread, and the bytes read over all files stay within the run's budget.
+        use super::parse::{MAX_SOURCE_BYTES, MAX_TOTAL_SOURCE_BYTES, over_total, too_large};
         let mut texts = Vec::with_capacity(found.len());
+        let mut used: u64 = 0;
         for path in found {
-            match crate::engine::regular::read_path(&path) {
-                Ok(text) => texts.push((path, text)),
+            let size = std::fs::metadata(&path)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len());
+            if let Some(size) = size {
+                if size > MAX_SOURCE_BYTES as u64 {
+                    errors.push(too_large(&path, size));
+                    continue;
+                }
+                if used + size > MAX_TOTAL_SOURCE_BYTES {
+                    errors.push(over_total(&path, size, used));
+                    break;
+                }
+            }
+            let limit = (MAX_SOURCE_BYTES as u64).min(MAX_TOTAL_SOURCE_BYTES - used);
+            match crate::engine::regular::read_path_at_most(&path, limit) {
+                Ok(text) => {
+                    used += text.len() as u64;
+                    texts.push((path, text));
+                }
                 Err(e) => errors.push(Diagnostic::new(&path, 1, 1, format!("cannot read: {e}"))),
             }
         }

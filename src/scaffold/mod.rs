@@ -197,6 +197,16 @@ mod tests {
             "the type of an entry of an embedded tar archive, not a file on disk",
         ),
         (
+            "src/manifests/run.rs",
+            "let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {",
+            "whether an outside --output-dir is the project itself, before either is locked",
+        ),
+        (
+            "src/manifests/run.rs",
+            "if dir.is_dir() && !lock_root.as_deref().is_some_and(|l| same(l, &dir)) {",
+            "whether there is a project to lock read-only, before it is locked",
+        ),
+        (
             "src/cli/alpha.rs",
             "let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {",
             "whether --output-dir names the input project, before either is locked",

@@ -314,3 +314,89 @@ fn a_dangerous_grant_is_a_warning_an_error_under_strict_and_quiet_once_allowed()
         .stderr(predicate::str::contains("[secrets]").not());
     assert!(dir.path().join("config/rbac/role.yaml").is_file());
 }
+
+/// A kind made by a macro (a `macro_rules!` that derives `CustomResource`, or a macro given
+/// the derive in its tokens) is named at the macro call; when PROJECT records that kind, its
+/// warning names the call, not "restore the derive". No CRD is written for it (exit 0).
+#[test]
+fn a_kind_made_by_a_macro_is_named_at_the_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = &tmp.path().join("op");
+    std::fs::create_dir(dir).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("rsbuilder")
+            .unwrap()
+            .current_dir(dir)
+            .env("XDG_STATE_HOME", dir.join(".state-home"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    run(&[
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/op",
+    ]);
+    run(&[
+        "create",
+        "api",
+        "--group",
+        "ai",
+        "--version",
+        "v1",
+        "--kind",
+        "Gen",
+    ]);
+    std::fs::write(
+        dir.join("src/api/v1/gen_types.rs"),
+        r#"use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+macro_rules! make_kind {
+    ($spec:ident, $kind:literal) => {
+        #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+        #[kube(group = "ai.example.com", version = "v1", kind = $kind, namespaced)]
+        pub struct $spec { pub a: String }
+    };
+}
+make_kind!(GenSpec, "Gen");
+
+macro_rules! wrap { ($($t:tt)*) => { $($t)* }; }
+wrap! {
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+    #[kube(group = "ai.example.com", version = "v1", kind = "Wrapped", namespaced)]
+    pub struct WrappedSpec { pub a: String }
+}
+"#,
+    )
+    .unwrap();
+    let out = run(&["manifests", "--evaluate", "static"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("src/api/v1/gen_types.rs:12:1: `make_kind!` makes a kind with `#[derive(CustomResource)]` inside a macro; `manifests` reads the sources without expanding macros"),
+        "{said}"
+    );
+    assert!(
+        said.contains("src/api/v1/gen_types.rs:15:1: `wrap!` makes the kind Wrapped with `#[derive(CustomResource)]` inside a macro"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "PROJECT records the kind Gen (ai.example.com), which `make_kind!` makes at "
+        ) && !said.contains("restore the derive"),
+        "{said}"
+    );
+    let bases: Vec<_> = std::fs::read_dir(dir.join("config/crd/bases"))
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(bases.is_empty(), "{bases:?}");
+}

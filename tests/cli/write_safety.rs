@@ -666,7 +666,8 @@ fn concurrent_init_and_edit_are_serialized() {
 /// A `.rsbuilder/txn` carried by a repository (a journal naming `.git/hooks/pre-commit` and a
 /// staged 0755 script, with the hash the journal records) is never applied: every command,
 /// `manifests --check` and `alpha recover` included, reports it, exits non-zero and leaves
-/// the tree exactly as it was, with no git hook installed. (rsbuilder before the run record
+/// the tree exactly as it was, with no git hook installed; `manifests --output-dir` into a
+/// directory outside the project writes nothing there either. (rsbuilder before the run record
 /// installed the hook on the first command, `--check` included.)
 #[cfg(unix)]
 #[test]
@@ -696,9 +697,15 @@ fn a_journal_from_a_checkout_installs_nothing() {
     )
     .unwrap();
     let before = tree(&dir);
+    // An --output-dir outside the project: the output is locked there, but the project's
+    // journal is still reported and nothing is derived from the project.
+    let outside = tempfile::tempdir().unwrap();
+    let out_dir = outside.path().join("out");
+    let out_arg = out_dir.to_str().unwrap();
     for args in [
         &["manifests", "--check"][..],
         &["manifests"],
+        &["manifests", "--output-dir", out_arg],
         &AIJOB,
         &["alpha", "recover"],
     ] {
@@ -712,6 +719,7 @@ fn a_journal_from_a_checkout_installs_nothing() {
         );
         assert!(!dir.join(".git/hooks/pre-commit").exists(), "{args:?}");
         assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new(), "{args:?}");
+        assert!(!out_dir.exists(), "{args:?}: wrote {}", out_dir.display());
     }
 }
 
@@ -944,4 +952,72 @@ fn a_symlink_race_on_the_state_directory_never_lies_about_the_outcome() {
     eprintln!("outcomes under the race: {outcomes:?}");
     // The race is real: some runs hit the link.
     assert!(outcomes.len() > 1, "{outcomes:?}");
+}
+
+/// A committed symbolic link into `.git` never makes a command write there: `.rsbuilder ->
+/// .git/hooks` (where the journal and staged files would go) is refused, and so are
+/// `config/crd/bases -> ../../.git/hooks` and `config/rbac -> ../.git` for `manifests`,
+/// each naming the link. The tree, `.git` included, is left as it was.
+#[cfg(unix)]
+#[test]
+fn a_symlink_into_git_is_never_written_through() {
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    std::fs::create_dir_all(base.join(".git/hooks")).unwrap();
+    let swap_dir = |dir: &Path, rel: &str, target: &str| {
+        let p = dir.join(rel);
+        if p.exists() {
+            std::fs::remove_dir_all(&p).unwrap();
+        }
+        std::os::unix::fs::symlink(target, &p).unwrap();
+    };
+    let bar = [
+        "create",
+        "api",
+        "--group",
+        "ai",
+        "--version",
+        "v1",
+        "--kind",
+        "Bar",
+    ];
+    let cases: [(&str, &str, &[&str], &str); 3] = [
+        (
+            ".rsbuilder",
+            ".git/hooks",
+            &bar,
+            ".rsbuilder is not a directory (a symbolic link",
+        ),
+        (
+            "config/crd/bases",
+            "../../.git/hooks",
+            &["manifests"],
+            "refusing to write config/crd/bases/ai.ai.example.com_aijobs.yaml: config/crd/bases is a symbolic link to .git/hooks, inside a version-control directory",
+        ),
+        (
+            "config/rbac",
+            "../.git",
+            &["manifests"],
+            "config/rbac is a symbolic link to .git, inside a version-control directory",
+        ),
+    ];
+    for (rel, target, args, says) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ai-operator");
+        copy_tree(&base, &dir);
+        swap_dir(&dir, rel, target);
+        // The files a run may change, without the link: those only differ by the fresh CRD.
+        let git_before = tree(&dir.join(".git"));
+        let before = tree(&dir);
+        let out = rsbuilder(&dir, args).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{rel}: {said}");
+        assert!(said.contains(says), "{rel}: {said}");
+        assert_eq!(
+            tree(&dir.join(".git")),
+            git_before,
+            "{rel}: wrote into .git"
+        );
+        assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new(), "{rel}");
+    }
 }

@@ -457,3 +457,42 @@ fn two_flattened_enums_are_one_error_naming_both_fields() {
         "one error and the summary: {stderr}"
     );
 }
+
+/// Source files are bounded before they are read: a (sparse) 1 GiB file is refused by its
+/// size alone, and the bytes read over all files stop at 128 MiB, the file that would go over
+/// named. Nothing is written.
+#[test]
+fn source_sizes_are_checked_before_reading_and_bounded_in_total() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    krate(
+        dir,
+        "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"example.com\", version = \"v1\", kind = \"Thing\")]\npub struct ThingSpec { pub a: String }\n",
+    );
+    let sparse = |name: &str, len: u64| {
+        let f = std::fs::File::create(dir.join("src").join(name)).unwrap();
+        f.set_len(len).unwrap();
+    };
+    sparse("big.rs", 1 << 30);
+    // Nine files of 15 MiB: each within the per-file bound, 135 MiB together.
+    for i in 0..9 {
+        sparse(&format!("z{i}.rs"), 15 << 20);
+    }
+    let out = rsbuilder()
+        .current_dir(dir)
+        .args(["manifests", "--evaluate", "static"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("src/big.rs:1:1: this source file is 1073741824 bytes; rsbuilder reads source files of at most 16777216 bytes (16 MiB)"),
+        "{said}"
+    );
+    // lib.rs and z0..z7 (8 × 15 MiB) fit; z8 would go over.
+    assert!(
+        said.contains("src/z8.rs:1:1: reading this source file (15728640 bytes) would take the source read by this run above 134217728 bytes (128 MiB)"),
+        "{said}"
+    );
+    assert!(!dir.join("config").exists());
+}

@@ -1,0 +1,156 @@
+//! Kinds a declarative macro makes. `manifests` reads the sources without expanding macros,
+//! so a `#[derive(CustomResource)]` inside a `macro_rules!` body, or inside the tokens given
+//! to any macro, defines no kind it can see: the kind gets no CRD. Each such macro call is
+//! reported at its `file:line:column`, naming the macro, so the kind is not lost silently.
+
+use proc_macro2::{TokenStream, TokenTree};
+
+use super::diag::Diagnostic;
+use super::source::SourceSet;
+
+/// One item-level macro call whose expansion derives `CustomResource`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MacroKind {
+    /// The macro's name, without `!`.
+    pub name: String,
+    /// Where the call is: file, 1-based line and column.
+    pub at: (std::path::PathBuf, usize, usize),
+    /// The `kind = "…"` written in the call's own tokens, when there is one.
+    pub kind: Option<String>,
+    /// Every string literal of the call's tokens (a kind passed as an argument is one).
+    pub strings: Vec<String>,
+}
+
+impl MacroKind {
+    /// Whether this call may make the kind `kind`: its `kind = "…"`, or a string argument.
+    pub fn may_make(&self, kind: &str) -> bool {
+        self.kind.as_deref() == Some(kind) || self.strings.iter().any(|s| s == kind)
+    }
+}
+
+/// Every item-level macro call in `sources` (inline modules included) that derives
+/// `CustomResource`: a call of a `macro_rules!` whose body names `CustomResource`, or a call
+/// whose own tokens do. In file order. Nothing is expanded; the search is on tokens only.
+pub fn find(sources: &SourceSet) -> Vec<MacroKind> {
+    let mut makers = std::collections::BTreeSet::new();
+    for f in &sources.files {
+        walk(&f.ast.items, &mut |m| {
+            if m.mac.path.is_ident("macro_rules")
+                && let Some(name) = &m.ident
+                && names_custom_resource(&m.mac.tokens)
+            {
+                makers.insert(name.to_string());
+            }
+        });
+    }
+    let mut out = Vec::new();
+    for f in &sources.files {
+        walk(&f.ast.items, &mut |m| {
+            if m.mac.path.is_ident("macro_rules") {
+                return;
+            }
+            let Some(last) = m.mac.path.segments.last() else {
+                return;
+            };
+            let name = last.ident.to_string();
+            if !makers.contains(&name) && !names_custom_resource(&m.mac.tokens) {
+                return;
+            }
+            let start = last.ident.span().start();
+            out.push(MacroKind {
+                name,
+                at: (f.path.clone(), start.line, start.column + 1),
+                kind: kind_literal(&m.mac.tokens),
+                strings: strings(&m.mac.tokens),
+            });
+        });
+    }
+    out
+}
+
+/// The warning for one [`MacroKind`]: at the call, naming the macro and the way out.
+pub fn warning(m: &MacroKind) -> Diagnostic {
+    let what = match &m.kind {
+        Some(k) => format!("the kind {k}"),
+        None => "a kind".to_string(),
+    };
+    Diagnostic::new(
+        &m.at.0,
+        m.at.1,
+        m.at.2,
+        format!(
+            "`{}!` makes {what} with `#[derive(CustomResource)]` inside a macro; `manifests` reads the sources without expanding macros, so it cannot see that kind and writes no CRD for it",
+            m.name
+        ),
+    )
+    .with_help(format!(
+        "write the type out in the source (the struct with its `#[derive(CustomResource)]` and `#[kube(...)]`) instead of making it with `{}!`",
+        m.name
+    ))
+}
+
+/// Calls `f` on every item-level macro of `items`, inline modules included.
+fn walk<'a>(items: &'a [syn::Item], f: &mut impl FnMut(&'a syn::ItemMacro)) {
+    for item in items {
+        match item {
+            syn::Item::Macro(m) => f(m),
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    walk(inner, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `tokens` hold the identifier `CustomResource` at any depth.
+fn names_custom_resource(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == "CustomResource",
+        TokenTree::Group(g) => names_custom_resource(&g.stream()),
+        _ => false,
+    })
+}
+
+/// The string after `kind =` in `tokens` (at any depth), unquoted.
+fn kind_literal(tokens: &TokenStream) -> Option<String> {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Ident(id) if id == "kind" => {
+                if let (Some(TokenTree::Punct(p)), Some(TokenTree::Literal(l))) =
+                    (trees.get(i + 1), trees.get(i + 2))
+                    && p.as_char() == '='
+                    && let Ok(syn::Lit::Str(s)) = syn::parse_str::<syn::Lit>(&l.to_string())
+                {
+                    return Some(s.value());
+                }
+            }
+            TokenTree::Group(g) => {
+                if let Some(k) = kind_literal(&g.stream()) {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Every string literal in `tokens` (at any depth), unquoted.
+fn strings(tokens: &TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in tokens.clone() {
+        match t {
+            TokenTree::Literal(l) => {
+                if let Ok(syn::Lit::Str(s)) = syn::parse_str::<syn::Lit>(&l.to_string()) {
+                    out.push(s.value());
+                }
+            }
+            TokenTree::Group(g) => out.extend(strings(&g.stream())),
+            _ => {}
+        }
+    }
+    out
+}
