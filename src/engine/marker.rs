@@ -10,6 +10,12 @@
 //!   (`ra-ap-rustc_lexer`), so the same text inside a string literal, a raw string, a char
 //!   literal or a `/* */` comment (which nest) is not a marker, and neither is one in the
 //!   middle of an expression (`let x = a // ... \n + b;`), where inserted code would not parse.
+//!   The file is also parsed (syn): a marker for a module's items (`api-kinds`) counts only
+//!   among a module's items, not in a function body, an impl, trait, struct, enum or extern
+//!   body, or a macro invocation; a marker for statements (`controllers`) counts only in a
+//!   block. Code under a `cfg` that is never true (`any()`, `false`, `not(all())`, nested, or
+//!   added by `cfg_attr`) is not compiled, so a marker there does not count; under a `cfg`
+//!   predicate rsbuilder does not know, it does not count either.
 //! - **YAML and the other `#` formats:** a whole comment line (only blanks before the `#`), not
 //!   inside a YAML block scalar (`key: |`) or a TOML multi-line string (`"""`, `'''`). In YAML
 //!   the file is also parsed (granit-parser, the parser serde-saphyr reads YAML with), and a
@@ -411,7 +417,7 @@ impl DeadCode {
 /// `all(..)`, `not(..)`.
 enum Pred {
     Bool(bool),
-    Meta(syn::Meta),
+    Meta(Box<syn::Meta>),
 }
 
 impl syn::parse::Parse for Pred {
@@ -419,7 +425,7 @@ impl syn::parse::Parse for Pred {
         if input.peek(syn::LitBool) {
             return Ok(Pred::Bool(input.parse::<syn::LitBool>()?.value));
         }
-        input.parse().map(Pred::Meta)
+        input.parse().map(|m| Pred::Meta(Box::new(m)))
     }
 }
 
@@ -459,7 +465,7 @@ fn cfg_holds(pred: &Pred) -> Result<Option<bool>, ()> {
     };
     let name = meta.path().get_ident().map(|i| i.to_string()).ok_or(())?;
     let known = KNOWN.contains(&name.as_str()) || name.starts_with("target_");
-    match meta {
+    match meta.as_ref() {
         syn::Meta::Path(_) | syn::Meta::NameValue(_) => match known {
             true => Ok(None),
             false => Err(()),
@@ -514,7 +520,7 @@ fn never_compiled(attrs: &[syn::Attribute]) -> Option<&'static str> {
             let Some(pred) = args.next() else {
                 return Some(CFG_UNKNOWN);
             };
-            let holds = match cfg_holds(&Pred::Meta(pred)) {
+            let holds = match cfg_holds(&Pred::Meta(Box::new(pred))) {
                 Ok(h) => h,
                 Err(()) => return Some(CFG_UNKNOWN),
             };
