@@ -888,10 +888,15 @@ fn opens_block_scalar(trimmed: &str) -> bool {
     };
     let mut chars = last.chars();
     let starts = matches!(chars.next(), Some('|' | '>'));
-    let before_ok = code.len() == last.len()
-        || code[..code.len() - last.len()]
-            .trim_end()
-            .ends_with([':', '-']);
+    // Properties may stand between the key and the indicator: `key: &anchor !!str |`.
+    let mut before = code[..code.len() - last.len()].trim_end();
+    while let Some(word) = before.rsplit([' ', '\t']).next()
+        && !word.is_empty()
+        && (word.starts_with('&') || word.starts_with('!'))
+    {
+        before = before[..before.len() - word.len()].trim_end();
+    }
+    let before_ok = before.is_empty() || before.ends_with([':', '-', '?']);
     starts && before_ok && chars.all(|c| c.is_ascii_digit() || c == '+' || c == '-')
 }
 
@@ -1197,6 +1202,22 @@ mod tests {
         let path = Path::new("Cargo.toml");
         let text = "[package]\ndescription = \"\"\"\n# +kubebuilder:scaffold:dependencies\n\"\"\"\n[dependencies]\n# +kubebuilder:scaffold:dependencies\n";
         assert_eq!(locate(path, text, "dependencies"), Ok(5));
+    }
+
+    #[test]
+    fn block_scalar_indicators_after_properties_and_complex_keys() {
+        for line in [
+            "an: &x |",
+            "tg: !!str |",
+            "tl: !foo |-",
+            "at: &y !!str >",
+            "? |",
+        ] {
+            assert!(opens_block_scalar(line), "{line}");
+        }
+        let yaml = Path::new("config/x.yaml");
+        let text = "an: &x |\n  # +kubebuilder:scaffold:crdkustomizeresource\nb: 1\n";
+        assert!(locate(yaml, text, "crdkustomizeresource").is_err());
     }
 
     #[test]
