@@ -10,6 +10,12 @@
 //!   (`ra-ap-rustc_lexer`), so the same text inside a string literal, a raw string, a char
 //!   literal or a `/* */` comment (which nest) is not a marker, and neither is one in the
 //!   middle of an expression (`let x = a // ... \n + b;`), where inserted code would not parse.
+//!   The file is also parsed (syn): a marker for a module's items (`api-kinds`) counts only
+//!   among a module's items, not in a function body, an impl, trait, struct, enum or extern
+//!   body, or a macro invocation; a marker for statements (`controllers`) counts only in a
+//!   block. Code under a `cfg` that is never true (`any()`, `false`, `not(all())`, nested, or
+//!   added by `cfg_attr`) is not compiled, so a marker there does not count; under a `cfg`
+//!   predicate rsbuilder does not know, it does not count either.
 //! - **YAML and the other `#` formats:** a whole comment line (only blanks before the `#`), not
 //!   inside a YAML block scalar (`key: |`) or a TOML multi-line string (`"""`, `'''`). In YAML
 //!   the file is also parsed (granit-parser, the parser serde-saphyr reads YAML with), and a
@@ -284,13 +290,16 @@ fn rust_markers(text: &str, marker: &str) -> (Vec<usize>, Vec<(usize, &'static s
     {
         let mut dead = DeadCode::default();
         syn::visit::Visit::visit_file(&mut dead, &file);
+        let position = marker_position(marker);
         found.retain(|&line| {
             // Lines of proc-macro2 spans are 1-based.
             let why = dead
                 .spans
                 .iter()
-                .find(|(a, b, _)| *a <= line + 1 && line < *b);
-            if let Some((_, _, why)) = why {
+                .find(|(a, b, _)| *a <= line + 1 && line < *b)
+                .map(|(_, _, why)| *why)
+                .or_else(|| dead.misplaced(line + 1, position));
+            if let Some(why) = why {
                 ignored.push((line, why));
             }
             why.is_none()
@@ -300,33 +309,269 @@ fn rust_markers(text: &str, marker: &str) -> (Vec<usize>, Vec<(usize, &'static s
     (found, ignored)
 }
 
+/// Where a Rust marker may stand: where an item of a module may (`api-kinds`, `imports`),
+/// where a statement of a function body may (`controllers` in `main.rs`), or either (a
+/// marker rsbuilder does not scaffold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Position {
+    Item,
+    Statement,
+    Either,
+}
+
+/// The markers rsbuilder scaffolds inside function bodies; every other marker it scaffolds
+/// stands among a module's items.
+const STATEMENT_MARKERS: &[&str] = &[
+    "certificates",
+    "webhooks",
+    "controllers",
+    "webhook-registrations",
+    "webhook-test-registrations",
+];
+
+/// The markers rsbuilder scaffolds among a module's items. `apiserver-kinds` is one in a
+/// version module and a statement in `src/bin/apiserver.rs`, so it is left to either.
+const ITEM_MARKERS: &[&str] = &[
+    "imports",
+    "modules",
+    "api-versions",
+    "api-kinds",
+    "controller-modules",
+    "webhook-modules",
+    "webhook-kinds",
+    "webhook-imports",
+    "webhook-handlers",
+    "webhook-tests",
+    "apiserver-versions",
+    "external-groups",
+    "external-versions",
+];
+
+fn marker_position(marker: &str) -> Position {
+    if STATEMENT_MARKERS.contains(&marker) {
+        Position::Statement
+    } else if ITEM_MARKERS.contains(&marker) {
+        Position::Item
+    } else {
+        Position::Either
+    }
+}
+
 /// Code cargo never compiles as written, where an inserted line would not take effect: the
 /// bodies of `macro_rules!` definitions and items or statements under a `cfg` that is never
-/// true (`#[cfg(any())]`, `#[cfg(not(all()))]`). Spans as (first line, last line, why).
+/// true (`#[cfg(any())]`, `#[cfg(false)]`, `#[cfg(all(any(), unix))]`, a `cfg_attr` that adds
+/// one) or that rsbuilder cannot decide (an unknown predicate). Spans as (first line, last
+/// line, why). Also the brace-delimited regions of the file, to tell where a marker stands.
 #[derive(Default)]
 struct DeadCode {
     spans: Vec<(usize, usize, &'static str)>,
+    /// (first line, first column, last line, what the region is).
+    regions: Vec<(usize, usize, usize, Region)>,
+}
+
+/// What a brace-delimited region of a Rust file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Region {
+    /// The items of an inline `mod`.
+    Module,
+    /// The statements of a block (a function body, a `const` block, a closure's block).
+    Block,
+    /// Anything else: why a marker inside it does not count.
+    Other(&'static str),
 }
 
 impl DeadCode {
     fn add(&mut self, span: proc_macro2::Span, why: &'static str) {
         self.spans.push((span.start().line, span.end().line, why));
     }
+
+    fn region(&mut self, span: proc_macro2::Span, region: Region) {
+        let (start, end) = (span.start(), span.end());
+        self.regions
+            .push((start.line, start.column, end.line, region));
+    }
+
+    /// Why a marker on `line` (1-based) does not stand where `position` asks, if it does not:
+    /// the innermost region strictly around the line decides (none: the file's items).
+    fn misplaced(&self, line: usize, position: Position) -> Option<&'static str> {
+        let inner = self
+            .regions
+            .iter()
+            .filter(|(a, _, b, _)| *a < line && line < *b)
+            .max_by_key(|(a, col, _, _)| (*a, *col))
+            .map_or(Region::Module, |r| r.3);
+        match (inner, position) {
+            (Region::Other(why), _) => Some(why),
+            (Region::Module, Position::Statement) => Some(
+                "among a module's items, where this marker does not belong (it marks where statements of a function body go)",
+            ),
+            (Region::Block, Position::Item) => Some(
+                "inside a function body or another block, where this marker does not belong (it marks where a module's items go)",
+            ),
+            _ => None,
+        }
+    }
 }
 
-/// Whether `attrs` hold a `cfg` that is never true.
-fn never_compiled(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg")
-            && a.meta.require_list().is_ok_and(|l| {
-                let t: String = l.tokens.to_string().split_whitespace().collect();
-                t == "any()" || t == "not(all())"
-            })
-    })
+/// A `cfg` predicate: `true`, `false` (literals), or a name, `name = "value"` or `any(..)`,
+/// `all(..)`, `not(..)`.
+enum Pred {
+    Bool(bool),
+    Meta(Box<syn::Meta>),
+}
+
+impl syn::parse::Parse for Pred {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        if input.peek(syn::LitBool) {
+            return Ok(Pred::Bool(input.parse::<syn::LitBool>()?.value));
+        }
+        input.parse().map(|m| Pred::Meta(Box::new(m)))
+    }
+}
+
+/// The comma-separated predicates of `list`.
+fn preds(list: &syn::MetaList) -> Result<Vec<Pred>, ()> {
+    list.parse_args_with(syn::punctuated::Punctuated::<Pred, syn::Token![,]>::parse_terminated)
+        .map(|p| p.into_iter().collect())
+        .map_err(|_| ())
+}
+
+/// Whether a `cfg` predicate holds: `Some(true)` always, `Some(false)` never, `None` when it
+/// depends on the build (`test`, `unix`, `feature = "x"`) and rsbuilder counts it as compiled.
+/// `Err` for a predicate it does not know. The rules are rustc's: `any()` is false, `all()`
+/// true, and `true` / `false` are literals.
+fn cfg_holds(pred: &Pred) -> Result<Option<bool>, ()> {
+    const KNOWN: &[&str] = &[
+        "test",
+        "unix",
+        "windows",
+        "debug_assertions",
+        "doc",
+        "doctest",
+        "miri",
+        "feature",
+        "panic",
+        "proc_macro",
+        "overflow_checks",
+        "ub_checks",
+        "relocation_model",
+        "sanitize",
+        "fmt_debug",
+        "contract_checks",
+    ];
+    let meta = match pred {
+        Pred::Bool(b) => return Ok(Some(*b)),
+        Pred::Meta(m) => m,
+    };
+    let name = meta.path().get_ident().map(|i| i.to_string()).ok_or(())?;
+    let known = KNOWN.contains(&name.as_str()) || name.starts_with("target_");
+    match meta.as_ref() {
+        syn::Meta::Path(_) | syn::Meta::NameValue(_) => match known {
+            true => Ok(None),
+            false => Err(()),
+        },
+        syn::Meta::List(l) => {
+            let values = preds(l)?
+                .iter()
+                .map(cfg_holds)
+                .collect::<Result<Vec<_>, _>>()?;
+            match name.as_str() {
+                "any" if values.contains(&Some(true)) => Ok(Some(true)),
+                "any" if values.iter().all(|v| *v == Some(false)) => Ok(Some(false)),
+                "any" => Ok(None),
+                "all" if values.contains(&Some(false)) => Ok(Some(false)),
+                "all" if values.iter().all(|v| *v == Some(true)) => Ok(Some(true)),
+                "all" => Ok(None),
+                "not" if values.len() == 1 => Ok(values[0].map(|v| !v)),
+                _ => Err(()),
+            }
+        }
+    }
+}
+
+/// Whether `attrs` make their item or statement never compiled (`Some(CFG_NEVER)`), or hold a
+/// `cfg` rsbuilder cannot decide (`Some(CFG_UNKNOWN)`). A `cfg_attr` whose predicate holds
+/// counts with the attributes it adds; one that depends on the build adds a never-true `cfg`
+/// only maybe, which counts as undecided.
+fn never_compiled(attrs: &[syn::Attribute]) -> Option<&'static str> {
+    fn cfg_of(meta: &syn::Meta, applies: Option<bool>) -> Option<&'static str> {
+        let syn::Meta::List(l) = meta else {
+            return None;
+        };
+        if l.path.is_ident("cfg") {
+            let Ok(pred) = l.parse_args::<Pred>() else {
+                return Some(CFG_UNKNOWN);
+            };
+            return match (cfg_holds(&pred), applies) {
+                (Err(()), _) => Some(CFG_UNKNOWN),
+                (Ok(Some(false)), Some(true)) => Some(CFG_NEVER),
+                (Ok(Some(false)), _) => Some(CFG_UNKNOWN),
+                _ => None,
+            };
+        }
+        if l.path.is_ident("cfg_attr") {
+            let Ok(args) = l.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            ) else {
+                // The predicate may be a literal: parse it apart from the attributes.
+                return cfg_attr_literal(l, applies);
+            };
+            let mut args = args.into_iter();
+            let Some(pred) = args.next() else {
+                return Some(CFG_UNKNOWN);
+            };
+            let holds = match cfg_holds(&Pred::Meta(Box::new(pred))) {
+                Ok(h) => h,
+                Err(()) => return Some(CFG_UNKNOWN),
+            };
+            return cfg_attr_rest(holds, applies, args);
+        }
+        None
+    }
+    /// `cfg_attr(true, ...)` / `cfg_attr(false, ...)`.
+    fn cfg_attr_literal(l: &syn::MetaList, applies: Option<bool>) -> Option<&'static str> {
+        let parsed = l.parse_args_with(|input: syn::parse::ParseStream<'_>| {
+            let b: syn::LitBool = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let rest =
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated(input);
+            rest.map(|r| (b.value, r))
+        });
+        match parsed {
+            Ok((b, rest)) => cfg_attr_rest(Some(b), applies, rest.into_iter()),
+            Err(_) => Some(CFG_UNKNOWN),
+        }
+    }
+    fn cfg_attr_rest(
+        holds: Option<bool>,
+        applies: Option<bool>,
+        mut attrs: impl Iterator<Item = syn::Meta>,
+    ) -> Option<&'static str> {
+        if holds == Some(false) {
+            return None;
+        }
+        let applies = match (holds, applies) {
+            (Some(true), Some(true)) => Some(true),
+            _ => None,
+        };
+        attrs.find_map(|m| cfg_of(&m, applies))
+    }
+    let mut out = None;
+    for a in attrs {
+        match cfg_of(&a.meta, Some(true)) {
+            Some(CFG_NEVER) => return Some(CFG_NEVER),
+            Some(why) => out = Some(why),
+            None => {}
+        }
+    }
+    out
 }
 
 const CFG_NEVER: &str = "inside an item whose cfg is never true (cargo does not compile it)";
+const CFG_UNKNOWN: &str = "inside an item under a cfg rsbuilder cannot decide (an unknown predicate); move the marker out of it";
 const IN_MACRO_RULES: &str = "inside a macro_rules! definition";
+const IN_MACRO: &str =
+    "inside a macro invocation (its tokens are the macro's input, not items or statements)";
 
 impl<'ast> syn::visit::Visit<'ast> for DeadCode {
     fn visit_item(&mut self, item: &'ast syn::Item) {
@@ -355,11 +600,39 @@ impl<'ast> syn::visit::Visit<'ast> for DeadCode {
             syn::Item::Use(i) => &i.attrs,
             _ => &[],
         };
-        if never_compiled(attrs) {
-            self.add(item.span(), CFG_NEVER);
+        if let Some(why) = never_compiled(attrs) {
+            self.add(item.span(), why);
             return;
         }
+        match item {
+            syn::Item::Mod(m) if m.content.is_some() => self.region(m.span(), Region::Module),
+            syn::Item::Impl(_) | syn::Item::Trait(_) => {
+                self.region(item.span(), Region::Other("inside an impl or trait body"))
+            }
+            syn::Item::Struct(_) | syn::Item::Enum(_) | syn::Item::Union(_) => self.region(
+                item.span(),
+                Region::Other("inside a struct, enum or union body"),
+            ),
+            syn::Item::ForeignMod(_) => {
+                self.region(item.span(), Region::Other("inside an extern block"))
+            }
+            syn::Item::Verbatim(_) => self.region(
+                item.span(),
+                Region::Other("inside an item rsbuilder does not read (such as `macro`)"),
+            ),
+            _ => {}
+        }
         syn::visit::visit_item(self, item);
+    }
+
+    fn visit_block(&mut self, block: &'ast syn::Block) {
+        self.region(block.brace_token.span.join(), Region::Block);
+        syn::visit::visit_block(self, block);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        use syn::spanned::Spanned as _;
+        self.region(mac.span(), Region::Other(IN_MACRO));
     }
 
     fn visit_stmt(&mut self, stmt: &'ast syn::Stmt) {
@@ -368,8 +641,12 @@ impl<'ast> syn::visit::Visit<'ast> for DeadCode {
             syn::Stmt::Macro(m) if m.mac.path.is_ident("macro_rules") => {
                 self.add(stmt.span(), IN_MACRO_RULES)
             }
-            syn::Stmt::Macro(m) if never_compiled(&m.attrs) => self.add(stmt.span(), CFG_NEVER),
-            syn::Stmt::Local(l) if never_compiled(&l.attrs) => self.add(stmt.span(), CFG_NEVER),
+            syn::Stmt::Macro(m) if never_compiled(&m.attrs).is_some() => {
+                self.add(stmt.span(), never_compiled(&m.attrs).unwrap_or(CFG_NEVER))
+            }
+            syn::Stmt::Local(l) if never_compiled(&l.attrs).is_some() => {
+                self.add(stmt.span(), never_compiled(&l.attrs).unwrap_or(CFG_NEVER))
+            }
             _ => syn::visit::visit_stmt(self, stmt),
         }
     }
@@ -384,25 +661,26 @@ impl<'ast> syn::visit::Visit<'ast> for DeadCode {
             _ => &[],
         };
         match never_compiled(attrs) {
-            true => self.add(item.span(), CFG_NEVER),
-            false => syn::visit::visit_impl_item(self, item),
+            Some(why) => self.add(item.span(), why),
+            None => syn::visit::visit_impl_item(self, item),
         }
     }
 
     fn visit_expr(&mut self, expr: &'ast syn::Expr) {
         use syn::spanned::Spanned as _;
-        // A block or closure under `#[cfg(any())]` (statement expressions carry attributes).
+        // A block or closure under a never-true cfg (statement expressions carry attributes).
         let attrs: &[syn::Attribute] = match expr {
             syn::Expr::Block(e) => &e.attrs,
             syn::Expr::Unsafe(e) => &e.attrs,
             syn::Expr::Closure(e) => &e.attrs,
             syn::Expr::Call(e) => &e.attrs,
             syn::Expr::MethodCall(e) => &e.attrs,
+            syn::Expr::Async(e) => &e.attrs,
             _ => &[],
         };
         match never_compiled(attrs) {
-            true => self.add(expr.span(), CFG_NEVER),
-            false => syn::visit::visit_expr(self, expr),
+            Some(why) => self.add(expr.span(), why),
+            None => syn::visit::visit_expr(self, expr),
         }
     }
 }
@@ -610,10 +888,15 @@ fn opens_block_scalar(trimmed: &str) -> bool {
     };
     let mut chars = last.chars();
     let starts = matches!(chars.next(), Some('|' | '>'));
-    let before_ok = code.len() == last.len()
-        || code[..code.len() - last.len()]
-            .trim_end()
-            .ends_with([':', '-']);
+    // Properties may stand between the key and the indicator: `key: &anchor !!str |`.
+    let mut before = code[..code.len() - last.len()].trim_end();
+    while let Some(word) = before.rsplit([' ', '\t']).next()
+        && !word.is_empty()
+        && (word.starts_with('&') || word.starts_with('!'))
+    {
+        before = before[..before.len() - word.len()].trim_end();
+    }
+    let before_ok = before.is_empty() || before.ends_with([':', '-', '?']);
     starts && before_ok && chars.all(|c| c.is_ascii_digit() || c == '+' || c == '-')
 }
 
@@ -647,8 +930,8 @@ mod tests {
             assert!(err.to_string().contains(why), "{text}: {err}");
         }
         // The same marker in compiled code still counts.
-        let text = "#[cfg(test)]\nmod on {\n    // +kubebuilder:scaffold:controllers\n}\n";
-        assert_eq!(rs(text).unwrap(), 2);
+        let text = "#[cfg(test)]\nmod on {\n    // +kubebuilder:scaffold:api-kinds\n}\n";
+        assert_eq!(items(text).unwrap(), 2);
     }
 
     /// A marker line inside a quoted YAML string running over lines, or inside a Dockerfile
@@ -685,6 +968,121 @@ mod tests {
         locate(Path::new("src/main.rs"), text, "controllers")
     }
 
+    /// `text` as a version module, with its item marker `api-kinds`.
+    fn items(text: &str) -> Result<usize, MarkerError> {
+        locate(Path::new("src/api/v1/mod.rs"), text, "api-kinds")
+    }
+
+    /// An item marker counts only among a module's items, and a statement marker only in a
+    /// block, in code cargo compiles (cfg evaluated). Before, these received the insert.
+    #[test]
+    fn markers_count_only_where_their_code_belongs_and_is_compiled() {
+        let m = "// +kubebuilder:scaffold:api-kinds";
+        for (text, why) in [
+            (format!("fn f() {{\n{m}\n}}\n"), "inside a function body"),
+            (
+                format!("const _: () = {{\n{m}\n}};\n"),
+                "inside a function body",
+            ),
+            (
+                format!("static F: fn() = || {{\n{m}\n}};\n"),
+                "inside a function body",
+            ),
+            (
+                format!("trait T {{\n    fn d() {{\n{m}\n    }}\n}}\n"),
+                "inside a function body",
+            ),
+            (format!("impl S {{\n{m}\n}}\n"), "impl or trait body"),
+            (
+                format!("enum E {{\n    A,\n{m}\n}}\n"),
+                "struct, enum or union body",
+            ),
+            (
+                format!("struct S2 {{\n    a: u8,\n{m}\n}}\n"),
+                "struct, enum or union body",
+            ),
+            (format!("extern \"C\" {{\n{m}\n}}\n"), "extern block"),
+            (format!("some_macro! {{\n{m}\n}}\n"), "macro invocation"),
+            (format!("pub macro m() {{\n{m}\n}}\n"), "does not read"),
+            (format!("#[cfg(false)]\nmod x {{\n{m}\n}}\n"), "never true"),
+            (
+                format!("#[cfg(all(any(), unix))]\nmod x {{\n{m}\n}}\n"),
+                "never true",
+            ),
+            (
+                format!("#[cfg(any(any()))]\nmod x {{\n{m}\n}}\n"),
+                "never true",
+            ),
+            (
+                format!("#[cfg_attr(all(), cfg(any()))]\nmod x {{\n{m}\n}}\n"),
+                "never true",
+            ),
+            (
+                format!("#[cfg(not(any(all())))]\nmod x {{\n{m}\n}}\n"),
+                "never true",
+            ),
+            (
+                format!("#[cfg_attr(true, cfg(false))]\nmod x {{\n{m}\n}}\n"),
+                "never true",
+            ),
+            (
+                format!("#[cfg(my_own_flag)]\nmod x {{\n{m}\n}}\n"),
+                "cannot decide",
+            ),
+            (
+                format!("#[cfg_attr(unix, cfg(false))]\nmod x {{\n{m}\n}}\n"),
+                "cannot decide",
+            ),
+        ] {
+            let err = items(&text).unwrap_err();
+            assert!(
+                matches!(&err, MarkerError::Missing { .. }) && err.to_string().contains(why),
+                "{text}: {err}"
+            );
+        }
+        // Compiled module code still counts, under a cfg that may hold or always holds.
+        for (text, line) in [
+            (format!("pub mod a;\n{m}\n"), 1),
+            (format!("mod x {{\n    pub mod a;\n{m}\n}}\n"), 2),
+            (format!("#[cfg(test)]\nmod x {{\n{m}\n}}\n"), 2),
+            (
+                format!("#[cfg(all(unix, not(any())))]\nmod x {{\n{m}\n}}\n"),
+                2,
+            ),
+            (format!("#[cfg(feature = \"x\")]\nmod x {{\n{m}\n}}\n"), 2),
+            (
+                format!("#[cfg_attr(false, cfg(false))]\nmod x {{\n{m}\n}}\n"),
+                2,
+            ),
+            (format!("#[cfg(true)]\nmod x {{\n{m}\n}}\n"), 2),
+        ] {
+            assert_eq!(items(&text), Ok(line), "{text}");
+        }
+        // A statement marker: in a block, not among items, not in a never-compiled block.
+        let c = "// +kubebuilder:scaffold:controllers";
+        assert!(
+            rs(&format!("{c}\nfn main() {{}}\n"))
+                .unwrap_err()
+                .to_string()
+                .contains("among a module's items")
+        );
+        for text in [
+            format!("fn main() {{\n    #[cfg(false)]\n    {{\n{c}\n    }}\n}}\n"),
+            format!("fn main() {{\n    #[cfg(all(any(), unix))]\n    {{\n{c}\n    }}\n}}\n"),
+        ] {
+            assert!(
+                rs(&text).unwrap_err().to_string().contains("never true"),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            rs(&format!(
+                "async fn run() {{\n    if ok {{\n{c}\n    }}\n}}\n"
+            )),
+            Ok(2)
+        );
+    }
+
     #[test]
     fn a_statement_position_marker_is_found() {
         let text = "fn main() {\n    let a = 1;\n    // +kubebuilder:scaffold:controllers\n}\n";
@@ -700,9 +1098,9 @@ mod tests {
 
     #[test]
     fn item_and_match_arm_and_inner_attribute_positions_count() {
-        assert_eq!(rs("// +kubebuilder:scaffold:controllers\nmod a;\n"), Ok(0));
+        assert_eq!(items("// +kubebuilder:scaffold:api-kinds\nmod a;\n"), Ok(0));
         assert_eq!(
-            rs("#![allow(unused)]\n// +kubebuilder:scaffold:controllers\n"),
+            items("#![allow(unused)]\n// +kubebuilder:scaffold:api-kinds\n"),
             Ok(1)
         );
         assert_eq!(
@@ -804,6 +1202,22 @@ mod tests {
         let path = Path::new("Cargo.toml");
         let text = "[package]\ndescription = \"\"\"\n# +kubebuilder:scaffold:dependencies\n\"\"\"\n[dependencies]\n# +kubebuilder:scaffold:dependencies\n";
         assert_eq!(locate(path, text, "dependencies"), Ok(5));
+    }
+
+    #[test]
+    fn block_scalar_indicators_after_properties_and_complex_keys() {
+        for line in [
+            "an: &x |",
+            "tg: !!str |",
+            "tl: !foo |-",
+            "at: &y !!str >",
+            "? |",
+        ] {
+            assert!(opens_block_scalar(line), "{line}");
+        }
+        let yaml = Path::new("config/x.yaml");
+        let text = "an: &x |\n  # +kubebuilder:scaffold:crdkustomizeresource\nb: 1\n";
+        assert!(locate(yaml, text, "crdkustomizeresource").is_err());
     }
 
     #[test]

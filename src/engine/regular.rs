@@ -18,8 +18,7 @@ fn refuse(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string())
 }
 
-const NOT_REGULAR: &str =
-    "not a regular file (a FIFO, a device or a socket); rsbuilder reads only regular files";
+const NOT_REGULAR: &str = "not a regular file (a FIFO, a device, a socket or a directory); rsbuilder reads only regular files";
 
 /// The bytes of an opened file, if it is a regular file of at most [`LIMIT`] bytes.
 fn read_opened(file: impl std::io::Read, is_file: bool) -> std::io::Result<Vec<u8>> {

@@ -277,8 +277,16 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
         }
     }
     let held = lock_root.as_deref().map(lock).transpose()?;
-    let project = if dir.join(PROJECT_FILE).is_file() {
-        Some(crate::model::Project::load(&dir).map_err(Error::Project)?)
+    // Anything at PROJECT (a FIFO, a device link, a directory, a dangling link) makes the root
+    // a project: Project::load then refuses what is not a regular file, by name, instead of
+    // the run going on as if there were no PROJECT (a namespaced project's Role would become
+    // a ClusterRole).
+    let plan = crate::engine::Plan::new(&dir, false);
+    let project = if plan
+        .exists(PROJECT_FILE)
+        .map_err(|e| Error::Project(e.into()))?
+    {
+        Some(crate::model::Project::load_in(&plan).map_err(Error::Project)?)
     } else {
         None
     };

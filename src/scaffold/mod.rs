@@ -258,11 +258,6 @@ mod tests {
         ),
         (
             "src/manifests/run.rs",
-            "let project = if dir.join(PROJECT_FILE).is_file() {",
-            "whether the root is an rsbuilder project (PROJECT is then read by Project::load, for namespaced and the kinds the API server serves)",
-        ),
-        (
-            "src/manifests/run.rs",
             "paths.iter().filter(|p| !p.exists()).collect()",
             "--paths may name sources outside the project",
         ),

@@ -110,6 +110,47 @@ fn a_fifo_where_a_file_is_read_is_refused_by_name() {
     }
 }
 
+/// `manifests` checked PROJECT with `is_file`, so a FIFO, a `/dev/zero` link or a directory
+/// there was taken for no PROJECT: the run went on (exit 0) and a namespaced project's Role
+/// became a ClusterRole. Now anything at PROJECT is read, and what is not a regular file is
+/// refused by name, with nothing written, by `manifests` and `manifests --check`.
+#[test]
+fn manifests_refuses_a_project_file_that_is_not_a_regular_file() {
+    for kind in ["fifo", "dev-zero", "directory"] {
+        let tmp = project_with_api();
+        common::rsbuilder(tmp.path())
+            .args(["edit", "--namespaced=true"])
+            .assert()
+            .success();
+        common::rsbuilder(tmp.path())
+            .arg("manifests")
+            .assert()
+            .success();
+        let role = tmp.path().join("config/rbac/role.yaml");
+        assert!(
+            std::fs::read_to_string(&role)
+                .unwrap()
+                .contains("kind: Role\n")
+        );
+        let path = tmp.path().join("PROJECT");
+        std::fs::remove_file(&path).unwrap();
+        match kind {
+            "fifo" => mkfifo(&path),
+            "dev-zero" => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+            _ => std::fs::create_dir(&path).unwrap(),
+        }
+        // The generated files differ from what a project without PROJECT gets.
+        std::fs::write(&role, "changed\n").unwrap();
+        let before = common::tree(tmp.path());
+        for args in [&["manifests"][..], &["manifests", "--check"][..]] {
+            let (code, err) = run_bounded(tmp.path(), args);
+            assert_eq!(code, Some(1), "{kind} {args:?}: {err}");
+            assert!(err.contains("PROJECT"), "{kind} {args:?}: {err}");
+            assert_eq!(common::tree(tmp.path()), before, "{kind} {args:?}");
+        }
+    }
+}
+
 #[test]
 fn a_device_under_src_is_refused_not_read_without_end() {
     let tmp = project_with_api();

@@ -1093,6 +1093,67 @@ fn deeply_nested_types_are_refused_with_file_and_line_not_a_crash() {
     assert!(out.join("crd/bases/example.com_deeps.yaml").is_file());
 }
 
+/// A kind whose field is `A0`, with `n` type aliases each naming the next (`type A0 =
+/// Option<A1>;` when `wrap` is `Option`, `type A0 = A1;` when it is empty), the last `String`.
+fn alias_chain(n: usize, wrap: &str) -> String {
+    let mut src = format!(
+        "{HEADER}
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Deep\")]
+pub struct DeepSpec {{
+    pub next: A0,
+}}
+"
+    );
+    for i in 0..n {
+        let next = match wrap {
+            "" => format!("A{}", i + 1),
+            w => format!("{w}<A{}>", i + 1),
+        };
+        src.push_str(&format!("pub type A{i} = {next};\n"));
+    }
+    src.push_str(&format!("pub type A{n} = String;\n"));
+    src
+}
+
+/// A chain of 500 `Option` aliases, or 3000 plain ones, overflowed the deriver's stack (the
+/// process aborted, exit 134): now a refusal naming the alias reference's file:line at 64
+/// aliases; a chain of 60 is derived.
+#[test]
+fn long_type_alias_chains_are_refused_with_file_and_line_not_a_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let run = |f: &Path| {
+        let mut cmd = rsbuilder();
+        cmd.args(["manifests", "--evaluate", "static", "--paths"])
+            .arg(f)
+            .arg("--output-dir")
+            .arg(&out);
+        cmd
+    };
+    for (n, wrap) in [(500, "Option"), (3000, ""), (3000, "Vec")] {
+        let src = alias_chain(n, wrap);
+        let f = write(tmp.path(), "deep.rs", &src);
+        let (line, col) = src
+            .lines()
+            .enumerate()
+            .find_map(|(i, l)| l.find("A64;").or(l.find("A64>")).map(|c| (i + 1, c + 1)))
+            .unwrap();
+        run(&f).assert().code(1).stderr(
+            predicate::str::contains(format!("{}:{line}:{col}:", f.display())).and(
+                predicate::str::contains(
+                    "the type alias `A64` is expanded inside 64 other type aliases",
+                ),
+            ),
+        );
+        assert!(!out.exists());
+    }
+    let f = write(tmp.path(), "deep.rs", &alias_chain(60, "Option"));
+    run(&f).assert().success();
+    let crd = std::fs::read_to_string(out.join("crd/bases/example.com_deeps.yaml")).unwrap();
+    assert!(crd.contains("next:"), "{crd}");
+}
+
 /// A crate of one kind `Thing`, its Cargo.toml selecting k8s-openapi's `feature`, locked with
 /// `lock`.
 fn one_kind_crate(dir: &Path, feature: &str, lock: &str) {

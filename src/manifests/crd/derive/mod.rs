@@ -46,6 +46,9 @@ pub struct Deriver<'c, 'a> {
     /// use records again, so each kind's diagnostics are complete whichever kind came first.
     cache: HashMap<(ModId, String), Result<Eval, Vec<Diagnostic>>>,
     in_progress: Vec<(ModId, String)>,
+    /// How many type aliases are being expanded, one inside the other, over the whole
+    /// derivation (see [`Deriver::MAX_ALIAS_NESTING`]).
+    alias_depth: usize,
     /// Type parameters of the generic user types being derived (innermost last).
     generics: Vec<HashMap<String, Eval>>,
     /// Schemas of parameterless known types (k8s-openapi, primitives), computed once per run:
@@ -85,6 +88,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             diags: Vec::new(),
             cache: HashMap::new(),
             in_progress: Vec::new(),
+            alias_depth: 0,
             generics: Vec::new(),
             leaves: HashMap::new(),
             sites: HashMap::new(),

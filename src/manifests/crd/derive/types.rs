@@ -149,7 +149,21 @@ impl<'c, 'a> Deriver<'c, 'a> {
                                 inner.insert(p.clone(), (m, a.clone()));
                             }
                         }
-                        self.ty_subst(tm, &alias.ty, &inner)
+                        let max = Self::MAX_ALIAS_NESTING;
+                        if self.alias_depth >= max {
+                            return Err(self.error(
+                                m,
+                                path.span(),
+                                format!(
+                                    "the type alias `{written}` is expanded inside {max} other type aliases; rsbuilder expands aliases at most {max} deep, so it stops here rather than risk running out of stack"
+                                ),
+                                Some("shorten the chain of aliases (make an alias name the final type directly)".into()),
+                            ));
+                        }
+                        self.alias_depth += 1;
+                        let r = self.ty_subst(tm, &alias.ty, &inner);
+                        self.alias_depth -= 1;
+                        r
                     }
                     LocalItem::Struct(_) | LocalItem::Enum(_) => {
                         let mut evals = Vec::new();
@@ -244,6 +258,12 @@ impl<'c, 'a> Deriver<'c, 'a> {
     /// field is ...). Each level costs the deriver some stack; 500 levels overflowed it (the
     /// process aborted). Deeper nesting is refused with the reference's file:line.
     pub(super) const MAX_TYPE_NESTING: usize = 64;
+
+    /// How many type aliases deep a field type is expanded (`type A0 = Option<A1>; type A1 =
+    /// ...`), counted over the whole derivation. Each alias costs the deriver stack like a
+    /// nested type; a chain of 500 overflowed it. A longer chain, or an alias that names
+    /// itself, is refused with the file:line of the alias reference that goes too deep.
+    pub(super) const MAX_ALIAS_NESTING: usize = 64;
 
     /// The schema of the user's struct or enum `name` in module `tm`, referenced from module
     /// `from` at `span`.
