@@ -345,7 +345,7 @@ fn seed_database_fixture_matches_the_case_reference() {
 fn shared_cases_copy_is_current() {
     let shared = support::repo_root().join("../shared/cases");
     if !shared.is_dir() {
-        eprintln!("skipped: {} not found", shared.display());
+        crate::common::missing(&format!("{} not found", shared.display()));
         return;
     }
     let files = |root: &Path| -> Vec<(String, Vec<u8>)> {
