@@ -88,6 +88,11 @@ step "Webhook logic for the new fields (src/webhook/v1/aijob_webhook.rs)"
 # doc comments show the AIJob example's rules; examples/ai-operator has them written out (replicas
 # default 1, at most 100, with tests), so take that file.
 cp "$repo/examples/ai-operator/src/webhook/v1/aijob_webhook.rs" src/webhook/v1/aijob_webhook.rs
+
+step "The sample for the new fields (config/samples/ai_v1_aijob.yaml)"
+# The controller's test applies the sample, so it must decode as the edited spec; the AIJob
+# example's sample has the same metadata and the new fields.
+cp "$repo/examples/ai-operator/config/samples/ai_v1_aijob.yaml" config/samples/ai_v1_aijob.yaml
 grep -n 'impl Defaulter\|impl Validator\|async fn default\|MAX_REPLICAS: i32' src/webhook/v1/aijob_webhook.rs
 
 step "rsbuilder manifests"
