@@ -20,8 +20,10 @@
 //!   inside a YAML block scalar (`key: |`) or a TOML multi-line string (`"""`, `'''`). In YAML
 //!   the file is also parsed (granit-parser, the parser serde-saphyr reads YAML with), and a
 //!   line inside any scalar's span (a double- or single-quoted string running over several
-//!   lines, a block scalar) is not a marker. In a Dockerfile, a line inside a heredoc
-//!   (`RUN <<EOF` … `EOF`) is not a marker: it is part of the instruction.
+//!   lines, a block scalar) or inside a flow collection written over several lines (`[ ... ]`,
+//!   `{ ... }`) is not a marker. In a Dockerfile, a line inside a heredoc (`RUN <<EOF` …
+//!   `EOF`), or inside an instruction continued from the line before (ending in `\`, or the
+//!   character a `# escape=` directive names), is not a marker: it is part of the instruction.
 //!
 //! Each marker must appear exactly once in its file: a missing marker, or one written twice
 //! (which would insert the code twice: a controller spawned twice), is a [`MarkerError`]
@@ -775,14 +777,27 @@ fn hash_comment_markers(
             }
         }
     }
-    let inside: Option<(Vec<bool>, &'static str)> = if yaml {
-        yaml_scalar_lines(text).map(|lines| (lines, "inside a YAML string"))
+    let inside: Vec<(Vec<bool>, &'static str)> = if yaml {
+        yaml_inside_lines(text)
+            .map(|(scalars, flows)| {
+                vec![
+                    (scalars, "inside a YAML string"),
+                    (flows, "inside a YAML flow collection ([...] or {...})"),
+                ]
+            })
+            .unwrap_or_default()
     } else if is_dockerfile(path) {
-        Some((heredoc_lines(text), "inside a Dockerfile heredoc"))
+        vec![
+            (heredoc_lines(text), "inside a Dockerfile heredoc"),
+            (
+                continued_lines(text),
+                "inside a Dockerfile instruction continued from the line before",
+            ),
+        ]
     } else {
-        None
+        Vec::new()
     };
-    if let Some((inside, why)) = inside {
+    for (inside, why) in inside {
         found.retain(|&i| {
             let keep = !inside.get(i).copied().unwrap_or(false);
             if !keep {
@@ -796,35 +811,48 @@ fn hash_comment_markers(
 }
 
 /// For each line of `text` (0-based), whether it lies inside a scalar of the YAML parsed from
-/// it: after the line where a scalar starts and up to the line where it ends (the end's line
-/// only when the scalar ends after its first column). `None` when `text` is not YAML the
-/// parser reads (the line rules above still apply).
-fn yaml_scalar_lines(text: &str) -> Option<Vec<bool>> {
+/// it, and whether it lies inside a flow collection (`[ ... ]`, `{ ... }`) written over several
+/// lines: after the line where the node starts and up to the line where it ends (the end's
+/// line only when the node ends after its first column). A comment line inside a flow
+/// collection is a real comment, but a block-style line inserted there breaks the YAML.
+/// `None` when `text` is not YAML the parser reads (the line rules above still apply).
+fn yaml_inside_lines(text: &str) -> Option<(Vec<bool>, Vec<bool>)> {
+    use granit_parser::{Event, StructureStyle};
     let lines = text.lines().count();
-    let mut inside = vec![false; lines + 1];
+    let mut scalars = vec![false; lines + 1];
+    let mut flows = vec![false; lines + 1];
+    // One entry per open collection: the 1-based line of a flow collection's start, `None`
+    // for a block collection.
+    let mut open: Vec<Option<usize>> = Vec::new();
     for event in granit_parser::Parser::new_from_str(text) {
         let (event, span) = event.ok()?;
-        if !matches!(event, granit_parser::Event::Scalar(..)) {
-            continue;
-        }
         // Lines are 1-based in the parser.
-        let (first, last) = (span.start.line(), span.end.line());
         let last = if span.end.col() == 0 {
-            last.saturating_sub(1)
+            span.end.line().saturating_sub(1)
         } else {
-            last
+            span.end.line()
         };
-        for l in first..=last {
-            // The scalar's first line holds its key or indicator: a comment there is not a
-            // whole line. Lines after it are the scalar's own.
-            if l > first
-                && let Some(slot) = inside.get_mut(l - 1)
-            {
+        let (first, slots) = match event {
+            Event::SequenceStart(style, ..) | Event::MappingStart(style, ..) => {
+                open.push(matches!(style, StructureStyle::Flow).then(|| span.start.line()));
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => match open.pop() {
+                Some(Some(first)) => (first, &mut flows),
+                _ => continue,
+            },
+            Event::Scalar(..) => (span.start.line(), &mut scalars),
+            _ => continue,
+        };
+        // The node's first line holds its key or indicator: a comment there is not a whole
+        // line. Lines after it are the node's own.
+        for l in first + 1..=last {
+            if let Some(slot) = slots.get_mut(l - 1) {
                 *slot = true;
             }
         }
     }
-    Some(inside)
+    Some((scalars, flows))
 }
 
 /// Whether `path` is a Dockerfile (`Dockerfile`, `Dockerfile.<x>`, `<x>.Dockerfile`).
@@ -872,6 +900,46 @@ fn heredoc_lines(text: &str) -> Vec<bool> {
                 pending.push_back((word, dash));
             }
         }
+    }
+    inside
+}
+
+/// For each line of a Dockerfile (0-based), whether it continues the instruction of a line
+/// before it: the line before (skipping comment and blank lines, which Docker drops inside a
+/// continued instruction) ends with the escape character, `\` or the one a `# escape=`
+/// parser directive at the top of the file names. A marker there would have its insert
+/// joined to that instruction.
+fn continued_lines(text: &str) -> Vec<bool> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut escape = '\\';
+    // Parser directives are comments of the form `# key=value` before any other line.
+    for line in &lines {
+        let Some(directive) = line.trim().strip_prefix('#') else {
+            break;
+        };
+        let Some((key, value)) = directive.split_once('=') else {
+            break;
+        };
+        let key = key.trim().to_ascii_lowercase();
+        if key == "escape" {
+            if let Some(c @ ('\\' | '`')) = value.trim().chars().next() {
+                escape = c;
+            }
+        } else if key != "syntax" && key != "check" {
+            break;
+        }
+    }
+    let mut inside = vec![false; lines.len()];
+    let mut continued = false;
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        if continued {
+            inside[i] = true;
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+        }
+        continued = !trimmed.starts_with('#') && trimmed.ends_with(escape);
     }
     inside
 }
@@ -962,6 +1030,50 @@ mod tests {
         );
         let text = "FROM x\nRUN <<-\"EOF\"\n\techo hi\n\tEOF\n# +kubebuilder:scaffold:copy\n";
         assert_eq!(locate(docker, text, "copy").unwrap(), 4);
+    }
+
+    /// A comment line inside a YAML flow collection written over several lines is a real
+    /// comment, but a block line inserted there breaks the file; a Dockerfile comment line
+    /// inside an instruction continued with `\` (or the escape a directive names) would have
+    /// the insert joined to that instruction. Before, both received the insert.
+    #[test]
+    fn markers_inside_yaml_flow_collections_and_continued_dockerfile_lines_do_not_count() {
+        let yaml = Path::new("config/x.yaml");
+        for text in [
+            "resources: [\n  a.yaml,\n  # +kubebuilder:scaffold:crdkustomizeresource\n  b.yaml]\n",
+            "a: {\n  x: 1,\n  # +kubebuilder:scaffold:crdkustomizeresource\n}\nb: 1\n",
+            "a:\n  - [1,\n    # +kubebuilder:scaffold:crdkustomizeresource\n    2]\n",
+        ] {
+            let err = locate(yaml, text, "crdkustomizeresource").unwrap_err();
+            assert!(
+                err.to_string().contains("inside a YAML flow collection"),
+                "{text}: {err}"
+            );
+        }
+        // After the collection closes, and in a one-line collection's file, it counts.
+        let text = "resources: [\n  a.yaml]\n# +kubebuilder:scaffold:crdkustomizeresource\n";
+        assert_eq!(locate(yaml, text, "crdkustomizeresource").unwrap(), 2);
+        let text = "a: [1, 2]\nb:\n  # +kubebuilder:scaffold:crdkustomizeresource\n  - 3\n";
+        assert_eq!(locate(yaml, text, "crdkustomizeresource").unwrap(), 2);
+
+        let docker = Path::new("Dockerfile");
+        for text in [
+            "FROM x\nRUN a \\\n# +kubebuilder:scaffold:copy\n  && b\n",
+            "FROM x\nRUN a \\\n\n  # note\n# +kubebuilder:scaffold:copy\n  b\n",
+            "# escape=`\nFROM x\nRUN a `\n# +kubebuilder:scaffold:copy\n  b\n",
+        ] {
+            let err = locate(docker, text, "copy").unwrap_err();
+            assert!(
+                err.to_string().contains("continued from the line before"),
+                "{text}: {err}"
+            );
+        }
+        // Once the instruction ends, the marker counts; with `# escape=` a backslash does not
+        // continue a line.
+        let text = "FROM x\nRUN a \\\n  b\n# +kubebuilder:scaffold:copy\n";
+        assert_eq!(locate(docker, text, "copy").unwrap(), 3);
+        let text = "# escape=`\nFROM x\nRUN dir c:\\\n# +kubebuilder:scaffold:copy\n";
+        assert_eq!(locate(docker, text, "copy").unwrap(), 3);
     }
 
     fn rs(text: &str) -> Result<usize, MarkerError> {
