@@ -1,0 +1,201 @@
+//! Scaffold markers found by syntax, not by a text search.
+//!
+//! A marker is the comment `// +kubebuilder:scaffold:<name>` in Rust, and
+//! `# +kubebuilder:scaffold:<name>` in YAML, TOML, Makefiles and Dockerfiles. Later commands
+//! insert code before it. Where it counts:
+//!
+//! - **Rust:** a plain line comment (not `///` or `//!`), alone on its line, where an item, a
+//!   statement or a match arm may start: the previous token is `{`, `}`, `;` or `,`, the end of
+//!   an inner attribute (`#![...]`), or nothing. The file is lexed with rustc's own lexer
+//!   (`ra-ap-rustc_lexer`), so the same text inside a string literal, a raw string, a char
+//!   literal or a `/* */` comment (which nest) is not a marker, and neither is one in the
+//!   middle of an expression (`let x = a // ... \n + b;`), where inserted code would not parse.
+//!   The file is also parsed (syn): a marker for a module's items (`api-kinds`) counts only
+//!   among a module's items, not in a function body, an impl, trait, struct, enum or extern
+//!   body, or a macro invocation; a marker for statements (`controllers`) counts only in a
+//!   block. Code under a `cfg` that is never true (`any()`, `false`, `not(all())`, nested, or
+//!   added by `cfg_attr`) is not compiled, so a marker there does not count; under a `cfg`
+//!   predicate rsbuilder does not know, it does not count either.
+//! - **YAML and the other `#` formats:** a whole comment line (only blanks before the `#`), not
+//!   inside a YAML block scalar (`key: |`) or a TOML multi-line string (`"""`, `'''`). In YAML
+//!   the file is also parsed (granit-parser, the parser serde-saphyr reads YAML with), and a
+//!   line inside any scalar's span (a double- or single-quoted string running over several
+//!   lines, a block scalar) or inside a flow collection written over several lines (`[ ... ]`,
+//!   `{ ... }`) is not a marker. In a Dockerfile, a line inside a heredoc (`RUN <<EOF` …
+//!   `EOF`), or inside an instruction continued from the line before (ending in `\`, or the
+//!   character a `# escape=` directive names), is not a marker: it is part of the instruction.
+//!
+//! Each marker must appear exactly once in its file: a missing marker, or one written twice
+//! (which would insert the code twice: a controller spawned twice), is a [`MarkerError`]
+//! naming the file and the lines, and the command writes nothing.
+//!
+//! Submodules: `rust` (the lexer pass over Rust), `dead_code` (code cargo does not compile,
+//! and where a marker stands), `hash` (the `#` comment formats), `dockerfile` (heredocs and
+//! continued instructions). Tests for all of them are in `tests.rs`.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+mod dead_code;
+mod dockerfile;
+mod hash;
+mod rust;
+
+use hash::hash_comment_markers;
+use rust::rust_markers;
+
+/// Why a marker could not be used. Every variant names the file; the line numbers are
+/// 1-based.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MarkerError {
+    /// No line of the file holds the marker where it counts.
+    #[error(
+        "{path} has no `{comment}` marker{}; rsbuilder inserts code before it. Restore the marker \
+         line, alone on its line where new code should go, then re-run",
+        ignored_note(.ignored)
+    )]
+    Missing {
+        /// The file.
+        path: PathBuf,
+        /// The full marker comment expected.
+        comment: String,
+        /// Lines that hold the marker text where it does not count, with the reason.
+        ignored: Vec<(usize, &'static str)>,
+    },
+    /// The marker appears more than once; inserting before each would duplicate the code.
+    #[error(
+        "{path} has the `{comment}` marker on lines {}; it must appear once. Delete all but the \
+         one where new code should go, then re-run",
+        join_lines(.lines)
+    )]
+    Duplicated {
+        /// The file.
+        path: PathBuf,
+        /// The full marker comment.
+        comment: String,
+        /// Every line holding it (1-based).
+        lines: Vec<usize>,
+    },
+}
+
+fn join_lines(lines: &[usize]) -> String {
+    lines
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn ignored_note(ignored: &[(usize, &'static str)]) -> String {
+    if ignored.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = ignored
+        .iter()
+        .map(|(line, why)| format!("line {line} holds its text {why}"))
+        .collect();
+    format!(" ({}, which does not count)", parts.join("; "))
+}
+
+/// The full marker comment for a marker name in a file, chosen by the file's extension:
+/// `// +kubebuilder:scaffold:<name>` for Rust, `# +kubebuilder:scaffold:<name>` otherwise.
+pub fn comment(path: &Path, marker: &str) -> String {
+    if is_rust(path) {
+        format!("// +kubebuilder:scaffold:{marker}")
+    } else {
+        format!("# +kubebuilder:scaffold:{marker}")
+    }
+}
+
+fn is_rust(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "rs")
+}
+
+/// The one line (0-based index into `text.split_inclusive('\n')`) that holds the marker
+/// `marker` where it counts (see the module docs). `path` decides the syntax (`.rs` is Rust)
+/// and is named in the errors. Errors: [`MarkerError::Missing`], listing lines where the text
+/// was seen but does not count; [`MarkerError::Duplicated`] with every line.
+pub fn locate(path: &Path, text: &str, marker: &str) -> Result<usize, MarkerError> {
+    let comment = comment(path, marker);
+    let (found, ignored) = if is_rust(path) {
+        rust_markers(text, marker)
+    } else {
+        hash_comment_markers(path, text, marker)
+    };
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(MarkerError::Missing {
+            path: path.to_path_buf(),
+            comment,
+            ignored: ignored.into_iter().map(|(l, why)| (l + 1, why)).collect(),
+        }),
+        many => Err(MarkerError::Duplicated {
+            path: path.to_path_buf(),
+            comment,
+            lines: many.iter().map(|l| l + 1).collect(),
+        }),
+    }
+}
+
+/// Inserts `fragment` before the marker line of `marker` in `text` (found by [`locate`]),
+/// indented like that line; a trailing newline is added to the fragment when missing. When
+/// the fragment's non-blank lines already appear in the file in a row (indentation ignored),
+/// `text` is returned unchanged, so re-running a command is safe. Errors as [`locate`].
+pub fn insert(
+    path: &Path,
+    text: &str,
+    marker: &str,
+    fragment: &str,
+) -> Result<String, MarkerError> {
+    let at = locate(path, text, marker)?;
+    if contains_fragment(text, fragment) {
+        return Ok(text.to_string());
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut out = String::with_capacity(text.len() + fragment.len() + 64);
+    for (i, line) in lines.iter().enumerate() {
+        if i == at {
+            let indent: String = line
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            for frag_line in fragment.trim_end_matches('\n').split('\n') {
+                if !frag_line.is_empty() {
+                    out.push_str(&indent);
+                    out.push_str(frag_line);
+                }
+                out.push('\n');
+            }
+        }
+        out.push_str(line);
+    }
+    Ok(out)
+}
+
+fn contains_fragment(text: &str, fragment: &str) -> bool {
+    let want: Vec<&str> = fragment
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if want.is_empty() {
+        return true;
+    }
+    let have: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    have.windows(want.len()).any(|w| w == want.as_slice())
+}
+
+/// Whether `body` (a comment without its `//` or `#`) is the marker `marker`.
+fn is_marker_body(body: &str, marker: &str) -> bool {
+    body.trim()
+        .strip_prefix("+kubebuilder:scaffold:")
+        .is_some_and(|name| name == marker)
+}
+
+#[cfg(test)]
+mod tests;
