@@ -13,7 +13,8 @@
 //! This module holds a field's default and `skip_serializing_if`, the entry points the
 //! pieces call back into ([`value()`] and the defaults of a struct's fields), and
 //! [`eval_untyped`] for attribute values. The pieces: [`value`](mod@value) (an expression of
-//! a known type), [`type_default`] (a type's own `Default`) and [`serialize`] (serde's derived
+//! a known type), [`leaf`] (std and k8s-openapi types known by path: durations, addresses,
+//! times), [`type_default`] (a type's own `Default`) and [`serialize`] (serde's derived
 //! `Serialize` of a struct or enum). What a type is for evaluation, and scalars, are
 //! [`super::eval`]'s.
 
@@ -24,15 +25,17 @@ use serde_json::Value;
 use super::eval::{Ctx, EvalError, FwdKind, Res, Shape, UserTy, shape};
 use super::resolve::{Crate, LocalItem, LocalValue, ModId};
 
+pub mod leaf;
 pub mod serialize;
 pub mod type_default;
 pub mod value;
 
+use leaf::leaf_value;
 use serialize::{may_serialize_null, serialize_struct};
 use type_default::{default_of, derives_default, hand_default};
 use value::{
     any_value, call_path, collect_seq, enum_value, forward_value, is_default_ctor, last_ident,
-    leaf_value, map_value, path_user_type, seq_elems, some_or_ok, struct_fields,
+    map_value, path_user_type, seq_elems, some_or_ok, struct_fields,
 };
 
 /// Evaluates `expr` (written in module `m`) with no expected type, to the JSON value its
