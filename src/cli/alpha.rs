@@ -95,8 +95,27 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     let version = env!("CARGO_PKG_VERSION");
     let verb = if args.dry_run { "would " } else { "" };
     for (path, outcome) in &update.files {
-        println!("{:<8} {}", outcome.label(), path.display());
+        match outcome {
+            alpha::Outcome::Kept => println!(
+                "{:<8} {} (your change; rsbuilder {version} changes nothing there)",
+                outcome.label(),
+                path.display()
+            ),
+            _ => println!("{:<8} {}", outcome.label(), path.display()),
+        }
     }
+    let kept = update
+        .files
+        .iter()
+        .filter(|(_, o)| matches!(o, alpha::Outcome::Kept))
+        .count();
+    let yours = match kept {
+        0 => String::new(),
+        n => format!(
+            ", apart from your changes in {}, kept",
+            crate::scaffold::count(n, "file")
+        ),
+    };
     if let Some(lock) = &update.lock {
         print_lock(lock, args.dry_run, version);
     }
@@ -107,9 +126,9 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
             crate::scaffold::count(update.copies_removed, "file")
         );
     }
-    if update.files.is_empty() && update.lock.is_none() && update.copies_removed == 0 {
+    if update.files.len() == kept && update.lock.is_none() && update.copies_removed == 0 {
         println!(
-            "The {} are those of rsbuilder {version}; nothing to do.",
+            "The {} are those of rsbuilder {version}{yours}; nothing to do.",
             crate::scaffold::count(update.tool_owned, "tool-owned file")
         );
         return Ok(super::EXIT_OK);
@@ -117,7 +136,7 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     let conflicts = update.conflicts();
     if conflicts.is_empty() {
         println!(
-            "\nThe tool-owned files {verb}now match rsbuilder {version}. Next: cargo build && cargo test"
+            "\nThe tool-owned files {verb}now match rsbuilder {version}{yours}. Next: cargo build && cargo test"
         );
         return Ok(super::EXIT_OK);
     }

@@ -78,6 +78,9 @@ pub enum Outcome {
     KeptDropped,
     /// The file holds the new text already; only its record under `.rsbuilder/` is written.
     Recorded,
+    /// The user changed the file and this version's text is the one rsbuilder wrote before:
+    /// there is nothing to merge, so the file stays as the user left it (not a write).
+    Kept,
 }
 
 impl Outcome {
@@ -92,6 +95,7 @@ impl Outcome {
             Outcome::Removed => "remove",
             Outcome::KeptDropped => "kept",
             Outcome::Recorded => "record",
+            Outcome::Kept => "keep",
         }
     }
 
@@ -239,7 +243,7 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
                 // adds where the user already has one) every difference is a conflict.
                 let base = base_of(&plan, &path)?.unwrap_or_default();
                 match merge(&base, &ours, theirs) {
-                    Ok(merged) if merged == ours && base == *theirs => continue,
+                    Ok(merged) if merged == ours && base == *theirs => Outcome::Kept,
                     Ok(merged) => {
                         plan.add(File::tool_owned_with_base(&path, merged, theirs.clone()));
                         Outcome::Merged

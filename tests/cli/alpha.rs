@@ -503,7 +503,19 @@ fn a_users_edit_merges_against_the_runtime_rsbuilder_carries() {
     let ours = with_line(&new, new.lines().count() / 2, "// my own line");
     write(&dir, &file, &ours);
     let out = run_ok(&dir, &["alpha", "update"]);
-    assert!(out.contains("nothing to do"), "{out}");
+    // The edit is named, not passed over: the runtime matches this version apart from it.
+    assert!(
+        out.contains(&format!(
+            "keep     {file} (your change; rsbuilder {VERSION} changes nothing there)\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "apart from your changes in 1 file, kept; nothing to do."
+        )),
+        "{out}"
+    );
     assert_eq!(read(&dir, &file), ours);
     assert_eq!(copies(&dir), Vec::<String>::new());
 }
