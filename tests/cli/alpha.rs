@@ -511,9 +511,7 @@ fn a_users_edit_merges_against_the_runtime_rsbuilder_carries() {
         "{out}"
     );
     assert!(
-        out.contains(&format!(
-            "apart from your changes in 1 file, kept; nothing to do."
-        )),
+        out.contains("apart from your changes in 1 file, kept; nothing to do."),
         "{out}"
     );
     assert_eq!(read(&dir, &file), ours);
