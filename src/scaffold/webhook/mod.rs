@@ -912,27 +912,27 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
     let fixed: &[(&str, &str)] = &[
         (
             "config/webhook/kustomization.yaml",
-            include_str!("../../templates/webhook/config/webhook_kustomization.yaml"),
+            include_str!("../../../templates/webhook/config/webhook_kustomization.yaml"),
         ),
         (
             "config/webhook/kustomizeconfig.yaml",
-            include_str!("../../templates/webhook/config/webhook_kustomizeconfig.yaml"),
+            include_str!("../../../templates/webhook/config/webhook_kustomizeconfig.yaml"),
         ),
         (
             layout::WEBHOOK_MANIFESTS,
-            include_str!("../../templates/webhook/config/manifests_placeholder.yaml"),
+            include_str!("../../../templates/webhook/config/manifests_placeholder.yaml"),
         ),
         (
             "config/certmanager/kustomization.yaml",
-            include_str!("../../templates/webhook/config/certmanager_kustomization.yaml"),
+            include_str!("../../../templates/webhook/config/certmanager_kustomization.yaml"),
         ),
         (
             "config/certmanager/kustomizeconfig.yaml",
-            include_str!("../../templates/webhook/config/certmanager_kustomizeconfig.yaml"),
+            include_str!("../../../templates/webhook/config/certmanager_kustomizeconfig.yaml"),
         ),
         (
             "config/default/manager_webhook_patch.yaml",
-            include_str!("../../templates/webhook/config/manager_webhook_patch.yaml"),
+            include_str!("../../../templates/webhook/config/manager_webhook_patch.yaml"),
         ),
     ];
     for (path, text) in fixed {
@@ -971,7 +971,7 @@ fn add_config(plan: &mut Plan, project: &Project) -> Result<()> {
         "default-patches",
         "- path: manager_webhook_patch.yaml",
     );
-    let block = include_str!("../../templates/webhook/config/default_replacements.yaml");
+    let block = include_str!("../../../templates/webhook/config/default_replacements.yaml");
     // After `create apiserver`, config/default already has a `replacements:` list: the
     // webhook's entries join it (its comment lines stay above them).
     let items: String = block
