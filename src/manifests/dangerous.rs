@@ -8,17 +8,23 @@
 //! The rules are Kubernetes' "Role Based Access Control Good Practices" (escalate, bind,
 //! impersonate, secrets, pods/exec and attach, nodes/proxy, CSR approval, wildcards) and the
 //! checks kube-linter and kubescape make on roles and webhook configurations, as facts. Each
-//! warning names the marker's file:line, the check's name and how to narrow the grant;
-//! a webhook is checked after its `patch=` is applied (a warning from a patched field points
-//! at `patch`); `// +rsbuilder:allow=<check>;<check>` on a line before the marker acknowledges it (the next
+//! warning names the marker's file:line, the check's name and how to narrow the grant.
+//! A webhook is checked as `manifests.yaml` holds it: the object [`super::webhook::build`]
+//! makes, after the marker's `patch=`, each rule matched on its own; a warning points at
+//! `patch` when the patch changed what the check reads (the object before and after the patch
+//! are compared), and a marker whose webhook cannot be built is left to that module's errors.
+//! `// +rsbuilder:allow=<check>;<check>` on a line before the marker acknowledges it (the next
 //! rbac or webhook marker of the file), and `manifests --strict` turns the rest into errors.
 
 use std::collections::BTreeSet;
+
+use k8s_openapi::api::admissionregistration::v1::{MutatingWebhook, RuleWithOperations};
 
 use super::diag::Diagnostic;
 use super::markers::Marker;
 use super::markers::grammar::Value;
 use super::markers::typed::{RbacRule, WebhookMarker};
+use super::webhook::Built;
 
 /// The name of the acknowledging marker.
 pub const ALLOW: &str = "rsbuilder:allow";
@@ -107,7 +113,11 @@ pub fn warnings(markers: &[Marker]) -> Vec<Diagnostic> {
         let found = if let Ok(r) = RbacRule::try_from(m) {
             rbac(&r)
         } else if let Ok(w) = WebhookMarker::try_from(m) {
-            webhook(&w)
+            // A marker whose webhook cannot be built writes no manifest; its errors are
+            // `webhook.rs`'s to report.
+            super::webhook::build(&w)
+                .map(|b| webhook(&b))
+                .unwrap_or_default()
         } else {
             continue;
         };
@@ -276,135 +286,95 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
     out
 }
 
-/// The fields of a webhook the checks look at, after the marker's `patch=` (a JSON merge
-/// patch, applied as `webhook.rs` applies it) and the argument each came from, so a warning
-/// names `patch` when the patch set the field.
-struct Effective {
-    failure_policy: Option<String>,
-    failure_policy_at: &'static str,
-    groups: Vec<String>,
-    groups_at: &'static str,
-    resources: Vec<String>,
-    resources_at: &'static str,
-    operations: Vec<String>,
-    url: Option<String>,
-    url_at: &'static str,
-    selector: bool,
-}
-
-impl Effective {
-    fn of(w: &WebhookMarker<'_>) -> Self {
-        let mut e = Effective {
-            failure_policy: w.failure_policy.map(str::to_string),
-            failure_policy_at: "failurePolicy",
-            groups: w.groups.clone(),
-            groups_at: "groups",
-            resources: w.resources.to_vec(),
-            resources_at: "resources",
-            operations: w.verbs.iter().map(|v| v.to_ascii_lowercase()).collect(),
-            url: w.url.map(str::to_string),
-            url_at: "url",
-            selector: false,
-        };
-        let Some(serde_json::Value::Object(patch)) =
-            w.patch.and_then(|p| serde_json::from_str(p).ok())
-        else {
-            return e;
-        };
-        let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
-        if let Some(v) = patch.get("failurePolicy") {
-            e.failure_policy = text(v);
-            e.failure_policy_at = "patch";
-        }
-        match patch.get("clientConfig") {
-            Some(serde_json::Value::Object(c)) if c.contains_key("url") => {
-                e.url = c.get("url").and_then(text);
-                e.url_at = "patch";
-            }
-            Some(serde_json::Value::Null) => e.url = None,
-            _ => {}
-        }
-        if let Some(rules) = patch.get("rules") {
-            let all = |key: &str| -> Vec<String> {
-                rules
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|r| r.get(key).and_then(|v| v.as_array()))
-                    .flatten()
-                    .filter_map(text)
-                    .collect()
-            };
-            e.groups = all("apiGroups");
-            e.resources = all("resources");
-            e.operations = all("operations")
-                .iter()
-                .map(|o| o.to_ascii_lowercase())
-                .collect();
-            e.groups_at = "patch";
-            e.resources_at = "patch";
-        }
-        e.selector = ["namespaceSelector", "objectSelector"]
+/// Whether a rule's `operations` include a write that a rollout makes (create, update).
+fn writes(rule: &RuleWithOperations) -> bool {
+    rule.operations.iter().flatten().any(|o| {
+        ["*", "CREATE", "UPDATE"]
             .iter()
-            .any(|k| patch.get(*k).is_some_and(|v| v.is_object()));
-        e
-    }
+            .any(|w| o.eq_ignore_ascii_case(w))
+    })
 }
 
-fn webhook(w: &WebhookMarker<'_>) -> Vec<Found> {
-    let e = Effective::of(w);
+/// The values of every rule's `field` (`apiGroups`, `resources`), in order.
+fn all(w: &MutatingWebhook, field: fn(&RuleWithOperations) -> &Option<Vec<String>>) -> Vec<&str> {
+    w.rules
+        .iter()
+        .flatten()
+        .flat_map(|r| field(r).iter().flatten())
+        .map(String::as_str)
+        .collect()
+}
+
+/// The kinds of [`STARTUP_KINDS`] that a rule matches on a write, in that list's order.
+fn startup_kinds(w: &MutatingWebhook) -> Vec<&'static str> {
+    let matches = |group: &str, kind: &str| {
+        w.rules.iter().flatten().filter(|r| writes(r)).any(|r| {
+            r.api_groups
+                .iter()
+                .flatten()
+                .any(|g| g == "*" || g == group)
+                && r.resources.iter().flatten().any(|res| {
+                    let base = res.split('/').next().unwrap_or(res);
+                    base == kind
+                })
+        })
+    };
+    STARTUP_KINDS
+        .iter()
+        .flat_map(|(group, kinds)| kinds.iter().map(move |k| (*group, *k)))
+        .filter(|(group, kind)| matches(group, kind))
+        .map(|(_, kind)| kind)
+        .collect()
+}
+
+/// The checks of one webhook, run on the webhook as `manifests.yaml` holds it
+/// ([`super::webhook::build`]: after the marker's `patch=`). A warning points at the argument
+/// it comes from, or at `patch` when the patch changed what the check reads.
+fn webhook(b: &Built) -> Vec<Found> {
+    let (before, w) = (&b.unpatched, &b.patched);
+    let at = |arg: &'static str, changed: bool| if changed { "patch" } else { arg };
+    let fails_open = |w: &MutatingWebhook| {
+        w.failure_policy
+            .as_deref()
+            .is_some_and(|p| p.eq_ignore_ascii_case("ignore"))
+    };
+    let url = |w: &MutatingWebhook| w.client_config.url.clone();
+    let groups = |w| all(w, |r| &r.api_groups);
+    let resources = |w| all(w, |r| &r.resources);
     let mut out: Vec<Found> = Vec::new();
-    let fails_open = e
-        .failure_policy
-        .as_deref()
-        .is_some_and(|p| p.eq_ignore_ascii_case("ignore"));
-    if fails_open {
+    if fails_open(w) {
         out.push((
             "failure-policy-ignore",
-            e.failure_policy_at,
+            at("failurePolicy", before.failure_policy != w.failure_policy),
             "the webhook fails open: while it is down, objects it should reject are admitted"
                 .into(),
             "use failurePolicy=fail".into(),
         ));
     }
-    if e.resources.iter().any(|r| r == "*" || r == "*/*") {
+    if resources(w).iter().any(|r| *r == "*" || *r == "*/*") {
         out.push((
             "webhook-all-resources",
-            e.resources_at,
+            at("resources", resources(before) != resources(w)),
             "the webhook is called for every resource: an outage blocks writes of every kind"
                 .into(),
             "list the resources the webhook checks".into(),
         ));
     }
-    if e.groups.iter().any(|g| g == "*") {
+    if groups(w).contains(&"*") {
         out.push((
             "webhook-all-groups",
-            e.groups_at,
+            at("groups", groups(before) != groups(w)),
             "the webhook is called for every API group".into(),
             "list the groups of the kinds the webhook checks".into(),
         ));
     }
-    let fails_closed = !fails_open;
-    let writes = e
-        .operations
-        .iter()
-        .any(|v| matches!(v.as_str(), "*" | "create" | "update"));
-    let startup: Vec<String> = STARTUP_KINDS
-        .iter()
-        .filter(|(group, _)| e.groups.iter().any(|g| g == "*" || g == group))
-        .flat_map(|(_, kinds)| kinds.iter())
-        .filter(|kind| {
-            e.resources.iter().any(|r| {
-                let base = r.split('/').next().unwrap_or(r);
-                base == **kind
-            })
-        })
-        .map(|k| k.to_string())
-        .collect();
-    if fails_closed && writes && !startup.is_empty() && !e.selector {
+    let startup = startup_kinds(w);
+    let selector = w.namespace_selector.is_some() || w.object_selector.is_some();
+    if !fails_open(w) && !startup.is_empty() && !selector {
+        let changed = before.rules != w.rules || before.failure_policy != w.failure_policy;
         out.push((
             "webhook-own-namespace",
-            e.resources_at,
+            at("resources", changed),
             format!(
                 "the webhook fails closed on {} in every namespace, the manager's own included: while the manager is down, the API server refuses what its rollout writes, so it may not come back",
                 startup.join(", ")
@@ -412,10 +382,10 @@ fn webhook(w: &WebhookMarker<'_>) -> Vec<Found> {
             "leave the manager's namespace out with a namespaceSelector (a kustomize patch of config/webhook: `kubernetes.io/metadata.name` NotIn the manager's namespace) or an objectSelector".into(),
         ));
     }
-    if e.url.is_some() {
+    if url(w).is_some() {
         out.push((
             "webhook-url",
-            e.url_at,
+            at("url", url(before) != url(w)),
             "the API server sends every admitted object to this URL, possibly outside the cluster"
                 .into(),
             "serve the webhook from the manager's Service (the default without url)".into(),
@@ -554,6 +524,98 @@ mod tests {
         let (markers, _) = collect_text(Path::new("src/controller.rs"), &src);
         let first = warnings(&markers)[0].to_string();
         assert!(first.starts_with("src/controller.rs:1:"), "{first}");
+    }
+
+    /// Each warning of `src` as `line:argument:check`, the argument found from the column.
+    fn pointed(src: &str) -> Vec<String> {
+        let (markers, errors) = collect_text(Path::new("src/controller.rs"), src);
+        assert!(errors.is_empty(), "{errors:?}");
+        warnings(&markers)
+            .iter()
+            .map(|d| {
+                let line = src.lines().nth(d.line - 1).unwrap();
+                let arg = line[d.column - 1..].split('=').next().unwrap();
+                let m = d.to_string();
+                let check = m.rsplit_once('[').unwrap().1.split_once(']').unwrap().0;
+                format!("{}:{arg}:{check}", d.line)
+            })
+            .collect()
+    }
+
+    /// A warning points at `patch` when the patch changed what the check reads (also through a
+    /// nested merge: a new `clientConfig.url`), and at the argument when the patch left it as
+    /// the arguments made it (a patch of other fields, or one that repeats the value).
+    #[test]
+    fn a_warning_points_at_patch_only_when_the_patch_changed_what_it_reads() {
+        let w = |args: &str| {
+            format!(
+                "// +kubebuilder:webhook:mutating=false,sideEffects=None,versions=v1,name=v.kb.io,admissionReviewVersions=v1,resources=aijobs,verbs=create,{args}\n"
+            )
+        };
+        let src = [
+            w("path=/v,failurePolicy=Ignore,groups=*,patch=`{\"timeoutSeconds\":5}`"),
+            w("path=/v,failurePolicy=fail,groups=ai.example.com,patch=`{\"failurePolicy\":\"Ignore\"}`"),
+            w("url=https://a.example/v,failurePolicy=fail,groups=ai.example.com,patch=`{\"clientConfig\":{\"url\":\"https://b.example/v\"}}`"),
+            w("url=https://a.example/v,failurePolicy=Ignore,groups=ai.example.com,patch=`{\"failurePolicy\":\"Ignore\",\"clientConfig\":{\"url\":\"https://a.example/v\"}}`"),
+        ]
+        .concat();
+        assert_eq!(
+            pointed(&src),
+            [
+                "1:failurePolicy:failure-policy-ignore",
+                "1:groups:webhook-all-groups",
+                "2:patch:failure-policy-ignore",
+                "3:patch:webhook-url",
+                "4:failurePolicy:failure-policy-ignore",
+                "4:url:webhook-url",
+            ]
+        );
+    }
+
+    /// The rules of a webhook are matched one by one, as the API server matches them. A patch
+    /// with two rules, `apps` pods on create and core configmaps on delete, matches nothing a
+    /// rollout writes: there are no pods in `apps`, and configmaps are only deleted. Read as
+    /// one list of groups, resources and operations (as the checks once read the patch), the
+    /// rules matched core pods and configmaps on create and warned.
+    #[test]
+    fn each_rule_of_a_patch_is_matched_on_its_own() {
+        let rule = |group: &str, resource: &str, op: &str| {
+            format!(
+                "{{\"apiGroups\":[\"{group}\"],\"resources\":[\"{resource}\"],\"operations\":[\"{op}\"],\"apiVersions\":[\"v1\"]}}"
+            )
+        };
+        let w = |rules: &[String]| {
+            format!(
+                "// +kubebuilder:webhook:path=/v,mutating=false,sideEffects=None,versions=v1,name=v.kb.io,admissionReviewVersions=v1,failurePolicy=fail,groups=ai.example.com,resources=aijobs,verbs=create,patch=`{{\"rules\":[{}]}}`\n",
+                rules.join(",")
+            )
+        };
+        let src = [
+            w(&[
+                rule("apps", "pods", "CREATE"),
+                rule("", "configmaps", "DELETE"),
+            ]),
+            w(&[
+                rule("apps", "pods", "DELETE"),
+                rule("", "configmaps", "UPDATE"),
+            ]),
+        ]
+        .concat();
+        assert_eq!(pointed(&src), ["2:patch:webhook-own-namespace"]);
+        let (markers, _) = collect_text(Path::new("src/controller.rs"), &src);
+        let warning = warnings(&markers)[0].to_string();
+        assert!(
+            warning.contains("the webhook fails closed on configmaps in every namespace"),
+            "{warning}"
+        );
+    }
+
+    /// A marker whose webhook cannot be built (here a patch that is not JSON) gets no
+    /// warning: it writes no manifest, and `webhook.rs` reports its error.
+    #[test]
+    fn a_webhook_that_cannot_be_built_is_left_to_its_errors() {
+        let src = "// +kubebuilder:webhook:path=/v,mutating=false,sideEffects=None,versions=v1,name=v.kb.io,admissionReviewVersions=v1,failurePolicy=Ignore,groups=*,resources=*,verbs=create,patch=`{nope`\n";
+        assert_eq!(checks(src), Vec::<String>::new());
     }
 
     #[test]

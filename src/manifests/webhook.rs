@@ -88,15 +88,46 @@ fn one_of(
     found
 }
 
-/// The API's view of a webhook marker before it becomes a Mutating- or ValidatingWebhook.
-struct Hook {
-    mutating: bool,
-    /// Serialized common fields (as a `MutatingWebhook`, whose fields are a superset).
-    webhook: MutatingWebhook,
+/// A webhook marker's webhook, before it becomes a Mutating- or ValidatingWebhook (as a
+/// `MutatingWebhook`, whose fields are a superset of a validating one's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Built {
+    /// `mutating=true`: the webhook goes into the MutatingWebhookConfiguration.
+    pub mutating: bool,
+    /// The webhook the marker's arguments make, before its `patch=`.
+    pub unpatched: MutatingWebhook,
+    /// The webhook after its `patch=` (equal to `unpatched` without one): what
+    /// `manifests.yaml` holds.
+    pub patched: MutatingWebhook,
 }
 
-/// Checks and converts one webhook marker. Errors are pushed; `None` when there were any.
-fn hook(w: &WebhookMarker<'_>, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
+/// Checks one webhook marker and builds its webhook, before and after its `patch=` (a JSON
+/// merge patch). Errors: every problem of the marker (see the module docs), each at its
+/// file:line.
+pub fn build(w: &WebhookMarker<'_>) -> Result<Built, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let built = from_arguments(w, &mut errors).and_then(|unpatched| {
+        let patched = match w.patch {
+            Some(p) if !p.trim().is_empty() => {
+                apply_patch(w.marker, unpatched.clone(), p, w.mutating, &mut errors)?
+            }
+            _ => unpatched.clone(),
+        };
+        Some(Built {
+            mutating: w.mutating,
+            unpatched,
+            patched,
+        })
+    });
+    match built {
+        Some(b) if errors.is_empty() => Ok(b),
+        _ => Err(errors),
+    }
+}
+
+/// Checks a webhook marker's arguments and converts them (all but `patch`). Errors are
+/// pushed; `None` when there were any.
+fn from_arguments(w: &WebhookMarker<'_>, errors: &mut Vec<Diagnostic>) -> Option<MutatingWebhook> {
     let m = w.marker;
     let before = errors.len();
     let mutating = w.mutating;
@@ -222,11 +253,7 @@ fn hook(w: &WebhookMarker<'_>, errors: &mut Vec<Diagnostic>) -> Option<Hook> {
         timeout_seconds: timeout,
         ..Default::default()
     };
-    let webhook = match w.patch {
-        Some(p) if !p.trim().is_empty() => apply_patch(m, webhook, p, mutating, errors)?,
-        _ => webhook,
-    };
-    Some(Hook { mutating, webhook })
+    Some(webhook)
 }
 
 fn client_config(
@@ -474,12 +501,10 @@ pub fn configurations(markers: &[Marker]) -> Result<WebhookConfigurations, Vec<D
         .filter_map(|m| WebhookMarker::try_from(m).ok())
     {
         let m = w.marker;
-        if let Some(h) = hook(&w, &mut errors) {
-            if h.mutating {
-                mutating.push((h.webhook, m));
-            } else {
-                validating_hooks.push((validating(h.webhook), m));
-            }
+        match build(&w) {
+            Ok(b) if b.mutating => mutating.push((b.patched, m)),
+            Ok(b) => validating_hooks.push((validating(b.patched), m)),
+            Err(diags) => errors.extend(diags),
         }
     }
     mutating.sort_by(|a, b| a.0.name.cmp(&b.0.name));
