@@ -777,20 +777,22 @@ fn init_writes_ci_workflows_that_lint_check_manifests_test_and_run_e2e() {
     );
     let repo = env!("CARGO_PKG_REPOSITORY");
     let test = std::fs::read_to_string(dir.join(".github/workflows/test.yml")).unwrap();
-    assert!(test.contains(&format!("RSBUILDER_GIT: {repo}\n")), "{test}");
+    // The repository variable wins over rsbuilder's own address, which stands as the
+    // fallback; the install stops with a message naming the variable when the address does
+    // not answer.
+    assert!(
+        test.contains(&format!(
+            "RSBUILDER_GIT: ${{{{ vars.RSBUILDER_GIT || '{repo}' }}}}\n"
+        )),
+        "{test}"
+    );
+    let install = "git ls-remote \"$RSBUILDER_GIT\" HEAD >/dev/null || {\n  echo \"::error::rsbuilder's source is not reachable at $RSBUILDER_GIT; set the repository variable RSBUILDER_GIT to its git address\"\n  exit 1\n}\ncargo install --locked --git \"$RSBUILDER_GIT\" rsbuilder";
     assert_eq!(
         workflow_runs(&dir, ".github/workflows/test.yml"),
-        [
-            "cargo install --locked --git \"$RSBUILDER_GIT\" rsbuilder",
-            "rsbuilder manifests --check",
-            "cargo test",
-        ]
+        [install, "rsbuilder manifests --check", "cargo test"]
     );
     let e2e = workflow_runs(&dir, ".github/workflows/test-e2e.yml");
-    assert_eq!(
-        e2e.first().map(String::as_str),
-        Some("cargo install --locked --git \"$RSBUILDER_GIT\" rsbuilder")
-    );
+    assert_eq!(e2e.first().map(String::as_str), Some(install));
     assert!(e2e.iter().any(|r| r == "kind create cluster"), "{e2e:?}");
     assert_eq!(
         e2e.last().map(String::as_str),
