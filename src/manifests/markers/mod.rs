@@ -209,7 +209,7 @@ pub fn parse_marker(
                     "+{anon} is a controller-gen marker for Go types; rsbuilder takes CRD schemas from Rust attributes, not comments"
                 ),
             )
-            .with_help(instead));
+            .with_help(registry::instead_of(anon, instead)));
         }
         _ => {}
     }

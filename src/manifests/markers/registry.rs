@@ -356,6 +356,62 @@ pub static MARKERS: &[MarkerDef] = &[
     },
 ];
 
+/// The Rust attribute or type that replaces one controller-gen validation marker, by the
+/// marker's last part (`Enum` of `+kubebuilder:validation:Enum=a;b`), as kube-derive and
+/// schemars derive the schema from it.
+const VALIDATION_INSTEAD: &[(&[&str], &str)] = &[
+    (
+        &["Enum"],
+        "make the field's type a Rust enum of unit variants deriving `JsonSchema` (`enum Engine { Mysql, Postgres }`, with `#[serde(rename_all = \"lowercase\")]` for lowercase values): its variants become the schema's `enum`",
+    ),
+    (
+        &["Pattern"],
+        "`#[schemars(regex(pattern = r\"^[0-9]+$\"))]` on the field",
+    ),
+    (
+        &["Minimum", "Maximum"],
+        "`#[schemars(range(min = 1, max = 100))]` on the field (either bound alone works)",
+    ),
+    (
+        &["ExclusiveMinimum", "ExclusiveMaximum", "MultipleOf"],
+        "a CEL rule on the field: `#[x_kube(validation = \"self > 0\")]`",
+    ),
+    (
+        &["MinLength", "MaxLength"],
+        "`#[schemars(length(min = 1, max = 63))]` on the `String` field",
+    ),
+    (
+        &["MinItems", "MaxItems"],
+        "`#[schemars(length(min = 1, max = 10))]` on the `Vec` field",
+    ),
+    (
+        &["Required"],
+        "nothing to write: a field is required unless its type is an `Option` or it has `#[serde(default)]`",
+    ),
+    (
+        &["Optional"],
+        "make the field an `Option<T>`, or give it `#[serde(default)]`",
+    ),
+    (
+        &["XValidation"],
+        "`#[x_kube(validation = \"<CEL rule>\")]` on the field or the struct",
+    ),
+];
+
+/// What to write instead of the unsupported marker `name` (its name without arguments,
+/// `kubebuilder:validation:Enum`) whose definition says `general`: the attribute for that
+/// one validation marker where [`VALIDATION_INSTEAD`] has it, else `general`.
+pub fn instead_of(name: &str, general: &'static str) -> &'static str {
+    let Some(part) = name.strip_prefix("kubebuilder:validation:") else {
+        return general;
+    };
+    let part = part.split([':', '=']).next().unwrap_or_default();
+    VALIDATION_INSTEAD
+        .iter()
+        .find(|(names, _)| names.contains(&part))
+        .map_or(general, |(_, instead)| instead)
+}
+
 /// Finds the definition for a marker name: an exact name, or a name under an
 /// [`Form::Ignored`] / [`Form::Unsupported`] prefix (`kubebuilder:validation:Maximum`).
 pub fn lookup(name: &str) -> Option<&'static MarkerDef> {
@@ -458,6 +514,17 @@ pub fn reference_markdown() -> String {
                     "`+{}` and every `+{}:...` marker is an error in rsbuilder: {instead}.\n",
                     def.name, def.name
                 );
+                if def.name == "kubebuilder:validation" {
+                    let _ = writeln!(out, "| controller-gen marker | in Rust |\n|---|---|");
+                    for (names, instead) in VALIDATION_INSTEAD {
+                        let names: Vec<String> = names
+                            .iter()
+                            .map(|n| format!("`+{}:{n}`", def.name))
+                            .collect();
+                        let _ = writeln!(out, "| {} | {instead} |", names.join(", "));
+                    }
+                    out.push('\n');
+                }
             }
         }
         if !def.example.is_empty() {

@@ -326,6 +326,22 @@ fn crd_markers_of_go_types_point_to_the_rust_attribute() {
     assert!(e.contains("#[schemars(range("), "{e}");
     let e = err("// +kubebuilder:subresource:status");
     assert!(e.contains("#[kube(status"), "{e}");
+    // Each validation marker names its own replacement, not one list for all.
+    let e = err("    // +kubebuilder:validation:Enum=mysql;postgres");
+    assert!(e.contains("a Rust enum of unit variants"), "{e}");
+    assert!(!e.contains("range("), "{e}");
+    let e = err("    // +kubebuilder:validation:Pattern=`^[0-9]+$`");
+    assert!(e.contains("#[schemars(regex(pattern"), "{e}");
+    let e = err("    // +kubebuilder:validation:MaxItems=3");
+    assert!(e.contains("on the `Vec` field"), "{e}");
+    let e = err("    // +kubebuilder:validation:Required");
+    assert!(e.contains("required unless its type is an `Option`"), "{e}");
+    // A validation marker without its own entry keeps the general list.
+    let e = err("    // +kubebuilder:validation:Format=date-time");
+    assert!(
+        e.contains("#[schemars(range(min = 1, max = 100))]`, `#[schemars(length"),
+        "{e}"
+    );
 }
 
 #[test]
