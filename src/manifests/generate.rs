@@ -78,6 +78,10 @@ pub struct ExpectedKind {
     /// Where PROJECT records a defaulting webhook for the kind (`defaulting: true`), if it has
     /// one: fields with a schema default then get a warning.
     pub defaulting_webhook_at: Option<(PathBuf, usize)>,
+    /// The file `create webhook` put the kind's `Defaulter` in
+    /// (`src/webhook/v1/aijob_webhook.rs`), when it has a defaulting webhook: a field's
+    /// warning is given only when that `default` mentions the field.
+    pub defaulter_file: Option<PathBuf>,
 }
 
 /// The generated files, sorted by path, and what the run found.
@@ -498,8 +502,9 @@ fn missing_kinds<T>(
 }
 
 /// A warning for each field of the kind `group`/`kind` whose CRD (`yaml`) gives a default, when
-/// PROJECT records a defaulting webhook for the kind: the webhook never sees such a field
-/// missing ([`super::lint::schema_defaults`]). Each is reported at the field's declaration in
+/// PROJECT records a defaulting webhook for the kind and its `Defaulter::default` names the
+/// field (or cannot be read): the webhook never sees such a field missing
+/// ([`super::lint::schema_defaults`]). Each is reported at the field's declaration in
 /// `sources` ([`super::lint::field_location`]), else at PROJECT's `defaulting: true`.
 fn defaults_under_a_webhook(
     expected: &[ExpectedKind],
@@ -514,11 +519,17 @@ fn defaults_under_a_webhook(
     else {
         return Vec::new();
     };
+    let mentioned = e
+        .defaulter_file
+        .as_deref()
+        .and_then(|f| super::lint::defaulter_words(sources, f));
     super::lint::schema_defaults(yaml)
         .into_iter()
         // The webhook defaults the object a client writes; `status` is written through its
         // own subresource, and a top-level default (`spec: {}`) only says the field exists.
         .filter(|path| path.contains('.') && !path.starts_with("status."))
+        // A `default` that never names the field has no default of its own for it to lose.
+        .filter(|path| mentioned.as_ref().is_none_or(|words| super::lint::names_field(words, path)))
         .map(|path| {
             let (at, at_line, column) = super::lint::field_location(sources, kind, &path)
                 .unwrap_or_else(|| (file.clone(), *line, 1));

@@ -1,7 +1,12 @@
 //! Warnings about manifests that are valid but likely not what their author meant. They never
 //! stop generation.
 
+use std::collections::BTreeSet;
+use std::path::Path;
+
 use serde_json::Value;
+
+use super::source::SourceSet;
 
 /// The fields of a CRD that carry a `default:` in some served version's schema, as dotted
 /// paths from the object's root (`spec.replicas`, `spec.servers[].port`), sorted and each once.
@@ -131,8 +136,115 @@ fn snake_to_camel(snake: &str) -> String {
     out
 }
 
+/// The words the body of `fn default` says in each `impl ... Defaulter<...> for ...` of the
+/// file `file` (a path relative to the project, matched as the end of a source's path):
+/// identifiers, and the words of string literals (a JSON patch names fields in strings).
+/// `None` when the sources hold no such file or no such function, so the caller cannot tell.
+pub fn defaulter_words(sources: &SourceSet, file: &Path) -> Option<BTreeSet<String>> {
+    let source = sources.files.iter().find(|f| f.path.ends_with(file))?;
+    let mut words = BTreeSet::new();
+    let mut found = false;
+    for item in &source.ast.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let is_defaulter = imp
+            .trait_
+            .as_ref()
+            .and_then(|(_, path, _)| path.segments.last())
+            .is_some_and(|s| s.ident == "Defaulter");
+        if !is_defaulter {
+            continue;
+        }
+        for inner in &imp.items {
+            if let syn::ImplItem::Fn(f) = inner
+                && f.sig.ident == "default"
+            {
+                found = true;
+                collect_words(quote::ToTokens::to_token_stream(&f.block), &mut words);
+            }
+        }
+    }
+    found.then_some(words)
+}
+
+fn collect_words(tokens: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(i.to_string().trim_start_matches("r#").to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => collect_words(g.stream(), out),
+            proc_macro2::TokenTree::Literal(l) => {
+                let text = l.to_string();
+                out.extend(
+                    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_string),
+                );
+            }
+            proc_macro2::TokenTree::Punct(_) => {}
+        }
+    }
+}
+
+/// Whether `words` ([`defaulter_words`]) name the last field of the dotted schema `path`
+/// (`spec.maxRetries`): its JSON name, or that name in snake case (`max_retries`, the Rust
+/// field serde renames).
+pub fn names_field(words: &BTreeSet<String>, path: &str) -> bool {
+    let last = path
+        .rsplit('.')
+        .next()
+        .unwrap_or(path)
+        .trim_end_matches("[]");
+    let mut snake = String::new();
+    for c in last.chars() {
+        if c.is_uppercase() {
+            if !snake.is_empty() {
+                snake.push('_');
+            }
+            snake.extend(c.to_lowercase());
+        } else {
+            snake.push(c);
+        }
+    }
+    words.contains(last) || words.contains(&snake)
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// The words of `Defaulter::default` bodies only (not their doc comments, not other
+    /// functions), and a field named by its JSON name or its snake-case Rust name.
+    #[test]
+    fn a_defaulter_names_the_fields_its_body_mentions() {
+        let text = "impl Defaulter<Db> for DbWebhook {\n\
+            /// Would set replicas.\n\
+            async fn default(&self, db: &mut Db) -> Result<(), Denied> {\n\
+                db.spec.max_retries.get_or_insert(3);\n\
+                let _ = serde_json::json!({\"spec\": {\"storageClass\": \"x\"}});\n\
+                Ok(())\n\
+            }\n\
+            fn other(&self) { let _ = self.engine; }\n\
+        }\n";
+        let sources = SourceSet::parse_all(vec![(
+            "src/webhook/v1/db_webhook.rs".into(),
+            text.to_string(),
+        )])
+        .unwrap();
+        let words = defaulter_words(&sources, Path::new("src/webhook/v1/db_webhook.rs")).unwrap();
+        assert!(names_field(&words, "spec.maxRetries"));
+        assert!(names_field(&words, "spec.storageClass"));
+        assert!(!names_field(&words, "spec.replicas"));
+        assert!(!names_field(&words, "spec.engine"));
+        // No such file, or no Defaulter in it: the caller cannot tell.
+        assert_eq!(
+            defaulter_words(&sources, Path::new("src/webhook/v1/x_webhook.rs")),
+            None
+        );
+        let plain =
+            SourceSet::parse_all(vec![("src/a.rs".into(), "fn default() {}\n".into())]).unwrap();
+        assert_eq!(defaulter_words(&plain, Path::new("src/a.rs")), None);
+    }
+
     use super::*;
 
     #[test]

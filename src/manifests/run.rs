@@ -610,12 +610,16 @@ fn expected_kinds(
                     .map_or(line, |(i, _)| i + 1);
                 (PathBuf::from(PROJECT_FILE), at)
             });
+            let defaulter_file = defaulting_webhook_at
+                .is_some()
+                .then(|| crate::model::layout::webhook_file(group_dir, &r.version, &r.kind));
             expected.push(super::generate::ExpectedKind {
                 group,
                 kind: r.kind.clone(),
                 types_file: crate::model::layout::types_file(group_dir, &r.version, &r.kind),
                 recorded_at: (PathBuf::from(PROJECT_FILE), line),
                 defaulting_webhook_at,
+                defaulter_file,
             });
         }
     }

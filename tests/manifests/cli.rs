@@ -1003,8 +1003,9 @@ fn a_project_kind_without_its_type_is_a_warning_naming_the_types_file() {
 }
 
 /// A field with a serde default (so a `default:` in the CRD) of a kind with a defaulting
-/// webhook: the API server fills it before the webhook runs, so the webhook's own default for
-/// it never applies. `manifests` says so at the field, naming PROJECT's `defaulting: true` line.
+/// webhook whose `default` sets it: the API server fills it before the webhook runs, so the
+/// webhook's own default for it never applies. `manifests` says so at the field, naming
+/// PROJECT's `defaulting: true` line. A `default` that never names the field gets no warning.
 #[test]
 fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
     let webhook: &[&str] = &[
@@ -1034,6 +1035,18 @@ fn a_schema_default_under_a_defaulting_webhook_is_a_warning() {
         .position(|l| l == "    pub replicas: i32,")
         .unwrap()
         + 1;
+    // The scaffolded `default` fills `spec.foo` only: nothing of its own is lost.
+    manifests_in(&dir).stderr(predicate::str::contains("has a default in the CRD").not());
+    let webhook = dir.join("src/webhook/v1/cart_webhook.rs");
+    let code = std::fs::read_to_string(&webhook).unwrap();
+    let sets_foo = "        if cart.spec.foo.is_none() {";
+    assert!(code.contains(sets_foo), "{code}");
+    let code = code.replacen(
+        sets_foo,
+        &format!("        if cart.spec.replicas == 0 {{\n            cart.spec.replicas = 2;\n        }}\n{sets_foo}"),
+        1,
+    );
+    std::fs::write(&webhook, code).unwrap();
     manifests_in(&dir).stderr(predicate::str::contains(format!(
         "src/api/v1/cart_types.rs:{field}:9: Cart's `spec.replicas` has a default in the CRD (from `#[serde(default)]` or `#[schemars(default)]` in src/api/v1/cart_types.rs), and the kind has a defaulting webhook (PROJECT:{line}): the API server fills the default before it calls the webhook, so `Defaulter::default` never sees `spec.replicas` missing"
     )));
