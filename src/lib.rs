@@ -11,3 +11,4 @@ pub mod engine;
 pub mod manifests;
 pub mod model;
 pub mod scaffold;
+pub mod syntax;

@@ -1,6 +1,7 @@
 //! Parsing one Rust source file with limits: the text is lexed by proc-macro2 (iteratively,
-//! whatever the nesting), the token tree is checked for nesting no real crate reaches, and only
-//! then handed to syn, whose parser recurses once per nesting level. Without the check a
+//! whatever the nesting), the token tree is checked for nesting no real crate reaches
+//! ([`crate::syntax::too_deep`]), and only then handed to syn, whose parser recurses once per
+//! nesting level. Without the check a
 //! generated or hostile file (`((((…))))` five thousand deep, `Option<Option<…>>` three
 //! thousand deep) overflows the stack and aborts the process instead of giving a diagnostic.
 //!
@@ -15,10 +16,7 @@ use proc_macro2::{Group, Ident, Span, TokenStream, TokenTree};
 
 use super::diag::Diagnostic;
 
-/// Deepest nesting of `()`, `[]` and `{}` accepted. Hand-written crates stay far below it;
-/// syn needs up to 16 KiB of stack per level in a debug build, so 64 levels fit the 2 MiB of
-/// a spawned thread.
-pub const MAX_DELIMITER_DEPTH: usize = 64;
+pub use crate::syntax::{MAX_ANGLE_DEPTH, MAX_DELIMITER_DEPTH};
 
 /// Largest source file read, in bytes (16 MiB). Hand-written and generated crates stay far
 /// below it; the memory of a parse grows with the file, and a 50 MB file took 5.5 GiB.
@@ -40,11 +38,6 @@ pub const MAX_TOKENS_BASE: usize = 300_000;
 /// See [`MAX_TOKENS_BASE`].
 pub const MAX_TOKENS_PER_LINE: usize = 7;
 
-/// Deepest nesting of `<…>` in one statement accepted (`Option<Vec<BTreeMap<…>>>` is 3).
-/// Counted on the tokens: `<` opens, `>` closes, `;` and every delimited group start afresh,
-/// so comparisons cannot add up across statements.
-pub const MAX_ANGLE_DEPTH: usize = 32;
-
 /// Parses `text` (claimed to come from `path`) as a Rust file, as `syn::parse_file` does
 /// (shebang line allowed), with every identifier in Unicode NFC as rustc's lexer gives it.
 /// `text` is what rustc lexes: the file's text after
@@ -55,8 +48,8 @@ pub const MAX_ANGLE_DEPTH: usize = 32;
 /// more tokens than [`MAX_TOKENS_BASE`] and [`MAX_TOKENS_PER_LINE`] allow (checked before
 /// anything is built from it), a carriage return not followed by a line feed in a
 /// string literal or doc comment (rustc refuses it too), another lexical error (unbalanced
-/// delimiter, unterminated string or comment), nesting deeper than [`MAX_DELIMITER_DEPTH`] or
-/// [`MAX_ANGLE_DEPTH`], a syntax error.
+/// delimiter, unterminated string or comment), nesting or chains past the limits of
+/// [`crate::syntax::too_deep`], a syntax error.
 pub fn parse_rust(path: &Path, text: &str) -> Result<syn::File, Diagnostic> {
     check_size(path, text)?;
     let mut content = text;
@@ -87,7 +80,7 @@ pub fn parse_rust(path: &Path, text: &str) -> Result<syn::File, Diagnostic> {
         )
         .with_help("rsbuilder reads the sources without compiling them; `cargo check` points at the same place")
     })?;
-    if let Some((span, what, limit)) = too_deep(tokens.clone()) {
+    if let Some((span, what, limit)) = crate::syntax::too_deep(tokens.clone()) {
         return Err(Diagnostic::at(
             path,
             span,
@@ -377,38 +370,6 @@ fn nfc_string(lit: &proc_macro2::Literal) -> Option<proc_macro2::Literal> {
     let mut out = proc_macro2::Literal::string(&nfc);
     out.set_span(lit.span());
     Some(out)
-}
-
-/// The first place where the nesting exceeds a limit: its span, what is nested, the limit.
-fn too_deep(tokens: TokenStream) -> Option<(Span, &'static str, usize)> {
-    // (remaining tokens of a group, `<` depth in the current statement)
-    let mut stack = vec![(tokens.into_iter(), 0usize)];
-    while let Some((iter, angle)) = stack.last_mut() {
-        match iter.next() {
-            None => {
-                stack.pop();
-            }
-            Some(TokenTree::Group(g)) => {
-                if stack.len() > MAX_DELIMITER_DEPTH {
-                    return Some((g.span_open(), "delimiters", MAX_DELIMITER_DEPTH));
-                }
-                stack.push((g.stream().into_iter(), 0));
-            }
-            Some(TokenTree::Punct(p)) => match p.as_char() {
-                '<' => {
-                    *angle += 1;
-                    if *angle > MAX_ANGLE_DEPTH {
-                        return Some((p.span(), "generic arguments `<…>`", MAX_ANGLE_DEPTH));
-                    }
-                }
-                '>' => *angle = angle.saturating_sub(1),
-                ';' => *angle = 0,
-                _ => {}
-            },
-            Some(_) => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -77,6 +77,26 @@ pub enum MarkerError {
         /// Every line holding it (1-based).
         lines: Vec<usize>,
     },
+    /// The file reads as its format now, and would not with the code inserted at the marker:
+    /// the marker stands where that code cannot go (inside a match, a `use` list, an indented
+    /// YAML list, ...).
+    #[error(
+        "{path}:{line}: the `{comment}` marker stands where the code rsbuilder inserts cannot          go: with it, the file is no longer valid {format} ({detail}). Move the marker line to          where new {what} belong, then re-run"
+    )]
+    Breaks {
+        /// The file.
+        path: PathBuf,
+        /// The marker's line (1-based).
+        line: usize,
+        /// The full marker comment.
+        comment: String,
+        /// `Rust`, `YAML` or `TOML`.
+        format: &'static str,
+        /// What the parser said about the result.
+        detail: String,
+        /// What the marker is for, in words (`items`, `list entries`).
+        what: &'static str,
+    },
 }
 
 fn join_lines(lines: &[usize]) -> String {
@@ -170,7 +190,49 @@ pub fn insert(
         }
         out.push_str(line);
     }
+    if let Some((format, detail, what)) = breaks(path, text, &out) {
+        return Err(MarkerError::Breaks {
+            path: path.to_path_buf(),
+            line: at + 1,
+            comment: comment(path, marker),
+            format,
+            detail,
+            what,
+        });
+    }
     Ok(out)
+}
+
+/// Whether inserting turned `before`, which reads as the format of `path` (Rust, YAML or
+/// TOML, by extension), into `after`, which does not: the format, the parser's message about
+/// `after`, and what the marker is for in words. `None` for other formats, and when `before`
+/// did not read either (the insert is not what broke it; the build will say).
+fn breaks(path: &Path, before: &str, after: &str) -> Option<(&'static str, String, &'static str)> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let (format, what, check): (_, _, fn(&str) -> Result<(), String>) = match ext {
+        "rs" => ("Rust", "items or statements", |t| {
+            crate::syntax::parse_file(t).map(drop)
+        }),
+        "yaml" | "yml" => ("YAML", "entries", yaml_reads),
+        "toml" => ("TOML", "entries", |t| {
+            t.parse::<toml_edit::DocumentMut>()
+                .map(drop)
+                .map_err(|e| e.to_string().lines().next().unwrap_or_default().to_string())
+        }),
+        _ => return None,
+    };
+    if check(before).is_err() {
+        return None;
+    }
+    check(after).err().map(|detail| (format, detail, what))
+}
+
+/// Whether `text` reads as YAML (every document), by granit-parser's events.
+fn yaml_reads(text: &str) -> Result<(), String> {
+    for event in granit_parser::Parser::new_from_str(text) {
+        event.map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 fn contains_fragment(text: &str, fragment: &str) -> bool {

@@ -108,7 +108,7 @@ pub(super) fn rust_markers(text: &str, marker: &str) -> (Vec<usize>, Vec<(usize,
         offset += len;
     }
     if !found.is_empty()
-        && let Ok(file) = syn::parse_file(text)
+        && let Ok(file) = crate::syntax::parse_file(text)
     {
         let mut dead = DeadCode::default();
         syn::visit::Visit::visit_file(&mut dead, &file);

@@ -370,3 +370,75 @@ fn block_scalar_indicators() {
         assert!(!opens_block_scalar(no), "{no}");
     }
 }
+
+/// An insert that turns a file that reads as Rust, YAML or TOML into one that does not is
+/// refused naming the marker's line: a `controllers` marker between match arms, a module
+/// marker inside a `use` list, a YAML marker at column 0 under an indented list. Before,
+/// each received the insert (exit 0) and the project no longer built.
+#[test]
+fn an_insert_that_breaks_the_file_is_refused_at_the_marker() {
+    let main = Path::new("src/main.rs");
+    let text = "fn main() {\n    match x {\n        1 => {}\n        // +kubebuilder:scaffold:controllers\n        _ => {}\n    }\n}\n";
+    let err = insert(main, text, "controllers", "runner.spawn(x);").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            MarkerError::Breaks {
+                line: 4,
+                format: "Rust",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().starts_with(
+            "src/main.rs:4: the `// +kubebuilder:scaffold:controllers` marker stands where"
+        ),
+        "{err}"
+    );
+    let text =
+        "use std::{\n    fmt,\n    // +kubebuilder:scaffold:controller-modules\n    io,\n};\n";
+    let err = insert(
+        Path::new("src/controller/mod.rs"),
+        text,
+        "controller-modules",
+        "pub mod foo_controller;",
+    )
+    .unwrap_err();
+    assert!(matches!(&err, MarkerError::Breaks { line: 3, .. }), "{err}");
+
+    let yaml = Path::new("config/crd/kustomization.yaml");
+    let text = "resources:\n  - bases/a.yaml\n# +kubebuilder:scaffold:crdkustomizeresource\n";
+    let err = insert(yaml, text, "crdkustomizeresource", "- bases/b.yaml").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            MarkerError::Breaks {
+                line: 3,
+                format: "YAML",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // The same marker where the list's items stand takes the insert.
+    let text = "resources:\n  - bases/a.yaml\n  # +kubebuilder:scaffold:crdkustomizeresource\n";
+    let out = insert(yaml, text, "crdkustomizeresource", "- bases/b.yaml").unwrap();
+    assert_eq!(
+        out,
+        "resources:\n  - bases/a.yaml\n  - bases/b.yaml\n  # +kubebuilder:scaffold:crdkustomizeresource\n"
+    );
+
+    let toml = Path::new("Cargo.toml");
+    let text = "[dependencies]\nx = [\n  1,\n# +kubebuilder:scaffold:deps\n]\n";
+    let err = insert(toml, text, "deps", "b = \"1\"").unwrap_err();
+    assert!(
+        matches!(&err, MarkerError::Breaks { format: "TOML", .. }),
+        "{err}"
+    );
+
+    // A file broken before the insert is not the insert's doing: it goes ahead.
+    let text = "fn main( {\n// +kubebuilder:scaffold:controllers\n";
+    assert!(insert(main, text, "controllers", "x();").is_ok());
+}

@@ -178,7 +178,15 @@ struct RootAttr;
 
 impl darling::FromMeta for RootAttr {
     fn from_string(value: &str) -> darling::Result<Self> {
-        let meta = syn::parse_str::<Meta>(value)?;
+        let tokens: proc_macro2::TokenStream = value.parse().map_err(|_| {
+            darling::Error::custom("`attr = \"...\"` does not hold an attribute's tokens")
+        })?;
+        if let Some((_, what, limit)) = crate::syntax::too_deep(tokens.clone()) {
+            return Err(darling::Error::custom(format!(
+                "`attr = \"...\"` has {what} nested more than {limit} deep"
+            )));
+        }
+        let meta = syn::parse2::<Meta>(tokens)?;
         match meta.path().get_ident().map(|i| i.to_string()).as_deref() {
             Some("derive") => Err(darling::Error::custom(
                 "`attr = \"...\"` cannot set derives: use `derive = \"...\"`",

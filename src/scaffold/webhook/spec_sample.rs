@@ -269,7 +269,7 @@ pub fn minimal_specs(
 /// has that name, in the struct deriving `CustomResource`), not renamed by serde. A source
 /// that does not parse has no such field.
 pub fn has_example_foo(types_rs: &str, kind: &str) -> bool {
-    let Ok(file) = syn::parse_file(types_rs) else {
+    let Ok(file) = crate::syntax::parse_file(types_rs) else {
         return false;
     };
     let structs: Vec<&syn::ItemStruct> = file
