@@ -20,8 +20,8 @@ TARGET=${CRDGEN_TARGET_DIR:-$WORK/target}
 CASES=$ROOT/tests/conformance/fixtures/src/cases
 
 mkdir -p "$WORK/src/api/v1" "$WORK/src/bin"
-cp "$CASES/seed_database.rs" "$WORK/src/api/v1/database_types.rs"
-cp "$CASES/seed_aijob.rs" "$WORK/src/api/v1/aijob_types.rs"
+cp "$CASES/database_example.rs" "$WORK/src/api/v1/database_types.rs"
+cp "$CASES/aijob_example.rs" "$WORK/src/api/v1/aijob_types.rs"
 printf 'pub mod aijob_types;\npub mod database_types;\n' > "$WORK/src/api/v1/mod.rs"
 printf 'pub mod v1;\n' > "$WORK/src/api/mod.rs"
 printf 'pub mod api;\n' > "$WORK/src/lib.rs"

@@ -32,11 +32,11 @@ pub fn write_example_project(root: &Path) {
     let api = root.join("src/api/v1");
     std::fs::create_dir_all(&api).unwrap();
     std::fs::copy(
-        cases.join("seed_database.rs"),
+        cases.join("database_example.rs"),
         api.join("database_types.rs"),
     )
     .unwrap();
-    std::fs::copy(cases.join("seed_aijob.rs"), api.join("aijob_types.rs")).unwrap();
+    std::fs::copy(cases.join("aijob_example.rs"), api.join("aijob_types.rs")).unwrap();
     std::fs::write(
         api.join("mod.rs"),
         "pub mod aijob_types;\npub mod database_types;\n",

@@ -77,7 +77,8 @@ pub fn run(cwd: &Path, root: &Path, cmd: AlphaCommand) -> anyhow::Result<i32> {
 
 /// `alpha update`: prints one line per tool-owned file that changes (`replace`, `create`,
 /// `merge`, `conflict`, `remove`, `kept`, `record`), then what happens to `Cargo.lock`
-/// ([`print_lock`]), or that nothing is to do; exit code 1 with the list of conflicts when
+/// ([`print_lock`]) and, in a project on the runtime by version, one `version` line per
+/// `rsbuilder-runtime` requirement of Cargo.toml that moves, or that nothing is to do; exit code 1 with the list of conflicts when
 /// any remain (a version of the user's kept in `Cargo.lock` is not one).
 fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     use crate::scaffold::alpha;
@@ -119,6 +120,13 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
     if let Some(lock) = &update.lock {
         print_lock(lock, args.dry_run, version);
     }
+    for moved in &update.requirements {
+        let moves = if args.dry_run { "would move" } else { "moved" };
+        println!(
+            "{:<8} Cargo.toml: rsbuilder-runtime in [{}] {moves} from \"{}\" to \"{version}\"",
+            "version", moved.table, moved.from
+        );
+    }
     if update.copies_removed > 0 {
         println!(
             "{:<8} .rsbuilder/base/ ({} an older rsbuilder kept; rsbuilder {version} carries the merge bases)",
@@ -126,7 +134,11 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
             crate::scaffold::count(update.copies_removed, "file")
         );
     }
-    if update.files.len() == kept && update.lock.is_none() && update.copies_removed == 0 {
+    if update.files.len() == kept
+        && update.lock.is_none()
+        && update.copies_removed == 0
+        && update.requirements.is_empty()
+    {
         println!(
             "The {} are those of rsbuilder {version}{yours}; nothing to do.",
             crate::scaffold::count(update.tool_owned, "tool-owned file")
@@ -134,6 +146,12 @@ fn update(root: &Path, args: UpdateArgs) -> anyhow::Result<i32> {
         return Ok(super::EXIT_OK);
     }
     let conflicts = update.conflicts();
+    if conflicts.is_empty() && update.tool_owned == 0 {
+        println!(
+            "\nThe project {verb}now depends on rsbuilder-runtime {version}. Next: cargo build && cargo test"
+        );
+        return Ok(super::EXIT_OK);
+    }
     if conflicts.is_empty() {
         println!(
             "\nThe tool-owned files {verb}now match rsbuilder {version}{yours}. Next: cargo build && cargo test"

@@ -7,7 +7,9 @@
 //!   replaced; a file the user changed gets a three-way merge (diffy) of the recorded base,
 //!   the file on disk and the new text; a merge that conflicts is written with conflict
 //!   markers. User-owned files are never read for writing, but for `Cargo.lock`, whose pins
-//!   move with the runtime per package where the user left them ([`plan_lock`]).
+//!   move with the runtime per package where the user left them ([`plan_lock`]), and, in a
+//!   project that depends on the runtime by version, the `rsbuilder-runtime` version
+//!   requirements of Cargo.toml, which move to this version (`requirement.rs`).
 //! - [`plan_generate`] (Kubebuilder's `alpha generate`): the project is scaffolded again from
 //!   its PROJECT in a scratch directory (`init`, then `create api` for each resource, then
 //!   `create webhook` for each recorded webhook), the user's code is carried over, and the
@@ -30,7 +32,9 @@ use crate::model::layout;
 use crate::model::project;
 
 mod generate;
+mod requirement;
 pub use generate::{GenerateOptions, Generated, generate_report, plan_generate};
+pub use requirement::Moved;
 
 /// The tool-owned files this version writes into the project planned by `plan`, as (path in
 /// a project, text), sorted by path: the runtime crate under [`super::runtime::DIR`] of a
@@ -125,6 +129,9 @@ pub struct Update {
     /// `.rsbuilder/base/` are removed: rsbuilder carries them now. A copy stays while its file
     /// still holds conflict markers, whose base it is.
     pub copies_removed: usize,
+    /// In a project that depends on the runtime by version: the `rsbuilder-runtime`
+    /// requirements of Cargo.toml that move to this version; empty otherwise.
+    pub requirements: Vec<Moved>,
 }
 
 /// What `alpha update` does to `Cargo.lock`.
@@ -183,8 +190,13 @@ fn load_project(plan: &Plan, command: &str) -> Result<Project> {
 /// new upstream as the base once a merge is done; so after a conflict is resolved by hand,
 /// the next update merges the user's resolution against this version's text.
 ///
+/// In a project that depends on the runtime by version there is no tool-owned file; its
+/// Cargo.toml's `rsbuilder-runtime` requirements move to this version instead
+/// ([`Update::requirements`]).
+///
 /// Errors (nothing written): no PROJECT, or one that does not parse (a Kubebuilder Go
-/// project is explained); unreadable files; a path that leads out of the project.
+/// project is explained); unreadable files; a path that leads out of the project; in a
+/// project on the runtime by version, a Cargo.toml that is not valid TOML.
 pub fn plan_update(dir: &Path) -> Result<Update> {
     use super::runtime;
     let mut plan = Plan::new(dir, false);
@@ -203,6 +215,14 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
         );
     }
     let lock = plan_lock(&mut plan)?;
+    let mut requirements = Vec::new();
+    if runtime::Source::of(&project) == runtime::Source::Crate
+        && let Some(cargo) = plan.read(layout::CARGO_TOML)?
+        && let Some((text, moved)) = requirement::move_to(&cargo, runtime::VERSION)?
+    {
+        plan.add(File::verbatim(layout::CARGO_TOML, text));
+        requirements = moved;
+    }
     let recorded = recorded(&plan)?;
     let new = tool_owned_files(&plan, &project)?;
     let mut paths: BTreeSet<PathBuf> = new.keys().cloned().collect();
@@ -297,6 +317,7 @@ pub fn plan_update(dir: &Path) -> Result<Update> {
         tool_owned: new.len(),
         lock,
         copies_removed,
+        requirements,
     })
 }
 

@@ -1,6 +1,7 @@
 //! `rsbuilder init --runtime crate`: the project depends on `rsbuilder-runtime = "<version>"`
 //! and holds no copy of it; PROJECT records the choice, and `create api`, `create apiserver`,
-//! `alpha update` and `alpha generate` keep to it.
+//! `alpha update` and `alpha generate` keep to it; `alpha update` moves the requirement to
+//! this rsbuilder's version.
 //!
 //! The end-to-end test at the end builds and tests such a project against this repository's
 //! `runtime/`, through `[patch.crates-io]` (with CI=true or RSBUILDER_E2E=1; skipped otherwise,
@@ -158,6 +159,63 @@ fn later_commands_keep_to_the_runtime_by_version() {
     assert_eq!(runtime_paths(&into), Vec::<String>::new());
     assert_eq!(read(&into, "Cargo.toml"), cargo);
     assert_eq!(read(&into, "PROJECT"), read(&dir, "PROJECT"));
+}
+
+/// `alpha update` moves the project's `rsbuilder-runtime` requirements to this rsbuilder's
+/// version, keeping the entries' other keys and comments, and says so; `--dry-run` says it
+/// would and writes nothing.
+#[test]
+fn alpha_update_moves_the_runtime_requirement_to_this_version() {
+    let (_tmp, dir) = project();
+    let cargo = read(&dir, "Cargo.toml");
+    let old = cargo
+        .replacen(
+            &format!("\nrsbuilder-runtime = \"{VERSION}\"\n"),
+            "\nrsbuilder-runtime = { version = \"0.0.1\", default-features = false } # by hand\n",
+            1,
+        )
+        .replacen(
+            &format!("rsbuilder-runtime = {{ version = \"{VERSION}\", features = [\"testing\"] }}"),
+            "rsbuilder-runtime = { version = \"0.0.2\", features = [\"testing\"] }",
+            1,
+        );
+    assert_ne!(old, cargo);
+    std::fs::write(dir.join("Cargo.toml"), &old).unwrap();
+
+    let out = run_ok(&dir, &["alpha", "update", "--dry-run"]);
+    assert!(
+        out.contains(&format!(
+            "version  Cargo.toml: rsbuilder-runtime in [dependencies] would move from \"0.0.1\" to \"{VERSION}\"\n"
+        )),
+        "{out}"
+    );
+    assert_eq!(read(&dir, "Cargo.toml"), old);
+
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert!(
+        out.contains(&format!(
+            "version  Cargo.toml: rsbuilder-runtime in [dependencies] moved from \"0.0.1\" to \"{VERSION}\"\n\
+             version  Cargo.toml: rsbuilder-runtime in [dev-dependencies] moved from \"0.0.2\" to \"{VERSION}\"\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "The project now depends on rsbuilder-runtime {VERSION}."
+        )),
+        "{out}"
+    );
+    let expected = cargo.replacen(
+        &format!("\nrsbuilder-runtime = \"{VERSION}\"\n"),
+        &format!(
+            "\nrsbuilder-runtime = {{ version = \"{VERSION}\", default-features = false }} # by hand\n"
+        ),
+        1,
+    );
+    assert_eq!(read(&dir, "Cargo.toml"), expected);
+    assert_eq!(runtime_paths(&dir), Vec::<String>::new());
+    let again = run_ok(&dir, &["alpha", "update"]);
+    assert!(again.contains("nothing to do"), "{again}");
 }
 
 /// The project builds and passes its tests on this repository's runtime, reached through

@@ -323,17 +323,17 @@ fn invalid_cases_give_located_diagnostics() {
 /// example's types is the case's file, and kube-derive's output for it is the reference YAML
 /// recorded there.
 #[test]
-fn seed_database_fixture_matches_the_case_reference() {
+fn database_example_fixture_matches_the_case_reference() {
     let case = support::repo_root().join("tests/fixtures/cases/database");
-    let ours = std::fs::read_to_string(cases_dir().join("seed_database.rs")).unwrap();
+    let ours = std::fs::read_to_string(cases_dir().join("database_example.rs")).unwrap();
     let theirs = std::fs::read_to_string(case.join("database_types.rs")).unwrap();
     assert_eq!(
         ours, theirs,
-        "seed_database.rs differs from tests/fixtures/cases/database/database_types.rs"
+        "database_example.rs differs from tests/fixtures/cases/database/database_types.rs"
     );
     let yaml = std::fs::read_to_string(case.join("expected_crd.yaml")).unwrap();
     let reference: Value = serde_saphyr::from_str(&yaml).unwrap();
-    let got = &fixture_output()["seed_database"];
+    let got = &fixture_output()["database_example"];
     assert_eq!(got, &Value::Array(vec![reference]));
 }
 

@@ -280,7 +280,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn seed_kind() -> ApiKind {
+    fn database_example_kind() -> ApiKind {
         ApiKind {
             group: "example.com".into(),
             version: "v1".into(),
@@ -317,8 +317,8 @@ mod tests {
     }
 
     #[test]
-    fn the_seeds_constraints_are_enforced_with_the_api_servers_causes() {
-        let k = seed_kind();
+    fn the_database_examples_constraints_are_enforced_with_the_api_servers_causes() {
+        let k = database_example_kind();
         let ok = json!({"spec": {"engine": "mysql", "version": "8.0", "replicas": 3}});
         assert_eq!(k.validate(&ok), Vec::<(String, String)>::new());
         let bad = json!({"spec": {"engine": "oracle", "version": "latest", "replicas": 11},
@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn pruning_removes_only_undeclared_fields_metadata_ones_too() {
-        let k = seed_kind();
+        let k = database_example_kind();
         let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"x": 1},
             "spec": {"engine": "mysql", "colour": "blue", "labels": {"a": "b"}}, "extra": true});
         let removed = k.prune(&mut obj);
@@ -403,7 +403,7 @@ mod tests {
     fn kind_with(spec: Value) -> ApiKind {
         ApiKind {
             schema: Some(json!({"type": "object", "properties": {"spec": spec}})),
-            ..seed_kind()
+            ..database_example_kind()
         }
     }
 
@@ -633,7 +633,7 @@ mod tests {
             schema: Some(json!({"type": "object",
                 "properties": {"spec": {"type": "object"}, "data": {"type": "string"}},
                 "oneOf": [{"required": ["spec"]}, {"required": ["data"]}]})),
-            ..seed_kind()
+            ..database_example_kind()
         };
         assert_eq!(
             k.validate(&json!({"metadata": {"name": "a"}, "data": "x"})),

@@ -2,7 +2,9 @@
 //! Cases ported from apiextensions-apiserver's `pkg/apiserver/schema/cel` tests (rule, object,
 //! expected causes).
 
+use super::guard::guarded;
 use super::*;
+use cel::ExecutionError;
 use serde_json::json;
 
 /// A root object schema with `props`, and `rules` on the root.
