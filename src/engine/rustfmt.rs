@@ -39,7 +39,9 @@ pub fn format_all(files: &[(&Path, &str)], edition: &str, root: &Path) -> Vec<Op
 
 /// The rustfmt configuration file that rustfmt would use for a file in `root`.
 pub(crate) fn config_file(root: &Path) -> Option<PathBuf> {
-    root.ancestors()
+    std::path::absolute(root)
+        .ok()?
+        .ancestors()
         .flat_map(|dir| [dir.join("rustfmt.toml"), dir.join(".rustfmt.toml")])
         .find(|p| p.is_file())
 }
@@ -163,9 +165,8 @@ fn format_in(
             }
         }
     }
-    let mut cmd = Command::new("rustfmt");
+    let mut cmd = rustfmt();
     cmd.args(["--edition", edition])
-        .current_dir(tmp.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -180,7 +181,7 @@ fn format_in(
         }
     };
     cmd.arg("--config-path").arg(config);
-    cmd.args(files.iter().map(|(rel, _)| rel));
+    cmd.args(files.iter().map(|(rel, _)| tmp.path().join(rel)));
     if !cmd.status().ok()?.success() {
         return None;
     }
@@ -248,12 +249,26 @@ fn module_candidates(rel: &Path, name: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `text` formatted by one rustfmt process reading standard input, run in `root` so the
-/// project's rustfmt.toml applies; `None` when rustfmt is missing or fails.
+/// The rustfmt command, started in the file system's root. Through rustup's proxy, the
+/// working directory chooses the toolchain: a `rust-toolchain.toml` a checkout carries (or one
+/// planted in a shared temporary directory) may name any binary as its `rustfmt`, and
+/// rsbuilder runs nothing a checkout names. The files and the configuration are given by
+/// absolute path.
+fn rustfmt() -> Command {
+    let mut cmd = Command::new("rustfmt");
+    cmd.current_dir("/");
+    cmd
+}
+
+/// `text` formatted by one rustfmt process reading standard input, with the configuration
+/// that applies in `root` ([`config_file`]; rustfmt's defaults without one); `None` when
+/// rustfmt is missing or fails.
 pub fn format_stdin(text: &str, edition: &str, root: &Path) -> Option<String> {
-    let mut child = Command::new("rustfmt")
+    let config = config_file(root).unwrap_or_else(|| PathBuf::from("/dev/null"));
+    let mut child = rustfmt()
         .args(["--edition", edition])
-        .current_dir(root)
+        .arg("--config-path")
+        .arg(config)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -275,6 +290,19 @@ pub fn format_stdin(text: &str, edition: &str, root: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every rustfmt process starts in the file system's root, where no checkout's
+    /// `rust-toolchain.toml` can choose the binary rustup's proxy runs (the project root did,
+    /// for the per-file path); `tests/cli/rustfmt_dir.rs` runs a whole command so.
+    #[test]
+    fn rustfmt_starts_in_the_file_systems_root() {
+        assert_eq!(rustfmt().get_current_dir(), Some(Path::new("/")));
+        let source = include_str!("rustfmt.rs");
+        let spawns = source
+            .matches(&["Command::new(", "\"rustfmt\")"].concat())
+            .count();
+        assert_eq!(spawns, 1, "rustfmt is started only through rustfmt()");
+    }
 
     /// A killed run's formatting directory in the system's temporary directory is removed by
     /// the next command in the same project, and another project's is left alone.

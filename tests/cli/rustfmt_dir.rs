@@ -1,7 +1,8 @@
 //! Where rsbuilder runs rustfmt on the files it writes: in a temporary directory
 //! with an explicit configuration, so a `rustfmt.toml` planted in the system's temporary
 //! directory does not change generated code, and a killed run's directory is removed by the
-//! next command.
+//! next command; and from the file system's root, so a checkout's `rust-toolchain.toml` does
+//! not choose the rustfmt binary that runs.
 
 use crate::common;
 
@@ -105,4 +106,77 @@ fn a_killed_runs_formatting_directory_is_removed_by_the_next_command() {
         .assert()
         .success();
     assert_eq!(fmt_dirs(tmp.path()), Vec::<String>::new());
+}
+
+/// rustfmt runs from the file system's root: a `rust-toolchain.toml` in the project naming a
+/// toolchain `path` does not choose the binary rustup's proxy starts. Before, a checkout could
+/// make `create api` run a `rustfmt` of its choosing. Run without `RUSTUP_TOOLCHAIN` (which
+/// cargo sets for tests, and which would hide the toolchain file), as from a user's shell.
+#[test]
+fn a_checkouts_toolchain_file_does_not_choose_the_rustfmt_that_runs() {
+    if !have_rustfmt() {
+        return;
+    }
+    if std::process::Command::new("rustup")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::missing("rustup is not installed, so no toolchain file is read");
+        return;
+    }
+    let tmp = initialized();
+    let toolchain = tempfile::tempdir().unwrap();
+    let ran = toolchain.path().join("ran");
+    let bin = toolchain.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["rustfmt", "rustc", "cargo"] {
+        let script = bin.join(tool);
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\ntouch {}\ncat\n", ran.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        tmp.path().join("rust-toolchain.toml"),
+        format!("[toolchain]\npath = \"{}\"\n", toolchain.path().display()),
+    )
+    .unwrap();
+    // Where rustup reads the file, the planted rustfmt runs.
+    let read = std::process::Command::new("rustfmt")
+        .arg("--version")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .current_dir(tmp.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success() && ran.exists(),
+        "the toolchain file was not read"
+    );
+    std::fs::remove_file(&ran).unwrap();
+    common::rsbuilder(tmp.path())
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ai",
+            "--version",
+            "v1",
+            "--kind",
+            "AIJob",
+        ])
+        .assert()
+        .success();
+    assert!(
+        !ran.exists(),
+        "the checkout's toolchain file chose the rustfmt that ran"
+    );
+    // The real rustfmt formatted the files.
+    let controller = common::read(tmp.path(), "src/controller/aijob_controller.rs");
+    assert!(controller.contains("\n    "), "{controller}");
 }
