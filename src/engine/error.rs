@@ -16,7 +16,7 @@ pub enum ScaffoldError {
         /// Offending path.
         path: PathBuf,
     },
-    /// A path lies in a version-control directory ([`VCS_DIRS`]).
+    /// A path lies in a version-control directory ([`super::VCS_DIRS`]).
     #[error(
         "refusing to write {path}: it is inside a version-control directory, which rsbuilder never writes"
     )]
@@ -35,7 +35,7 @@ pub enum ScaffoldError {
         link: PathBuf,
     },
     /// A path (or one of its parents) is a symbolic link that leads into a version-control
-    /// directory of the project ([`VCS_DIRS`]), such as `config/rbac -> ../.git`.
+    /// directory of the project ([`super::VCS_DIRS`]), such as `config/rbac -> ../.git`.
     #[error(
         "refusing to write {path}: {link} is a symbolic link to {target}, inside a version-control directory, which rsbuilder never writes; replace the link with a real directory"
     )]
@@ -66,7 +66,7 @@ pub enum ScaffoldError {
         /// The file in the way.
         parent: PathBuf,
     },
-    /// The file exists and its policy is [`IfExists::Error`] without `--force`.
+    /// The file exists and its policy is [`IfExists::Error`](super::IfExists::Error) without `--force`.
     #[error("{path} already exists; re-run with --force to overwrite it")]
     Exists {
         /// Offending path.
@@ -87,7 +87,7 @@ pub enum ScaffoldError {
     /// [`marker`].
     #[error(transparent)]
     Marker(#[from] marker::MarkerError),
-    /// Another rsbuilder command held the project lock for the whole wait (see [`lock`]).
+    /// Another rsbuilder command held the project lock for the whole wait (see [`super::lock`]).
     #[error(
         "another rsbuilder command is still running in {root} (it holds the project lock); gave up after waiting {waited_secs} s. Re-run once it has finished, or set RSBUILDER_LOCK_TIMEOUT (seconds) to wait longer"
     )]
@@ -97,7 +97,7 @@ pub enum ScaffoldError {
         /// How long this command waited.
         waited_secs: f64,
     },
-    /// The journal an interrupted command left cannot be read (see [`txn`]).
+    /// The journal an interrupted command left cannot be read (see [`super::txn`]).
     #[error(
         "{path} is not a journal rsbuilder can read ({reason}); an earlier command was interrupted while writing. Check the files it names, then remove the .rsbuilder/txn directory"
     )]
@@ -109,7 +109,7 @@ pub enum ScaffoldError {
     },
     /// `.rsbuilder/txn` holds a transaction this machine's rsbuilder did not record (it came
     /// with a checkout, or its journal or staged files were changed): nothing in it is applied
-    /// or removed. See [`txn::recover`].
+    /// or removed. See [`super::txn::recover`].
     #[error(
         "{path} holds an interrupted write that rsbuilder will not finish: {reason}. It may have come with the repository (`.rsbuilder/txn` should never be committed). Nothing in it was applied. Look at the files it names, then remove the {path} directory and re-run"
     )]
@@ -145,7 +145,7 @@ pub enum ScaffoldError {
         /// What failed.
         source: Box<ScaffoldError>,
     },
-    /// The run record outside the project cannot be written (see [`record`]).
+    /// The run record outside the project cannot be written (see [`super::record`]).
     #[error(
         "cannot record this write under {path}, which rsbuilder needs to finish it if it is interrupted; set XDG_STATE_HOME (or HOME) to a directory you can write"
     )]
@@ -155,8 +155,8 @@ pub enum ScaffoldError {
         /// Underlying error.
         source: std::io::Error,
     },
-    /// A [`FileOp::EnsureDependency`] cannot be applied: the Cargo.toml does not parse, or
-    /// lists the dependency with an incompatible version (see [`cargo_dep`]).
+    /// A [`FileOp::EnsureDependency`](super::FileOp::EnsureDependency) cannot be applied: the Cargo.toml does not parse, or
+    /// lists the dependency with an incompatible version (see [`super::cargo_dep`]).
     #[error("{message}")]
     Dependency {
         /// `path:line: reason`.

@@ -9,6 +9,10 @@
 //!
 //! Where a directory cannot be opened as a file (Windows), the lock is taken on the file
 //! `.rsbuilder/lock` instead, which then stays in the project.
+//!
+//! Commands take the lock through [`lock_project`] (or [`lock_project_read_only`], or
+//! [`recover_project`] for `alpha recover`), which also deal with a write a killed command
+//! left behind ([`super::txn`]) before the command reads the project.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -122,7 +126,7 @@ fn lock_file(root: &Path) -> Result<std::fs::File, ScaffoldError> {
         })
 }
 
-/// Takes the project lock on `root` (waiting as [`lock::acquire`] does), then finishes an
+/// Takes the project lock on `root` (waiting as [`acquire`] does), then finishes an
 /// apply that a killed command left behind (see [`txn`]), printing on stderr what it did.
 /// Every command that reads a project to change it calls this first and keeps the lock until
 /// it has written.

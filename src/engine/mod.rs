@@ -10,6 +10,27 @@
 //! "if the file exists" policy; edits to existing files are fragments inserted before a marker
 //! comment (`// +kubebuilder:scaffold:<name>` in Rust, `# +kubebuilder:scaffold:<name>` in
 //! YAML, TOML and Makefiles), skipped when already present so re-running is safe.
+//!
+//! The submodules, each one part of that:
+//!
+//! - `plan`: [`Plan`], [`FileOp`], and the [`Resolved`] outcome of each file ([`Action`]);
+//! - `resolve`: [`Plan::resolve`] (every final file computed in memory) and [`Plan::apply`];
+//! - `read`: reads of the project for a plan ([`read()`], [`list`], [`Plan::read_tree`]);
+//! - `paths`: which paths a plan may touch ([`is_vcs_path`], links leading out refused);
+//! - `error`: [`ScaffoldError`];
+//! - `file`: the [`File`] value and its policies ([`IfExists`], [`Format`], [`Owner`]);
+//! - [`marker`]: the scaffold markers, found by syntax, and fragment insertion;
+//! - [`cargo_dep`]: a dependency made present in a Cargo.toml;
+//! - [`rustfmt`]: formatting of the Rust files a plan writes;
+//! - [`owned`]: the records of tool-owned files under `.rsbuilder/`;
+//! - [`regular`]: reads that refuse anything but a regular file;
+//! - [`lock`]: the project lock, and [`lock_project`], which takes it and finishes an
+//!   interrupted write first;
+//! - [`txn`]: the staged, journaled write and its recovery;
+//! - `record`: the run record outside the project that marks a transaction as this machine's;
+//! - `fault`: the fault points the kill tests stop a command at.
+//!
+//! The tests of whole plans (resolved, applied, refused, read) are in `tests.rs`.
 
 pub mod cargo_dep;
 mod error;

@@ -1,6 +1,7 @@
 //! What a command asks of the engine: a [`Plan`], the ordered [`FileOp`]s it is built from,
-//! and the [`Resolved`] outcome for each file ([`Action`]). Reading the project for a plan is
-//! in [`super::read`]; resolving and applying it in [`super::resolve`].
+//! and the [`Resolved`] outcome for each file ([`Action`]). The plan's reads of the project
+//! ([`Plan::read`] and the others) are in `read.rs`; [`Plan::resolve`] and [`Plan::apply`]
+//! are in `resolve.rs`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ pub enum FileOp {
     /// Write a whole file, as the [`File`] value says.
     Create(File),
     /// Insert `fragment` before the line holding the scaffold marker `marker` (the part after
-    /// `+kubebuilder:scaffold:`; found by syntax, exactly once, see [`marker`]),
+    /// `+kubebuilder:scaffold:`; found by syntax, exactly once, see [`super::marker`]),
     /// indented like that line, unless the fragment is already in the file.
     Insert {
         /// Relative path.
@@ -45,7 +46,7 @@ pub enum FileOp {
     /// Make the dependency `name` present in the `[table]` of the Cargo.toml at `path`, edited
     /// with `toml_edit` so the user's formatting and comments stay: appended when absent, kept
     /// (with missing `features` added) when its version is compatible, an error naming the file
-    /// and line when it is not. The rules are in [`cargo_dep`].
+    /// and line when it is not. The rules are in [`super::cargo_dep`].
     EnsureDependency {
         /// Relative path of the Cargo.toml.
         path: PathBuf,
@@ -128,7 +129,7 @@ pub struct Plan {
 
 impl Plan {
     /// An empty plan for the project at `root`. With `force`, files whose policy is
-    /// [`IfExists::Error`] are overwritten instead of failing the plan.
+    /// [`IfExists::Error`](super::IfExists::Error) are overwritten instead of failing the plan.
     pub fn new(root: impl Into<PathBuf>, force: bool) -> Self {
         Self {
             root: root.into(),

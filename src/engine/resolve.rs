@@ -283,7 +283,7 @@ impl Plan {
     /// hard link). An apply a killed command left behind in this root is finished first.
     /// Returns what happened to each file, sorted by path.
     ///
-    /// Callers hold the [`ProjectLock`] (see [`lock_project`]), taken before the plan read
+    /// Callers hold the [`ProjectLock`](super::ProjectLock) (see [`super::lock_project`]), taken before the plan read
     /// the project.
     pub fn apply(&self) -> Result<Vec<Resolved>, ScaffoldError> {
         let resolved = self.resolve()?;

@@ -22,11 +22,18 @@
 //! each path beneath it and refuses to follow a symbolic link or `..` out of it, at the moment of
 //! the call: a link swapped in while the command runs cannot redirect a write.
 //!
-//! The steps are split by what they do: [`stage`] writes the staged files and the journal (the
-//! commit point); [`roll`] renames them into place or puts the old files back, then removes
-//! the transaction; [`recover`] finishes what a killed command left; [`check`] says whether
-//! the tree is what finishing a journal makes; [`sync`] makes names and data durable; [`mode`]
-//! gives a file put in place its permission bits.
+//! This module holds the journal's format, the names under `.rsbuilder/txn` and `apply`; the
+//! steps are in its submodules:
+//!
+//! - `stage`: the staged files and the journal, written and made durable (the commit point),
+//!   or removed again when that fails;
+//! - `roll`: the staged files renamed into place (forward) or the old files put back (back),
+//!   then the transaction removed;
+//! - `recover`: what the next command does about a killed command's transaction ([`Mode`],
+//!   [`Recovery`]);
+//! - `check`: whether the tree is what finishing a journal makes;
+//! - `sync`: directory fsyncs, `syncfs`, and per-file fsyncs where `syncfs` is unavailable;
+//! - `mode`: the permission bits of a file put in place.
 
 mod check;
 mod mode;
@@ -62,7 +69,7 @@ const BACK: &str = ".rsbuilder/txn/back";
 struct Journal {
     /// The command line that planned the apply, for the message of the next command.
     command: String,
-    /// The nonce of this apply's run record ([`record`]); a journal whose nonce is not the
+    /// The nonce of this apply's run record ([`super::record`]); a journal whose nonce is not the
     /// record's (or that has none) is not this machine's and is never applied.
     #[serde(default)]
     nonce: String,

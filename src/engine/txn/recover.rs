@@ -225,7 +225,7 @@ pub(in crate::engine) fn recover(
 }
 
 /// Whether `rel` is a path a plan can write: relative, plain components only, not in a
-/// version-control directory ([`super::is_vcs_path`]) and not in `.rsbuilder/txn`.
+/// version-control directory ([`is_vcs_path`]) and not in `.rsbuilder/txn`.
 fn plannable(rel: &Path) -> bool {
     !rel.as_os_str().is_empty()
         && rel

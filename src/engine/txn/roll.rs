@@ -16,7 +16,7 @@ use crate::engine::error::ScaffoldError;
 use crate::engine::fault::step;
 use crate::engine::record;
 
-/// Whether [`forward`] runs right after its own [`prepare`] (every staged file is there) or
+/// Whether [`forward`] runs right after its own [`prepare`](super::stage::prepare) (every staged file is there) or
 /// finishes an interrupted apply (some may have been renamed already).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Fresh {
