@@ -9,11 +9,18 @@
 //!
 //! Where a directory cannot be opened as a file (Windows), the lock is taken on the file
 //! `.rsbuilder/lock` instead, which then stays in the project.
+//!
+//! Commands take the lock through [`lock_project`] (or [`lock_project_read_only`], or
+//! [`recover_project`] for `alpha recover`), which also deal with a write a killed command
+//! left behind ([`super::txn`]) before the command reads the project.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::ScaffoldError;
+use super::paths::open_root;
+use super::rustfmt;
+use super::txn::{self, Mode, Recovery};
 
 /// Seconds a command waits for the lock unless `RSBUILDER_LOCK_TIMEOUT` says otherwise.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
@@ -117,6 +124,50 @@ fn lock_file(root: &Path) -> Result<std::fs::File, ScaffoldError> {
             path,
             source,
         })
+}
+
+/// Takes the project lock on `root` (waiting as [`acquire`] does), then finishes an
+/// apply that a killed command left behind (see [`txn`]), printing on stderr what it did.
+/// Every command that reads a project to change it calls this first and keeps the lock until
+/// it has written.
+///
+/// Errors: [`ScaffoldError::Locked`] after the wait; an unreadable journal; a file an
+/// interrupted apply cannot put in place or back.
+pub fn lock_project(root: &Path) -> Result<ProjectLock, ScaffoldError> {
+    lock_project_as(root, Mode::Repair)
+}
+
+/// [`lock_project`] for a command that only reads the project (`manifests --check`, `alpha
+/// update --dry-run`): an apply an interrupted command left behind is reported, never
+/// finished, and nothing is written.
+///
+/// Errors: [`lock_project`]'s, and [`ScaffoldError::Interrupted`] when there is an apply to
+/// finish.
+pub fn lock_project_read_only(root: &Path) -> Result<ProjectLock, ScaffoldError> {
+    lock_project_as(root, Mode::ReadOnly)
+}
+
+/// Takes the project lock on `root`, finishes an apply an interrupted command left behind, and
+/// releases the lock: `rsbuilder alpha recover`. Returns what was done, `None` when there was
+/// nothing to finish. Errors as [`lock_project`]'s.
+pub fn recover_project(root: &Path) -> Result<Option<Recovery>, ScaffoldError> {
+    let _lock = acquire(root)?;
+    let dir = open_root(root)?;
+    rustfmt::remove_leftovers(root);
+    txn::recover(root, &dir, Mode::Repair)
+}
+
+fn lock_project_as(root: &Path, mode: Mode) -> Result<ProjectLock, ScaffoldError> {
+    let lock = acquire(root)?;
+    let dir = open_root(root)?;
+    if mode == Mode::Repair {
+        // A killed command's formatting directory (see [`rustfmt`]).
+        rustfmt::remove_leftovers(root);
+    }
+    if let Some(done) = txn::recover(root, &dir, mode)? {
+        eprintln!("note: {done}");
+    }
+    Ok(lock)
 }
 
 #[cfg(test)]
