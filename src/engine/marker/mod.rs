@@ -203,13 +203,16 @@ pub fn insert(
     Ok(out)
 }
 
+/// A check that a text reads as its format, with the parser's message when it does not.
+type Reads = fn(&str) -> Result<(), String>;
+
 /// Whether inserting turned `before`, which reads as the format of `path` (Rust, YAML or
 /// TOML, by extension), into `after`, which does not: the format, the parser's message about
 /// `after`, and what the marker is for in words. `None` for other formats, and when `before`
 /// did not read either (the insert is not what broke it; the build will say).
 fn breaks(path: &Path, before: &str, after: &str) -> Option<(&'static str, String, &'static str)> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let (format, what, check): (_, _, fn(&str) -> Result<(), String>) = match ext {
+    let (format, what, check): (_, _, Reads) = match ext {
         "rs" => ("Rust", "items or statements", |t| {
             crate::syntax::parse_file(t).map(drop)
         }),
