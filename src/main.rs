@@ -23,6 +23,7 @@ fn main() {
             }
             match err.downcast_ref::<rsbuilder::scaffold::ScaffoldError>() {
                 Some(rsbuilder::scaffold::ScaffoldError::Locked { .. }) => cli::EXIT_LOCKED,
+                Some(rsbuilder::scaffold::ScaffoldError::LockTimeout { .. }) => cli::EXIT_USAGE,
                 _ => cli::EXIT_FAILURE,
             }
         }

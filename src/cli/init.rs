@@ -84,7 +84,11 @@ pub fn run(dir: &Path, args: InitArgs) -> anyhow::Result<i32> {
         runtime: args.runtime,
     };
     let plan = init::plan(dir, &opts)?;
+    let note = init::gitignore_note(&plan)?;
     print!("{}", crate::scaffold::report(&plan.apply()?));
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
     println!(
         "\nNext: add an API and its controller, then build and test:\n  \
          rsbuilder create api --group <group> --version v1 --kind <Kind>\n  \

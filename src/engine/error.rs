@@ -97,6 +97,16 @@ pub enum ScaffoldError {
         /// How long this command waited.
         waited_secs: f64,
     },
+    /// `RSBUILDER_LOCK_TIMEOUT` is set to something that is not a number of seconds.
+    #[error(
+        "RSBUILDER_LOCK_TIMEOUT is `{value}`: it must be a number of seconds from 0 (try the lock once) to {max} (a year); unset it for the default of 30"
+    )]
+    LockTimeout {
+        /// The variable's value.
+        value: String,
+        /// The largest value taken.
+        max: u64,
+    },
     /// The journal an interrupted command left cannot be read (see [`super::txn`]).
     #[error(
         "{path} is not a journal rsbuilder can read ({reason}); an earlier command was interrupted while writing. Check the files it names, then remove the .rsbuilder/txn directory"

@@ -39,16 +39,26 @@ impl ProjectLock {
     }
 }
 
+/// The longest wait `RSBUILDER_LOCK_TIMEOUT` may ask for, in seconds (a year).
+pub const MAX_TIMEOUT_SECS: u64 = 365 * 24 * 3600;
+
 /// How long to wait for the lock: `RSBUILDER_LOCK_TIMEOUT` in seconds (a decimal number, `0`
-/// means try once), else [`DEFAULT_TIMEOUT_SECS`]. A value that is not a non-negative number
-/// is ignored.
-pub fn timeout() -> Duration {
-    std::env::var("RSBUILDER_LOCK_TIMEOUT")
+/// means try once), else [`DEFAULT_TIMEOUT_SECS`]. Errors: [`ScaffoldError::LockTimeout`]
+/// for a value that is not a number from 0 to [`MAX_TIMEOUT_SECS`] (`NaN`, `-1`, `1e20`):
+/// a setting is not ignored.
+pub fn timeout() -> Result<Duration, ScaffoldError> {
+    let Ok(value) = std::env::var("RSBUILDER_LOCK_TIMEOUT") else {
+        return Ok(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS));
+    };
+    value
+        .trim()
+        .parse::<f64>()
         .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS), |s| {
-            Duration::from_secs_f64(s)
+        .filter(|s| s.is_finite() && (0.0..=MAX_TIMEOUT_SECS as f64).contains(s))
+        .map(Duration::from_secs_f64)
+        .ok_or(ScaffoldError::LockTimeout {
+            value,
+            max: MAX_TIMEOUT_SECS,
         })
 }
 
@@ -59,7 +69,7 @@ pub fn timeout() -> Duration {
 /// the wait; [`ScaffoldError::Io`] when the directory cannot be opened or locked.
 pub fn acquire(root: &Path) -> Result<ProjectLock, ScaffoldError> {
     let file = lock_file(root)?;
-    let limit = timeout();
+    let limit = timeout()?;
     let start = Instant::now();
     let mut said = false;
     loop {

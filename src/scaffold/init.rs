@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use askama::Template;
 use thiserror::Error;
 
-use super::{File, Format, Plan, RenderError, render};
+use super::{File, Format, Plan, RenderError, ScaffoldError, render};
 use crate::model::Project;
 use crate::model::gvk::{NameError, validate_domain, validate_project_name};
 use crate::model::layout;
@@ -495,6 +495,39 @@ pub fn is_tool_owned(path: &str) -> bool {
 /// Plans `init` in `dir`: validates `opts`, refuses a directory that already holds a
 /// project ([`PROJECT_MARKERS`]) or any file `init` would write (other than a README,
 /// LICENSE or ignore file, which are kept), and returns the plan. Writes nothing.
+/// The lines of the `.gitignore` init writes that keep a command's own state out of version
+/// control: an interrupted command's journal and staged files, and rustfmt's scratch
+/// directories of earlier versions.
+pub const GITIGNORE_STATE: &[&str] = &["/.rsbuilder/txn/", "/.rsbuilder/fmt-*/"];
+
+/// A note when the project's `.gitignore` is the user's (init keeps an existing one) and
+/// lacks a line of [`GITIGNORE_STATE`] or `/target/`: which lines to add, and why. `None`
+/// when there is no `.gitignore` or it has them all. Errors: the file cannot be read.
+pub fn gitignore_note(plan: &Plan) -> Result<Option<String>, ScaffoldError> {
+    let Some(text) = plan.read(layout::init::GITIGNORE)? else {
+        return Ok(None);
+    };
+    let has = |line: &str| text.lines().any(|l| l.trim() == line);
+    let missing: Vec<&str> = ["/target/"]
+        .iter()
+        .chain(GITIGNORE_STATE)
+        .copied()
+        .filter(|l| !has(l))
+        .collect();
+    if missing.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "{} was there before and is kept as it is; add {}: an interrupted command leaves its journal under .rsbuilder/txn/, which must not be committed, and target/ holds build output",
+        layout::init::GITIGNORE,
+        missing
+            .iter()
+            .map(|l| format!("`{l}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
 pub fn plan(dir: &Path, opts: &InitOptions) -> Result<Plan, InitError> {
     opts.validate()?;
     let files = files(opts)?;

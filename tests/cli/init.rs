@@ -374,7 +374,11 @@ fn init_keeps_an_existing_readme_license_and_gitignore() {
         .assert()
         .success()
         .stdout(predicate::str::contains("create  Cargo.toml"))
-        .stdout(predicate::str::contains("README.md").not());
+        .stdout(predicate::str::contains("README.md").not())
+        // The user's .gitignore stays, with a note of the lines it lacks (before: silence).
+        .stderr(predicate::str::contains(
+            "note: .gitignore was there before and is kept as it is; add `/target/`, `/.rsbuilder/txn/`, `/.rsbuilder/fmt-*/`: an interrupted command leaves its journal",
+        ));
     for f in ["README.md", "LICENSE", ".gitignore"] {
         assert_eq!(
             std::fs::read_to_string(dir.join(f)).unwrap(),

@@ -212,6 +212,30 @@ fn concurrent_commands_in_one_project_lose_nothing() {
 
 /// A command that cannot get the lock says that it waits, then gives up with exit code 75
 /// and the reason, having written nothing.
+/// A lock timeout that is not a number of seconds from 0 to a year is a usage error naming
+/// the variable, and nothing is written. Before, `1e20` panicked (exit 101) and `NaN` or `-1`
+/// were ignored for the default.
+#[test]
+fn a_bad_lock_timeout_is_a_usage_error() {
+    let (_tmp, dir) = initialized();
+    let before = tree(&dir);
+    for value in ["1e20", "NaN", "-1", "inf", "soon"] {
+        let out = rsbuilder(&dir, &AIJOB)
+            .env("RSBUILDER_LOCK_TIMEOUT", value)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "RSBUILDER_LOCK_TIMEOUT is `{value}`: it must be a number of seconds from 0"
+            )),
+            "{stderr}"
+        );
+        assert_eq!(tree(&dir), before, "{value}");
+    }
+}
+
 #[test]
 fn a_command_waits_for_the_lock_then_fails_clearly() {
     let (_tmp, dir) = initialized();
