@@ -39,7 +39,10 @@ pub const CHECKS: &[(&str, &str)] = &[
         "the escalate, bind or impersonate verbs, which let the manager grant itself more",
     ),
     ("secrets", "reading Secrets (get, list, watch)"),
-    ("exec", "pods/exec, pods/attach or pods/portforward"),
+    (
+        "exec",
+        "pods/exec, pods/attach or pods/portforward, or writing pods/ephemeralcontainers",
+    ),
     ("node-proxy", "nodes/proxy (the kubelet's API)"),
     (
         "serviceaccount-tokens",
@@ -157,14 +160,17 @@ pub fn unknown_checks(markers: &[Marker]) -> Vec<Diagnostic> {
 
 type Found = (&'static str, &'static str, String, String);
 
-/// Whether an RBAC `resources` list grants `wanted` (`resource/subresource`), as the API
-/// server matches it: exactly, or with `*` in the resource or the subresource part
-/// (`pods/*`, `*/exec`, `*/*`). A bare `*` is the `wildcard-resources` check's.
-fn grants_subresource(resources: &[String], wanted: &str) -> bool {
+/// Whether an RBAC rule on `groups` and `resources` grants `wanted` (`resource/subresource`
+/// of API group `group`), as the API server's RBAC authorizer matches it: a bare `*` matches
+/// every resource and subresource of the rule's groups; `*` in the resource or the
+/// subresource part matches that part (`pods/*`, `*/exec`, `*/*`); a named resource matches
+/// in any group, as the rule might be written against an aggregated group of the same name.
+fn grants(groups: &[String], resources: &[String], group: &str, wanted: &str) -> bool {
     let (res, sub) = wanted.split_once('/').unwrap_or((wanted, ""));
+    let in_group = groups.iter().any(|g| g == group || g == "*");
     resources.iter().any(|r| match r.split_once('/') {
         Some((rr, rs)) => (rr == "*" || rr == res) && (rs == "*" || rs == sub),
-        None => false,
+        None => (r == "*" && in_group) || (sub.is_empty() && r == res),
     })
 }
 
@@ -225,18 +231,22 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "narrow it with resourceNames, or to the namespace that holds the manager's Secrets (namespace=...)",
         );
     }
+    let core = |wanted: &str| grants(&r.groups, resources, "", wanted);
+    let writes_ephemeral =
+        any(&verbs, &["*", "update", "patch"]) && core("pods/ephemeralcontainers");
     if ["pods/exec", "pods/attach", "pods/portforward"]
         .iter()
-        .any(|s| grants_subresource(resources, s))
+        .any(|s| core(s))
+        || writes_ephemeral
     {
         push(
             "exec",
             "resources",
-            "the rule lets the manager run commands in, attach to or forward ports of Pods".into(),
+            "the rule lets the manager run commands in, attach to, forward ports of or add containers to Pods".into(),
             "remove the subresource; a controller rarely needs it",
         );
     }
-    if grants_subresource(resources, "nodes/proxy") {
+    if core("nodes/proxy") {
         push(
             "node-proxy",
             "resources",
@@ -256,7 +266,7 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "limit it to one signer with resourceNames",
         );
     }
-    if any(&verbs, &["*", "create"]) && grants_subresource(resources, "serviceaccounts/token") {
+    if any(&verbs, &["*", "create"]) && core("serviceaccounts/token") {
         push(
             "serviceaccount-tokens",
             "resources",
@@ -267,13 +277,12 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
     }
     let writes = any(&verbs, &["*", "create", "update", "patch", "delete"]);
     if writes
-        && any(
-            resources,
-            &[
-                "mutatingwebhookconfigurations",
-                "validatingwebhookconfigurations",
-            ],
-        )
+        && [
+            "mutatingwebhookconfigurations",
+            "validatingwebhookconfigurations",
+        ]
+        .iter()
+        .any(|w| grants(&r.groups, resources, "admissionregistration.k8s.io", w))
     {
         push(
             "webhook-configurations",
@@ -436,6 +445,10 @@ mod tests {
                 "2:wildcard-resources",
                 "2:wildcard-groups",
                 "2:secrets",
+                "2:exec",
+                "2:node-proxy",
+                "2:serviceaccount-tokens",
+                "2:webhook-configurations",
                 "3:secrets",
                 "5:escalation",
                 "6:escalation",
@@ -443,6 +456,33 @@ mod tests {
                 "8:node-proxy",
                 "9:csr-approval",
                 "10:webhook-configurations",
+            ]
+        );
+    }
+
+    /// A bare `*` grants every resource and subresource of its groups, as RBAC matches it, so
+    /// each check still asks for its own acknowledgement; before, `resources=*` warned only
+    /// `wildcard-resources`. Writing pods/ephemeralcontainers runs a container in a Pod.
+    #[test]
+    fn a_bare_wildcard_resource_is_every_check_of_its_groups() {
+        let src = "\
+// +kubebuilder:rbac:groups=core,resources=*,verbs=create
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=*,verbs=update;patch
+// +kubebuilder:rbac:groups=apps,resources=*,verbs=create
+// +kubebuilder:rbac:groups=\"\",resources=pods/ephemeralcontainers,verbs=patch
+// +kubebuilder:rbac:groups=\"\",resources=pods/ephemeralcontainers,verbs=get
+";
+        assert_eq!(
+            checks(src),
+            [
+                "1:wildcard-resources",
+                "1:exec",
+                "1:node-proxy",
+                "1:serviceaccount-tokens",
+                "2:wildcard-resources",
+                "2:webhook-configurations",
+                "3:wildcard-resources",
+                "4:exec",
             ]
         );
     }
