@@ -28,7 +28,10 @@ use crate::model::project::{ProjectResource, ResourceApi};
 use crate::model::{Project, Resource};
 use crate::scaffold::{File, Plan, Resolved, ScaffoldError, render};
 
-use checks::{check_crd_name_free, check_file_names_free, check_group_allowed, resolve_resource};
+use checks::{
+    check_crd_name_free, check_file_names_free, check_group_allowed, check_type_names_free,
+    resolve_resource,
+};
 
 mod checks;
 pub mod deploy_image;
@@ -400,6 +403,7 @@ pub fn plan(dir: &Path, opts: &ApiOptions) -> Result<Plan> {
     let files = KindLayout::of(&resource, project.multigroup);
     check_group_allowed(&project, opts, &resource)?;
     check_file_names_free(&project, opts, &files)?;
+    check_type_names_free(&project, opts)?;
     check_crd_name_free(&project, opts, &resource)?;
     let krate = crate_name(&project);
     let gvk = format!("{}/{} {}", opts.group, opts.version, opts.kind);

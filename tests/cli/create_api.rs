@@ -1283,6 +1283,43 @@ fn a_second_group_or_a_kind_differing_only_in_case_is_refused_even_with_force() 
     );
 }
 
+/// A kind whose types would share a name with another kind's in the same version module
+/// (`FooSpec` beside `Foo`, which defines `FooSpec`) is refused: both are re-exported with
+/// `pub use ..._types::*`, and the name became ambiguous (E0659) while the command exited 0.
+/// In another version the same names live in another module and are fine.
+#[test]
+fn a_kind_named_after_another_kinds_spec_or_status_is_refused() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(&dir, &["--group", "ai", "--version", "v1", "--kind", "Foo"]);
+    for kind in ["FooSpec", "FooStatus"] {
+        assert_refused(
+            &dir,
+            &["--group", "ai", "--version", "v1", "--kind", kind],
+            1,
+            &[
+                &format!("invalid value \"{kind}\" for --kind"),
+                &format!("the kind Foo of version v1 already defines the type {kind}"),
+            ],
+        );
+    }
+    create_api(&dir, &["--group", "ai", "--version", "v1", "--kind", "Bar"]);
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v2", "--kind", "FooSpec"],
+    );
+    // The other way round: `Baz` would define `BazSpec`, a kind of v2.
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v2", "--kind", "BazSpec"],
+    );
+    assert_refused(
+        &dir,
+        &["--group", "ai", "--version", "v2", "--kind", "Baz"],
+        1,
+        &["the kind BazSpec of version v2 already defines the type BazSpec"],
+    );
+}
+
 /// `--force --plural` on an existing kind cannot rename it: refused, naming the recorded plural.
 #[test]
 fn force_does_not_take_a_new_plural() {

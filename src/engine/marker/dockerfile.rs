@@ -42,7 +42,7 @@ pub(super) fn heredoc_lines(text: &str) -> Vec<bool> {
             let word: String = word_part
                 .trim_start_matches(['"', '\''])
                 .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .take_while(|c| !c.is_whitespace() && !"\"'<>|&;()".contains(*c))
                 .collect();
             if !word.is_empty() {
                 pending.push_back((word, dash));
@@ -58,25 +58,12 @@ pub(super) fn heredoc_lines(text: &str) -> Vec<bool> {
 /// parser directive at the top of the file names. A marker there would have its insert
 /// joined to that instruction.
 pub(super) fn continued_lines(text: &str) -> Vec<bool> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut escape = '\\';
-    // Parser directives are comments of the form `# key=value` before any other line.
-    for line in &lines {
-        let Some(directive) = line.trim().strip_prefix('#') else {
-            break;
-        };
-        let Some((key, value)) = directive.split_once('=') else {
-            break;
-        };
-        let key = key.trim().to_ascii_lowercase();
-        if key == "escape" {
-            if let Some(c @ ('\\' | '`')) = value.trim().chars().next() {
-                escape = c;
-            }
-        } else if key != "syntax" && key != "check" {
-            break;
-        }
-    }
+    let lines: Vec<&str> = text
+        .strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .lines()
+        .collect();
+    let escape = escape_char(text);
     let mut inside = vec![false; lines.len()];
     let mut continued = false;
     for (i, line) in lines.iter().enumerate() {
@@ -90,4 +77,28 @@ pub(super) fn continued_lines(text: &str) -> Vec<bool> {
         continued = !trimmed.starts_with('#') && trimmed.ends_with(escape);
     }
     inside
+}
+
+/// The Dockerfile's escape character: `\` or the one a `# escape=` parser directive names
+/// among the comments at the top of the file (a leading byte order mark skipped, as Docker
+/// skips it).
+pub(super) fn escape_char(text: &str) -> char {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    for line in text.lines() {
+        let Some(directive) = line.trim().strip_prefix('#') else {
+            break;
+        };
+        let Some((key, value)) = directive.split_once('=') else {
+            break;
+        };
+        let key = key.trim().to_ascii_lowercase();
+        if key == "escape" {
+            if let Some(c @ ('\\' | '`')) = value.trim().chars().next() {
+                return c;
+            }
+        } else if key != "syntax" && key != "check" {
+            break;
+        }
+    }
+    '\\'
 }

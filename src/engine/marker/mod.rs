@@ -172,6 +172,19 @@ pub fn insert(
     if contains_fragment(text, fragment) {
         return Ok(text.to_string());
     }
+    if dockerfile::is_dockerfile(path)
+        && dockerfile::escape_char(text) != '\\'
+        && fragment.lines().any(|l| l.trim_end().ends_with('\\'))
+    {
+        return Err(MarkerError::Breaks {
+            path: path.to_path_buf(),
+            line: at + 1,
+            comment: comment(path, marker),
+            format: "Dockerfile",
+            detail: "its `# escape=` directive makes `\\` a plain character, and the inserted instruction continues its lines with `\\`".into(),
+            what: "instructions (or remove the escape directive)",
+        });
+    }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut out = String::with_capacity(text.len() + fragment.len() + 64);
     for (i, line) in lines.iter().enumerate() {

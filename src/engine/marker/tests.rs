@@ -442,3 +442,38 @@ fn an_insert_that_breaks_the_file_is_refused_at_the_marker() {
     let text = "fn main( {\n// +kubebuilder:scaffold:controllers\n";
     assert!(insert(main, text, "controllers", "x();").is_ok());
 }
+
+/// Dockerfile corners: a byte order mark before `# escape=` does not hide the directive; a
+/// heredoc word with a dash (`<<EOF-X`) is the whole word; an instruction continued with `\`
+/// is not inserted into a Dockerfile whose escape character is a backtick. Before, each
+/// marker received the insert.
+#[test]
+fn dockerfile_escape_after_a_bom_dashed_heredoc_words_and_backtick_escapes() {
+    let docker = Path::new("Dockerfile");
+    let text = "\u{feff}# escape=`\nFROM x\nRUN a `\n# +kubebuilder:scaffold:copy\n  b\n";
+    let err = locate(docker, text, "copy").unwrap_err();
+    assert!(
+        err.to_string().contains("continued from the line before"),
+        "{err}"
+    );
+    let text = "FROM x\nRUN <<EOF-X\nEOF\n# +kubebuilder:scaffold:copy\nEOF-X\n";
+    let err = locate(docker, text, "copy").unwrap_err();
+    assert!(
+        err.to_string().contains("inside a Dockerfile heredoc"),
+        "{err}"
+    );
+    let text = "# escape=`\nFROM x\n# +kubebuilder:scaffold:copy\n";
+    let err = insert(docker, text, "copy", "COPY a \\\n  b /b").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            MarkerError::Breaks {
+                line: 3,
+                format: "Dockerfile",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(insert(docker, text, "copy", "COPY a /b").is_ok());
+}

@@ -277,3 +277,42 @@ pub(super) fn check_file_names_free(
     }
     Ok(())
 }
+
+/// Refuses a kind whose Rust type names collide with another kind's in the same version
+/// module: a kind `K` defines `K`, `KSpec` and `KStatus`, and the version module re-exports
+/// every kind's types with `pub use <kind>_types::*`, so `FooSpec` next to `Foo` makes both
+/// `FooSpec` types ambiguous (rustc's E0659) and the project stops building. Only kinds with
+/// types (not built-in or external ones) of the same version count; in a multigroup project,
+/// of the same group. Errors name `--kind` and the other kind.
+pub(super) fn check_type_names_free(project: &Project, opts: &ApiOptions) -> Result<()> {
+    if !opts.resource {
+        return Ok(());
+    }
+    let names = |kind: &str| {
+        [
+            kind.to_string(),
+            format!("{kind}Spec"),
+            format!("{kind}Status"),
+        ]
+    };
+    let ours = names(&opts.kind);
+    for r in &project.resources {
+        let same_module =
+            r.version == opts.version && (!project.multigroup || r.group == opts.group);
+        if !same_module || r.api.is_none() || r.external || r.kind == opts.kind {
+            continue;
+        }
+        if let Some(clash) = names(&r.kind).iter().find(|n| ours.contains(n)) {
+            return Err(NameError {
+                flag: "--kind".into(),
+                value: opts.kind.clone(),
+                reason: format!(
+                    "the kind {} of version {} already defines the type {clash}, and the version module re-exports both kinds' types (`pub use ..._types::*`), so the name would be ambiguous; choose a kind name that neither ends in Spec or Status of another kind nor is one",
+                    r.kind, r.version
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
