@@ -241,6 +241,30 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
     } else {
         output_dir
     };
+    // Never into a version-control directory: by its name in the path given, or, for an
+    // absolute path, in the real path of its nearest existing directory (through links).
+    let real = output_dir.is_absolute().then(|| {
+        let existing = output_dir.ancestors().find(|a| a.exists());
+        existing.and_then(|e| {
+            let rest = output_dir.strip_prefix(e).ok()?;
+            Some(e.canonicalize().ok()?.join(rest))
+        })
+    });
+    if crate::engine::is_vcs_path(&output_dir)
+        || real
+            .flatten()
+            .is_some_and(|r| crate::engine::is_vcs_path(&r))
+    {
+        report.say(
+            Level::Error,
+            format!(
+                "invalid value {} for --output-dir: it is inside a version-control directory ({}); rsbuilder never writes there\n  help: name a directory outside .git and the like",
+                output_dir.display(),
+                crate::engine::VCS_DIRS.join(", ")
+            ),
+        );
+        return Ok(Status::Usage);
+    }
     let (plan_root, gen_output_dir) = if output_dir.is_absolute() {
         (output_dir.clone(), PathBuf::new())
     } else {

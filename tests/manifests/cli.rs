@@ -104,6 +104,43 @@ fn output_is_deterministic_and_rerun_is_unchanged() {
     assert_eq!(first, second);
 }
 
+/// `--output-dir` inside a version-control directory is a usage error and nothing is
+/// written: relative, absolute, or through a link to it. Before, the absolute form and the
+/// link wrote into `.git/hooks`.
+#[test]
+fn an_output_dir_inside_git_is_refused_however_it_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let types = tmp.path().join("database_types.rs");
+    std::fs::copy(fixture("database/database_types.rs"), &types).unwrap();
+    let hooks = tmp.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::os::unix::fs::symlink(&hooks, tmp.path().join("out-link")).unwrap();
+    for out in [
+        hooks.clone(),
+        PathBuf::from(".git/hooks"),
+        tmp.path().join("out-link/x"),
+    ] {
+        rsbuilder()
+            .current_dir(tmp.path())
+            .args(["manifests", "--paths"])
+            .arg(&types)
+            .arg("--output-dir")
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "invalid value {} for --output-dir: it is inside a version-control directory",
+                out.display()
+            )));
+        assert_eq!(
+            std::fs::read_dir(&hooks).unwrap().count(),
+            0,
+            "{}",
+            out.display()
+        );
+    }
+}
+
 #[test]
 fn check_reports_drift_with_a_diff_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
