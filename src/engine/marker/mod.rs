@@ -169,7 +169,14 @@ pub fn insert(
     fragment: &str,
 ) -> Result<String, MarkerError> {
     let at = locate(path, text, marker)?;
-    if contains_fragment(text, fragment) {
+    let code = rust::without_comments(fragment);
+    // A fragment of comments only is looked for as it is.
+    let present = if is_rust(path) && !code.trim().is_empty() {
+        contains_fragment(&rust::without_comments(text), &code)
+    } else {
+        contains_fragment(text, fragment)
+    };
+    if present {
         return Ok(text.to_string());
     }
     if dockerfile::is_dockerfile(path)
@@ -251,6 +258,9 @@ fn yaml_reads(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the non-blank lines of `fragment` stand in `text` in a row, indentation ignored.
+/// For Rust both are compared without their comments ([`rust::without_comments`]), so a line
+/// inside `/* ... */` or after `//` is not code already there.
 fn contains_fragment(text: &str, fragment: &str) -> bool {
     let want: Vec<&str> = fragment
         .lines()

@@ -159,3 +159,25 @@ fn at_item_or_statement(prev: Option<TokenKind>, prev_inner_attr_end: bool) -> b
         Some(_) => false,
     }
 }
+
+/// `text` with every comment (line, block and doc comments) replaced by spaces, newlines
+/// kept, as rustc's lexer finds them; a text the lexer cannot take apart is returned as it
+/// is.
+pub(super) fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut offset = 0;
+    for token in tokenize(text, FrontmatterAllowed::No) {
+        let len = token.len as usize;
+        let Some(piece) = text.get(offset..offset + len) else {
+            return text.to_string();
+        };
+        match token.kind {
+            TokenKind::LineComment { .. } | TokenKind::BlockComment { .. } => {
+                out.extend(piece.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+            }
+            _ => out.push_str(piece),
+        }
+        offset += len;
+    }
+    out
+}

@@ -477,3 +477,43 @@ fn dockerfile_escape_after_a_bom_dashed_heredoc_words_and_backtick_escapes() {
     );
     assert!(insert(docker, text, "copy", "COPY a /b").is_ok());
 }
+
+/// A fragment's lines inside a comment are not code already there: the insert happens.
+/// Before, `/* pub mod foo_controller; */` made `create api` skip the module line, and the
+/// project no longer built. Lines that are there as code still make the insert a no-op,
+/// and a fragment with its own comment lines is found again on a re-run.
+#[test]
+fn a_fragment_inside_a_comment_is_not_already_there() {
+    let path = Path::new("src/controller/mod.rs");
+    let text = "/*\npub mod foo_controller;\n*/\n// pub mod foo_controller;\n// +kubebuilder:scaffold:controller-modules\n";
+    let out = insert(path, text, "controller-modules", "pub mod foo_controller;").unwrap();
+    assert!(
+        out.ends_with("pub mod foo_controller;\n// +kubebuilder:scaffold:controller-modules\n"),
+        "{out}"
+    );
+    assert_eq!(
+        insert(path, &out, "controller-modules", "pub mod foo_controller;").unwrap(),
+        out
+    );
+    let fragment = "// The Foo controller.\npub mod foo_controller;";
+    let once = insert(
+        path,
+        "// +kubebuilder:scaffold:controller-modules\n",
+        "controller-modules",
+        fragment,
+    )
+    .unwrap();
+    assert_eq!(
+        insert(path, &once, "controller-modules", fragment).unwrap(),
+        once
+    );
+    // A fragment of comments only is found by its own text.
+    let hint = "// runner.spawn(foo);";
+    let marker = "// +kubebuilder:scaffold:controller-modules\n";
+    let with = insert(path, marker, "controller-modules", hint).unwrap();
+    assert!(with.starts_with(hint), "{with}");
+    assert_eq!(
+        insert(path, &with, "controller-modules", hint).unwrap(),
+        with
+    );
+}
