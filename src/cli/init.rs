@@ -26,7 +26,7 @@ pub fn parse_license(value: &str) -> Result<crate::scaffold::init::License, Stri
 /// `rsbuilder init` flags (Kubebuilder's names).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  mkdir ai-operator && cd ai-operator\n  rsbuilder init --domain ai.example.com --repo example.com/ai-operator"
+    after_help = "Example:\n  mkdir ai-operator && cd ai-operator\n  rsbuilder init --domain example.com --repo example.com/ai-operator"
 )]
 pub struct InitArgs {
     /// Domain for groups: an API `--group ai` becomes `ai.<domain>`.
