@@ -13,17 +13,25 @@ use cap_std::fs::Dir;
 /// The largest file rsbuilder reads: far above any source, manifest or CRD it expects.
 pub const LIMIT: u64 = 256 << 20;
 
+/// The largest `Cargo.toml` rsbuilder reads (1 MiB). Parsing TOML takes some 65 to 125 times
+/// the file's size in memory (a 29 MB manifest took 3.6 GiB in `create api`); real manifests,
+/// large workspaces' included, stay below 100 KiB.
+pub const CARGO_TOML_LIMIT: u64 = 1 << 20;
+
+/// The bound for the file at `path`: [`CARGO_TOML_LIMIT`] for a `Cargo.toml`, else [`LIMIT`].
+fn limit_for(path: &Path) -> u64 {
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some("Cargo.toml") => CARGO_TOML_LIMIT,
+        _ => LIMIT,
+    }
+}
+
 /// The error of a path that is not a regular file, or is too large.
 fn refuse(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string())
 }
 
 const NOT_REGULAR: &str = "not a regular file (a FIFO, a device, a socket or a directory); rsbuilder reads only regular files";
-
-/// The bytes of an opened file, if it is a regular file of at most [`LIMIT`] bytes.
-fn read_opened(file: impl std::io::Read, is_file: bool) -> std::io::Result<Vec<u8>> {
-    read_opened_at_most(file, is_file, LIMIT)
-}
 
 /// The bytes of an opened file, if it is a regular file of at most `limit` bytes.
 fn read_opened_at_most(
@@ -60,7 +68,7 @@ fn utf8(bytes: Vec<u8>) -> std::io::Result<String> {
 }
 
 /// The text of the file at `path` (links followed), refused unless it is a regular file of at
-/// most [`LIMIT`] bytes; never blocks on a FIFO.
+/// most [`LIMIT`] bytes ([`CARGO_TOML_LIMIT`] for a `Cargo.toml`); never blocks on a FIFO.
 ///
 /// Errors: the open's or read's error; `InvalidInput` for a FIFO, device, socket, directory or
 /// a file over the limit; `InvalidData` for text that is not UTF-8.
@@ -71,7 +79,7 @@ pub fn read_path(path: &Path) -> std::io::Result<String> {
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     let file = options.open(path)?;
     let is_file = file.metadata()?.is_file();
-    utf8(read_opened(file, is_file)?)
+    utf8(read_opened_at_most(file, is_file, limit_for(path))?)
 }
 
 /// [`read_path`] with the bound `limit` (at most [`LIMIT`]) instead of [`LIMIT`]. The size
@@ -103,7 +111,7 @@ pub fn read_in(dir: &Dir, rel: &Path) -> std::io::Result<String> {
     cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     let file = dir.open_with(rel, &options)?;
     let is_file = file.metadata()?.is_file();
-    utf8(read_opened(file, is_file)?)
+    utf8(read_opened_at_most(file, is_file, limit_for(rel))?)
 }
 
 #[cfg(test)]
@@ -130,5 +138,27 @@ mod tests {
         std::fs::write(tmp.path().join("a"), "text").unwrap();
         assert_eq!(read_in(&dir, Path::new("a")).unwrap(), "text");
         assert_eq!(read_path(&tmp.path().join("a")).unwrap(), "text");
+    }
+
+    /// A `Cargo.toml` over 1 MiB is refused by both reads, naming the limit; one at the limit
+    /// is read. Before, a 29 MB manifest was parsed in 3.6 GiB.
+    #[test]
+    fn a_cargo_toml_over_a_mebibyte_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open_ambient_dir(tmp.path(), cap_std::ambient_authority()).unwrap();
+        let at_limit = "#".repeat(CARGO_TOML_LIMIT as usize);
+        std::fs::write(tmp.path().join("Cargo.toml"), &at_limit).unwrap();
+        assert_eq!(
+            read_in(&dir, Path::new("Cargo.toml")).unwrap().len(),
+            at_limit.len()
+        );
+        std::fs::write(tmp.path().join("Cargo.toml"), format!("{at_limit}#")).unwrap();
+        let err = read_in(&dir, Path::new("Cargo.toml")).unwrap_err();
+        assert!(err.to_string().contains("larger than 1 MiB"), "{err}");
+        let err = read_path(&tmp.path().join("Cargo.toml")).unwrap_err();
+        assert!(err.to_string().contains("larger than 1 MiB"), "{err}");
+        // Another file of that size is read.
+        std::fs::write(tmp.path().join("big.rs"), format!("{at_limit}#")).unwrap();
+        assert!(read_in(&dir, Path::new("big.rs")).is_ok());
     }
 }
