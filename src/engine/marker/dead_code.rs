@@ -267,6 +267,14 @@ const IN_MACRO: &str =
     "inside a macro invocation (its tokens are the macro's input, not items or statements)";
 
 impl<'ast> syn::visit::Visit<'ast> for DeadCode {
+    fn visit_file(&mut self, file: &'ast syn::File) {
+        // `#![cfg(any())]` at the top: the whole file is left out.
+        match never_compiled(&file.attrs) {
+            Some(why) => self.spans.push((1, usize::MAX, why)),
+            None => syn::visit::visit_file(self, file),
+        }
+    }
+
     fn visit_item(&mut self, item: &'ast syn::Item) {
         use syn::spanned::Spanned as _;
         if let syn::Item::Macro(m) = item
@@ -369,6 +377,13 @@ impl<'ast> syn::visit::Visit<'ast> for DeadCode {
             syn::Expr::Call(e) => &e.attrs,
             syn::Expr::MethodCall(e) => &e.attrs,
             syn::Expr::Async(e) => &e.attrs,
+            syn::Expr::If(e) => &e.attrs,
+            syn::Expr::Loop(e) => &e.attrs,
+            syn::Expr::ForLoop(e) => &e.attrs,
+            syn::Expr::While(e) => &e.attrs,
+            syn::Expr::Match(e) => &e.attrs,
+            syn::Expr::TryBlock(e) => &e.attrs,
+            syn::Expr::Const(e) => &e.attrs,
             _ => &[],
         };
         match never_compiled(attrs) {

@@ -517,3 +517,31 @@ fn a_fragment_inside_a_comment_is_not_already_there() {
         with
     );
 }
+
+/// A never-true cfg on an `if`, `loop`, `for`, `while` or `match` statement, or at the top of
+/// the file (`#![cfg(any())]`), leaves its code out: a marker there does not count. Before,
+/// the controller was registered in code cargo does not compile.
+#[test]
+fn a_never_true_cfg_on_a_control_flow_statement_or_the_file_is_dead_code() {
+    for stmt in [
+        "if true",
+        "loop",
+        "for _ in 0..1",
+        "while false",
+        "match () { () =>",
+    ] {
+        let close = if stmt.starts_with("match") {
+            "}\n    }"
+        } else {
+            "}"
+        };
+        let text = format!(
+            "fn main() {{\n    #[cfg(any())]\n    {stmt} {{\n        // +kubebuilder:scaffold:controllers\n    {close}\n}}\n"
+        );
+        let err = rs(&text).unwrap_err();
+        assert!(err.to_string().contains("never true"), "{text}: {err}");
+    }
+    let text = "#![cfg(any())]\nfn main() {\n    // +kubebuilder:scaffold:controllers\n}\n";
+    let err = rs(text).unwrap_err();
+    assert!(err.to_string().contains("never true"), "{err}");
+}
