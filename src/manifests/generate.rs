@@ -548,6 +548,38 @@ fn defaults_under_a_webhook(
         .collect()
 }
 
+/// The largest CRD written, in bytes of YAML (1.5 MiB): etcd's default request limit
+/// (`--max-request-bytes`), which the API server's write of the CRD must pass.
+pub const MAX_CRD_BYTES: usize = 3 << 19;
+
+/// Turns each kind whose CRD is larger than [`MAX_CRD_BYTES`] into a failure at its first
+/// version's type: the API server would refuse to store it (etcd: "request is too large").
+/// Large doc comments (`#[doc = include_str!(...)]`) are the usual cause.
+fn refuse_oversized(kinds: &mut [KindOutcome<(String, String)>]) {
+    for k in kinds {
+        let Ok((_, yaml)) = &k.result else { continue };
+        if yaml.len() <= MAX_CRD_BYTES {
+            continue;
+        }
+        let at = k.versions.first();
+        let message = format!(
+            "the CRD of {} is {} KiB of YAML; etcd stores at most {} KiB in one request, so the API server would refuse it",
+            k.name(),
+            yaml.len() >> 10,
+            MAX_CRD_BYTES >> 10
+        );
+        k.result = Err(vec![
+            Diagnostic::new(
+                at.map_or(std::path::Path::new("."), |s| s.file.as_path()),
+                at.map_or(1, |s| s.line),
+                1,
+                message,
+            )
+            .with_help("shorten the doc comments of the types (they become descriptions), or keep long text out of them (`#[doc = include_str!(...)]`)"),
+        ]);
+    }
+}
+
 /// The output files: the CRDs (`(file name, YAML)`) under `crd/bases`, RBAC and webhook
 /// configurations from the sources' markers.
 fn assemble_output(
@@ -575,6 +607,7 @@ fn assemble_output(
         !served
     });
     let verify_failures = compile_kinds(opts, sources, &mut kinds, &mut out);
+    refuse_oversized(&mut kinds);
     let bases = opts.output_dir.join(layout::CRD_BASES);
     for k in &kinds {
         if let Some(s) = &k.storage {

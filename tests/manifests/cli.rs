@@ -104,6 +104,44 @@ fn output_is_deterministic_and_rerun_is_unchanged() {
     assert_eq!(first, second);
 }
 
+/// A CRD larger than etcd takes in one request (1.5 MiB) is refused at its type, and not
+/// written: the API server would refuse it. Before, 40 fields documented with a 5 MB
+/// `include_str!` gave a 200 MB CRD and exit 0.
+#[test]
+fn a_crd_larger_than_etcd_takes_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("big.md"), "word ".repeat(400_000)).unwrap();
+    std::fs::write(
+        src.join("lib.rs"),
+        "use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+#[kube(group = \"example.com\", version = \"v1\", kind = \"Big\")]
+pub struct BigSpec {
+    #[doc = include_str!(\"big.md\")]
+    pub a: i32,
+}
+",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    rsbuilder()
+        .args(["manifests", "--evaluate", "static", "--paths"])
+        .arg(&src)
+        .arg("--output-dir")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "src/lib.rs:7:1: the CRD of Big.example.com is 2387 KiB of YAML; etcd stores at most 1536 KiB in one request",
+        ));
+    assert!(!out.join("crd/bases/example.com_bigs.yaml").exists());
+}
+
 /// `--output-dir` inside a version-control directory is a usage error and nothing is
 /// written: relative, absolute, or through a link to it. Before, the absolute form and the
 /// link wrote into `.git/hooks`.
