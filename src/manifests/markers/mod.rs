@@ -91,6 +91,21 @@ pub fn collect(sources: &SourceSet) -> Result<Vec<Marker>, Vec<Diagnostic>> {
         let (m, e) = collect_text(&file.path, &file.text);
         markers.extend(m);
         errors.extend(e);
+        if let Some(over) = markers.get(MAX_MARKERS) {
+            return Err(vec![
+                Diagnostic::new(
+                    &over.file,
+                    over.line,
+                    over.column,
+                    format!("more than {MAX_MARKERS} markers in the sources: rsbuilder stops here rather than hold them all"),
+                )
+                .with_help("a project needs a few dozen; remove generated or repeated marker comments"),
+            ]);
+        }
+        if errors.len() > MAX_MARKERS {
+            errors.truncate(MAX_MARKERS);
+            return Err(errors);
+        }
     }
     if errors.is_empty() {
         Ok(markers)
@@ -98,6 +113,11 @@ pub fn collect(sources: &SourceSet) -> Result<Vec<Marker>, Vec<Diagnostic>> {
         Err(errors)
     }
 }
+
+/// The most markers one run reads (10,000). Each is kept with its text and arguments until
+/// the manifests are written; 720,000 rbac comment lines took 2.3 GB. Projects hold a few
+/// dozen.
+pub const MAX_MARKERS: usize = 10_000;
 
 /// [`collect`] for one file's text, claimed to come from `path`: its markers and its errors.
 pub fn collect_text(path: &Path, text: &str) -> (Vec<Marker>, Vec<Diagnostic>) {
@@ -129,6 +149,10 @@ pub fn collect_text(path: &Path, text: &str) -> (Vec<Marker>, Vec<Diagnostic>) {
             Ok(Some(m)) => markers.push(m),
             Ok(None) => {}
             Err(d) => errors.push(d),
+        }
+        // Past the limit [`collect`] refuses the run; holding more changes nothing.
+        if markers.len() > MAX_MARKERS || errors.len() > MAX_MARKERS {
+            break;
         }
     }
     (markers, errors)

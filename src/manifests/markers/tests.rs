@@ -546,3 +546,34 @@ fn suggestions_cover_transpositions_truncations_and_prefixes() {
     let long = format!("kubebuilder:{}", "a:".repeat(5000));
     assert_eq!(registry::suggest(&long), None);
 }
+
+/// More markers than [`MAX_MARKERS`] stop the run at the first one past the limit, and the
+/// scan of a file stops there too, so memory stays bounded. Before, 720,000 rbac lines took
+/// 2.3 GB.
+#[test]
+fn markers_past_the_limit_are_refused_at_the_first_one_over() {
+    let line = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+    let text = line.repeat(MAX_MARKERS + 5);
+    let (markers, _) = collect_text(Path::new("src/lib.rs"), &text);
+    assert_eq!(markers.len(), MAX_MARKERS + 1);
+    let sources = crate::manifests::source::SourceSet::parse_all(vec![(
+        "src/lib.rs".into(),
+        format!("{text}fn f() {{}}\n"),
+    )])
+    .unwrap();
+    let err = collect(&sources).unwrap_err();
+    assert_eq!(err.len(), 1);
+    assert_eq!(err[0].line, MAX_MARKERS + 1);
+    assert!(
+        err[0].message.contains("more than 10000 markers"),
+        "{}",
+        err[0].message
+    );
+    // At the limit, all are read.
+    let sources = crate::manifests::source::SourceSet::parse_all(vec![(
+        "src/lib.rs".into(),
+        line.repeat(MAX_MARKERS),
+    )])
+    .unwrap();
+    assert_eq!(collect(&sources).unwrap().len(), MAX_MARKERS);
+}
