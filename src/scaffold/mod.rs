@@ -207,6 +207,16 @@ mod tests {
             "whether there is a project to lock read-only, before it is locked",
         ),
         (
+            "src/manifests/run.rs",
+            "let existing = output_dir.ancestors().find(|a| a.exists());",
+            "the real path of an absolute --output-dir, refused inside .git before anything is locked or written",
+        ),
+        (
+            "src/manifests/run.rs",
+            "Some(e.canonicalize().ok()?.join(rest))",
+            "the real path of an absolute --output-dir, refused inside .git before anything is locked or written",
+        ),
+        (
             "src/cli/alpha.rs",
             "let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {",
             "whether --output-dir names the input project, before either is locked",
@@ -230,6 +240,11 @@ mod tests {
             "src/scaffold/api/external.rs",
             "if !file.is_file() {",
             "the old project's CRD file, named by PROJECT, checked for a clear message",
+        ),
+        (
+            "src/scaffold/api/external.rs",
+            "&& let (Ok(real), Ok(real_root)) = (file.canonicalize(), root.canonicalize())",
+            "whether the old project's CRD file, named by PROJECT, lies inside it through links, before it is read",
         ),
         (
             "src/scaffold/api/external.rs",

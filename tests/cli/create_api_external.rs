@@ -695,6 +695,41 @@ fn external_kind_refusals_name_the_crd_file_not_a_flag_the_user_did_not_give() {
     assert_eq!(tree(&dir), before);
 }
 
+/// A relative `crd:` path in PROJECT that a symbolic link in the checkout leads out of the
+/// project is refused, and the file's values are not quoted. Before, `alpha generate` read
+/// the file outside and quoted its CRD-shaped values (`group "gho_SECRET4" has no dot`).
+#[test]
+fn a_recorded_crd_path_through_a_link_out_of_the_project_is_refused() {
+    let (_tmp, dir) = init_with_crd();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.yaml"),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: gho_SECRET4\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.join("crds")).unwrap();
+    let project = read(&dir, "PROJECT").replace(
+        "version: \"3\"",
+        "resources:\n- controller: true\n  domain: io\n  external: true\n  group: cert-manager\n  kind: Certificate\n  path: crate::api::external::cert_manager_io::v1::Certificate\n  version: v1\nversion: \"3\"",
+    );
+    let project = format!(
+        "{project}plugins:\n  external.rsbuilder.io/v1-alpha:\n    resources:\n    - crd: crds/secret.yaml\n      group: cert-manager\n      kind: Certificate\n      version: v1\n"
+    );
+    std::fs::write(dir.join("PROJECT"), &project).unwrap();
+    let out = rsbuilder(&dir)
+        .args(["alpha", "generate", "--output-dir"])
+        .arg(dir.parent().unwrap().join("regenerated"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("which a symbolic link leads out of the project"),
+        "{err}"
+    );
+    assert!(!err.contains("SECRET"), "{err}");
+}
+
 /// PROJECT comes with a checkout, so its `crd:` entry is not trusted to name any file: a path
 /// that is not a `.yaml`/`.yml`/`.json` file (`/etc/passwd`), or that climbs out with `..`, is
 /// refused before it is read, and nothing of it appears in the error. A `crdVersion` other

@@ -117,6 +117,17 @@ pub fn options(project: &Project, r: &ProjectResource, root: &Path) -> Result<Ex
         Some(crd) => {
             check_recorded_crd(&crd, &gvk)?;
             let file = root.join(&crd);
+            // A relative path is the project's own file: a link in the checkout leading out
+            // of the project is not followed.
+            if crd.is_relative()
+                && let (Ok(real), Ok(real_root)) = (file.canonicalize(), root.canonicalize())
+                && !real.starts_with(&real_root)
+            {
+                bail!(
+                    "PROJECT records the external kind {gvk} as made from the CRD file {}, which a symbolic link leads out of the project; record the CRD's real path with `create api --external-api-crd <path> --force`, or copy the CRD into the project",
+                    crd.display()
+                );
+            }
             if !file.is_file() {
                 bail!(
                     "PROJECT records the external kind {gvk} as made from the CRD file {} (`create api --external-api-crd`), and {} is not there: put the CRD back at that path to re-create its types",
@@ -262,6 +273,13 @@ fn read_crd(file: &Path, opts: &ExternalOptions) -> Result<CrdKind> {
     };
     let group = &spec.group.value;
     let Some((short, domain)) = group.split_once('.') else {
+        // A path from PROJECT may name any file: its values are not quoted.
+        if opts.replay {
+            bail!(
+                "{}: the CRD's group has no dot; the API server requires one",
+                at(spec.group.referenced.line())
+            );
+        }
         bail!(
             "{}: the CRD's group {group:?} has no dot; the API server requires one (a domain such as cert-manager.io)",
             at(spec.group.referenced.line())
