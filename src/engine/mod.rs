@@ -77,6 +77,52 @@ pub fn report(resolved: &[Resolved]) -> String {
     out
 }
 
+/// [`report`], with the files under each of `dirs` (relative directories, such as the
+/// vendored runtime crate) summed up per action in one line, `create  <dir>/ (97 files)`,
+/// where there is more than one: a command that writes a whole crate lists what the user
+/// reads, not each of its files.
+pub fn report_grouped(resolved: &[Resolved], dirs: &[&str]) -> String {
+    let under = |r: &Resolved| dirs.iter().copied().find(|d| r.path.starts_with(d));
+    let mut counts: Vec<(Action, &str, usize)> = Vec::new();
+    for r in resolved.iter().filter(|r| r.action != Action::Unchanged) {
+        if let Some(dir) = under(r) {
+            match counts
+                .iter_mut()
+                .find(|(a, d, _)| *a == r.action && *d == dir)
+            {
+                Some(c) => c.2 += 1,
+                None => counts.push((r.action, dir, 1)),
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut said: Vec<(Action, &str)> = Vec::new();
+    for r in resolved
+        .iter()
+        .filter(|r| r.action != Action::Unchanged && !r.path.starts_with(STATE_DIR))
+    {
+        let grouped = under(r).and_then(|dir| {
+            counts
+                .iter()
+                .find(|(a, d, n)| *a == r.action && *d == dir && *n > 1)
+        });
+        match grouped {
+            Some((action, dir, n)) => {
+                if !said.contains(&(*action, *dir)) {
+                    said.push((*action, *dir));
+                    out.push_str(&format!("{:<7} {dir}/ ({n} files)\n", action.to_string()));
+                }
+            }
+            None => out.push_str(&format!(
+                "{:<7} {}\n",
+                r.action.to_string(),
+                r.path.display()
+            )),
+        }
+    }
+    out
+}
+
 /// `n` and `noun` for a message, the noun in the singular for one: `1 file`, `3 files`
 /// (nouns whose plural is `+s`).
 pub fn count(n: usize, noun: &str) -> String {

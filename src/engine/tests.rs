@@ -393,3 +393,27 @@ fn file_in_place_of_directory() {
         Err(ScaffoldError::NotADirectory { .. })
     ));
 }
+
+/// The files of a grouped directory are one line per action where there are several; a
+/// lone file there keeps its own line, and other files are listed as they are. Before, a
+/// first `create api` listed each of the runtime's hundred files.
+#[test]
+fn a_grouped_directory_is_one_line_per_action() {
+    let r = |path: &str, action| Resolved {
+        path: std::path::PathBuf::from(path),
+        action,
+        contents: String::new(),
+    };
+    let done = [
+        r("Cargo.toml", Action::Updated),
+        r("rt/src/a.rs", Action::Created),
+        r("rt/src/b.rs", Action::Created),
+        r("rt/Cargo.toml", Action::Updated),
+        r("rt/src/c.rs", Action::Unchanged),
+        r("src/main.rs", Action::Created),
+    ];
+    assert_eq!(
+        report_grouped(&done, &["rt"]),
+        "update  Cargo.toml\ncreate  rt/ (2 files)\nupdate  rt/Cargo.toml\ncreate  src/main.rs\n"
+    );
+}

@@ -19,8 +19,14 @@ pub mod webhook;
 
 pub use crate::engine::{self, marker, rustfmt};
 pub use crate::engine::{
-    Action, File, FileOp, Format, IfExists, Owner, Plan, Resolved, ScaffoldError, count, report,
+    Action, File, FileOp, Format, IfExists, Owner, Plan, Resolved, ScaffoldError, count,
 };
+
+/// What a command wrote, one line per file (`create  src/main.rs`), the files of the vendored
+/// runtime crate summed up in one line per action ([`engine::report_grouped`]).
+pub fn report(resolved: &[Resolved]) -> String {
+    engine::report_grouped(resolved, &[runtime::DIR])
+}
 
 /// A template that did not render (a filter or a value's `Display` failed).
 #[derive(Debug, thiserror::Error)]
