@@ -325,9 +325,12 @@ fn resolve(project: &Project, opts: &ApiServerOptions) -> Result<(Resource, Opti
         .iter()
         .find(|r| r.group == opts.group && r.version == opts.version && r.api.is_some())
     {
+        let group = match crd.domain.as_deref().unwrap_or(&project.domain) {
+            "" => opts.group.clone(),
+            domain => format!("{}.{domain}", opts.group),
+        };
         bail!(
-            "{}/{} has the CRD kind {} (rsbuilder create api): its APIService would take the whole group-version from the cluster's CRDs. Serve the kind in another group or version",
-            opts.group,
+            "{group}/{} has the CRD kind {} (rsbuilder create api): its APIService would take the whole group-version from the cluster's CRDs. Serve the kind in another group or version",
             opts.version,
             crd.kind
         );

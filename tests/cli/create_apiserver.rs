@@ -431,7 +431,7 @@ fn a_crd_kind_of_the_same_group_version_or_a_missing_project_is_refused() {
         .success();
     let err = refused(&dir, DATABASE);
     assert!(
-        err.contains("db/v1 has the CRD kind Backup (rsbuilder create api): its APIService would take the whole group-version"),
+        err.contains("db.example.com/v1 has the CRD kind Backup (rsbuilder create api): its APIService would take the whole group-version"),
         "{err}"
     );
     let empty = tempfile::tempdir().unwrap();
