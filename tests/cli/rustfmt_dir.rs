@@ -6,18 +6,6 @@
 
 use crate::common;
 
-/// `create api` of the AIJob example's kind.
-const CREATE_AIJOB: [&str; 8] = [
-    "create",
-    "api",
-    "--group",
-    "ai",
-    "--version",
-    "v1",
-    "--kind",
-    "AIJob",
-];
-
 fn have_rustfmt() -> bool {
     let found = std::process::Command::new("rustfmt")
         .arg("--version")
@@ -72,7 +60,8 @@ fn a_rustfmt_toml_in_the_temporary_directory_does_not_apply() {
     .unwrap();
     common::rsbuilder(tmp.path())
         .env("TMPDIR", planted.path())
-        .args(CREATE_AIJOB)
+        .args(["create", "api"])
+        .args(common::AIJOB_FLAGS)
         .assert()
         .success();
     let controller = common::read(tmp.path(), "src/controller/aijob_controller.rs");
@@ -96,7 +85,8 @@ fn a_killed_runs_formatting_directory_is_removed_by_the_next_command() {
     std::fs::create_dir_all(&left).unwrap();
     std::fs::write(left.join("main.rs"), "fn main() {}\n").unwrap();
     common::rsbuilder(tmp.path())
-        .args(CREATE_AIJOB)
+        .args(["create", "api"])
+        .args(common::AIJOB_FLAGS)
         .assert()
         .success();
     assert_eq!(fmt_dirs(tmp.path()), Vec::<String>::new());
@@ -154,7 +144,8 @@ fn a_checkouts_toolchain_file_does_not_choose_the_rustfmt_that_runs() {
     std::fs::remove_file(&ran).unwrap();
     common::rsbuilder(tmp.path())
         .env_remove("RUSTUP_TOOLCHAIN")
-        .args(CREATE_AIJOB)
+        .args(["create", "api"])
+        .args(common::AIJOB_FLAGS)
         .assert()
         .success();
     assert!(

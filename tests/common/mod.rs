@@ -11,6 +11,10 @@ pub use outside_tools::{e2e_opted_out, missing};
 #[allow(dead_code)]
 pub const EPOCH_2026: &str = "1780272000";
 
+/// The `create api` flags of the AIJob example's kind.
+#[allow(dead_code)]
+pub const AIJOB_FLAGS: [&str; 6] = ["--group", "ai", "--version", "v1", "--kind", "AIJob"];
+
 /// The rsbuilder binary of this build, run in `dir` with [`EPOCH_2026`] (so generated years
 /// are stable) and without the fault-injection variable of tests/cli/write_safety.rs.
 #[allow(dead_code)]
