@@ -77,11 +77,11 @@ pub enum MarkerError {
         /// Every line holding it (1-based).
         lines: Vec<usize>,
     },
-    /// The file reads as its format now, and would not with the code inserted at the marker:
-    /// the marker stands where that code cannot go (inside a match, a `use` list, an indented
-    /// YAML list, ...).
+    /// The file reads as its format now, and would not with the code inserted at the marker
+    /// (or, for YAML, would read with one of its values changed): the marker stands where
+    /// that code cannot go (inside a match, a `use` list, an indented YAML list, ...).
     #[error(
-        "{path}:{line}: the `{comment}` marker stands where the code rsbuilder inserts cannot          go: with it, the file is no longer valid {format} ({detail}). Move the marker line to          where new {what} belong, then re-run"
+        "{path}:{line}: the `{comment}` marker stands where the code rsbuilder inserts cannot go: with it, the file is no longer valid {format} ({detail}). Move the marker line to where new {what} belong, then re-run"
     )]
     Breaks {
         /// The file.
@@ -247,15 +247,43 @@ fn breaks(path: &Path, before: &str, after: &str) -> Option<(&'static str, Strin
     if check(before).is_err() {
         return None;
     }
-    check(after).err().map(|detail| (format, detail, what))
+    if let Err(detail) = check(after) {
+        return Some((format, detail, what));
+    }
+    // Valid YAML can still be the wrong YAML: an entry folded into a plain scalar running
+    // over lines changes that value. Every value of `before` must stay, in order.
+    if format == "YAML"
+        && let (Ok(old), Ok(new)) = (yaml_scalars(before), yaml_scalars(after))
+    {
+        // An empty value (`resources:` with no entries yet) is what the first insert fills.
+        let mut rest = new.iter();
+        if let Some(changed) = old
+            .iter()
+            .filter(|v| !matches!(v.as_str(), "" | "~"))
+            .find(|v| !rest.any(|n| n == *v))
+        {
+            return Some((format, format!("the value {changed:?} would change"), what));
+        }
+    }
+    None
 }
 
 /// Whether `text` reads as YAML (every document), by granit-parser's events.
 fn yaml_reads(text: &str) -> Result<(), String> {
+    yaml_scalars(text).map(drop)
+}
+
+/// The scalar values of the YAML `text`, in order, by granit-parser's events; the parser's
+/// message when it does not read.
+fn yaml_scalars(text: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
     for event in granit_parser::Parser::new_from_str(text) {
-        event.map_err(|e| e.to_string())?;
+        let (event, _) = event.map_err(|e| e.to_string())?;
+        if let granit_parser::Event::Scalar(value, ..) = event {
+            out.push(value.into_owned());
+        }
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Whether the non-blank lines of `fragment` stand in `text` in a row, indentation ignored.

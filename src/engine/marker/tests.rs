@@ -545,3 +545,42 @@ fn a_never_true_cfg_on_a_control_flow_statement_or_the_file_is_dead_code() {
     let err = rs(text).unwrap_err();
     assert!(err.to_string().contains("never true"), "{err}");
 }
+
+/// An insert that leaves valid YAML but changes a value is refused too: an entry folded into
+/// a plain scalar that runs over lines. Before, the annotation silently became
+/// `word1 - bases/b.yaml`.
+#[test]
+fn a_yaml_insert_that_changes_a_value_is_refused() {
+    let yaml = Path::new("config/x.yaml");
+    let text = "metadata:\n  annotations:\n    note: word1\n      # +kubebuilder:scaffold:crdkustomizeresource\n";
+    let err = insert(yaml, text, "crdkustomizeresource", "- bases/b.yaml").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            MarkerError::Breaks {
+                line: 4,
+                format: "YAML",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("the value \"word1\" would change"),
+        "{err}"
+    );
+    // An empty list that the first insert fills goes ahead.
+    let text = "resources:\n# +kubebuilder:scaffold:crdkustomizeresource\n";
+    let out = insert(yaml, text, "crdkustomizeresource", "- a.yaml").unwrap();
+    assert_eq!(
+        out,
+        "resources:\n- a.yaml\n# +kubebuilder:scaffold:crdkustomizeresource\n"
+    );
+    // An insert that only adds values goes ahead.
+    let text = "resources:\n- a.yaml\n# +kubebuilder:scaffold:crdkustomizeresource\n";
+    let out = insert(yaml, text, "crdkustomizeresource", "- b.yaml").unwrap();
+    assert_eq!(
+        out,
+        "resources:\n- a.yaml\n- b.yaml\n# +kubebuilder:scaffold:crdkustomizeresource\n"
+    );
+}
