@@ -169,12 +169,13 @@ pub fn insert(
     fragment: &str,
 ) -> Result<String, MarkerError> {
     let at = locate(path, text, marker)?;
-    let code = rust::without_comments(fragment);
-    // A fragment of comments only is looked for as it is.
-    let present = if is_rust(path) && !code.trim().is_empty() {
-        contains_fragment(&rust::without_comments(text), &code)
-    } else {
-        contains_fragment(text, fragment)
+    // Rust is compared without comments; a fragment of comments only is looked for as it is.
+    let code = is_rust(path)
+        .then(|| rust::without_comments(fragment))
+        .filter(|code| !code.trim().is_empty());
+    let present = match code {
+        Some(code) => contains_fragment(&rust::without_comments(text), &code),
+        None => contains_fragment(text, fragment),
     };
     if present {
         return Ok(text.to_string());
@@ -236,7 +237,7 @@ fn breaks(path: &Path, before: &str, after: &str) -> Option<(&'static str, Strin
         "rs" => ("Rust", "items or statements", |t| {
             crate::syntax::parse_file(t).map(drop)
         }),
-        "yaml" | "yml" => ("YAML", "entries", yaml_reads),
+        "yaml" | "yml" => return yaml_breaks(before, after),
         "toml" => ("TOML", "entries", |t| {
             t.parse::<toml_edit::DocumentMut>()
                 .map(drop)
@@ -247,30 +248,30 @@ fn breaks(path: &Path, before: &str, after: &str) -> Option<(&'static str, Strin
     if check(before).is_err() {
         return None;
     }
-    if let Err(detail) = check(after) {
-        return Some((format, detail, what));
-    }
-    // Valid YAML can still be the wrong YAML: an entry folded into a plain scalar running
-    // over lines changes that value. Every value of `before` must stay, in order.
-    if format == "YAML"
-        && let (Ok(old), Ok(new)) = (yaml_scalars(before), yaml_scalars(after))
-    {
-        // An empty value (`resources:` with no entries yet) is what the first insert fills.
-        let mut rest = new.iter();
-        if let Some(changed) = old
-            .iter()
-            .filter(|v| !matches!(v.as_str(), "" | "~"))
-            .find(|v| !rest.any(|n| n == *v))
-        {
-            return Some((format, format!("the value {changed:?} would change"), what));
-        }
-    }
-    None
+    check(after).err().map(|detail| (format, detail, what))
 }
 
-/// Whether `text` reads as YAML (every document), by granit-parser's events.
-fn yaml_reads(text: &str) -> Result<(), String> {
-    yaml_scalars(text).map(drop)
+/// [`breaks`] for YAML, each text parsed once. Valid YAML can still be the wrong YAML: an
+/// entry folded into a plain scalar running over lines changes that value, so every value of
+/// `before` must stay, in order; an empty value (`resources:` with no entries yet) is what the
+/// first insert fills.
+fn yaml_breaks(before: &str, after: &str) -> Option<(&'static str, String, &'static str)> {
+    let old = yaml_scalars(before).ok()?;
+    let new = match yaml_scalars(after) {
+        Ok(new) => new,
+        Err(detail) => return Some(("YAML", detail, "entries")),
+    };
+    let mut rest = new.iter();
+    old.iter()
+        .filter(|v| !matches!(v.as_str(), "" | "~"))
+        .find(|v| !rest.any(|n| n == *v))
+        .map(|changed| {
+            (
+                "YAML",
+                format!("the value {changed:?} would change"),
+                "entries",
+            )
+        })
 }
 
 /// The scalar values of the YAML `text`, in order, by granit-parser's events; the parser's
