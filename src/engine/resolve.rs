@@ -287,18 +287,10 @@ impl Plan {
     /// the project.
     pub fn apply(&self) -> Result<Vec<Resolved>, ScaffoldError> {
         let resolved = self.resolve()?;
-        // A root that does not exist yet (`manifests --output-dir /new/dir`) is created by the
-        // apply itself, from its nearest existing ancestor, so a failed apply removes it again.
-        let base = self
-            .root
-            .ancestors()
-            .find(|a| a.as_os_str().is_empty() || a.is_dir())
-            .unwrap_or(&self.root);
-        let prefix = self.root.strip_prefix(base).unwrap_or(Path::new(""));
-        let paths: Vec<PathBuf> = resolved.iter().map(|r| prefix.join(&r.path)).collect();
+        let paths: Vec<&Path> = resolved.iter().map(|r| r.path.as_path()).collect();
         let changes: Vec<txn::Change<'_>> = resolved
             .iter()
-            .zip(&paths)
+            .zip(paths)
             .filter(|(r, _)| r.action != Action::Unchanged)
             .map(|(r, path)| txn::Change {
                 path,
@@ -326,17 +318,72 @@ impl Plan {
                 }
             }
         }
-        let base = if base.as_os_str().is_empty() {
+        // A root that does not exist yet (`manifests --output-dir /new/dir`) is created here,
+        // so the journal and the staged files live inside it (never in a shared ancestor such
+        // as /tmp); a failed apply removes it again.
+        let created = NewRoot::create(&self.root)?;
+        let base = if self.root.as_os_str().is_empty() {
             Path::new(".")
         } else {
-            base
+            &self.root
         };
-        let dir = open_root(base)?;
-        if let Some(done) = txn::recover(base, &dir, Mode::Repair)? {
-            eprintln!("note: {done}");
+        let applied = (|| {
+            let dir = open_root(base)?;
+            if let Some(done) = txn::recover(base, &dir, Mode::Repair)? {
+                eprintln!("note: {done}");
+            }
+            txn::apply(base, &dir, &changes)
+        })();
+        match applied {
+            Ok(()) => created.keep(),
+            Err(e) => {
+                created.remove();
+                return Err(e);
+            }
         }
-        txn::apply(base, &dir, &changes)?;
         Ok(resolved)
+    }
+}
+
+/// The directories [`Plan::apply`] created for a root that did not exist, outermost first.
+struct NewRoot(Vec<PathBuf>);
+
+impl NewRoot {
+    /// Creates `root` and its missing ancestors one directory at a time. A directory that
+    /// appears between the check and the creation (another user's, in a shared directory such
+    /// as /tmp) is not taken over: that is an error, and what was created is removed.
+    fn create(root: &Path) -> Result<Self, ScaffoldError> {
+        let mut missing: Vec<PathBuf> = root
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.is_dir())
+            .map(Path::to_path_buf)
+            .collect();
+        missing.reverse();
+        let mut created = Self(Vec::new());
+        for dir in missing {
+            if let Err(source) = std::fs::create_dir(&dir) {
+                created.remove();
+                return Err(ScaffoldError::Io {
+                    action: "creating",
+                    path: dir,
+                    source,
+                });
+            }
+            created.0.push(dir);
+        }
+        Ok(created)
+    }
+
+    /// The apply succeeded: the directories stay.
+    fn keep(self) {}
+
+    /// Removes the created directories, innermost first, as far as they are empty.
+    fn remove(&self) {
+        for dir in self.0.iter().rev() {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
     }
 }
 

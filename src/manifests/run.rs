@@ -300,6 +300,14 @@ fn run_into(args: &Settings, report: &mut Report) -> Result<Status, Error> {
             drop(crate::engine::lock_project_read_only(&dir)?);
         }
     }
+    // While the output directory does not exist, its nearest existing ancestor (a shared
+    // directory such as /tmp, maybe) is only locked, never recovered in: the apply creates the
+    // output directory and keeps its journal there.
+    let lock = match lock_root.as_deref() == Some(plan_root.as_path()) || !output_dir.is_absolute()
+    {
+        true => lock,
+        false => crate::engine::lock::acquire,
+    };
     let held = lock_root.as_deref().map(lock).transpose()?;
     // Anything at PROJECT (a FIFO, a device link, a directory, a dangling link) makes the root
     // a project: Project::load then refuses what is not a regular file, by name, instead of

@@ -297,6 +297,7 @@ fn killed_at_every_step(base: &Path, args: &[&str]) -> (usize, usize) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("ai-operator");
         copy_tree(base, &dir);
+        forget_stale_record(&dir);
         let out = rsbuilder(&dir, args)
             .env("RSBUILDER_FAULT_AT", n.to_string())
             .output()
@@ -394,6 +395,90 @@ fn edit_and_manifests_killed_at_every_write_step_are_rolled_forward_or_back() {
     killed_at_every_step(&base, &["manifests"]);
 }
 
+/// `manifests --output-dir <tmp>/new/out`, where neither directory exists, keeps its journal
+/// and staged files inside the output directory it creates, never in the shared ancestor
+/// (`<tmp>`, standing for /tmp, where another user could plant or swap them): killed at every
+/// write step, nothing appears in `<tmp>` but `new/`, the kill that leaves a journal leaves it
+/// in `new/out/.rsbuilder/txn`, and the next run finishes it there. A `.rsbuilder/txn` another
+/// user put in the ancestor is neither trusted nor an obstacle. A run that fails writes
+/// nothing, the output directory included.
+#[cfg(unix)]
+#[test]
+fn manifests_into_a_new_output_directory_keeps_its_journal_there() {
+    let (tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    // Another user's journal in the shared ancestor.
+    let planted = tmp.path().join(".rsbuilder/txn");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::write(planted.join("journal"), "{}").unwrap();
+    let shared_before = tree(&tmp.path().join(".rsbuilder"));
+    let out = tmp.path().join("new/out");
+    let args = ["manifests", "--output-dir", out.to_str().unwrap()];
+    let names = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let mut journal_seen = false;
+    for n in 1.. {
+        let _ = std::fs::remove_dir_all(tmp.path().join("new"));
+        let run = rsbuilder(&base, &args)
+            .env("RSBUILDER_FAULT_AT", n.to_string())
+            .output()
+            .unwrap();
+        if run.status.success() {
+            break;
+        }
+        assert!(n < 200, "manifests never finished");
+        // The project (copied from `base`) is the only other entry.
+        let left = names(tmp.path());
+        assert!(
+            left.iter()
+                .all(|e| [".rsbuilder", "ai-operator", "new"].contains(&e.as_str())),
+            "step {n}: {left:?}"
+        );
+        assert_eq!(
+            tree(&tmp.path().join(".rsbuilder")),
+            shared_before,
+            "step {n}"
+        );
+        if out.join(".rsbuilder/txn/journal").exists() {
+            journal_seen = true;
+            let next = run_ok(&base, &args);
+            let said = String::from_utf8_lossy(&next.stderr);
+            assert!(said.contains("(rolled forward)"), "step {n}: {said}");
+            assert!(!out.join(".rsbuilder").exists(), "step {n}");
+        }
+    }
+    assert!(journal_seen, "no kill landed after the journal's commit");
+    assert!(
+        out.join("crd/bases/ai.ai.example.com_aijobs.yaml")
+            .is_file()
+    );
+    assert!(!out.join(".rsbuilder").exists());
+    assert_eq!(tree(&tmp.path().join(".rsbuilder")), shared_before);
+    // A marker error: nothing written, no output directory.
+    std::fs::remove_dir_all(tmp.path().join("new")).unwrap();
+    let types = base.join("src/api/v1/aijob_types.rs");
+    let text = std::fs::read_to_string(&types).unwrap();
+    std::fs::write(
+        &types,
+        format!("// +kubebuilder:rbac:groups=apps,resources=pods\n{text}"),
+    )
+    .unwrap();
+    let failed = rsbuilder(&base, &args).output().unwrap();
+    assert_eq!(
+        failed.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
+    assert!(!tmp.path().join("new").exists());
+}
+
 /// `edit --multigroup=true` moves files (writes at the new paths, removals at the old ones):
 /// killed at any of its steps, the project is found as before or as after the switch.
 #[cfg(unix)]
@@ -488,8 +573,30 @@ fn tree_dir_copy(base: &Path) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ai-operator");
     copy_tree(base, &dir);
+    forget_stale_record(&dir);
     (tmp, dir)
 }
+
+/// Removes the run record a killed run of an earlier test left for a directory since deleted
+/// whose inode `dir` now reuses (records are named by device and inode). Such a record is
+/// harmless to the product, whose nonce check rejects it, but the next command removes it
+/// with one more write step, which would shift the step a fault-injected kill lands on.
+#[cfg(unix)]
+fn forget_stale_record(dir: &Path) {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(dir).unwrap();
+    let record =
+        state_home()
+            .join("rsbuilder/runs")
+            .join(format!("{:x}-{:x}", meta.dev(), meta.ino()));
+    match std::fs::remove_file(&record) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{}: {e}", record.display()),
+        _ => {}
+    }
+}
+
+#[cfg(not(unix))]
+fn forget_stale_record(_dir: &Path) {}
 
 /// A thread swaps `src/api` between the real directory and a symbolic link to a directory
 /// outside the project (holding a copy of `src/api`, so every path the command wants exists
@@ -935,7 +1042,7 @@ fn a_symlink_race_on_the_state_directory_never_lies_about_the_outcome() {
             .env("RSBUILDER_FAULT_AT", commit_step.to_string())
             .output()
             .unwrap();
-        assert!(!out.status.success() && interrupted(dir));
+        assert!(!out.status.success() && dir.join(".rsbuilder/txn/journal").exists());
         tree(dir)
     };
     let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
