@@ -32,6 +32,19 @@ impl NameError {
             reason: reason.into(),
         }
     }
+
+    /// The first error of `checks`, its reason followed by the other errors, one per line
+    /// (`also: invalid value … for --version: …`); `Ok` when every check passed.
+    pub fn all(checks: impl IntoIterator<Item = Result<(), NameError>>) -> Result<(), NameError> {
+        let mut errors = checks.into_iter().filter_map(Result::err);
+        let Some(mut first) = errors.next() else {
+            return Ok(());
+        };
+        for e in errors {
+            first.reason.push_str(&format!("\n  also: {e}"));
+        }
+        Err(first)
+    }
 }
 
 /// Kubebuilder's table of built-in API groups: the short group a user types and the suffix
@@ -208,27 +221,33 @@ impl Resource {
         plural: Option<&str>,
         namespaced: bool,
     ) -> Result<Self, NameError> {
-        validate_kind(kind)?;
-        validate_version(version)?;
-        if group.is_empty() {
-            return Err(NameError::new(
+        let group_check = || match group.is_empty() {
+            true => Err(NameError::new(
                 "--group",
                 group,
                 "the group must not be empty",
-            ));
-        }
-        let qualified = qualify(group, domain);
-        validate::dns1123_subdomain(&qualified).map_err(|r| {
-            NameError::new(
-                "--group",
-                group,
-                format!("the qualified group {qualified:?} (group + \".\" + domain) {r}"),
-            )
-        })?;
+            )),
+            false => {
+                let qualified = qualify(group, domain);
+                validate::dns1123_subdomain(&qualified).map_err(|r| {
+                    NameError::new(
+                        "--group",
+                        group,
+                        format!("the qualified group {qualified:?} (group + \".\" + domain) {r}"),
+                    )
+                })
+            }
+        };
         let rule = kube_derive_plural(&kind.to_lowercase());
         let plural_value = plural.map(str::to_owned).unwrap_or_else(|| rule.clone());
-        validate::dns1123_label(&plural_value)
-            .map_err(|r| NameError::new("--plural", &plural_value, format!("the plural {r}")))?;
+        // Every flag is checked, so one run names every bad value.
+        NameError::all([
+            validate_kind(kind),
+            validate_version(version),
+            group_check(),
+            validate::dns1123_label(&plural_value)
+                .map_err(|r| NameError::new("--plural", &plural_value, format!("the plural {r}"))),
+        ])?;
         Ok(Self {
             group: group.into(),
             domain: domain.into(),
@@ -417,6 +436,15 @@ mod tests {
         assert!(e.reason.contains("DNS-1035"), "{e}");
         let e = Resource::custom("ai", "x.io", "v1", "../../Etc", None, true).unwrap_err();
         assert_eq!(e.flag, "--kind");
+        // Every bad flag in one run, the first as the error, the others after it.
+        let e = Resource::custom("Database", "x.io", "1", "Database", None, true).unwrap_err();
+        assert_eq!(e.flag, "--version");
+        let also: Vec<&str> = e.reason.lines().skip(1).collect();
+        assert_eq!(also.len(), 1, "{e}");
+        assert!(
+            also[0].starts_with("  also: invalid value \"Database\" for --group: the qualified group \"Database.x.io\""),
+            "{e}"
+        );
     }
 
     #[test]
