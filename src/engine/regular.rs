@@ -51,8 +51,13 @@ fn read_opened_at_most(
 }
 
 fn too_large(limit: u64) -> String {
-    if limit >= 1 << 20 {
+    if limit >= 1 << 20 && limit.is_multiple_of(1 << 20) {
         format!("larger than {} MiB, more than rsbuilder reads", limit >> 20)
+    } else if limit >= 1 << 10 && limit.is_multiple_of(1 << 10) {
+        format!(
+            "larger than {} KiB, more than rsbuilder reads here",
+            limit >> 10
+        )
     } else {
         format!("larger than {limit} bytes, more than rsbuilder reads here")
     }
@@ -112,6 +117,24 @@ pub fn read_in(dir: &Dir, rel: &Path) -> std::io::Result<String> {
     let file = dir.open_with(rel, &options)?;
     let is_file = file.metadata()?.is_file();
     utf8(read_opened_at_most(file, is_file, limit_for(rel))?)
+}
+
+/// [`read_in`] with the bound `limit` (at most [`LIMIT`]): a file the file system says is
+/// larger is refused before any of it is read.
+///
+/// Errors: [`read_in`]'s, with `limit` as the bound.
+pub fn read_in_at_most(dir: &Dir, rel: &Path, limit: u64) -> std::io::Result<String> {
+    let limit = limit.min(LIMIT);
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = dir.open_with(rel, &options)?;
+    let meta = file.metadata()?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(refuse(&too_large(limit)));
+    }
+    utf8(read_opened_at_most(file, meta.is_file(), limit)?)
 }
 
 #[cfg(test)]

@@ -548,9 +548,7 @@ fn defaults_under_a_webhook(
         .collect()
 }
 
-/// The largest CRD written, in bytes of YAML (1.5 MiB): etcd's default request limit
-/// (`--max-request-bytes`), which the API server's write of the CRD must pass.
-pub const MAX_CRD_BYTES: usize = 3 << 19;
+pub use crate::manifests::crd::MAX_CRD_BYTES;
 
 /// Turns each kind whose CRD is larger than [`MAX_CRD_BYTES`] into a failure at its first
 /// version's type: the API server would refuse to store it (etcd: "request is too large").

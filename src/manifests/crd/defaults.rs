@@ -41,8 +41,19 @@ use value::{
 /// Evaluates `expr` (written in module `m`) with no expected type, to the JSON value its
 /// serialization gives (attribute values such as `range(min = …)` and `example = …`).
 pub fn eval_untyped(krate: &Crate<'_>, m: ModId, expr: &syn::Expr) -> Result<Value, String> {
+    eval_untyped_with_cause(krate, m, expr).map_err(|e| e.message)
+}
+
+/// [`eval_untyped`] keeping the error's [`Cause`](crate::manifests::diag::Cause): whether
+/// compiling could decide it, or the input is refused whatever rustc would do with it (an
+/// `include_str!` that leads out of the crate or past what a CRD holds).
+pub fn eval_untyped_with_cause(
+    krate: &Crate<'_>,
+    m: ModId,
+    expr: &syn::Expr,
+) -> Result<Value, crate::manifests::crd::eval::EvalError> {
     let cx = Ctx::new(krate, m);
-    value(&cx, expr, &Shape::Any).map_err(|e| e.message)
+    value(&cx, expr, &Shape::Any)
 }
 
 /// The `default` a field's schema gets, or `None` when `skip_serializing_if` drops it.

@@ -37,6 +37,10 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use super::diag::Diagnostic;
 use super::source::SourceSet;
 
+/// The largest CRD written, in bytes of YAML (1.5 MiB): etcd's default request limit
+/// (`--max-request-bytes`), which the API server's write of the CRD must pass.
+pub const MAX_CRD_BYTES: usize = 3 << 19;
+
 pub mod apiserver_rules;
 pub mod assemble;
 pub mod attrs;

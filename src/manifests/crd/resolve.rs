@@ -176,7 +176,16 @@ pub enum Resolved {
 pub struct Crate<'a> {
     /// Every module; roots first in file order.
     pub modules: Vec<Module<'a>>,
+    /// Bytes `include_str!` has read so far in this run, at most [`MAX_INCLUDED_BYTES`].
+    pub included: std::cell::Cell<u64>,
 }
+
+/// The most bytes `include_str!` reads in one run, all files together (16 MiB): a doc comment
+/// becomes a description, and one CRD holds at most 1.5 MiB
+/// ([`crate::manifests::crd::MAX_CRD_BYTES`]), so this is room for ten kinds whose
+/// descriptions all come from files, and it bounds what the descriptions cost in memory
+/// before the CRDs are measured.
+pub const MAX_INCLUDED_BYTES: u64 = 16 << 20;
 
 /// Crate names that may begin an external path without a `use`.
 const EXTERN_CRATES: &[&str] = &[

@@ -186,10 +186,15 @@ impl<'c, 'a> Deriver<'c, 'a> {
     /// or a literal.
     fn doc_expr(&mut self, m: ModId, e: &syn::Expr) -> R<String> {
         use syn::spanned::Spanned;
-        match defaults::eval_untyped(self.krate, m, e) {
+        match defaults::eval_untyped_with_cause(self.krate, m, e) {
             Ok(Value::String(s)) => Ok(s),
             Ok(other) => Ok(other.to_string()),
-            Err(msg) => Err(self.undecidable(
+            // Refused whatever rustc would do (a file outside the crate, larger than a CRD
+            // holds): no compile fallback, which would read it.
+            Err(err) if err.cause == crate::manifests::diag::Cause::Invalid => {
+                Err(self.error(m, e.span(), err.message, None))
+            }
+            Err(crate::manifests::crd::eval::EvalError { message: msg, .. }) => Err(self.undecidable(
                 m,
                 e.span(),
                 format!("cannot read this doc statically: {msg}"),

@@ -3,6 +3,8 @@
 use super::context::Ctx;
 use super::scalar::{Scalar, Want};
 use super::{Res, scalar};
+use crate::manifests::crd::MAX_CRD_BYTES;
+use crate::manifests::crd::resolve::MAX_INCLUDED_BYTES;
 
 fn comma_args(cx: &Ctx<'_, '_>, mac: &syn::Macro) -> Res<Vec<syn::Expr>> {
     mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
@@ -198,12 +200,33 @@ fn read_inside(
             }
         }
     }
-    let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority());
-    dir.and_then(|d| crate::engine::regular::read_in(&d, rel))
-        .map_err(|e| {
-            cx.invalid(
-                mac,
-                &format!("`include_str!` cannot read {}: {e}", target.display()),
-            )
-        })
+    // A description longer than a CRD can hold is refused unread, and so is a file past the
+    // run's budget, so hostile input costs no more memory than CRDs that can be written.
+    let included = cx.krate.included.get();
+    let left = MAX_INCLUDED_BYTES.saturating_sub(included);
+    let limit = (MAX_CRD_BYTES as u64).min(left);
+    let cannot = |why: &dyn std::fmt::Display| {
+        cx.invalid(
+            mac,
+            &format!("`include_str!` cannot read {}: {why}", target.display()),
+        )
+    };
+    let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())
+        .map_err(|e| cannot(&e))?;
+    let size = dir.metadata(rel).map_err(|e| cannot(&e))?;
+    if size.is_file() && size.len() > limit {
+        return Err(cannot(&match limit < MAX_CRD_BYTES as u64 {
+            true => format!(
+                "with it, the files `include_str!` reads in this run pass {} MiB, more than the descriptions of CRDs that can be written hold",
+                MAX_INCLUDED_BYTES >> 20
+            ),
+            false => format!(
+                "it is larger than {} KiB, more than one CRD holds (etcd's request limit), so no CRD with it as a description can be written",
+                MAX_CRD_BYTES >> 10
+            ),
+        }));
+    }
+    let text = crate::engine::regular::read_in_at_most(&dir, rel, limit).map_err(|e| cannot(&e))?;
+    cx.krate.included.set(included + text.len() as u64);
+    Ok(text)
 }
