@@ -11,7 +11,8 @@
 //! is missing, so each declared module that is not among the files gets an empty stand-in file.
 //! When that run fails (a syntax error in one file, a `#[path]` module rustfmt cannot find), each
 //! file is formatted on its own through standard input, so the result is the same as formatting
-//! every file separately.
+//! every file separately. A file with a `#[path]` module goes through standard input from the
+//! start: rustfmt would format the file the attribute names, wherever it is.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,11 @@ use ra_ap_rustc_lexer::{FrontmatterAllowed, TokenKind, tokenize};
 /// which still compiles).
 pub fn format_all(files: &[(&Path, &str)], edition: &str, root: &Path) -> Vec<Option<String>> {
     let config = config_file(root);
+    // rustfmt formats the file a `#[path = "..."]` module names too, wherever it is (an
+    // absolute path, or one that climbs out of the temporary directory): a file with such an
+    // attribute goes through standard input, where rustfmt follows no module.
     if files.len() > 1
+        && !files.iter().any(|(_, text)| has_path_attribute(text))
         && let Some(formatted) = format_in_one_run(files, edition, config.as_deref(), root)
     {
         return formatted;
@@ -233,6 +238,37 @@ fn out_of_line_modules(text: &str) -> Vec<String> {
     names
 }
 
+/// Whether `text` may hold a `path = ...` attribute argument (`#[path = "x.rs"]`,
+/// `#[cfg_attr(unix, path = "x.rs")]`): the identifier `path` after `[`, `(` or `,` and
+/// before `=` (lexed, so comments and strings do not count). Errs on the side of yes (a
+/// named `format!` argument matches too), which only costs speed.
+fn has_path_attribute(text: &str) -> bool {
+    let mut last: [Option<(TokenKind, &str)>; 2] = [None, None];
+    let mut offset = 0;
+    for token in tokenize(text, FrontmatterAllowed::No) {
+        let len = token.len as usize;
+        let src = &text[offset..offset + len];
+        offset += len;
+        match token.kind {
+            TokenKind::Whitespace
+            | TokenKind::LineComment { .. }
+            | TokenKind::BlockComment { .. } => continue,
+            TokenKind::Eq => {
+                if let [
+                    Some((TokenKind::OpenBracket | TokenKind::OpenParen | TokenKind::Comma, _)),
+                    Some((TokenKind::Ident | TokenKind::RawIdent, "path" | "r#path")),
+                ] = last
+                {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        last = [last[1], Some((token.kind, src))];
+    }
+    false
+}
+
 /// Where rustfmt may look for the file of `mod name;` declared in `rel`: next to it (for
 /// `lib.rs`, `main.rs`, `mod.rs` and files rustfmt takes as crate roots) and in the directory
 /// named after it (for other files), each as `name.rs` and `name/mod.rs`.
@@ -294,6 +330,26 @@ mod tests {
     /// Every rustfmt process starts in the file system's root, where no checkout's
     /// `rust-toolchain.toml` can choose the binary rustup's proxy runs (the project root did,
     /// for the per-file path); `tests/cli/rustfmt_dir.rs` runs a whole command so.
+    #[test]
+    fn path_attributes_are_found_by_their_tokens() {
+        for yes in [
+            "#[path = \"x.rs\"]\nmod x;",
+            "#[cfg_attr(unix, path = \"/abs/x.rs\")] mod x;",
+            "#[ path /* c */ = \"x\"] mod x;",
+            "#[r#path = \"x\"] mod x;",
+        ] {
+            assert!(has_path_attribute(yes), "{yes}");
+        }
+        for no in [
+            "// #[path = \"x.rs\"]\nmod x;",
+            "const S: &str = \"#[path = x]\";",
+            "fn f(path: &str) { let path = 1; }",
+            "fn f() { path = 2; }",
+        ] {
+            assert!(!has_path_attribute(no), "{no}");
+        }
+    }
+
     #[test]
     fn rustfmt_starts_in_the_file_systems_root() {
         assert_eq!(rustfmt().get_current_dir(), Some(Path::new("/")));

@@ -156,3 +156,53 @@ fn a_checkouts_toolchain_file_does_not_choose_the_rustfmt_that_runs() {
     let controller = common::read(tmp.path(), "src/controller/aijob_controller.rs");
     assert!(controller.contains("\n    "), "{controller}");
 }
+
+/// rustfmt formats the file a `#[path]` module names, wherever it is. Before, a `main.rs`
+/// holding `#[path = "/abs/evil.rs"] mod evil;` and `#[path = "../../evil2.rs"] mod evil2;`
+/// (which, from the temporary formatting directory, names a file in `$TMPDIR`) made
+/// `create api` rewrite both files outside the project. A file with a `path` attribute is now
+/// formatted through standard input, where rustfmt follows no module; the project's own files
+/// are formatted as before.
+#[test]
+fn a_path_module_never_makes_rustfmt_write_outside_the_project() {
+    if !have_rustfmt() {
+        return;
+    }
+    let tmp = initialized();
+    let outside = tempfile::tempdir().unwrap();
+    let tmpdir = outside.path().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    let unformatted = "pub fn   f( )->u8{1}\n";
+    let evil = outside.path().join("evil.rs");
+    let evil2 = tmpdir.join("evil2.rs");
+    std::fs::write(&evil, unformatted).unwrap();
+    std::fs::write(&evil2, unformatted).unwrap();
+    let main = tmp.path().join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    let marker = "// +kubebuilder:scaffold:imports";
+    assert!(text.contains(marker), "{text}");
+    std::fs::write(
+        &main,
+        text.replace(
+            marker,
+            &format!(
+                "#[path = {:?}]\nmod evil;\n#[path = \"../../evil2.rs\"]\nmod evil2;\n{marker}",
+                evil.display().to_string()
+            ),
+        ),
+    )
+    .unwrap();
+    common::rsbuilder(tmp.path())
+        .env("TMPDIR", &tmpdir)
+        .args(["create", "api"])
+        .args(common::AIJOB_FLAGS)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&evil).unwrap(), unformatted);
+    assert_eq!(std::fs::read_to_string(&evil2).unwrap(), unformatted);
+    // The generated files are still formatted.
+    let controller = common::read(tmp.path(), "src/controller/aijob_controller.rs");
+    assert!(controller.contains("\n    "), "{controller}");
+    let main = std::fs::read_to_string(&main).unwrap();
+    assert!(main.contains("mod evil2;"), "{main}");
+}
