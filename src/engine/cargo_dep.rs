@@ -195,6 +195,22 @@ fn compatible(have: &str, want: &str) -> bool {
     matches!((key(have), key(want)), (Some(a), Some(b)) if a == b)
 }
 
+/// Where and why `text` is not valid TOML, as `line L, column C: <message>`, from the parser's
+/// error `e`. Never quotes the text: the file may be a link to something that is not a
+/// manifest (`/proc/self/environ`), and the parser's own display shows the offending line.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim_end();
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message.to_string(),
+    }
+}
+
 /// The names code uses for the crates `text` (a Cargo.toml) depends on in `[dependencies]`
 /// and every `[target.<cfg>.dependencies]` table: each key with `-` as `_`, as rustc names an
 /// extern crate (a renamed dependency, `k = { package = "p" }`, is `k`). Sorted, each once.

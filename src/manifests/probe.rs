@@ -138,8 +138,13 @@ impl CrateInfo {
                 dir.display()
             )
         })?;
-        let doc: toml::Table = toml::from_str(&text)
-            .map_err(|e| format!("{}: not valid TOML: {e}", manifest.display()))?;
+        let doc: toml::Table = toml::from_str(&text).map_err(|e| {
+            format!(
+                "{}: not valid TOML: {}",
+                manifest.display(),
+                crate::engine::cargo_dep::toml_error(&text, &e)
+            )
+        })?;
         let package = doc
             .get("package")
             .and_then(|p| p.get("name"))

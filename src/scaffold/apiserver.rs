@@ -230,8 +230,13 @@ fn cargo_with_feature(text: &str, source: super::runtime::Source) -> Result<Opti
     use super::runtime::PACKAGE;
     let init_line = format!("{PACKAGE} = {}", source.dependency());
     let new_line = format!("{PACKAGE} = {}", source.dependency_with(&["apiserver"]));
-    let table: toml::Table = toml::from_str(text)
-        .map_err(|e| anyhow::anyhow!("{}: not valid TOML: {e}", layout::CARGO_TOML))?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not valid TOML: {}",
+            layout::CARGO_TOML,
+            crate::engine::cargo_dep::toml_error(text, &e)
+        )
+    })?;
     let dep = table
         .get("dependencies")
         .and_then(|d| d.get("rsbuilder-runtime"));

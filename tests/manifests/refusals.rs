@@ -202,6 +202,54 @@ fn include_str_docs_are_read_inside_the_crate_only() {
         ));
 }
 
+/// A `Cargo.toml` that is not a manifest (a link to `/proc/self/environ`, or to any file
+/// outside) is reported by line and column and the parser's message, never by quoting the
+/// line: before, `manifests --check --evaluate static`, the mode for untrusted checkouts,
+/// printed the whole environment, tokens included, in the parse error's code frame.
+#[cfg(unix)]
+#[test]
+fn a_cargo_toml_that_is_not_a_manifest_is_never_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!("{THING}pub struct ThingSpec {{\n    pub a: i32,\n}}\n"),
+    );
+    write(
+        tmp.path(),
+        "outside.env",
+        "PATH=/usr/bin\0GITHUB_TOKEN=SECRET_NOT_TO_LEAK\0HOME=/root\n",
+    );
+    std::fs::remove_file(op.join("Cargo.toml")).unwrap();
+    for target in [
+        tmp.path().join("outside.env"),
+        PathBuf::from("/proc/self/environ"),
+    ] {
+        let _ = std::fs::remove_file(op.join("Cargo.toml"));
+        std::os::unix::fs::symlink(&target, op.join("Cargo.toml")).unwrap();
+        for evaluate in ["static", "auto"] {
+            let out = rsbuilder()
+                .env("RSB_SECRET_FOR_TEST", "SECRET_NOT_TO_LEAK")
+                .args(["manifests", "--check", "--evaluate", evaluate, "--dir"])
+                .arg(&op)
+                .output()
+                .unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let what = format!("{} {evaluate}: {said}", target.display());
+            assert_eq!(out.status.code(), Some(1), "{what}");
+            assert!(!said.contains("SECRET_NOT_TO_LEAK"), "{what}");
+            assert!(
+                said.contains("Cargo.toml: not valid TOML: line 1, column "),
+                "{what}"
+            );
+        }
+    }
+}
+
 /// A link inside the crate whose target is outside it (a file next to the crate, or
 /// `/proc/self/environ`) is never read: not by `manifests`, not into the diff `--check` prints,
 /// also under `--evaluate auto` (no compile fallback: rustc would follow the link). The error

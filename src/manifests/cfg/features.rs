@@ -95,8 +95,12 @@ impl Manifest {
             path: path.to_path_buf(),
             message,
         };
-        let doc: toml::Table =
-            toml::from_str(text).map_err(|e| bad(format!("not valid TOML: {e}")))?;
+        let doc: toml::Table = toml::from_str(text).map_err(|e| {
+            bad(format!(
+                "not valid TOML: {}",
+                crate::engine::cargo_dep::toml_error(text, &e)
+            ))
+        })?;
         let package = doc
             .get("package")
             .and_then(|p| p.get("name"))

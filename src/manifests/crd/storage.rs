@@ -393,8 +393,13 @@ pub fn from_metadata(cargo_toml: &Path) -> Result<Vec<(String, StorageChoice)>, 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: cannot read: {e}", cargo_toml.display())),
     };
-    let doc: toml::Table = toml::from_str(&text)
-        .map_err(|e| format!("{}: not valid TOML: {e}", cargo_toml.display()))?;
+    let doc: toml::Table = toml::from_str(&text).map_err(|e| {
+        format!(
+            "{}: not valid TOML: {}",
+            cargo_toml.display(),
+            crate::engine::cargo_dep::toml_error(&text, &e)
+        )
+    })?;
     let Some(table) = doc
         .get("package")
         .and_then(|p| p.get("metadata"))
