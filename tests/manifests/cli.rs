@@ -207,6 +207,31 @@ pub struct BigSpec {{
         src.join("part11.md").display()
     )));
     assert!(!out.exists());
+    // The budget is the run's, not one kind's: twelve kinds with one file each (derived by
+    // several threads) fail the same way. Which kind's file comes twelfth depends on the
+    // threads' order; eleven kinds are written, one is refused.
+    let mut kinds = String::from(
+        "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n",
+    );
+    for i in 0..12 {
+        kinds.push_str(&format!(
+            "\n#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"example.com\", version = \"v1\", kind = \"Big{i}\")]\n\
+             pub struct Big{i}Spec {{\n    #[doc = include_str!(\"part{i}.md\")]\n    pub a: i32,\n}}\n"
+        ));
+    }
+    std::fs::write(src.join("lib.rs"), kinds).unwrap();
+    let refused = run().get_output().stderr.clone();
+    let refused = String::from_utf8_lossy(&refused);
+    assert_eq!(
+        refused
+            .matches("the files `include_str!` reads in this run pass 16 MiB")
+            .count(),
+        1,
+        "{refused}"
+    );
+    let written = std::fs::read_dir(out.join("crd/bases")).unwrap().count();
+    assert_eq!(written, 11, "{refused}");
 }
 
 /// `--output-dir` inside a version-control directory is a usage error and nothing is

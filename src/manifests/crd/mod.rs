@@ -166,6 +166,9 @@ pub struct Settings {
     /// `rsbuilder create apiserver`), by `(group, kind)`: their `#[derive(CustomResource)]`
     /// only describes the kind to the server, so they get no CRD file.
     pub served: std::collections::BTreeSet<(String, String)>,
+    /// Bytes `include_str!` has read in this run, shared by every thread deriving kinds (and
+    /// by the clones of these settings), at most [`resolve::MAX_INCLUDED_BYTES`].
+    pub included: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Finds every `#[derive(CustomResource)]` in `sources` and builds each kind's CRD, every
@@ -445,7 +448,8 @@ fn derive_share<T>(
     settings: &Settings,
     mut finish: impl FnMut(GeneratedCrd) -> Result<T, Vec<Diagnostic>>,
 ) -> Vec<KindOutcome<T>> {
-    let krate = resolve::Crate::build(sources);
+    let mut krate = resolve::Crate::build(sources);
+    krate.included = Some(&settings.included);
     let mut deriver = derive::Deriver::new(&krate);
     // Source order within each kind, as the versions are pushed in it.
     let mut kinds: BTreeMap<(String, String), Vec<Pending<'_>>> = BTreeMap::new();

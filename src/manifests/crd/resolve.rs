@@ -176,8 +176,10 @@ pub enum Resolved {
 pub struct Crate<'a> {
     /// Every module; roots first in file order.
     pub modules: Vec<Module<'a>>,
-    /// Bytes `include_str!` has read so far in this run, at most [`MAX_INCLUDED_BYTES`].
-    pub included: std::cell::Cell<u64>,
+    /// Bytes `include_str!` has read so far in this run, at most [`MAX_INCLUDED_BYTES`]: the
+    /// run's counter ([`crate::manifests::crd::Settings::included`]), `None` when this crate
+    /// is read outside a run (each `include_str!` is then bounded on its own).
+    pub included: Option<&'a std::sync::atomic::AtomicU64>,
 }
 
 /// The most bytes `include_str!` reads in one run, all files together (16 MiB): a doc comment

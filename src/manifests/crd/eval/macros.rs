@@ -202,9 +202,6 @@ fn read_inside(
     }
     // A description longer than a CRD can hold is refused unread, and so is a file past the
     // run's budget, so hostile input costs no more memory than CRDs that can be written.
-    let included = cx.krate.included.get();
-    let left = MAX_INCLUDED_BYTES.saturating_sub(included);
-    let limit = (MAX_CRD_BYTES as u64).min(left);
     let cannot = |why: &dyn std::fmt::Display| {
         cx.invalid(
             mac,
@@ -214,19 +211,24 @@ fn read_inside(
     let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())
         .map_err(|e| cannot(&e))?;
     let size = dir.metadata(rel).map_err(|e| cannot(&e))?;
+    let limit = MAX_CRD_BYTES as u64;
     if size.is_file() && size.len() > limit {
-        return Err(cannot(&match limit < MAX_CRD_BYTES as u64 {
-            true => format!(
-                "with it, the files `include_str!` reads in this run pass {} MiB, more than the descriptions of CRDs that can be written hold",
-                MAX_INCLUDED_BYTES >> 20
-            ),
-            false => format!(
-                "it is larger than {} KiB, more than one CRD holds (etcd's request limit), so no CRD with it as a description can be written",
-                MAX_CRD_BYTES >> 10
-            ),
-        }));
+        return Err(cannot(&format!(
+            "it is larger than {} KiB, more than one CRD holds (etcd's request limit), so no CRD with it as a description can be written",
+            MAX_CRD_BYTES >> 10
+        )));
+    }
+    // The file's size is taken from the run's budget before it is read, so threads deriving
+    // other kinds at the same time cannot pass the budget together.
+    if let Some(counter) = cx.krate.included
+        && counter.fetch_add(size.len(), std::sync::atomic::Ordering::Relaxed) + size.len()
+            > MAX_INCLUDED_BYTES
+    {
+        return Err(cannot(&format!(
+            "with it, the files `include_str!` reads in this run pass {} MiB, more than the descriptions of CRDs that can be written hold",
+            MAX_INCLUDED_BYTES >> 20
+        )));
     }
     let text = crate::engine::regular::read_in_at_most(&dir, rel, limit).map_err(|e| cannot(&e))?;
-    cx.krate.included.set(included + text.len() as u64);
     Ok(text)
 }
