@@ -161,17 +161,19 @@ pub fn unknown_checks(markers: &[Marker]) -> Vec<Diagnostic> {
 type Found = (&'static str, &'static str, String, String);
 
 /// Whether an RBAC rule on `groups` and `resources` grants `wanted` (`resource/subresource`
-/// of API group `group`), as the API server's RBAC authorizer matches it: a bare `*` matches
-/// every resource and subresource of the rule's groups; `*` in the resource or the
-/// subresource part matches that part (`pods/*`, `*/exec`, `*/*`); a named resource matches
-/// in any group, as the rule might be written against an aggregated group of the same name.
+/// of API group `group`), as the API server's RBAC authorizer matches it: only when one of
+/// the rule's groups is `group` or `*`; then a bare `*` matches every resource and
+/// subresource, and `*` in the resource or the subresource part matches that part (`pods/*`,
+/// `*/exec`, `*/*`). `pods/exec` under `groups=apps` grants nothing: the authorizer matches
+/// the group first.
 fn grants(groups: &[String], resources: &[String], group: &str, wanted: &str) -> bool {
     let (res, sub) = wanted.split_once('/').unwrap_or((wanted, ""));
     let in_group = groups.iter().any(|g| g == group || g == "*");
-    resources.iter().any(|r| match r.split_once('/') {
-        Some((rr, rs)) => (rr == "*" || rr == res) && (rs == "*" || rs == sub),
-        None => (r == "*" && in_group) || (sub.is_empty() && r == res),
-    })
+    in_group
+        && resources.iter().any(|r| match r.split_once('/') {
+            Some((rr, rs)) => (rr == "*" || rr == res) && (rs == "*" || rs == sub),
+            None => r == "*" || (sub.is_empty() && r == res),
+        })
 }
 
 fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
@@ -255,8 +257,10 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "remove it; read node metrics through metrics.k8s.io instead",
         );
     }
-    if any(resources, &["certificatesigningrequests/approval"])
-        || (any(resources, &["signers"]) && any(&verbs, &["approve", "sign", "*"]))
+    let certificates = |wanted: &str| grants(&r.groups, resources, "certificates.k8s.io", wanted);
+    if (any(&verbs, &["*", "update", "patch"])
+        && certificates("certificatesigningrequests/approval"))
+        || (any(&verbs, &["approve", "sign", "*"]) && certificates("signers"))
     {
         push(
             "csr-approval",
@@ -447,6 +451,7 @@ mod tests {
                 "2:secrets",
                 "2:exec",
                 "2:node-proxy",
+                "2:csr-approval",
                 "2:serviceaccount-tokens",
                 "2:webhook-configurations",
                 "3:secrets",
@@ -483,6 +488,33 @@ mod tests {
                 "2:webhook-configurations",
                 "3:wildcard-resources",
                 "4:exec",
+            ]
+        );
+    }
+
+    /// Only in the rule's groups, as the authorizer matches the group first: `pods/exec`
+    /// under `groups=apps`, or `*/*` under admissionregistration.k8s.io, grants no exec.
+    /// Before, both warned (and `--strict` refused them). The CSR approval subresource is
+    /// found however it is written (`certificatesigningrequests/*`, `*/approval`); before,
+    /// only its exact name warned.
+    #[test]
+    fn grants_match_the_rules_groups_and_wildcards() {
+        let src = "\
+// +kubebuilder:rbac:groups=apps,resources=pods/exec;nodes/proxy,verbs=get;create
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=*/*,verbs=get
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests/*,verbs=update
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=*/approval,verbs=patch
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests/approval,verbs=get
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=*,verbs=approve
+// +kubebuilder:rbac:groups=apps,resources=certificatesigningrequests/approval,verbs=update
+";
+        assert_eq!(
+            checks(src),
+            [
+                "3:csr-approval",
+                "4:csr-approval",
+                "6:wildcard-resources",
+                "6:csr-approval",
             ]
         );
     }
