@@ -174,7 +174,7 @@ pub fn insert(
         .then(|| rust::without_comments(fragment))
         .filter(|code| !code.trim().is_empty());
     let present = match code {
-        Some(code) => contains_fragment(&rust::without_comments(text), &code),
+        Some(code) => contains_fragment(&rust::live_code(text), &code),
         None => contains_fragment(text, fragment),
     };
     if present {
@@ -288,8 +288,9 @@ fn yaml_scalars(text: &str) -> Result<Vec<String>, String> {
 }
 
 /// Whether the non-blank lines of `fragment` stand in `text` in a row, indentation ignored.
-/// For Rust both are compared without their comments ([`rust::without_comments`]), so a line
-/// inside `/* ... */` or after `//` is not code already there.
+/// For Rust the fragment is compared without its comments ([`rust::without_comments`]) with
+/// the code cargo compiles ([`rust::live_code`]), so a line inside `/* ... */`, after `//`,
+/// in a string or under `#[cfg(any())]` is not code already there.
 fn contains_fragment(text: &str, fragment: &str) -> bool {
     let want: Vec<&str> = fragment
         .lines()

@@ -1,7 +1,7 @@
 //! Rust markers: lexed with rustc's own lexer, counted only where an item, a statement or
 //! a match arm may start, and only in code cargo compiles ([`super::dead_code`]).
 
-use ra_ap_rustc_lexer::{FrontmatterAllowed, TokenKind, tokenize};
+use ra_ap_rustc_lexer::{FrontmatterAllowed, LiteralKind, TokenKind, tokenize};
 
 use super::dead_code::{DeadCode, marker_position};
 use super::is_marker_body;
@@ -158,6 +158,70 @@ fn at_item_or_statement(prev: Option<TokenKind>, prev_inner_attr_end: bool) -> b
         Some(TokenKind::CloseBracket) => prev_inner_attr_end,
         Some(_) => false,
     }
+}
+
+/// The code of `text` cargo compiles, for telling whether a fragment is already there:
+/// [`without_comments`], with string literals that span lines blanked too (a line of a raw
+/// string is not code) and the lines of code cargo never compiles ([`DeadCode`]: items under
+/// `#[cfg(any())]`, `macro_rules!` bodies) left empty. Newlines are kept, so line numbers
+/// stay; a text syn cannot parse keeps its dead lines.
+pub(super) fn live_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut offset = 0;
+    let blank = |piece: &str, out: &mut String| {
+        out.extend(piece.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+    };
+    for token in tokenize(text, FrontmatterAllowed::No) {
+        let len = token.len as usize;
+        let Some(piece) = text.get(offset..offset + len) else {
+            return text.to_string();
+        };
+        match token.kind {
+            TokenKind::LineComment { .. } | TokenKind::BlockComment { .. } => {
+                blank(piece, &mut out)
+            }
+            TokenKind::Literal {
+                kind:
+                    LiteralKind::Str { .. }
+                    | LiteralKind::RawStr { .. }
+                    | LiteralKind::ByteStr { .. }
+                    | LiteralKind::RawByteStr { .. }
+                    | LiteralKind::CStr { .. }
+                    | LiteralKind::RawCStr { .. },
+                ..
+            } if piece.contains('\n') => {
+                // A line inside a string that spans lines is not a line of code. A one-line
+                // string stays: fragments hold them (`.route("/x", ...)`), and no whole line
+                // of code is inside one.
+                blank(piece, &mut out);
+            }
+            _ => out.push_str(piece),
+        }
+        offset += len;
+    }
+    let Ok(file) = crate::syntax::parse_file(text) else {
+        return out;
+    };
+    let mut dead = DeadCode::default();
+    syn::visit::Visit::visit_file(&mut dead, &file);
+    if dead.spans.is_empty() {
+        return out;
+    }
+    out.split_inclusive('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            // Spans' lines are 1-based.
+            let dead_line = dead
+                .spans
+                .iter()
+                .any(|(a, b, _)| *a <= i + 1 && i < *b);
+            match dead_line {
+                true if line.ends_with('\n') => "\n",
+                true => "",
+                false => line,
+            }
+        })
+        .collect()
 }
 
 /// `text` with every comment (line, block and doc comments) replaced by spaces, newlines

@@ -584,3 +584,27 @@ fn a_yaml_insert_that_changes_a_value_is_refused() {
         "resources:\n- a.yaml\n- b.yaml\n# +kubebuilder:scaffold:crdkustomizeresource\n"
     );
 }
+
+/// A fragment's lines in code cargo never compiles (an item under `#[cfg(any())]`) or inside
+/// a string that spans lines are not code already there: the insert happens. Before, either
+/// made `create api` skip `pub mod foo_types;`, exit 0, and leave a crate that no longer
+/// built. One-line strings still count (fragments hold them), and a re-run is a no-op.
+#[test]
+fn a_fragment_in_dead_code_or_a_string_is_not_already_there() {
+    let path = Path::new("src/api/v1/mod.rs");
+    let fragment = "pub mod foo_types;\npub use foo_types::*;";
+    let marker = "// +kubebuilder:scaffold:api-kinds\n";
+    for hidden in [
+        "#[cfg(any())]\nmod disabled {\n    pub mod foo_types;\n    pub use foo_types::*;\n}\n",
+        "pub const NOTE: &str = r\"\npub mod foo_types;\npub use foo_types::*;\n\";\n",
+        "macro_rules! m {\n    () => {\n        pub mod foo_types;\n        pub use foo_types::*;\n    };\n}\n",
+    ] {
+        let text = format!("{hidden}{marker}");
+        let out = insert(path, &text, "api-kinds", fragment).unwrap();
+        assert_eq!(out, format!("{hidden}{fragment}\n{marker}"), "{hidden}");
+        assert_eq!(insert(path, &out, "api-kinds", fragment).unwrap(), out);
+    }
+    let route = "let app = app.route(\"/x\", get(x));";
+    let text = format!("fn f() {{\n    {route}\n    // +kubebuilder:scaffold:routes\n}}\n");
+    assert_eq!(insert(path, &text, "routes", route).unwrap(), text);
+}
