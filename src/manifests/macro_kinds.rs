@@ -29,19 +29,38 @@ impl MacroKind {
 }
 
 /// Every item-level macro call in `sources` (inline modules included) that derives
-/// `CustomResource`: a call of a `macro_rules!` whose body names `CustomResource`, or a call
-/// whose own tokens do. In file order. Nothing is expanded; the search is on tokens only.
+/// `CustomResource`: a call of a `macro_rules!` whose body names `CustomResource` or calls
+/// such a macro (at any depth of calls), or a call whose own tokens do. In file order. Nothing is expanded; the search is on tokens only.
 pub fn find(sources: &SourceSet) -> Vec<MacroKind> {
+    // Every `macro_rules!` with the macros its body calls; a maker names `CustomResource`, or
+    // calls a maker (`outer!` expanding to `inner!(...)`), found until nothing changes.
+    let mut calls: Vec<(String, std::collections::BTreeSet<String>)> = Vec::new();
     let mut makers = std::collections::BTreeSet::new();
     for f in &sources.files {
         walk(&f.ast.items, &mut |m| {
             if m.mac.path.is_ident("macro_rules")
                 && let Some(name) = &m.ident
-                && names_custom_resource(&m.mac.tokens)
             {
-                makers.insert(name.to_string());
+                if names_custom_resource(&m.mac.tokens) {
+                    makers.insert(name.to_string());
+                } else {
+                    let mut called = std::collections::BTreeSet::new();
+                    macro_calls(&m.mac.tokens, &mut called);
+                    calls.push((name.to_string(), called));
+                }
             }
         });
+    }
+    loop {
+        let before = makers.len();
+        for (name, called) in &calls {
+            if !makers.contains(name) && called.iter().any(|c| makers.contains(c)) {
+                makers.insert(name.clone());
+            }
+        }
+        if makers.len() == before {
+            break;
+        }
     }
     let mut out = Vec::new();
     for f in &sources.files {
@@ -99,6 +118,24 @@ fn walk<'a>(items: &'a [syn::Item], f: &mut impl FnMut(&'a syn::ItemMacro)) {
                     walk(inner, f);
                 }
             }
+            _ => {}
+        }
+    }
+}
+
+/// The names of the macros `tokens` call (an identifier followed by `!`), at any depth.
+fn macro_calls(tokens: &TokenStream, out: &mut std::collections::BTreeSet<String>) {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Ident(id) => {
+                if let Some(TokenTree::Punct(p)) = trees.get(i + 1)
+                    && p.as_char() == '!'
+                {
+                    out.insert(id.to_string());
+                }
+            }
+            TokenTree::Group(g) => macro_calls(&g.stream(), out),
             _ => {}
         }
     }

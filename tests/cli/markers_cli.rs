@@ -376,6 +376,9 @@ wrap! {
     #[kube(group = "ai.example.com", version = "v1", kind = "Wrapped", namespaced)]
     pub struct WrappedSpec { pub a: String }
 }
+
+macro_rules! outer { ($s:ident, $k:literal) => { make_kind!($s, $k); }; }
+outer!(NestedSpec, "Nested");
 "#,
     )
     .unwrap();
@@ -387,6 +390,11 @@ wrap! {
     );
     assert!(
         said.contains("src/api/v1/gen_types.rs:15:1: `wrap!` makes the kind Wrapped with `#[derive(CustomResource)]` inside a macro"),
+        "{said}"
+    );
+    // A macro that calls one that makes kinds makes them too.
+    assert!(
+        said.contains("src/api/v1/gen_types.rs:22:1: `outer!` makes a kind with `#[derive(CustomResource)]` inside a macro"),
         "{said}"
     );
     assert!(

@@ -211,10 +211,7 @@ pub(super) fn live_code(text: &str) -> String {
         .enumerate()
         .map(|(i, line)| {
             // Spans' lines are 1-based.
-            let dead_line = dead
-                .spans
-                .iter()
-                .any(|(a, b, _)| *a <= i + 1 && i < *b);
+            let dead_line = dead.spans.iter().any(|(a, b, _)| *a <= i + 1 && i < *b);
             match dead_line {
                 true if line.ends_with('\n') => "\n",
                 true => "",
