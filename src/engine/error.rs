@@ -201,6 +201,14 @@ pub enum Outcome {
     /// The journal is kept, but the tree is not what finishing it should have made (the
     /// reason says which file): rsbuilder leaves it for a person to look at.
     Check(String),
+    /// Nothing was done: a path of the journal leads through a symbolic link that a plan
+    /// refuses (out of the project, or into a version-control directory; the source names
+    /// it). The journal is kept; once the link is replaced by the real directory, the next
+    /// command that writes finishes it, undoing it when `back` is set.
+    Blocked {
+        /// The journal has its `back` marker: finishing it means undoing it.
+        back: bool,
+    },
 }
 
 /// The message of [`ScaffoldError::Unfinished`].
@@ -218,6 +226,15 @@ fn unfinished_message(txn: &Path, command: &str, outcome: &Outcome) -> String {
         Outcome::Undone => format!(
             "`{command}` was interrupted while writing, and finishing it from its journal failed, so it was rolled back: none of its changes remain, and nothing is left in {txn}"
         ),
+        Outcome::Blocked { back } => {
+            let finish = match back {
+                false => "finish it (roll forward: it puts the rest of the new files in place)",
+                true => "finish undoing it (roll back: it puts back the files as they were before)",
+            };
+            format!(
+                "`{command}` was interrupted while writing, and rsbuilder does not finish it through the symbolic link named below: nothing was written, and the journal is kept in {txn}. Replace the link with the real directory it stands for; then {next} will {finish}"
+            )
+        }
         Outcome::Check(reason) => format!(
             "`{command}` was interrupted while writing, and after finishing it from its journal {reason}, so rsbuilder does not call it done: the journal is kept in {txn}. Look at the files it names, then remove {txn} and re-run"
         ),

@@ -1152,3 +1152,113 @@ fn a_symlink_into_git_is_never_written_through() {
         assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new(), "{rel}");
     }
 }
+
+/// A recovery checks the links on the way as a plan does. `create api` for a second kind is
+/// killed after its journal is committed; then `src/controller` (or `config/rbac`) is moved
+/// into `.git` and replaced by a link to it, or moved out of the project and linked there.
+/// `alpha recover` exits 1 naming the link (and, for `.git`, where it leads), writes nothing
+/// (the whole tree, `.git` and the journal included, and the outside directory are byte for
+/// byte as before) and keeps the journal; once the real directory is back, `alpha recover`
+/// rolls the apply forward to exactly what an uninterrupted run makes. (Before, the recovery
+/// wrote `.git/ctl/foo_controller.rs` and replaced `.git/ctl/mod.rs`, and for the link out of
+/// the project failed with only `a path led outside of the filesystem`.)
+#[cfg(unix)]
+#[test]
+fn a_recovery_never_writes_through_a_link_a_plan_refuses() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let foo = [
+        "create",
+        "api",
+        "--group",
+        "ai",
+        "--version",
+        "v1",
+        "--kind",
+        "Foo",
+    ];
+    let (_tmp, base) = initialized();
+    run_ok(&base, &AIJOB);
+    std::fs::create_dir_all(base.join(".git/hooks")).unwrap();
+    std::fs::write(base.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let after = tree_after(&base, &[&foo]);
+    // The first kill point after the commit: no file of the apply is in place yet.
+    let killed_after_commit = |n: usize| {
+        let (tmp, dir) = tree_dir_copy(&base);
+        let out = rsbuilder(&dir, &foo)
+            .env("RSBUILDER_FAULT_AT", n.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.signal(), Some(9), "step {n}: not killed");
+        let committed = dir.join(".rsbuilder/txn/journal").exists();
+        (tmp, dir, committed)
+    };
+    let n = (1..100)
+        .find(|&n| killed_after_commit(n).2)
+        .expect("create api commits its journal");
+    let outside = tempfile::tempdir().unwrap();
+    let out_ctl = outside.path().join("ctl");
+    let out_ctl_text = out_ctl.to_str().unwrap();
+    // (the directory moved, where to, the link's text, what the error says)
+    let cases: [(&str, &str, &str, &[&str]); 3] = [
+        (
+            "src/controller",
+            ".git/ctl",
+            "../.git/ctl",
+            &[
+                "refusing to write src/controller/foo_controller.rs: src/controller is a symbolic link to .git/ctl, inside a version-control directory",
+            ],
+        ),
+        (
+            "config/rbac",
+            ".git/rbac",
+            "../.git/rbac",
+            &["config/rbac is a symbolic link to .git/rbac, inside a version-control directory"],
+        ),
+        (
+            "src/controller",
+            out_ctl_text,
+            out_ctl_text,
+            &[
+                "refusing to write src/controller/foo_controller.rs: ",
+                "ai-operator/src/controller is a symbolic link that leads outside the project",
+            ],
+        ),
+    ];
+    for (rel, moved_to, link_text, says) in cases {
+        let (_keep, dir, committed) = killed_after_commit(n);
+        assert!(committed, "{rel}");
+        let real = dir.join(rel);
+        let moved = dir.join(moved_to); // `moved_to` may be absolute
+        std::fs::rename(&real, &moved).unwrap();
+        std::os::unix::fs::symlink(link_text, &real).unwrap();
+        let before = tree(&dir);
+        let git_before = tree(&dir.join(".git"));
+        let outside_before = tree(outside.path());
+        let out = rsbuilder(&dir, &["alpha", "recover"]).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{rel}: {said}");
+        for s in says {
+            assert!(said.contains(s), "{rel}: {said}");
+        }
+        assert!(
+            said.contains("nothing was written, and the journal is kept in")
+                && said.contains("Replace the link with the real directory"),
+            "{rel}: {said}"
+        );
+        assert_eq!(
+            tree(&dir.join(".git")),
+            git_before,
+            "{rel}: wrote into .git"
+        );
+        assert_eq!(tree(outside.path()), outside_before, "{rel}: wrote outside");
+        assert_eq!(diff(&before, &tree(&dir)), Vec::<String>::new(), "{rel}");
+        assert!(dir.join(".rsbuilder/txn/journal").is_file(), "{rel}");
+        // The real directory back: the kept journal is finished.
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&moved, &real).unwrap();
+        let out = run_ok(&dir, &["alpha", "recover"]);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.contains("(rolled forward)"), "{rel}: {said}");
+        assert_eq!(diff(&after, &tree(&dir)), Vec::<String>::new(), "{rel}");
+    }
+}

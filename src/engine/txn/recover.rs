@@ -14,7 +14,7 @@ use super::{
     new_name, open_real_dir, sha256_hex, stage_new, unfinished,
 };
 use crate::engine::error::ScaffoldError;
-use crate::engine::paths::is_vcs_path;
+use crate::engine::paths::{PathCheck, is_vcs_path};
 use crate::engine::record;
 
 /// What the next command found and did about an interrupted apply.
@@ -78,15 +78,19 @@ const JOURNAL_LIMIT: u64 = 64 << 20;
 /// Only an apply this machine's rsbuilder recorded is touched: its run record ([`record`])
 /// must exist for this directory with the journal's nonce, every path the journal names must
 /// be one a plan can write (inside the project, never in a version-control directory or in
-/// `.rsbuilder/txn`), and every staged file must have the bytes the journal's hash says. The
+/// `.rsbuilder/txn`), and every staged file must have the bytes the journal's hash says.
+/// Before it writes, every path is checked in the tree as a plan checks it: no symbolic link
+/// on the way may lead out of the project or into a version-control directory. The
 /// files put in place get the modes rsbuilder's own rule gives them (a replaced file's mode,
 /// or 0666 minus the umask), never the staged file's. In [`Mode::ReadOnly`] nothing is done.
 ///
 /// Errors: [`ScaffoldError::UntrustedTxn`] for a `.rsbuilder/txn` that fails those checks
 /// (nothing in it is applied or removed); [`ScaffoldError::Interrupted`] in
 /// [`Mode::ReadOnly`] when there is an apply to finish; a journal that cannot be read (the
-/// error says to look at `.rsbuilder/txn`); a file that cannot be put in place or back (the
-/// transaction is kept for the next try).
+/// error says to look at `.rsbuilder/txn`); [`ScaffoldError::Unfinished`] with
+/// [`Outcome::Blocked`] for such a link, caused by the plan's link error naming it (nothing
+/// is written, the transaction is kept for the next try once the link is replaced); a file
+/// that cannot be put in place or back (the transaction is kept for the next try).
 pub(in crate::engine) fn recover(
     root: &Path,
     dir: &Dir,
@@ -206,6 +210,8 @@ pub(in crate::engine) fn recover(
         });
     }
     let backwards = exists(&h.txn, "back").map_err(io_err(root, "reading", Path::new(BACK)))?;
+    no_link_refused(root, &journal)
+        .map_err(|e| unfinished(root, &command, Outcome::Blocked { back: backwards }, e))?;
     if !backwards {
         // `forward` checks the tree before it calls the apply done.
         forward(root, dir, &h, journal, Fresh::Recovering, &sync)?;
@@ -222,6 +228,39 @@ pub(in crate::engine) fn recover(
     finish(root, dir, &h, &sync)
         .map_err(|e| unfinished(root, &command, Outcome::Back, restoring(e)))?;
     Ok(Some(Recovery::RolledBack { command, files }))
+}
+
+/// The symbolic-link checks a plan makes ([`PathCheck`]), made again before a recovery
+/// writes anything: every directory and file `journal` names (at `root`) is looked at
+/// component by component, and a link on the way that leads out of the project or into a
+/// version-control directory is refused, as a plan refuses it. A recorded journal names only
+/// paths its plan checked, but the tree may have changed since (a directory moved into `.git`
+/// and replaced by a link to it), and the rooted handle follows a link that stays inside the
+/// root, `.git` included.
+///
+/// Errors: [`ScaffoldError::SymlinkIntoVcs`] (the link and where it leads, relative to the
+/// root) or [`ScaffoldError::SymlinkEscape`] (the link), for the first such path. A file
+/// standing where a directory is needed is not refused here: the rename fails on it and the
+/// recovery undoes the apply, as before.
+fn no_link_refused(root: &Path, journal: &Journal) -> Result<(), ScaffoldError> {
+    let mut check = PathCheck::new(root);
+    let paths = journal
+        .dirs
+        .iter()
+        .chain(journal.files.iter().map(|e| &e.path));
+    for rel in paths {
+        // Any other refusal (a file where a directory is needed) is left to the renames.
+        let refused = check.check(rel).err().filter(|e| {
+            matches!(
+                e,
+                ScaffoldError::SymlinkIntoVcs { .. } | ScaffoldError::SymlinkEscape { .. }
+            )
+        });
+        if let Some(e) = refused {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// Whether `rel` is a path a plan can write: relative, plain components only, not in a
