@@ -12,7 +12,8 @@ use crate::model::layout::generated as layout;
 /// missing file, or applies a CRD that is gone from the sources), and a generated CRD the
 /// file does not list (never applied). Each is one message with the fix. `manifests` warns,
 /// `--check` fails; the file is never edited (its lines are the user's). A missing or
-/// unparsable file has no problems (`kubectl kustomize` reports the latter).
+/// unparsable file has no problems (`kubectl kustomize` reports the latter); one that cannot
+/// be read (not a regular file) is one problem naming it.
 pub fn crd_kustomization_problems(
     plan_root: &Path,
     output_dir: &Path,
@@ -25,8 +26,19 @@ pub fn crd_kustomization_problems(
     }
     let rel = output_dir.join(layout::CRD_KUSTOMIZATION);
     let path = plan_root.join(&rel);
-    let Ok(Some(text)) = crate::engine::read(plan_root, &rel) else {
-        return Vec::new();
+    let text = match crate::engine::read(plan_root, &rel) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Vec::new(),
+        // A FIFO, a device, a directory: said, so `--check` does not pass without reading it.
+        Err(e) => {
+            let why =
+                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            return vec![format!(
+                "{} cannot be read: {why}
+  help: make it the regular file `create api` writes (its `resources:` list the CRDs under bases/)",
+                path.display()
+            )];
+        }
     };
     let Ok(kustomization) = serde_saphyr::from_str::<Kustomization>(&text) else {
         return Vec::new();

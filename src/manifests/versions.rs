@@ -113,7 +113,17 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
             });
         }
     };
-    let Some((lock_dir, lock_text)) = find_lock(crate_dir) else {
+    let found = match find_lock(crate_dir) {
+        Ok(found) => found,
+        Err((file, why)) => {
+            return Verdict::Other(Mismatch {
+                file,
+                line: 1,
+                reason: format!("its Cargo.lock cannot be read: {why}"),
+            });
+        }
+    };
+    let Some((lock_dir, lock_text)) = found else {
         return Verdict::Other(Mismatch {
             file: crate_dir.join("Cargo.toml"),
             line: 1,
@@ -227,14 +237,22 @@ fn normalize_feature(feature: &str) -> String {
     }
 }
 
-/// The nearest directory at or above `dir` holding a `Cargo.lock`, and its text.
-fn find_lock(dir: &Path) -> Option<(PathBuf, String)> {
-    dir.ancestors().find_map(|d| {
-        let text = crate::engine::read(d, Path::new("Cargo.lock"))
-            .ok()
-            .flatten()?;
-        Some((d.to_path_buf(), text))
-    })
+/// The nearest directory at or above `dir` holding a `Cargo.lock`, and its text. Errors: the
+/// nearest `Cargo.lock` cannot be read (a FIFO, a device, a directory, not UTF-8): its path
+/// and why, rather than going on as if there were none.
+fn find_lock(dir: &Path) -> Result<Option<(PathBuf, String)>, (PathBuf, String)> {
+    for d in dir.ancestors() {
+        match crate::engine::read(d, Path::new("Cargo.lock")) {
+            Ok(Some(text)) => return Ok(Some((d.to_path_buf(), text))),
+            Ok(None) => {}
+            Err(e) => {
+                let why =
+                    std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+                return Err((d.join("Cargo.lock"), why));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The workspace root of the crate at `crate_dir`: the nearest directory from the crate up to

@@ -741,6 +741,18 @@ fn a_crd_kustomization_that_disagrees_with_the_kinds_is_reported() {
         .unwrap();
         run(true).success().stderr(predicate::str::is_empty());
     }
+    // A FIFO in its place is named, and `--check` fails (before, it passed without reading).
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(&kustomization).unwrap();
+        let c = std::ffi::CString::new(kustomization.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path and mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        run(true).code(1).stderr(predicate::str::contains(format!(
+            "error: {} cannot be read: not a regular file",
+            kustomization.display()
+        )));
+    }
 }
 
 #[cfg(unix)]

@@ -166,6 +166,24 @@ fn no_lock_no_manifest_and_a_broken_lock() {
     assert!(m.reason.contains("cargo generate-lockfile"), "{}", m.reason);
     assert_eq!(m.file, dir.path().join("Cargo.toml"));
 
+    // A Cargo.lock that is not a regular file is named as such, not taken for no lock.
+    #[cfg(unix)]
+    {
+        let lock = dir.path().join("Cargo.lock");
+        let c = std::ffi::CString::new(lock.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path and mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let m = mismatch(check_with(dir.path(), &ours(), None));
+        assert!(
+            m.reason.starts_with("its Cargo.lock cannot be read: ")
+                && m.reason.contains("not a regular file"),
+            "{}",
+            m.reason
+        );
+        assert_eq!(m.file, lock);
+        std::fs::remove_file(&lock).unwrap();
+    }
+
     let empty = tempfile::tempdir().unwrap();
     assert_eq!(check_with(empty.path(), &ours(), None), Verdict::NoCrate);
 
