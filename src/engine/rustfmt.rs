@@ -239,34 +239,16 @@ fn out_of_line_modules(text: &str) -> Vec<String> {
 }
 
 /// Whether `text` may hold a `path = ...` attribute argument (`#[path = "x.rs"]`,
-/// `#[cfg_attr(unix, path = "x.rs")]`): the identifier `path` after `[`, `(` or `,` and
-/// before `=` (lexed, so comments and strings do not count). Errs on the side of yes (a
-/// named `format!` argument matches too), which only costs speed.
+/// `#[cfg_attr(unix, path = "x.rs")]`), judged on the raw text, not on tokens: the word
+/// `path` followed, after any whitespace, by `=` (not `==`) or by `/` (a comment that may
+/// hide the `=`). A lexer could read the text differently from rustfmt (a shebang line, an
+/// edition's literal rules) and miss an attribute; the raw text errs on the side of yes (a
+/// `path =` in a string or comment matches too), which only costs speed.
 fn has_path_attribute(text: &str) -> bool {
-    let mut last: [Option<(TokenKind, &str)>; 2] = [None, None];
-    let mut offset = 0;
-    for token in tokenize(text, FrontmatterAllowed::No) {
-        let len = token.len as usize;
-        let src = &text[offset..offset + len];
-        offset += len;
-        match token.kind {
-            TokenKind::Whitespace
-            | TokenKind::LineComment { .. }
-            | TokenKind::BlockComment { .. } => continue,
-            TokenKind::Eq => {
-                if let [
-                    Some((TokenKind::OpenBracket | TokenKind::OpenParen | TokenKind::Comma, _)),
-                    Some((TokenKind::Ident | TokenKind::RawIdent, "path" | "r#path")),
-                ] = last
-                {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-        last = [last[1], Some((token.kind, src))];
-    }
-    false
+    text.match_indices("path").any(|(at, word)| {
+        let rest = text[at + word.len()..].trim_start();
+        (rest.starts_with('=') && !rest.starts_with("==")) || rest.starts_with('/')
+    })
 }
 
 /// Where rustfmt may look for the file of `mod name;` declared in `rel`: next to it (for
@@ -340,11 +322,18 @@ mod tests {
         ] {
             assert!(has_path_attribute(yes), "{yes}");
         }
+        // Read on the raw text: what a lexer might take for a string or a shebang line does
+        // not hide it.
+        for yes in [
+            "#!/usr/bin/env x\"\n#[path = \"/abs/evil.rs\"]\nmod evil;\n// \"\n",
+            "m!(#\"a\");\n#[path=\"/abs/evil.rs\"] mod evil; const _:&str=\"\";",
+            "#[path\n=\n\"x\"] mod x;",
+        ] {
+            assert!(has_path_attribute(yes), "{yes}");
+        }
         for no in [
-            "// #[path = \"x.rs\"]\nmod x;",
-            "const S: &str = \"#[path = x]\";",
-            "fn f(path: &str) { let path = 1; }",
-            "fn f() { path = 2; }",
+            "use std::path::Path;\nfn f(path: &Path) -> bool { path == Path::new(\"x\") }",
+            "fn f(path: &str) { let p = path; }",
         ] {
             assert!(!has_path_attribute(no), "{no}");
         }
