@@ -389,8 +389,8 @@ impl NewRoot {
 
 /// `text` (the contents of `path`) with `line` added to the run of `pub mod` lines directly
 /// above the marker `marker`, that run kept sorted byte-wise as rustfmt sorts it; `text`
-/// unchanged when a line of the file already is `line`. Errors: the marker missing or
-/// duplicated ([`marker::locate`]).
+/// unchanged when a line of the file's compiled code already is `line`
+/// ([`marker::has_live_line`]). Errors: the marker missing or duplicated ([`marker::locate`]).
 fn insert_sorted(
     path: &Path,
     text: &str,
@@ -399,7 +399,7 @@ fn insert_sorted(
 ) -> Result<String, ScaffoldError> {
     let at = marker::locate(path, text, marker)?;
     let mut lines: Vec<&str> = text.lines().collect();
-    if lines.iter().any(|l| l.trim() == line) {
+    if marker::has_live_line(path, text, line) {
         return Ok(text.to_owned());
     }
     let start = lines[..at]

@@ -260,7 +260,8 @@ fn never_compiled(attrs: &[syn::Attribute]) -> Option<&'static str> {
     out
 }
 
-const CFG_NEVER: &str = "inside an item whose cfg is never true (cargo does not compile it)";
+pub(super) const CFG_NEVER: &str =
+    "inside an item whose cfg is never true (cargo does not compile it)";
 const CFG_UNKNOWN: &str = "inside an item under a cfg rsbuilder cannot decide (an unknown predicate); move the marker out of it";
 const IN_MACRO_RULES: &str = "inside a macro_rules! definition";
 const IN_MACRO: &str =

@@ -287,6 +287,18 @@ fn yaml_scalars(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// Whether a line of `text` (the contents of `path`) is `line` once trimmed, in code that is
+/// compiled: for a Rust file, lines in comments, in strings that span lines and under a cfg
+/// that is never true do not count ([`rust::live_code`]), so `#[cfg(any())] pub mod v2;` does
+/// not stand for the module declaration `InsertSorted` adds.
+pub fn has_live_line(path: &Path, text: &str, line: &str) -> bool {
+    let live = match is_rust(path) {
+        true => rust::live_code(text),
+        false => text.to_string(),
+    };
+    live.lines().any(|l| l.trim() == line)
+}
+
 /// Whether the non-blank lines of `fragment` stand in `text` in a row, indentation ignored.
 /// For Rust the fragment is compared without its comments ([`rust::without_comments`]) with
 /// the code cargo compiles ([`rust::live_code`]), so a line inside `/* ... */`, after `//`,

@@ -3,7 +3,7 @@
 
 use ra_ap_rustc_lexer::{FrontmatterAllowed, LiteralKind, TokenKind, tokenize};
 
-use super::dead_code::{DeadCode, marker_position};
+use super::dead_code::{CFG_NEVER, DeadCode, marker_position};
 use super::is_marker_body;
 
 /// 0-based line of each byte offset's line start, for the offsets of `text`.
@@ -162,9 +162,11 @@ fn at_item_or_statement(prev: Option<TokenKind>, prev_inner_attr_end: bool) -> b
 
 /// The code of `text` cargo compiles, for telling whether a fragment is already there:
 /// [`without_comments`], with string literals that span lines blanked too (a line of a raw
-/// string is not code) and the lines of code cargo never compiles ([`DeadCode`]: items under
-/// `#[cfg(any())]`, `macro_rules!` bodies) left empty. Newlines are kept, so line numbers
-/// stay; a text syn cannot parse keeps its dead lines.
+/// string is not code) and the lines of items whose cfg is never true (`#[cfg(any())]`,
+/// `#[cfg(false)]`) left empty. Lines under a cfg that depends on the build (`test`, a
+/// feature) or in a `macro_rules!` body still count: they are compiled in some builds, or
+/// where the macro is called. Newlines are kept, so line numbers stay; a text syn cannot
+/// parse keeps those lines.
 pub(super) fn live_code(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut offset = 0;
@@ -204,6 +206,10 @@ pub(super) fn live_code(text: &str) -> String {
     };
     let mut dead = DeadCode::default();
     syn::visit::Visit::visit_file(&mut dead, &file);
+    // Only what is never compiled: an item under a cfg rsbuilder cannot decide (`test`, a
+    // feature) is compiled in some builds, and a macro body may be expanded, so a line
+    // there still counts (inserting it again would declare it twice in those builds).
+    dead.spans.retain(|(_, _, why)| *why == CFG_NEVER);
     if dead.spans.is_empty() {
         return out;
     }

@@ -585,10 +585,13 @@ fn a_yaml_insert_that_changes_a_value_is_refused() {
     );
 }
 
-/// A fragment's lines in code cargo never compiles (an item under `#[cfg(any())]`) or inside
-/// a string that spans lines are not code already there: the insert happens. Before, either
-/// made `create api` skip `pub mod foo_types;`, exit 0, and leave a crate that no longer
-/// built. One-line strings still count (fragments hold them), and a re-run is a no-op.
+/// A fragment's lines in code cargo never compiles (an item under `#[cfg(any())]` or
+/// `#[cfg(false)]`) or inside a string that spans lines are not code already there: the insert
+/// happens. Before, either made `create api` skip `pub mod foo_types;`, exit 0, and leave a
+/// crate that no longer built. One-line strings still count (fragments hold them), and a
+/// re-run is a no-op. Lines under a cfg that holds in some builds (`test`) or in a
+/// `macro_rules!` body still count: inserting them again would declare the module twice
+/// there. The module lists (`has_live_line`, for `InsertSorted`) read lines the same way.
 #[test]
 fn a_fragment_in_dead_code_or_a_string_is_not_already_there() {
     let path = Path::new("src/api/v1/mod.rs");
@@ -597,13 +600,41 @@ fn a_fragment_in_dead_code_or_a_string_is_not_already_there() {
     for hidden in [
         "#[cfg(any())]\nmod disabled {\n    pub mod foo_types;\n    pub use foo_types::*;\n}\n",
         "pub const NOTE: &str = r\"\npub mod foo_types;\npub use foo_types::*;\n\";\n",
-        "macro_rules! m {\n    () => {\n        pub mod foo_types;\n        pub use foo_types::*;\n    };\n}\n",
+        "#[cfg(false)]\nmod disabled {\n    pub mod foo_types;\n    pub use foo_types::*;\n}\n",
     ] {
         let text = format!("{hidden}{marker}");
         let out = insert(path, &text, "api-kinds", fragment).unwrap();
         assert_eq!(out, format!("{hidden}{fragment}\n{marker}"), "{hidden}");
         assert_eq!(insert(path, &out, "api-kinds", fragment).unwrap(), out);
     }
+    for counted in [
+        "#[cfg(test)]\nmod testing {\n    pub mod foo_types;\n    pub use foo_types::*;\n}\n",
+        "macro_rules! m {\n    () => {\n        pub mod foo_types;\n        pub use foo_types::*;\n    };\n}\n",
+    ] {
+        let text = format!("{counted}{marker}");
+        assert_eq!(insert(path, &text, "api-kinds", fragment).unwrap(), text);
+    }
+    let lists = Path::new("src/api/mod.rs");
+    assert!(!has_live_line(
+        lists,
+        "#[cfg(any())]\npub mod v2;\n",
+        "pub mod v2;"
+    ));
+    assert!(!has_live_line(
+        lists,
+        "/*\npub mod v2;\n*/\n",
+        "pub mod v2;"
+    ));
+    assert!(has_live_line(
+        lists,
+        "#[cfg(test)]\npub mod v2;\n",
+        "pub mod v2;"
+    ));
+    assert!(has_live_line(
+        lists,
+        "pub mod v1;\npub mod v2;\n",
+        "pub mod v2;"
+    ));
     let route = "let app = app.route(\"/x\", get(x));";
     let text = format!("fn f() {{\n    {route}\n    // +kubebuilder:scaffold:routes\n}}\n");
     assert_eq!(insert(path, &text, "routes", route).unwrap(), text);
