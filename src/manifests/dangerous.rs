@@ -209,9 +209,29 @@ fn rbac(r: &RbacRule<'_>) -> Vec<Found> {
             "list the groups of the kinds the manager uses",
         );
     }
+    // `verbs=*` grants these special verbs too, where the rule reaches what they act on: roles
+    // and cluster roles (escalate, bind), users, groups, ServiceAccounts and user extras
+    // (impersonate); RBAC matches the wildcard as it matches the verb.
+    let rbac_group =
+        |wanted: &str| grants(&r.groups, resources, "rbac.authorization.k8s.io", wanted);
+    let wildcard = any(&verbs, &["*"]);
     let escalating: Vec<&str> = ["escalate", "bind", "impersonate"]
         .into_iter()
-        .filter(|v| verbs.iter().any(|x| x == v))
+        .filter(|v| {
+            verbs.iter().any(|x| x == v)
+                || (wildcard
+                    && match *v {
+                        "impersonate" => {
+                            ["users", "groups", "serviceaccounts"]
+                                .iter()
+                                .any(|w| grants(&r.groups, resources, "", w))
+                                || ["userextras/*", "uids"].iter().any(|w| {
+                                    grants(&r.groups, resources, "authentication.k8s.io", w)
+                                })
+                        }
+                        _ => rbac_group("roles") || rbac_group("clusterroles"),
+                    })
+        })
         .collect();
     if !escalating.is_empty() {
         push(
@@ -448,6 +468,7 @@ mod tests {
                 "2:wildcard-verbs",
                 "2:wildcard-resources",
                 "2:wildcard-groups",
+                "2:escalation",
                 "2:secrets",
                 "2:exec",
                 "2:node-proxy",
@@ -488,6 +509,27 @@ mod tests {
                 "2:webhook-configurations",
                 "3:wildcard-resources",
                 "4:exec",
+            ]
+        );
+    }
+
+    /// `verbs=*` grants escalate, bind and impersonate where the rule reaches roles or the
+    /// identities impersonated, so acknowledging `wildcard-verbs` does not hide `escalation`.
+    #[test]
+    fn a_wildcard_verb_escalates_where_it_reaches_roles_or_identities() {
+        let src = "\
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=*
+// +kubebuilder:rbac:groups=\"\",resources=users;groups;serviceaccounts,verbs=*
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=*
+";
+        assert_eq!(
+            checks(src),
+            [
+                "1:wildcard-verbs",
+                "1:escalation",
+                "2:wildcard-verbs",
+                "2:escalation",
+                "3:wildcard-verbs",
             ]
         );
     }
