@@ -225,6 +225,13 @@ fn compile_kinds(
         refuse_for_versions(m, kinds);
         return Vec::new();
     }
+    // A Cargo.toml or Cargo.lock that cannot be read is not handed to cargo either: it would
+    // fail on it, quoting the file in its error (a link to /proc/self/environ printed the
+    // environment).
+    if let Some(m) = other.filter(|m| m.unreadable) {
+        refuse_unreadable(m, kinds);
+        return Vec::new();
+    }
     let wanted: Vec<usize> = kinds
         .iter()
         .enumerate()
@@ -424,6 +431,31 @@ fn refuse_for_versions(m: &super::versions::Mismatch, kinds: &mut [KindOutcome<(
         )
         .with_help("use --evaluate auto (the default) to take this crate's CRDs from the compiler, or build the crate with the versions rsbuilder reproduces")
         .needs_compile();
+        let mut all = match std::mem::replace(&mut k.result, Err(Vec::new())) {
+            Err(d) => d,
+            Ok(_) => Vec::new(),
+        };
+        all.push(d);
+        k.result = Err(super::crd::sorted(all));
+    }
+}
+
+/// Every kind refused at `m`, a Cargo.toml or Cargo.lock that cannot be read: neither static
+/// evaluation (the versions are not known) nor the compiler (cargo cannot read it either).
+fn refuse_unreadable(m: &super::versions::Mismatch, kinds: &mut [KindOutcome<(String, String)>]) {
+    for k in kinds.iter_mut() {
+        let d = Diagnostic::new(
+            &m.file,
+            m.line,
+            1,
+            format!(
+                "{}; rsbuilder neither evaluates nor compiles the crate until it can be read",
+                m.reason
+            ),
+        )
+        .with_help(
+            "make it the crate's own regular file (`cargo generate-lockfile` writes a Cargo.lock)",
+        );
         let mut all = match std::mem::replace(&mut k.result, Err(Vec::new())) {
             Err(d) => d,
             Ok(_) => Vec::new(),

@@ -39,6 +39,10 @@ pub struct Mismatch {
     pub line: usize,
     /// What differs, in words: "this crate uses kube-derive 2.0.1 (rsbuilder reproduces 5.0.0)".
     pub reason: String,
+    /// The crate's Cargo.toml or Cargo.lock cannot be read or parsed (a FIFO, a link out of
+    /// the project, broken TOML): cargo would fail on it as well, and its error quotes the
+    /// file, so the crate is not compiled either.
+    pub unreadable: bool,
 }
 
 /// What [`check`] found.
@@ -109,7 +113,8 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
             return Verdict::Other(Mismatch {
                 file: crate_dir.join("Cargo.toml"),
                 line: 1,
-                reason: format!("its Cargo.toml cannot be read: {e}"),
+                reason: format!("its Cargo.toml cannot be read: {}", read_error(&e)),
+                unreadable: true,
             });
         }
     };
@@ -120,6 +125,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
                 file,
                 line: 1,
                 reason: format!("its Cargo.lock cannot be read: {why}"),
+                unreadable: true,
             });
         }
     };
@@ -128,6 +134,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
             file: crate_dir.join("Cargo.toml"),
             line: 1,
             reason: "the crate has no Cargo.lock (here or in a directory above), so the versions of kube-derive, kube-core, schemars and k8s-openapi it builds with are not known; run `cargo generate-lockfile` (or `cargo build`) and keep Cargo.lock in version control".to_string(),
+            unreadable: false,
         });
     };
     let lock_file = lock_dir.join("Cargo.lock");
@@ -138,6 +145,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
                 file: lock_file,
                 line,
                 reason: format!("its Cargo.lock cannot be read: {message}"),
+                unreadable: true,
             });
         }
     };
@@ -180,6 +188,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
             file: lock_file,
             line: first_line.unwrap_or(1),
             reason: differences.join("; "),
+            unreadable: false,
         });
     }
     // Same k8s-openapi release: its Kubernetes version feature decides the inlined types.
@@ -211,6 +220,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
                 reason: format!(
                     "no Kubernetes version of k8s-openapi is chosen here (no `v1_*` feature in this Cargo.toml or the workspace's, no K8S_OPENAPI_ENABLED_VERSION), so which version's types crd() inlines is not known (rsbuilder reproduces `{wanted}`)"
                 ),
+                unreadable: false,
             });
         }
     };
@@ -224,6 +234,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
         reason: format!(
             "k8s-openapi {verb} Kubernetes `{feature}`, and rsbuilder reproduces its types as of `{wanted}` (descriptions and fields of embedded Kubernetes types differ between versions)"
         ),
+        unreadable: false,
     })
 }
 
@@ -237,6 +248,26 @@ fn normalize_feature(feature: &str) -> String {
     }
 }
 
+/// Why the engine could not read a file, in words that fit a read: the link that leads out or
+/// into a version-control directory, or the operating system's reason.
+fn read_error(e: &crate::engine::ScaffoldError) -> String {
+    use crate::engine::ScaffoldError as E;
+    match e {
+        E::SymlinkEscape { link, .. } => {
+            format!(
+                "{} is a symbolic link that leads outside the project",
+                link.display()
+            )
+        }
+        E::SymlinkIntoVcs { link, target, .. } => format!(
+            "{} is a symbolic link to {}, inside a version-control directory",
+            link.display(),
+            target.display()
+        ),
+        _ => std::error::Error::source(e).map_or_else(|| e.to_string(), |s| s.to_string()),
+    }
+}
+
 /// The nearest directory at or above `dir` holding a `Cargo.lock`, and its text. Errors: the
 /// nearest `Cargo.lock` cannot be read (a FIFO, a device, a directory, not UTF-8): its path
 /// and why, rather than going on as if there were none.
@@ -245,11 +276,7 @@ fn find_lock(dir: &Path) -> Result<Option<(PathBuf, String)>, (PathBuf, String)>
         match crate::engine::read(d, Path::new("Cargo.lock")) {
             Ok(Some(text)) => return Ok(Some((d.to_path_buf(), text))),
             Ok(None) => {}
-            Err(e) => {
-                let why =
-                    std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
-                return Err((d.join("Cargo.lock"), why));
-            }
+            Err(e) => return Err((d.join("Cargo.lock"), read_error(&e))),
         }
     }
     Ok(None)

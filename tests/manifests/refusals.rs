@@ -250,6 +250,47 @@ fn a_cargo_toml_that_is_not_a_manifest_is_never_quoted() {
     }
 }
 
+/// A `Cargo.lock` linked out of the project (to the environment, say) is not handed to cargo:
+/// `--evaluate auto` compiled the crate after the versions check failed to read it, and
+/// cargo's parse error printed the file. Every kind is refused at the lock, naming the link.
+#[cfg(unix)]
+#[test]
+fn a_cargo_lock_that_cannot_be_read_is_not_compiled_against() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    krate(
+        &op,
+        &format!("{THING}pub struct ThingSpec {{\n    pub a: i32,\n}}\n"),
+    );
+    write(
+        tmp.path(),
+        "outside.env",
+        "PATH=/usr/bin\0GITHUB_TOKEN=SECRET_NOT_TO_LEAK\0HOME=/root\n",
+    );
+    std::fs::remove_file(op.join("Cargo.lock")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("outside.env"), op.join("Cargo.lock")).unwrap();
+    for check in [false, true] {
+        let mut cmd = rsbuilder();
+        cmd.args(["manifests", "--evaluate", "auto"]);
+        if check {
+            cmd.arg("--check");
+        }
+        let out = cmd.arg("--dir").arg(&op).output().unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(!said.contains("SECRET_NOT_TO_LEAK"), "{said}");
+        assert!(
+            said.contains("Cargo.lock is a symbolic link that leads outside the project; rsbuilder neither evaluates nor compiles the crate"),
+            "{said}"
+        );
+        assert!(!op.join("target").exists(), "cargo ran: {said}");
+    }
+}
+
 /// A link inside the crate whose target is outside it (a file next to the crate, or
 /// `/proc/self/environ`) is never read: not by `manifests`, not into the diff `--check` prints,
 /// also under `--evaluate auto` (no compile fallback: rustc would follow the link). The error
