@@ -13,13 +13,16 @@
 //! The size is a lower bound of the YAML of the inlined schema, counted in bytes and lines
 //! (a schema nested one level deeper has every line two spaces longer), written where a
 //! CRD's YAML puts the spec's schema. A struct counts its `properties:` and `type: object`
-//! lines, a line per property name and its fields' schemas two levels deeper; a string,
-//! number or boolean its `type:` line; a container (`Option`, `Vec`, maps, `Box`) its item;
-//! an enum its largest variant, without the `type: object` line of a newtype variant's
-//! schema (kube-core's rewriter hoists the properties of variants and may drop it). What
-//! cannot be told statically (k8s-openapi types, `schema_with`, `transform`, a hand-written
-//! `JsonSchema`, a recursive type) counts nothing, and so do descriptions, `required` and
-//! `nullable`. A kind whose count exceeds [`Deriver::MAX_EXPANDED_YAML`] is refused.
+//! lines, a line per property name and its fields' schemas two levels deeper (fields of one
+//! name, after serde's renaming rules, once); a string, number or boolean its `type:` line; a
+//! container (`Option`, `Vec`, maps, `Box`) its item; a known type (k8s-openapi's) the
+//! `type`, `description` and property lines of the schema schemars gives it. An enum counts
+//! the properties kube-core's rewriter hoists out of its `oneOf`: externally tagged, one per
+//! variant with data; untagged or internally tagged, the variants' fields (or those of a
+//! newtype variant's struct) merged by name; else its largest variant. What cannot be told
+//! statically (`schema_with`, `transform`, a hand-written `JsonSchema`, a recursive type)
+//! counts nothing, and neither do a user type's descriptions, `required` and `nullable`. A
+//! kind whose count exceeds [`Deriver::MAX_EXPANDED_YAML`] is refused.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -106,6 +109,10 @@ pub(super) struct Expansion {
     memo: HashMap<(ModId, String, Vec<Size>), Option<usize>>,
     /// User types and aliases being sized, one inside the other.
     depth: usize,
+    /// The sizes of known types' schemas, by path.
+    leaves: HashMap<String, Size>,
+    /// `crd()`'s generator, for those schemas.
+    generator: Option<schemars::SchemaGenerator>,
 }
 
 /// Why a kind's schema is too large to build, found by [`Deriver::expansion_refusal`].
@@ -268,6 +275,37 @@ fn property_key(ident: &syn::Ident, attrs_: &[syn::Attribute]) -> Option<String>
     )
 }
 
+/// A lower bound of the YAML of a schema schemars computed: its `type` and `description`
+/// lines, its properties (a name line and the schema two levels deeper), `items` and
+/// `additionalProperties` (one level deeper); nothing else, so nothing `crd()`'s transforms
+/// may take away (they rewrite `anyOf`/`oneOf` and add `nullable`).
+fn schema_size(v: &serde_json::Value) -> Size {
+    let mut out = Size::default();
+    let Some(map) = v.as_object() else {
+        return out;
+    };
+    for (k, v) in map {
+        match (k.as_str(), v) {
+            ("type" | "description", serde_json::Value::String(text)) => {
+                out.add(&Size::text((k.len() + 3 + text.len()) as u128, 1));
+            }
+            ("properties", serde_json::Value::Object(props)) if !props.is_empty() => {
+                out.add(&Size::text(PROPERTIES_LINE, 1));
+                for (name, sub) in props {
+                    out.add(&Size::text(name.len() as u128 + 4, 1));
+                    out.add_at(&schema_size(sub), 2);
+                }
+            }
+            ("items" | "additionalProperties", serde_json::Value::Object(_)) => {
+                out.add(&Size::text(k.len() as u128 + 2, 1));
+                out.add_at(&schema_size(v), 1);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Properties by [`property_key`].
 type Props = BTreeMap<String, Size>;
 
@@ -363,8 +401,8 @@ impl Sizer<'_, '_, '_> {
                 if SCALARS.contains(&p.as_str()) {
                     return Size::text(TYPE_LINE, 1);
                 }
-                if known::leaf_type(&p).is_some() {
-                    return Size::default();
+                if let Some(f) = known::leaf_type(&p) {
+                    return self.leaf(&p, f);
                 }
                 let mut arg = |i: usize| {
                     args.get(i)
@@ -390,6 +428,21 @@ impl Sizer<'_, '_, '_> {
             }
             Resolved::Module(_) => Size::default(),
         }
+    }
+
+    /// A known type's schema (a k8s-openapi type: `PodSpec` is hundreds of KiB), computed by
+    /// schemars once per run and counted by [`schema_size`].
+    fn leaf(&mut self, path: &str, f: known::LeafFn) -> Size {
+        if let Some(s) = self.ex.leaves.get(path) {
+            return s.clone();
+        }
+        let generator = self
+            .ex
+            .generator
+            .get_or_insert_with(|| known::crd_settings().into_generator());
+        let s = schema_size(f(generator).schema.as_value());
+        self.ex.leaves.insert(path.to_string(), s.clone());
+        s
     }
 
     /// The size of user type `name` of module `tm` with type arguments of sizes `args`.
@@ -874,6 +927,48 @@ mod tests {
             let bound = bound(&set);
             assert!(bound <= yaml, "{name}: counted {bound} of {yaml} bytes");
             assert!(bound * 4 > yaml, "{name}: counted {bound} of {yaml} bytes");
+        }
+    }
+
+    /// Known types count what their schemas keep through `crd()`'s transforms: at most the
+    /// YAML written, at least a quarter of it.
+    #[test]
+    fn k8s_openapi_types_count_at_most_their_yaml() {
+        let fields = [
+            "core::v1::PodTemplateSpec",
+            "core::v1::Container",
+            "core::v1::ResourceRequirements",
+            "core::v1::Affinity",
+            "core::v1::Toleration",
+            "core::v1::Volume",
+            "core::v1::ServicePort",
+            "apimachinery::pkg::apis::meta::v1::ObjectMeta",
+            "apimachinery::pkg::apis::meta::v1::LabelSelector",
+            "apimachinery::pkg::apis::meta::v1::Condition",
+            "apimachinery::pkg::apis::meta::v1::Time",
+            "apimachinery::pkg::api::resource::Quantity",
+            "apimachinery::pkg::util::intstr::IntOrString",
+        ];
+        for (i, f) in fields.iter().enumerate() {
+            let path = if f.starts_with("core") {
+                format!("k8s_openapi::api::{f}")
+            } else {
+                format!("k8s_openapi::{f}")
+            };
+            let text = format!(
+                "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{{Deserialize, Serialize}};\n\
+                 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+                 #[kube(group = \"t.example.com\", version = \"v1\", kind = \"Thing\")]\n\
+                 pub struct ThingSpec {{ pub a{i}: {path}, pub list: Vec<{path}>, pub o: Option<{path}> }}\n"
+            );
+            let set = SourceSet {
+                files: vec![SourceSet::parse_text(Path::new("src/lib.rs"), text).unwrap()],
+            };
+            let crds = crds_from_sources(&set).unwrap_or_else(|d| panic!("{f}: {d:?}"));
+            let yaml = crate::manifests::yaml::to_yaml(&crds[0].crd).unwrap().len() as u128;
+            let bound = bound(&set);
+            assert!(bound <= yaml, "{f}: counted {bound} of {yaml} bytes");
+            assert!(bound * 4 > yaml, "{f}: counted {bound} of {yaml} bytes");
         }
     }
 
