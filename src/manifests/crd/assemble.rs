@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::GeneratedCrd;
 use super::apiserver_rules;
-use super::derive::{Deriver, Member, run_transforms};
+use super::derive::{Deriver, Member, human_bytes, run_transforms};
 use super::kube_attrs::{KubeAttrs, SchemaMode};
 use super::resolve::ModId;
 use super::storage::StorageChoice;
@@ -95,6 +95,30 @@ pub fn one_version(
             return None;
         }
         SchemaMode::Derived => {
+            // Before the schema is built: an exponentially inlined one would take all memory.
+            if let Some(big) = d.expansion_refusal(m, ident, k.status.as_ref()) {
+                let why = if big.type_name.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": crd() inlines a type's schema at every use, and `{}` ({}) is inlined {} times",
+                        big.type_name, big.at, big.copies
+                    )
+                };
+                d.error(
+                    m,
+                    ident.span(),
+                    format!(
+                        "the CRD of {}.{} would be at least {} of YAML{why}; etcd stores at most {} KiB in one request",
+                        k.kind,
+                        k.group,
+                        human_bytes(big.bytes),
+                        super::MAX_CRD_BYTES >> 10
+                    ),
+                    Some("a type used twice is copied twice into the schema, and so is everything it holds: hold the repeated type once (a list or map of it instead of several fields of it), or cut the copies short with a field typed `serde_json::Value` and #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))], or one given a small schema with #[schemars(schema_with = \"...\")]".into()),
+                );
+                return None;
+            }
             let mut schema = d
                 .root_schema(
                     m,

@@ -17,6 +17,7 @@ use crate::manifests::diag::Diagnostic;
 
 mod container;
 mod enums;
+mod expansion;
 mod mutators;
 mod root;
 mod schema_fn;
@@ -27,6 +28,7 @@ mod types;
 mod x_kube;
 
 pub use container::HAND_WRITTEN;
+pub use expansion::{TooLarge, human_bytes};
 pub use sites::{Member, TypeKey};
 pub use transforms::run_transforms;
 pub use x_kube::rule_expr;
@@ -71,6 +73,8 @@ pub struct Deriver<'c, 'a> {
     /// not), so these are reported only when the whole kind's transforms panic with the same
     /// message ([`Deriver::transform_panic`]).
     transform_hints: Vec<(String, Diagnostic)>,
+    /// The inlined sizes of the user types sized so far (see [`expansion`]).
+    expansion: expansion::Expansion,
 }
 
 /// A failure already recorded in [`Deriver::diags`].
@@ -97,6 +101,7 @@ impl<'c, 'a> Deriver<'c, 'a> {
             flatten_next: false,
             flattened_enum: false,
             transform_hints: Vec::new(),
+            expansion: expansion::Expansion::default(),
         }
     }
 
