@@ -82,6 +82,19 @@ pub enum ScaffoldError {
         /// Marker name.
         marker: String,
     },
+    /// The Rust file a fragment goes into is not compiled: the module that would include it is
+    /// under a cfg that is never true, or names another file (see [`marker::not_compiled`]).
+    #[error(
+        "{path} is not compiled by cargo ({why}), so the +kubebuilder:scaffold:{marker} fragment would not take effect there; declare the module where cargo compiles it, then re-run"
+    )]
+    NotCompiled {
+        /// The file the fragment was for.
+        path: PathBuf,
+        /// Which declaration leaves it out.
+        why: String,
+        /// Marker name.
+        marker: String,
+    },
     /// The marker comment is missing from the file (usually deleted by hand), stands only where
     /// it does not count (in a string, a block comment), or appears twice: see
     /// [`marker`].

@@ -103,6 +103,21 @@ impl Plan {
                 };
                 files.insert(rel.to_path_buf(), (original.clone(), original));
             }
+            if let FileOp::Insert { marker, .. } | FileOp::InsertSorted { marker, .. } = op
+                && is_rust(rel)
+            {
+                let read = |p: &Path| match files.get(p) {
+                    Some((_, planned)) => planned.clone(),
+                    None => dir.as_ref().and_then(|d| regular::read_in(d, p).ok()),
+                };
+                if let Some(why) = marker::not_compiled(rel, &read) {
+                    return Err(ScaffoldError::NotCompiled {
+                        path: self.root.join(rel),
+                        why,
+                        marker: marker.clone(),
+                    });
+                }
+            }
             let entry = files.get_mut(rel).expect("inserted above");
             match op {
                 FileOp::Create(File {

@@ -1782,3 +1782,44 @@ fn image_refusals_name_the_flag_and_write_nothing() {
     // The options need --image (clap's usage error).
     assert_refused(&dir, &with(&["--run-as-user", "1001"]), 2, &["--image"]);
 }
+
+/// A version module cargo never compiles (its `mod api;` in src/lib.rs under
+/// `#[cfg(any())]`, or naming another file with `#[path]`) does not receive the new kind:
+/// `create api` is refused naming the declaration, and nothing is written. Before, it
+/// inserted into src/api/mod.rs and src/api/v1/mod.rs and exited 0, and the kind was never
+/// compiled.
+#[test]
+fn a_module_cargo_never_compiles_gets_no_kind() {
+    let (_tmp, dir) = init_ai_operator();
+    create_api(
+        &dir,
+        &["--group", "ai", "--version", "v1", "--kind", "AIJob"],
+    );
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(lib.contains("pub mod api;"), "{lib}");
+    for (prefix, says) in [
+        (
+            "#[cfg(any())]\n",
+            "`mod api` is under a cfg that is never true",
+        ),
+        (
+            "#[path = \"nothere.rs\"]\n",
+            "`mod api` names another file with #[path]",
+        ),
+    ] {
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            lib.replace("pub mod api;", &format!("{prefix}pub mod api;")),
+        )
+        .unwrap();
+        assert_refused(
+            &dir,
+            &["--group", "ai", "--version", "v1", "--kind", "Foo"],
+            1,
+            &[
+                "src/api/mod.rs is not compiled by cargo (src/lib.rs declares it so: ",
+                says,
+            ],
+        );
+    }
+}

@@ -260,6 +260,11 @@ fn never_compiled(attrs: &[syn::Attribute]) -> Option<&'static str> {
     out
 }
 
+/// Whether `attrs` put their item under a cfg that is never true (`#[cfg(any())]`).
+pub(super) fn never_compiled_item(attrs: &[syn::Attribute]) -> bool {
+    never_compiled(attrs) == Some(CFG_NEVER)
+}
+
 pub(super) const CFG_NEVER: &str =
     "inside an item whose cfg is never true (cargo does not compile it)";
 const CFG_UNKNOWN: &str = "inside an item under a cfg rsbuilder cannot decide (an unknown predicate); move the marker out of it";

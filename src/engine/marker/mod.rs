@@ -287,6 +287,68 @@ fn yaml_scalars(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// Why the Rust file `rel` (under `src/`, not a crate root) is certainly not compiled, if it
+/// is not: on the way from each crate root (`src/lib.rs`, `src/main.rs`, whichever `read`
+/// finds) the module it is declared by is under a cfg that is never true, or names another
+/// file with `#[path]`. `read` gives a file's text (as planned or on disk), `None` when it
+/// does not exist. A root that does not declare the way at all (an inline module, another
+/// layout) proves nothing, so `None` is returned unless some root proves the file is left out
+/// and no root reaches it.
+pub fn not_compiled(rel: &Path, read: &dyn Fn(&Path) -> Option<String>) -> Option<String> {
+    let Ok(under) = rel.strip_prefix("src") else {
+        return None;
+    };
+    if under.starts_with("bin") || !is_rust(rel) {
+        return None;
+    }
+    let mut segments: Vec<String> = under
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if segments.last().is_some_and(|s| s == "mod") {
+        segments.pop();
+    }
+    if segments.is_empty() || matches!(segments.as_slice(), [one] if one == "lib" || one == "main")
+    {
+        return None;
+    }
+    let mut proof = None;
+    for root in ["src/lib.rs", "src/main.rs"] {
+        let Some(mut text) = read(Path::new(root)) else {
+            continue;
+        };
+        let mut file = std::path::PathBuf::from(root);
+        let mut dir = std::path::PathBuf::from("src");
+        for (i, seg) in segments.iter().enumerate() {
+            match rust::declares(&text, seg) {
+                None => break,
+                Some(Err(why)) => {
+                    proof = Some(format!("{} declares it so: {why}", file.display()));
+                    break;
+                }
+                Some(Ok(())) if i + 1 == segments.len() => return None,
+                Some(Ok(())) => {
+                    let (flat, nested) =
+                        (dir.join(format!("{seg}.rs")), dir.join(seg).join("mod.rs"));
+                    dir = dir.join(seg);
+                    match read(&flat)
+                        .map(|t| (flat.clone(), t))
+                        .or_else(|| read(&nested).map(|t| (nested.clone(), t)))
+                    {
+                        Some((next, t)) => {
+                            file = next;
+                            text = t;
+                        }
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+    proof
+}
+
 /// Whether a line of `text` (the contents of `path`) is `line` once trimmed, in code that is
 /// compiled: for a Rust file, lines in comments, in strings that span lines and under a cfg
 /// that is never true do not count ([`rust::live_code`]), so `#[cfg(any())] pub mod v2;` does

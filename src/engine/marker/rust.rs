@@ -248,3 +248,27 @@ pub(super) fn without_comments(text: &str) -> String {
     }
     out
 }
+
+/// How the top-level `mod name` items of `text` (a parsed Rust file) declare the module
+/// `name`: `None` when no such item is there (it may be declared inline, or the file is not
+/// on the way); `Some(Ok(()))` when one is compiled and names its file the default way;
+/// `Some(Err(why))` when every one is under a cfg that is never true or names another file
+/// with `#[path]`, so the file rsbuilder would edit is not that module.
+pub(super) fn declares(text: &str, name: &str) -> Option<Result<(), String>> {
+    let file = crate::syntax::parse_file(text).ok()?;
+    let mut why = None;
+    for item in &file.items {
+        let syn::Item::Mod(m) = item else { continue };
+        if m.ident != name {
+            continue;
+        }
+        if super::dead_code::never_compiled_item(&m.attrs) {
+            why = Some(format!("`mod {name}` is under a cfg that is never true"));
+        } else if m.attrs.iter().any(|a| a.path().is_ident("path")) {
+            why = Some(format!("`mod {name}` names another file with #[path]"));
+        } else {
+            return Some(Ok(()));
+        }
+    }
+    why.map(Err)
+}

@@ -639,3 +639,47 @@ fn a_fragment_in_dead_code_or_a_string_is_not_already_there() {
     let text = format!("fn f() {{\n    {route}\n    // +kubebuilder:scaffold:routes\n}}\n");
     assert_eq!(insert(path, &text, "routes", route).unwrap(), text);
 }
+
+/// A file is certainly not compiled when, from every crate root, the module that includes it
+/// is under a never-true cfg or names another file with `#[path]`; a root that does not
+/// declare the way at all (an inline module, another layout) proves nothing.
+#[test]
+fn a_file_left_out_of_the_crate_is_told_by_its_declarations() {
+    let tree = |lib: &'static str| {
+        move |p: &Path| -> Option<String> {
+            match p.to_str()? {
+                "src/lib.rs" => Some(lib.to_string()),
+                "src/api/mod.rs" => Some("pub mod v1;\n".to_string()),
+                "src/api/v1/mod.rs" => Some("// +kubebuilder:scaffold:api-kinds\n".to_string()),
+                _ => None,
+            }
+        }
+    };
+    let rel = Path::new("src/api/v1/mod.rs");
+    assert_eq!(not_compiled(rel, &tree("pub mod api;\n")), None);
+    let why = not_compiled(rel, &tree("#[cfg(any())]\npub mod api;\n")).unwrap();
+    assert!(
+        why.contains("src/lib.rs declares it so: `mod api` is under a cfg that is never true"),
+        "{why}"
+    );
+    let why = not_compiled(rel, &tree("#[path = \"nothere.rs\"]\npub mod api;\n")).unwrap();
+    assert!(
+        why.contains("`mod api` names another file with #[path]"),
+        "{why}"
+    );
+    // Declared compiled once is enough; undeclared, or under a cfg of the build, proves nothing.
+    assert_eq!(
+        not_compiled(rel, &tree("#[cfg(any())]\nmod api;\npub mod api;\n")),
+        None
+    );
+    assert_eq!(not_compiled(rel, &tree("pub mod other;\n")), None);
+    assert_eq!(
+        not_compiled(rel, &tree("#[cfg(test)]\npub mod api;\n")),
+        None
+    );
+    assert_eq!(not_compiled(Path::new("src/lib.rs"), &tree("")), None);
+    assert_eq!(
+        not_compiled(Path::new("src/bin/apiserver.rs"), &tree("")),
+        None
+    );
+}
