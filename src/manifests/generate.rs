@@ -622,6 +622,8 @@ fn assemble_output(
     out.warnings
         .extend(made_by_macros.iter().map(super::macro_kinds::warning));
     out.warnings
+        .extend(super::macro_kinds::renamed_derives(sources));
+    out.warnings
         .extend(missing_kinds(&opts.expected_kinds, &kinds, &made_by_macros));
     kinds.retain(|k| {
         let served = opts

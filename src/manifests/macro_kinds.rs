@@ -108,6 +108,69 @@ pub fn warning(m: &MacroKind) -> Diagnostic {
     ))
 }
 
+/// A warning at every struct or enum deriving kube's `CustomResource` under another name
+/// (`use kube::CustomResource as Cr;` then `#[derive(Cr)]`): rustc expands it as the kind it
+/// is, but `manifests` finds kinds by the derive's name, so that kind would get no CRD
+/// without a word. The name is taken from the renaming `use` items of the same file.
+pub fn renamed_derives(sources: &SourceSet) -> Vec<Diagnostic> {
+    fn renames(tree: &syn::UseTree, out: &mut Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => renames(&p.tree, out),
+            syn::UseTree::Rename(r) if r.ident == "CustomResource" => {
+                out.push(r.rename.to_string());
+            }
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| renames(t, out)),
+            _ => {}
+        }
+    }
+    fn items<'a>(
+        list: &'a [syn::Item],
+        uses: &mut Vec<String>,
+        types: &mut Vec<(&'a syn::Ident, &'a [syn::Attribute])>,
+    ) {
+        for item in list {
+            match item {
+                syn::Item::Use(u) => renames(&u.tree, uses),
+                syn::Item::Struct(s) => types.push((&s.ident, &s.attrs)),
+                syn::Item::Enum(e) => types.push((&e.ident, &e.attrs)),
+                syn::Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        items(inner, uses, types);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in &sources.files {
+        let (mut uses, mut types) = (Vec::new(), Vec::new());
+        items(&f.ast.items, &mut uses, &mut types);
+        if uses.is_empty() {
+            continue;
+        }
+        for (ident, attrs) in types {
+            let derived = crate::manifests::crd::attrs::derives(attrs);
+            let Some(name) = derived.iter().find(|d| uses.contains(d)) else {
+                continue;
+            };
+            let start = ident.span().start();
+            out.push(
+                Diagnostic::new(
+                    &f.path,
+                    start.line,
+                    start.column + 1,
+                    format!(
+                        "`{ident}` derives `{name}`, which this file imports as kube's `CustomResource` renamed; `manifests` finds kinds by the name `CustomResource`, so it writes no CRD for this one"
+                    ),
+                )
+                .with_help("derive it as `CustomResource` (drop the `as` rename)".to_string()),
+            );
+        }
+    }
+    out
+}
+
 /// Calls `f` on every item-level macro of `items`, inline modules included.
 fn walk<'a>(items: &'a [syn::Item], f: &mut impl FnMut(&'a syn::ItemMacro)) {
     for item in items {

@@ -379,6 +379,10 @@ wrap! {
 
 macro_rules! outer { ($s:ident, $k:literal) => { make_kind!($s, $k); }; }
 outer!(NestedSpec, "Nested");
+use kube::CustomResource as Cr;
+#[derive(Cr, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+#[kube(group = "ai.example.com", version = "v1", kind = "Alpha", namespaced)]
+pub struct AlphaSpec { pub a: String }
 "#,
     )
     .unwrap();
@@ -390,6 +394,11 @@ outer!(NestedSpec, "Nested");
     );
     assert!(
         said.contains("src/api/v1/gen_types.rs:15:1: `wrap!` makes the kind Wrapped with `#[derive(CustomResource)]` inside a macro"),
+        "{said}"
+    );
+    // kube's derive under another name.
+    assert!(
+        said.contains("src/api/v1/gen_types.rs:26:12: `AlphaSpec` derives `Cr`, which this file imports as kube's `CustomResource` renamed"),
         "{said}"
     );
     // A macro that calls one that makes kinds makes them too.
