@@ -30,7 +30,8 @@ impl MacroKind {
 
 /// Every item-level macro call in `sources` (inline modules included) that derives
 /// `CustomResource`: a call of a `macro_rules!` whose body names `CustomResource` or calls
-/// such a macro (at any depth of calls), or a call whose own tokens do. In file order. Nothing is expanded; the search is on tokens only.
+/// such a macro (at any depth of calls), a call whose own tokens do, or an `include!` of a
+/// file of the crate that does ([`included_text`]). In file order. Nothing is expanded; the search is on tokens only.
 pub fn find(sources: &SourceSet) -> Vec<MacroKind> {
     // Every `macro_rules!` with the macros its body calls; a maker names `CustomResource`, or
     // calls a maker (`outer!` expanding to `inner!(...)`), found until nothing changes.
@@ -72,6 +73,23 @@ pub fn find(sources: &SourceSet) -> Vec<MacroKind> {
                 return;
             };
             let name = last.ident.to_string();
+            let included = (name == "include")
+                .then(|| included_text(&f.path, &m.mac.tokens))
+                .flatten();
+            if let Some(text) = &included {
+                if !text.contains("CustomResource") {
+                    return;
+                }
+                let start = last.ident.span().start();
+                let tokens: TokenStream = text.parse().unwrap_or_default();
+                out.push(MacroKind {
+                    name,
+                    at: (f.path.clone(), start.line, start.column + 1),
+                    kind: kind_literal(&tokens),
+                    strings: strings(&tokens),
+                });
+                return;
+            }
             if !makers.contains(&name) && !names_custom_resource(&m.mac.tokens) {
                 return;
             }
@@ -184,6 +202,22 @@ fn walk<'a>(items: &'a [syn::Item], f: &mut impl FnMut(&'a syn::ItemMacro)) {
             _ => {}
         }
     }
+}
+
+/// The text of the file an item-level `include!("path")` in `source` brings in: the path
+/// taken from the source file's directory, read only when it is a regular file inside the
+/// crate (under the directory of the nearest Cargo.toml, links resolved) of at most 1 MiB.
+/// `None` otherwise, and for a path that is not a string literal.
+fn included_text(source: &std::path::Path, tokens: &TokenStream) -> Option<String> {
+    let lit: syn::LitStr = syn::parse2(tokens.clone()).ok()?;
+    let dir = source.parent()?;
+    let target = std::fs::canonicalize(dir.join(lit.value())).ok()?;
+    let root = crate::manifests::cfg::features::find_manifest(dir)?;
+    let root = std::fs::canonicalize(root.parent()?).ok()?;
+    if !target.starts_with(&root) {
+        return None;
+    }
+    crate::engine::regular::read_path_at_most(&target, 1 << 20).ok()
 }
 
 /// The names of the macros `tokens` call (an identifier followed by `!`), at any depth.

@@ -383,7 +383,13 @@ use kube::CustomResource as Cr;
 #[derive(Cr, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
 #[kube(group = "ai.example.com", version = "v1", kind = "Alpha", namespaced)]
 pub struct AlphaSpec { pub a: String }
+include!("beta.in");
 "#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/api/v1/beta.in"),
+        "#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]\n#[kube(group = \"ai.example.com\", version = \"v1\", kind = \"Beta\", namespaced)]\npub struct BetaSpec { pub a: String }\n",
     )
     .unwrap();
     let out = run(&["manifests", "--evaluate", "static"]);
@@ -399,6 +405,11 @@ pub struct AlphaSpec { pub a: String }
     // kube's derive under another name.
     assert!(
         said.contains("src/api/v1/gen_types.rs:26:12: `AlphaSpec` derives `Cr`, which this file imports as kube's `CustomResource` renamed"),
+        "{said}"
+    );
+    // A file of the crate brought in with include!.
+    assert!(
+        said.contains("src/api/v1/gen_types.rs:27:1: `include!` makes the kind Beta with `#[derive(CustomResource)]` inside a macro"),
         "{said}"
     );
     // A macro that calls one that makes kinds makes them too.
