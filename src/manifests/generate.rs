@@ -418,49 +418,47 @@ fn compile_kinds(
 /// Every kind refused at the crate's version mismatch `m` (`--evaluate static`), beside what
 /// else stopped it.
 fn refuse_for_versions(m: &super::versions::Mismatch, kinds: &mut [KindOutcome<(String, String)>]) {
-    for k in kinds.iter_mut() {
-        let d = Diagnostic::new(
-            &m.file,
-            m.line,
-            1,
-            format!(
-                "static evaluation does not apply to this crate: {}; rsbuilder's static evaluation reproduces {}",
-                m.reason,
-                reproduced_list()
-            ),
-        )
-        .with_help("use --evaluate auto (the default) to take this crate's CRDs from the compiler, or build the crate with the versions rsbuilder reproduces")
-        .needs_compile();
-        let mut all = match std::mem::replace(&mut k.result, Err(Vec::new())) {
-            Err(d) => d,
-            Ok(_) => Vec::new(),
-        };
-        all.push(d);
-        k.result = Err(super::crd::sorted(all));
-    }
+    let d = Diagnostic::new(
+        &m.file,
+        m.line,
+        1,
+        format!(
+            "static evaluation does not apply to this crate: {}; rsbuilder's static evaluation reproduces {}",
+            m.reason,
+            reproduced_list()
+        ),
+    )
+    .with_help("use --evaluate auto (the default) to take this crate's CRDs from the compiler, or build the crate with the versions rsbuilder reproduces")
+    .needs_compile();
+    refuse_every_kind(&d, kinds);
 }
 
 /// Every kind refused at `m`, a Cargo.toml or Cargo.lock that cannot be read: neither static
 /// evaluation (the versions are not known) nor the compiler (cargo cannot read it either).
 fn refuse_unreadable(m: &super::versions::Mismatch, kinds: &mut [KindOutcome<(String, String)>]) {
+    let d = Diagnostic::new(
+        &m.file,
+        m.line,
+        1,
+        format!(
+            "{}; rsbuilder neither evaluates nor compiles the crate until it can be read",
+            m.reason
+        ),
+    )
+    .with_help(
+        "make it the crate's own regular file (`cargo generate-lockfile` writes a Cargo.lock)",
+    );
+    refuse_every_kind(&d, kinds);
+}
+
+/// Adds `d` to every kind's diagnostics (a kind that was derived loses its CRD), sorted.
+fn refuse_every_kind(d: &Diagnostic, kinds: &mut [KindOutcome<(String, String)>]) {
     for k in kinds.iter_mut() {
-        let d = Diagnostic::new(
-            &m.file,
-            m.line,
-            1,
-            format!(
-                "{}; rsbuilder neither evaluates nor compiles the crate until it can be read",
-                m.reason
-            ),
-        )
-        .with_help(
-            "make it the crate's own regular file (`cargo generate-lockfile` writes a Cargo.lock)",
-        );
         let mut all = match std::mem::replace(&mut k.result, Err(Vec::new())) {
             Err(d) => d,
             Ok(_) => Vec::new(),
         };
-        all.push(d);
+        all.push(d.clone());
         k.result = Err(super::crd::sorted(all));
     }
 }

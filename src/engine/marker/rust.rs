@@ -168,39 +168,23 @@ fn at_item_or_statement(prev: Option<TokenKind>, prev_inner_attr_end: bool) -> b
 /// where the macro is called. Newlines are kept, so line numbers stay; a text syn cannot
 /// parse keeps those lines.
 pub(super) fn live_code(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut offset = 0;
-    let blank = |piece: &str, out: &mut String| {
-        out.extend(piece.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
-    };
-    for token in tokenize(text, FrontmatterAllowed::No) {
-        let len = token.len as usize;
-        let Some(piece) = text.get(offset..offset + len) else {
-            return text.to_string();
-        };
-        match token.kind {
-            TokenKind::LineComment { .. } | TokenKind::BlockComment { .. } => {
-                blank(piece, &mut out)
-            }
+    let out = blanked(text, |kind, piece| {
+        // A line inside a string that spans lines is not a line of code. A one-line string
+        // stays: fragments hold them (`.route("/x", ...)`), and no whole line of code is
+        // inside one.
+        matches!(
+            kind,
             TokenKind::Literal {
-                kind:
-                    LiteralKind::Str { .. }
+                kind: LiteralKind::Str { .. }
                     | LiteralKind::RawStr { .. }
                     | LiteralKind::ByteStr { .. }
                     | LiteralKind::RawByteStr { .. }
                     | LiteralKind::CStr { .. }
                     | LiteralKind::RawCStr { .. },
                 ..
-            } if piece.contains('\n') => {
-                // A line inside a string that spans lines is not a line of code. A one-line
-                // string stays: fragments hold them (`.route("/x", ...)`), and no whole line
-                // of code is inside one.
-                blank(piece, &mut out);
             }
-            _ => out.push_str(piece),
-        }
-        offset += len;
-    }
+        ) && piece.contains('\n')
+    });
     let Ok(file) = crate::syntax::parse_file(text) else {
         return out;
     };
@@ -231,6 +215,13 @@ pub(super) fn live_code(text: &str) -> String {
 /// kept, as rustc's lexer finds them; a text the lexer cannot take apart is returned as it
 /// is.
 pub(super) fn without_comments(text: &str) -> String {
+    blanked(text, |_, _| false)
+}
+
+/// `text` with every comment, and every other token `also` picks, replaced by spaces
+/// (newlines kept), as rustc's lexer finds them; a text the lexer cannot take apart is
+/// returned as it is.
+fn blanked(text: &str, also: impl Fn(TokenKind, &str) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut offset = 0;
     for token in tokenize(text, FrontmatterAllowed::No) {
@@ -238,11 +229,13 @@ pub(super) fn without_comments(text: &str) -> String {
         let Some(piece) = text.get(offset..offset + len) else {
             return text.to_string();
         };
-        match token.kind {
-            TokenKind::LineComment { .. } | TokenKind::BlockComment { .. } => {
-                out.extend(piece.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
-            }
-            _ => out.push_str(piece),
+        let comment = matches!(
+            token.kind,
+            TokenKind::LineComment { .. } | TokenKind::BlockComment { .. }
+        );
+        match comment || also(token.kind, piece) {
+            true => out.extend(piece.chars().map(|c| if c == '\n' { '\n' } else { ' ' })),
+            false => out.push_str(piece),
         }
         offset += len;
     }
