@@ -198,6 +198,30 @@ pub enum ScaffoldError {
     },
 }
 
+impl ScaffoldError {
+    /// Why a file could not be read, in words that fit a read (the error's own text begins
+    /// "refusing to write" for a path check): the link that leads out of the project or into
+    /// a version-control directory, else the operating system's reason (a FIFO, a device).
+    pub fn read_reason(&self) -> String {
+        match self {
+            Self::SymlinkEscape { link, .. } => {
+                format!(
+                    "{} is a symbolic link that leads outside the project",
+                    link.display()
+                )
+            }
+            Self::SymlinkIntoVcs { link, target, .. } => format!(
+                "{} is a symbolic link to {}, inside a version-control directory",
+                link.display(),
+                target.display()
+            ),
+            _ => {
+                std::error::Error::source(self).map_or_else(|| self.to_string(), |s| s.to_string())
+            }
+        }
+    }
+}
+
 /// What becomes of a committed write that a command could not finish or undo completely
 /// ([`ScaffoldError::Unfinished`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

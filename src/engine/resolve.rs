@@ -75,6 +75,7 @@ impl Plan {
         // rustfmt would make of it here.
         let default_format = edition == "2024" && rustfmt::config_file(&self.root).is_none();
         let treatment = Treatment::of(&self.ops);
+        let mut compiled_checked: std::collections::BTreeSet<PathBuf> = Default::default();
         for op in &self.ops {
             let is_rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
             if let FileOp::Insert { path, .. } | FileOp::InsertSorted { path, .. } = op
@@ -103,8 +104,10 @@ impl Plan {
                 };
                 files.insert(rel.to_path_buf(), (original.clone(), original));
             }
+            // Once per file: the way from the crate roots is the same for every insert in it.
             if let FileOp::Insert { marker, .. } | FileOp::InsertSorted { marker, .. } = op
                 && is_rust(rel)
+                && compiled_checked.insert(rel.to_path_buf())
             {
                 let read = |p: &Path| match files.get(p) {
                     Some((_, planned)) => planned.clone(),

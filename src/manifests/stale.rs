@@ -31,8 +31,7 @@ pub fn crd_kustomization_problems(
         Ok(None) => return Vec::new(),
         // A FIFO, a device, a directory: said, so `--check` does not pass without reading it.
         Err(e) => {
-            let why =
-                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            let why = e.read_reason();
             return vec![format!(
                 "{} cannot be read: {why}
   help: make it the regular file `create api` writes (its `resources:` list the CRDs under bases/)",

@@ -113,7 +113,7 @@ fn check_with(crate_dir: &Path, ours: &Versions, env_feature: Option<&str>) -> V
             return Verdict::Other(Mismatch {
                 file: crate_dir.join("Cargo.toml"),
                 line: 1,
-                reason: format!("its Cargo.toml cannot be read: {}", read_error(&e)),
+                reason: format!("its Cargo.toml cannot be read: {}", e.read_reason()),
                 unreadable: true,
             });
         }
@@ -248,26 +248,6 @@ fn normalize_feature(feature: &str) -> String {
     }
 }
 
-/// Why the engine could not read a file, in words that fit a read: the link that leads out or
-/// into a version-control directory, or the operating system's reason.
-fn read_error(e: &crate::engine::ScaffoldError) -> String {
-    use crate::engine::ScaffoldError as E;
-    match e {
-        E::SymlinkEscape { link, .. } => {
-            format!(
-                "{} is a symbolic link that leads outside the project",
-                link.display()
-            )
-        }
-        E::SymlinkIntoVcs { link, target, .. } => format!(
-            "{} is a symbolic link to {}, inside a version-control directory",
-            link.display(),
-            target.display()
-        ),
-        _ => std::error::Error::source(e).map_or_else(|| e.to_string(), |s| s.to_string()),
-    }
-}
-
 /// The nearest directory at or above `dir` holding a `Cargo.lock`, and its text. Errors: the
 /// nearest `Cargo.lock` cannot be read (a FIFO, a device, a directory, not UTF-8): its path
 /// and why, rather than going on as if there were none.
@@ -276,7 +256,7 @@ fn find_lock(dir: &Path) -> Result<Option<(PathBuf, String)>, (PathBuf, String)>
         match crate::engine::read(d, Path::new("Cargo.lock")) {
             Ok(Some(text)) => return Ok(Some((d.to_path_buf(), text))),
             Ok(None) => {}
-            Err(e) => return Err((d.join("Cargo.lock"), read_error(&e))),
+            Err(e) => return Err((d.join("Cargo.lock"), e.read_reason())),
         }
     }
     Ok(None)

@@ -202,13 +202,9 @@ fn include_str_docs_are_read_inside_the_crate_only() {
         ));
 }
 
-/// A `Cargo.toml` that is not a manifest (a link to `/proc/self/environ`, or to any file
-/// outside) is reported by line and column and the parser's message, never by quoting the
-/// line: before, `manifests --check --evaluate static`, the mode for untrusted checkouts,
-/// printed the whole environment, tokens included, in the parse error's code frame.
-#[cfg(unix)]
-#[test]
-fn a_cargo_toml_that_is_not_a_manifest_is_never_quoted() {
+/// A crate `op` with one kind, and beside it (outside the crate) `outside.env`, a file
+/// shaped like `/proc/self/environ` holding `SECRET_NOT_TO_LEAK`.
+fn crate_beside_a_secret() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let op = tmp.path().join("op");
     krate(
@@ -220,6 +216,17 @@ fn a_cargo_toml_that_is_not_a_manifest_is_never_quoted() {
         "outside.env",
         "PATH=/usr/bin\0GITHUB_TOKEN=SECRET_NOT_TO_LEAK\0HOME=/root\n",
     );
+    (tmp, op)
+}
+
+/// A `Cargo.toml` that is not a manifest (a link to `/proc/self/environ`, or to any file
+/// outside) is reported by line and column and the parser's message, never by quoting the
+/// line: before, `manifests --check --evaluate static`, the mode for untrusted checkouts,
+/// printed the whole environment, tokens included, in the parse error's code frame.
+#[cfg(unix)]
+#[test]
+fn a_cargo_toml_that_is_not_a_manifest_is_never_quoted() {
+    let (tmp, op) = crate_beside_a_secret();
     std::fs::remove_file(op.join("Cargo.toml")).unwrap();
     for target in [
         tmp.path().join("outside.env"),
@@ -256,17 +263,7 @@ fn a_cargo_toml_that_is_not_a_manifest_is_never_quoted() {
 #[cfg(unix)]
 #[test]
 fn a_cargo_lock_that_cannot_be_read_is_not_compiled_against() {
-    let tmp = tempfile::tempdir().unwrap();
-    let op = tmp.path().join("op");
-    krate(
-        &op,
-        &format!("{THING}pub struct ThingSpec {{\n    pub a: i32,\n}}\n"),
-    );
-    write(
-        tmp.path(),
-        "outside.env",
-        "PATH=/usr/bin\0GITHUB_TOKEN=SECRET_NOT_TO_LEAK\0HOME=/root\n",
-    );
+    let (tmp, op) = crate_beside_a_secret();
     std::fs::remove_file(op.join("Cargo.lock")).unwrap();
     std::os::unix::fs::symlink(tmp.path().join("outside.env"), op.join("Cargo.lock")).unwrap();
     for check in [false, true] {
